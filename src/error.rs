@@ -1,0 +1,169 @@
+//! The one error type of the crate.
+//!
+//! Every fallible public function returns [`Result<T>`](crate::Result). Variants carry the
+//! numbers that explain the failure (what was expected, what was found), so a message can be
+//! acted upon without a debugger.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in suanli.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No adapter at all could be found (no GPU driver and no software Vulkan driver).
+    #[error("no GPU or software adapter found{}. {hint}", if backends.is_empty() { String::new() } else { format!(" (backends searched: {backends})") })]
+    NoAdapter {
+        /// The backends that were searched.
+        backends: String,
+        /// How to get a driver.
+        hint: String,
+    },
+
+    /// A device spec string could not be parsed.
+    #[error("invalid device spec {spec:?}: {reason}. Expected one of: auto, gpu:N, cpu, software, vulkan:N, metal:N, dx12:N, gl:N, or a name substring")]
+    InvalidDeviceSpec {
+        /// The spec as given.
+        spec: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// A device spec was well formed but no visible adapter matches it.
+    #[error("no adapter matches device spec {spec:?}. Available:\n{available}")]
+    DeviceNotFound {
+        /// The spec as given.
+        spec: String,
+        /// The table of available adapters (one per line), or a hint if there are none.
+        available: String,
+    },
+
+    /// The adapter refused to create a device.
+    #[error("could not open device {adapter:?}: {message}")]
+    DeviceRequest {
+        /// The adapter's name.
+        adapter: String,
+        /// The driver's message.
+        message: String,
+    },
+
+    /// A configuration value (environment variable or config file entry) is malformed.
+    #[error("invalid configuration {key} = {value:?} (from {source_name}): {reason}")]
+    Config {
+        /// The key, e.g. `SUANLI_MEMORY_LIMIT`.
+        key: String,
+        /// The value found.
+        value: String,
+        /// Where it came from (environment, a file path).
+        source_name: String,
+        /// What is wrong and what is expected.
+        reason: String,
+    },
+
+    /// An allocation would exceed the memory limit or the adapter's maximum buffer size.
+    #[error("out of memory: requested {requested} bytes with {in_use} bytes in use, limit {limit} bytes")]
+    OutOfMemory {
+        /// Bytes requested by the failing allocation.
+        requested: u64,
+        /// Bytes held by live buffers at the time.
+        in_use: u64,
+        /// The limit that would have been exceeded.
+        limit: u64,
+    },
+
+    /// Tensor shapes do not fit the operation.
+    #[error("{op}: shape mismatch: expected {expected}, found {found}")]
+    ShapeMismatch {
+        /// The operation that checked the shapes.
+        op: &'static str,
+        /// What was expected.
+        expected: String,
+        /// What was found.
+        found: String,
+    },
+
+    /// A tensor from one device was used with another.
+    #[error("{op}: tensor lives on device {found:?}, expected device {expected:?}")]
+    DeviceMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The device the operation runs on.
+        expected: String,
+        /// The tensor's device.
+        found: String,
+    },
+
+    /// WGSL source failed to parse or validate.
+    #[error("shader {file}:{line}:{column}: {message}")]
+    Shader {
+        /// The shader's name (file stem or the name given to a custom kernel).
+        file: String,
+        /// 1-based line (0 when naga gave no location).
+        line: u32,
+        /// 1-based column (0 when naga gave no location).
+        column: u32,
+        /// naga's message.
+        message: String,
+    },
+
+    /// The arguments given to a kernel do not match its bindings.
+    #[error("kernel {kernel}: binding mismatch: {message}")]
+    BindingMismatch {
+        /// The kernel's name.
+        kernel: String,
+        /// What was expected and what was found.
+        message: String,
+    },
+
+    /// An argument is outside its valid range.
+    #[error("{op}: invalid argument {name}: expected {expected}, found {found}")]
+    InvalidArgument {
+        /// The operation.
+        op: &'static str,
+        /// The argument's name.
+        name: &'static str,
+        /// The valid range or form.
+        expected: String,
+        /// The value given.
+        found: String,
+    },
+
+    /// wgpu reported an error (validation, internal or out of memory) that was caught in an error scope.
+    #[error("{op}: GPU error: {message}")]
+    Gpu {
+        /// What was being done.
+        op: &'static str,
+        /// wgpu's message.
+        message: String,
+    },
+
+    /// Waiting for the GPU took longer than the timeout.
+    #[error("{op}: the GPU did not finish within {seconds} s")]
+    Timeout {
+        /// What was being waited for.
+        op: &'static str,
+        /// The timeout in seconds.
+        seconds: f64,
+    },
+
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// `Result` with [`Error`] as the error type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

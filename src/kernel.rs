@@ -1,0 +1,555 @@
+//! Kernels: WGSL validation with naga, binding declarations, the pipeline cache, dispatch.
+//!
+//! A kernel is a WGSL entry point plus the Rust declaration of its bindings ([`KernelSpec`]).
+//! The house convention (DESIGN.md): group 0 only; read-only storage inputs first, then
+//! read-write outputs, then the `Params` uniform. Pipelines use explicit layouts built from
+//! that declaration and are compiled once per (shader, entry point, override constants) per
+//! device. Work is recorded with a [`Recorder`] so many dispatches share one submission.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
+
+use crate::memory::PooledBuffer;
+use crate::{Device, Error, Result};
+
+/// How a binding is accessed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// `var<storage, read>`.
+    ReadOnly,
+    /// `var<storage, read_write>`.
+    ReadWrite,
+    /// `var<uniform>`.
+    Uniform,
+}
+
+/// A WGSL source file embedded in the crate (or given by a user).
+#[derive(Clone, Copy, Debug)]
+pub struct Shader {
+    /// The file stem, e.g. `elementwise`.
+    pub name: &'static str,
+    /// The WGSL text.
+    pub source: &'static str,
+}
+
+/// Declares a shader embedded from `shaders/<name>.wgsl`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! shader {
+    ($name:literal) => {
+        $crate::kernel::Shader {
+            name: $name,
+            source: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/shaders/",
+                $name,
+                ".wgsl"
+            )),
+        }
+    };
+}
+
+/// One entry point of a shader with its binding declaration (indices 0.. of group 0).
+#[derive(Clone, Copy, Debug)]
+pub struct KernelSpec {
+    /// The shader file.
+    pub shader: Shader,
+    /// The entry point.
+    pub entry: &'static str,
+    /// Bindings in order.
+    pub bindings: &'static [Access],
+}
+
+/// Every shader file in `shaders/`, for validation (tests/shaders.rs).
+pub fn all_shaders() -> Vec<Shader> {
+    vec![crate::kernels::elementwise::SHADER]
+}
+
+/// Every built-in kernel declaration, for validation against its WGSL (tests/shaders.rs).
+pub fn all_kernels() -> Vec<KernelSpec> {
+    crate::kernels::elementwise::KERNELS.to_vec()
+}
+
+/// Parses and validates WGSL with naga, mapping failures to [`Error::Shader`].
+pub fn validate_wgsl(name: &str, source: &str) -> Result<(naga::Module, naga::valid::ModuleInfo)> {
+    let module = naga::front::wgsl::parse_str(source).map_err(|e| {
+        let loc = e.location(source);
+        Error::Shader {
+            file: name.to_string(),
+            line: loc.map_or(0, |l| l.line_number),
+            column: loc.map_or(0, |l| l.line_position),
+            message: e.emit_to_string(source).trim().to_string(),
+        }
+    })?;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .map_err(|e| {
+        let loc = e.location(source);
+        Error::Shader {
+            file: name.to_string(),
+            line: loc.map_or(0, |l| l.line_number),
+            column: loc.map_or(0, |l| l.line_position),
+            message: e.emit_to_string(source).trim().to_string(),
+        }
+    })?;
+    Ok((module, info))
+}
+
+/// A binding as the WGSL declares it, found by reflection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReflectedBinding {
+    /// `@binding(N)` in group 0.
+    pub binding: u32,
+    /// The variable's name.
+    pub name: String,
+    /// How it is accessed.
+    pub access: Access,
+    /// Minimum size in bytes (one element for runtime-sized arrays).
+    pub min_size: u64,
+}
+
+/// What reflection found for one entry point.
+#[derive(Clone, Debug)]
+pub struct Reflection {
+    /// Bindings used by the entry point, ordered by binding index.
+    pub bindings: Vec<ReflectedBinding>,
+    /// `@workgroup_size`.
+    pub workgroup_size: [u32; 3],
+}
+
+/// Reflects the group-0 buffer bindings an entry point uses.
+pub fn reflect(
+    name: &str,
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+    entry: &str,
+) -> Result<Reflection> {
+    let (ep_index, ep) = module
+        .entry_points
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.name == entry && e.stage == naga::ShaderStage::Compute)
+        .ok_or_else(|| Error::Shader {
+            file: name.to_string(),
+            line: 0,
+            column: 0,
+            message: format!(
+                "no compute entry point named {entry:?}; found: {}",
+                module
+                    .entry_points
+                    .iter()
+                    .filter(|e| e.stage == naga::ShaderStage::Compute)
+                    .map(|e| e.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })?;
+    let mut layouter = naga::proc::Layouter::default();
+    layouter
+        .update(module.to_ctx())
+        .map_err(|e| Error::Shader {
+            file: name.to_string(),
+            line: 0,
+            column: 0,
+            message: format!("layout: {e}"),
+        })?;
+    let fun_info = info.get_entry_point(ep_index);
+    let mut bindings = Vec::new();
+    for (handle, var) in module.global_variables.iter() {
+        if fun_info[handle].is_empty() {
+            continue; // not used by this entry point
+        }
+        let access = match var.space {
+            naga::AddressSpace::Storage { access } => {
+                if access.contains(naga::StorageAccess::STORE) {
+                    Access::ReadWrite
+                } else {
+                    Access::ReadOnly
+                }
+            }
+            naga::AddressSpace::Uniform => Access::Uniform,
+            naga::AddressSpace::Handle => {
+                return Err(Error::Shader {
+                    file: name.to_string(),
+                    line: 0,
+                    column: 0,
+                    message: format!(
+                        "binding {:?}: textures and samplers are not supported in kernels; use storage buffers",
+                        var.name.as_deref().unwrap_or("?")
+                    ),
+                })
+            }
+            _ => continue,
+        };
+        let rb = var.binding.as_ref().ok_or_else(|| Error::Shader {
+            file: name.to_string(),
+            line: 0,
+            column: 0,
+            message: "resource variable without @group/@binding".into(),
+        })?;
+        if rb.group != 0 {
+            return Err(Error::Shader {
+                file: name.to_string(),
+                line: 0,
+                column: 0,
+                message: format!(
+                    "binding {:?} uses @group({}); kernels use @group(0) only",
+                    var.name.as_deref().unwrap_or("?"),
+                    rb.group
+                ),
+            });
+        }
+        bindings.push(ReflectedBinding {
+            binding: rb.binding,
+            name: var.name.clone().unwrap_or_default(),
+            access,
+            min_size: layouter[var.ty].size as u64,
+        });
+    }
+    bindings.sort_by_key(|b| b.binding);
+    Ok(Reflection {
+        bindings,
+        workgroup_size: ep.workgroup_size,
+    })
+}
+
+/// A compiled pipeline with the layout it was built for.
+pub struct Pipeline {
+    pub(crate) pipeline: wgpu::ComputePipeline,
+    pub(crate) layout: wgpu::BindGroupLayout,
+    pub(crate) bindings: Vec<Access>,
+    /// The entry point's `@workgroup_size`.
+    pub workgroup_size: [u32; 3],
+    pub(crate) label: String,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct PipelineKey {
+    shader: String,
+    source_hash: u64,
+    entry: String,
+    constants: Vec<(String, u64)>,
+}
+
+/// Per-device cache of compiled pipelines.
+#[derive(Default)]
+pub(crate) struct PipelineCache {
+    map: Mutex<HashMap<PipelineKey, Arc<Pipeline>>>,
+}
+
+impl PipelineCache {
+    pub(crate) fn len(&self) -> usize {
+        self.map.lock().map(|m| m.len()).unwrap_or(0)
+    }
+}
+
+/// Work-group counts covering `n` invocations of a 1-D kernel with `wg` threads per group,
+/// spilling onto y beyond `max_per_dim` groups. The kernel recovers its linear index as
+/// `gid.x + gid.y * nwg.x * wg` and must guard `index < n`.
+///
+/// ```
+/// assert_eq!(suanli::kernel::grid_1d(1000, 256, 65535), [4, 1, 1]);
+/// assert_eq!(suanli::kernel::grid_1d(70_000 * 64, 64, 65535), [65535, 2, 1]);
+/// assert_eq!(suanli::kernel::grid_1d(0, 64, 65535), [0, 1, 1]);
+/// ```
+pub fn grid_1d(n: u64, wg: u32, max_per_dim: u32) -> [u32; 3] {
+    let groups = n.div_ceil(wg.max(1) as u64);
+    if groups <= max_per_dim as u64 {
+        [groups as u32, 1, 1]
+    } else {
+        let y = groups.div_ceil(max_per_dim as u64);
+        [max_per_dim, y as u32, 1]
+    }
+}
+
+fn hash_str(s: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
+}
+
+impl Device {
+    /// The cached pipeline for a built-in kernel, compiling it on first use.
+    pub(crate) fn pipeline(
+        &self,
+        spec: &KernelSpec,
+        constants: &[(&str, f64)],
+    ) -> Result<Arc<Pipeline>> {
+        self.pipeline_for(
+            spec.shader.name,
+            spec.shader.source,
+            spec.entry,
+            spec.bindings,
+            constants,
+        )
+    }
+
+    /// The cached pipeline for any WGSL entry point with the given binding declaration.
+    pub(crate) fn pipeline_for(
+        &self,
+        name: &str,
+        source: &str,
+        entry: &str,
+        bindings: &[Access],
+        constants: &[(&str, f64)],
+    ) -> Result<Arc<Pipeline>> {
+        let key = PipelineKey {
+            shader: name.to_string(),
+            source_hash: hash_str(source),
+            entry: entry.to_string(),
+            constants: constants
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_bits()))
+                .collect(),
+        };
+        if let Some(p) = self
+            .inner
+            .pipelines
+            .map
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).cloned())
+        {
+            return Ok(p);
+        }
+        let (module, info) = validate_wgsl(name, source)?;
+        let refl = reflect(name, &module, &info, entry)?;
+        let declared: Vec<(u32, Access)> = bindings
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (i as u32, *a))
+            .collect();
+        let found: Vec<(u32, Access)> = refl
+            .bindings
+            .iter()
+            .map(|b| (b.binding, b.access))
+            .collect();
+        if declared != found {
+            return Err(Error::BindingMismatch {
+                kernel: format!("{name}::{entry}"),
+                message: format!("declared bindings {declared:?}, WGSL uses {found:?}"),
+            });
+        }
+        let d = &self.inner.device;
+        let entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
+            .iter()
+            .enumerate()
+            .map(|(i, a)| wgpu::BindGroupLayoutEntry {
+                binding: i as u32,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: match a {
+                        Access::ReadOnly => wgpu::BufferBindingType::Storage { read_only: true },
+                        Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
+                        Access::Uniform => wgpu::BufferBindingType::Uniform,
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect();
+        let label = format!("{name}::{entry}");
+        let pipeline = self.scoped("compile pipeline", || {
+            let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(&label),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+            let layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(&label),
+                entries: &entries,
+            });
+            let pl = d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(&label),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+            let pipeline = d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(&label),
+                layout: Some(&pl),
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants,
+                    zero_initialize_workgroup_memory: false,
+                },
+                cache: None,
+            });
+            (pipeline, layout)
+        })?;
+        log::debug!("compiled pipeline {label} {constants:?}");
+        let p = Arc::new(Pipeline {
+            pipeline: pipeline.0,
+            layout: pipeline.1,
+            bindings: bindings.to_vec(),
+            workgroup_size: refl.workgroup_size,
+            label,
+        });
+        if let Ok(mut m) = self.inner.pipelines.map.lock() {
+            m.insert(key, p.clone());
+        }
+        Ok(p)
+    }
+
+    /// Starts recording GPU work; [`Recorder::submit`] sends it in one submission.
+    pub fn recorder(&self) -> Recorder<'_> {
+        Recorder {
+            device: self,
+            encoder: self
+                .inner
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("suanli"),
+                }),
+            keep: Vec::new(),
+        }
+    }
+}
+
+/// Records dispatches and copies into one command buffer.
+pub struct Recorder<'d> {
+    device: &'d Device,
+    encoder: wgpu::CommandEncoder,
+    keep: Vec<PooledBuffer>,
+}
+
+impl<'d> Recorder<'d> {
+    /// The device this records for.
+    pub fn device(&self) -> &'d Device {
+        self.device
+    }
+
+    /// Records one dispatch. `buffers` are the storage bindings in declaration order, each
+    /// bound to its first `bytes` bytes (so `arrayLength` sees the tensor, not the pooled
+    /// buffer); `params`, if the kernel declares a uniform last, its bytes.
+    pub(crate) fn dispatch(
+        &mut self,
+        pipe: &Pipeline,
+        buffers: &[(&wgpu::Buffer, u64)],
+        params: Option<&[u8]>,
+        groups: [u32; 3],
+    ) -> Result<()> {
+        let storage = pipe
+            .bindings
+            .iter()
+            .filter(|a| **a != Access::Uniform)
+            .count();
+        let uniforms = pipe.bindings.len() - storage;
+        if buffers.len() != storage || (uniforms == 1) != params.is_some() || uniforms > 1 {
+            return Err(Error::BindingMismatch {
+                kernel: pipe.label.clone(),
+                message: format!(
+                    "expected {storage} buffers and {uniforms} uniform(s), got {} buffers and {} uniform(s)",
+                    buffers.len(),
+                    params.is_some() as usize
+                ),
+            });
+        }
+        if groups.contains(&0) {
+            return Ok(()); // nothing to do
+        }
+        let max = self.device.info().limits.max_workgroups_per_dimension;
+        if groups.iter().any(|&g| g > max) {
+            return Err(Error::InvalidArgument {
+                op: "dispatch",
+                name: "workgroups",
+                expected: format!("at most {max} per dimension"),
+                found: format!("{groups:?}"),
+            });
+        }
+        if let Some((_, 0)) = buffers.iter().find(|(_, n)| *n == 0) {
+            return Err(Error::InvalidArgument {
+                op: "dispatch",
+                name: "buffers",
+                expected: "non-empty storage bindings".into(),
+                found: "a 0-byte binding".into(),
+            });
+        }
+        let ubuf = match params {
+            Some(bytes) => {
+                let padded_len = bytes.len().div_ceil(16).max(1) * 16;
+                let b = self
+                    .device
+                    .inner
+                    .pool
+                    .alloc(self.device, padded_len as u64)?;
+                let mut padded = bytes.to_vec();
+                padded.resize(padded_len, 0);
+                self.device.inner.queue.write_buffer(b.buffer(), 0, &padded);
+                Some((b, padded_len as u64))
+            }
+            None => None,
+        };
+        fn binding(buffer: &wgpu::Buffer, size: u64) -> wgpu::BindingResource<'_> {
+            wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer,
+                offset: 0,
+                size: wgpu::BufferSize::new(size),
+            })
+        }
+        let mut entries: Vec<wgpu::BindGroupEntry> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, (b, n))| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: binding(b, *n),
+            })
+            .collect();
+        if let Some((u, n)) = &ubuf {
+            entries.push(wgpu::BindGroupEntry {
+                binding: buffers.len() as u32,
+                resource: binding(u.buffer(), *n),
+            });
+        }
+        let bg = self.device.scoped("bind group", || {
+            self.device
+                .inner
+                .device
+                .create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(&pipe.label),
+                    layout: &pipe.layout,
+                    entries: &entries,
+                })
+        })?;
+        {
+            let mut pass = self
+                .encoder
+                .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some(&pipe.label),
+                    timestamp_writes: None,
+                });
+            pass.set_pipeline(&pipe.pipeline);
+            pass.set_bind_group(0, &bg, &[]);
+            pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
+        }
+        if let Some((u, _)) = ubuf {
+            self.keep.push(u);
+        }
+        Ok(())
+    }
+
+    /// Records a buffer-to-buffer copy.
+    pub(crate) fn copy(&mut self, src: &wgpu::Buffer, dst: &wgpu::Buffer, bytes: u64) {
+        self.encoder.copy_buffer_to_buffer(src, 0, dst, 0, bytes);
+    }
+
+    /// Records zero-filling a buffer.
+    pub(crate) fn clear(&mut self, buf: &wgpu::Buffer) {
+        self.encoder.clear_buffer(buf, 0, None);
+    }
+
+    /// Submits everything recorded and returns without waiting.
+    pub fn submit(self) -> Result<wgpu::SubmissionIndex> {
+        let device = self.device;
+        let cb = self.encoder.finish();
+        let idx = device.inner.queue.submit([cb]);
+        drop(self.keep);
+        device.take_uncaptured("submit")?;
+        Ok(idx)
+    }
+}

@@ -1,0 +1,88 @@
+//! Every WGSL file in shaders/ passes naga validation, and every built-in kernel's Rust
+//! binding declaration matches what its WGSL entry point uses. Runs on the CPU, no GPU.
+
+use suanli::kernel::{all_kernels, all_shaders, reflect, validate_wgsl, Access};
+
+#[test]
+fn every_shader_file_is_listed_and_valid() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/shaders");
+    let listed: Vec<&str> = all_shaders().iter().map(|s| s.name).collect();
+    let mut on_disk = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "wgsl") {
+            let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+            let source = std::fs::read_to_string(&path).unwrap();
+            if let Err(e) = validate_wgsl(&stem, &source) {
+                panic!("{}: {e}", path.display());
+            }
+            on_disk.push(stem);
+        }
+    }
+    assert!(!on_disk.is_empty());
+    for stem in &on_disk {
+        assert!(
+            listed.contains(&stem.as_str()),
+            "shaders/{stem}.wgsl is not in kernel::all_shaders()"
+        );
+    }
+}
+
+#[test]
+fn kernel_declarations_match_wgsl() {
+    for k in all_kernels() {
+        let (module, info) = validate_wgsl(k.shader.name, k.shader.source).unwrap();
+        let refl = reflect(k.shader.name, &module, &info, k.entry)
+            .unwrap_or_else(|e| panic!("{}::{}: {e}", k.shader.name, k.entry));
+        let found: Vec<(u32, Access)> = refl
+            .bindings
+            .iter()
+            .map(|b| (b.binding, b.access))
+            .collect();
+        let declared: Vec<(u32, Access)> = k
+            .bindings
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (i as u32, *a))
+            .collect();
+        assert_eq!(found, declared, "{}::{}", k.shader.name, k.entry);
+        // House convention: read-only inputs, then read-write outputs, then the uniform.
+        let rank = |a: &Access| match a {
+            Access::ReadOnly => 0,
+            Access::ReadWrite => 1,
+            Access::Uniform => 2,
+        };
+        assert!(
+            k.bindings.windows(2).all(|w| rank(&w[0]) <= rank(&w[1])),
+            "{}::{} bindings out of convention order: {:?}",
+            k.shader.name,
+            k.entry,
+            k.bindings
+        );
+    }
+}
+
+#[test]
+fn invalid_wgsl_reports_location() {
+    let src = "fn main() {\n  let x: f32 = ;\n}\n";
+    match validate_wgsl("broken", src) {
+        Err(suanli::Error::Shader {
+            file,
+            line,
+            column,
+            message,
+        }) => {
+            assert_eq!(file, "broken");
+            assert_eq!(line, 2);
+            assert!(column > 1, "column {column}");
+            assert!(!message.is_empty());
+        }
+        other => panic!("expected Error::Shader, got {other:?}"),
+    }
+    // A type error caught by the validator (not the parser) also carries a location.
+    let src = "@compute @workgroup_size(1)\nfn main() {\n  var x: u32 = 1u;\n  x = x + 1.5;\n}\n";
+    match validate_wgsl("typed", src) {
+        Err(suanli::Error::Shader { line, .. }) => assert_eq!(line, 4),
+        other => panic!("expected Error::Shader, got {other:?}"),
+    }
+}
