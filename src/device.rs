@@ -584,6 +584,8 @@ pub(crate) struct DeviceInner {
     /// Errors wgpu reported outside any error scope, kept instead of panicking.
     pub(crate) uncaptured: Arc<Mutex<Vec<String>>>,
     pub(crate) timeout: Duration,
+    /// The matmul kernel chosen for this device (tuned on first use).
+    pub(crate) matmul_variant: std::sync::OnceLock<crate::kernels::matmul::Variant>,
 }
 
 /// A handle to an opened device: cheap to clone, `Send + Sync`, no global state.
@@ -685,6 +687,7 @@ impl Device {
                 pipelines: PipelineCache::default(),
                 uncaptured,
                 timeout: Duration::from_secs(120),
+                matmul_variant: std::sync::OnceLock::new(),
             }),
         })
     }

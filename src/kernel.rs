@@ -34,19 +34,19 @@ pub struct Shader {
     pub source: &'static str,
 }
 
-/// Declares a shader embedded from `shaders/<name>.wgsl`.
+/// Declares a shader embedded from `shaders/<name>.wgsl`, optionally after prelude files
+/// (`shader!("matmul" after "activation")`): WGSL has no includes, so shared functions live in
+/// a prelude file that is prepended at compile time.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! shader {
-    ($name:literal) => {
+    ($name:literal $(after $($pre:literal),+)?) => {
         $crate::kernel::Shader {
             name: $name,
-            source: include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/shaders/",
-                $name,
-                ".wgsl"
-            )),
+            source: concat!(
+                $($(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/", $pre, ".wgsl")), "\n",)+)?
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/", $name, ".wgsl"))
+            ),
         }
     };
 }
@@ -62,14 +62,14 @@ pub struct KernelSpec {
     pub bindings: &'static [Access],
 }
 
-/// Every shader file in `shaders/`, for validation (tests/shaders.rs).
+/// Every built-in shader as the crate assembles it, for validation (tests/shaders.rs).
 pub fn all_shaders() -> Vec<Shader> {
-    vec![crate::kernels::elementwise::SHADER]
+    crate::kernels::SHADERS.to_vec()
 }
 
 /// Every built-in kernel declaration, for validation against its WGSL (tests/shaders.rs).
 pub fn all_kernels() -> Vec<KernelSpec> {
-    crate::kernels::elementwise::KERNELS.to_vec()
+    crate::kernels::KERNELS.iter().flat_map(|k| k.iter().copied()).collect()
 }
 
 /// Parses and validates WGSL with naga, mapping failures to [`Error::Shader`].

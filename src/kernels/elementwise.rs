@@ -1,50 +1,140 @@
-//! `shaders/elementwise.wgsl`: elementwise kernels.
+//! `shaders/elementwise.wgsl`: fill, activations forward/backward, binary ops, scale, bias add.
 
 use crate::kernel::{grid_1d, Access, KernelSpec, Recorder, Shader};
+use crate::kernels::matmul::Activation;
 use crate::Result;
 
-/// The shader file.
-pub const SHADER: Shader = crate::shader!("elementwise");
+/// elementwise.wgsl, after the activation prelude.
+pub const SHADER: Shader = crate::shader!("elementwise" after "activation");
 
-/// `fill_forward`: `out[i] = value`. Bindings: `out` (rw), `params`.
-pub const FILL: KernelSpec = KernelSpec {
-    shader: SHADER,
-    entry: "fill_forward",
-    bindings: &[Access::ReadWrite, Access::Uniform],
-};
+use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
+
+/// `out[i] = value`.
+pub const FILL: KernelSpec = KernelSpec { shader: SHADER, entry: "fill_forward", bindings: &[RW, U] };
+/// `y = act(x)` (activation chosen by the `ACT` override).
+pub const UNARY: KernelSpec = KernelSpec { shader: SHADER, entry: "unary_forward", bindings: &[RO, RW, U] };
+/// `dx = dy · act'(x)`.
+pub const UNARY_BACKWARD: KernelSpec =
+    KernelSpec { shader: SHADER, entry: "unary_backward", bindings: &[RO, RO, RW, U] };
+/// `c = a (op) b` (op chosen by the `OP` override).
+pub const BINARY: KernelSpec = KernelSpec { shader: SHADER, entry: "binary_forward", bindings: &[RO, RO, RW, U] };
+/// `y = value · x`.
+pub const SCALE: KernelSpec = KernelSpec { shader: SHADER, entry: "scale_forward", bindings: &[RO, RW, U] };
+/// `y[r, c] = x[r, c] + bias[c]`.
+pub const BIAS_ADD: KernelSpec =
+    KernelSpec { shader: SHADER, entry: "bias_add_forward", bindings: &[RO, RO, RW, U] };
 
 /// Every entry point of this family.
-pub const KERNELS: &[KernelSpec] = &[FILL];
+pub const KERNELS: &[KernelSpec] = &[FILL, UNARY, UNARY_BACKWARD, BINARY, SCALE, BIAS_ADD];
 
 /// Mirrors `Params` in elementwise.wgsl.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Params {
     /// Element count.
     pub n: u32,
-    /// Scalar operand.
+    /// Fill value or scale factor.
     pub value: f32,
-    /// Padding to 16 bytes.
-    pub _pad: [u32; 2],
+    /// Bias length for `bias_add`.
+    pub cols: u32,
+    /// Leaky-ReLU slope.
+    pub alpha: f32,
 }
 
 /// Work-group size of every kernel in this family.
 pub const WG: u32 = 256;
 
+/// Binary operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// `a / b`.
+    Div,
+}
+
+fn launch(
+    rec: &mut Recorder<'_>,
+    spec: &KernelSpec,
+    constants: &[(&str, f64)],
+    buffers: &[(&wgpu::Buffer, u64)],
+    params: Params,
+) -> Result<()> {
+    let dev = rec.device();
+    let pipe = dev.pipeline(spec, constants)?;
+    let groups = grid_1d(params.n as u64, WG, dev.info().limits.max_workgroups_per_dimension);
+    rec.dispatch(&pipe, buffers, Some(bytemuck::bytes_of(&params)), groups)
+}
+
+fn bytes(n: usize) -> u64 {
+    n as u64 * 4
+}
+
 /// Records `out[..n] = value`.
 pub fn fill(rec: &mut Recorder<'_>, out: &wgpu::Buffer, n: usize, value: f32) -> Result<()> {
-    let dev = rec.device();
-    let pipe = dev.pipeline(&FILL, &[])?;
-    let params = Params {
-        n: n as u32,
-        value,
-        _pad: [0; 2],
+    let p = Params { n: n as u32, value, ..Default::default() };
+    launch(rec, &FILL, &[], &[(out, bytes(n))], p)
+}
+
+/// Records `y = act(x)` over `n` elements.
+pub fn activation(rec: &mut Recorder<'_>, act: Activation, x: &wgpu::Buffer, y: &wgpu::Buffer, n: usize) -> Result<()> {
+    let p = Params { n: n as u32, alpha: act.alpha(), ..Default::default() };
+    launch(rec, &UNARY, &[("ACT", act.code() as f64)], &[(x, bytes(n)), (y, bytes(n))], p)
+}
+
+/// Records `dx = dy · act'(x)` over `n` elements (`x` is the activation's input).
+pub fn activation_backward(
+    rec: &mut Recorder<'_>,
+    act: Activation,
+    x: &wgpu::Buffer,
+    dy: &wgpu::Buffer,
+    dx: &wgpu::Buffer,
+    n: usize,
+) -> Result<()> {
+    let p = Params { n: n as u32, alpha: act.alpha(), ..Default::default() };
+    let bufs = [(x, bytes(n)), (dy, bytes(n)), (dx, bytes(n))];
+    launch(rec, &UNARY_BACKWARD, &[("ACT", act.code() as f64)], &bufs, p)
+}
+
+/// Records `c = a (op) b` over `n` elements.
+pub fn binary(
+    rec: &mut Recorder<'_>,
+    op: BinaryOp,
+    a: &wgpu::Buffer,
+    b: &wgpu::Buffer,
+    c: &wgpu::Buffer,
+    n: usize,
+) -> Result<()> {
+    let code = match op {
+        BinaryOp::Add => 0,
+        BinaryOp::Sub => 1,
+        BinaryOp::Mul => 2,
+        BinaryOp::Div => 3,
     };
-    let groups = grid_1d(n as u64, WG, dev.info().limits.max_workgroups_per_dimension);
-    rec.dispatch(
-        &pipe,
-        &[(out, n as u64 * 4)],
-        Some(bytemuck::bytes_of(&params)),
-        groups,
-    )
+    let p = Params { n: n as u32, ..Default::default() };
+    launch(rec, &BINARY, &[("OP", code as f64)], &[(a, bytes(n)), (b, bytes(n)), (c, bytes(n))], p)
+}
+
+/// Records `y = s · x` over `n` elements.
+pub fn scale(rec: &mut Recorder<'_>, x: &wgpu::Buffer, y: &wgpu::Buffer, n: usize, s: f32) -> Result<()> {
+    let p = Params { n: n as u32, value: s, ..Default::default() };
+    launch(rec, &SCALE, &[], &[(x, bytes(n)), (y, bytes(n))], p)
+}
+
+/// Records `y[r, c] = x[r, c] + bias[c]` for `rows × cols` elements.
+pub fn bias_add(
+    rec: &mut Recorder<'_>,
+    x: &wgpu::Buffer,
+    bias: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    rows: usize,
+    cols: usize,
+) -> Result<()> {
+    let n = rows * cols;
+    let p = Params { n: n as u32, cols: cols as u32, ..Default::default() };
+    launch(rec, &BIAS_ADD, &[], &[(x, bytes(n)), (bias, bytes(cols)), (y, bytes(n))], p)
 }

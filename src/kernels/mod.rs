@@ -1,7 +1,42 @@
 //! Rust bindings of the WGSL kernel families, one module per file in `shaders/`.
 //!
-//! Each module declares its [`Shader`](crate::kernel::Shader), its entry points as
-//! [`KernelSpec`](crate::kernel::KernelSpec) constants (binding layout in one place), its
-//! `Params` struct mirroring the WGSL uniform, and launch functions.
+//! Each module declares its [`Shader`], its entry points as [`KernelSpec`] constants (the
+//! binding layout in one place), its `Params` struct mirroring the WGSL uniform field by field,
+//! and functions that record launches into a [`Recorder`](crate::kernel::Recorder).
+//! `activation.wgsl` is a prelude shared by the families that fuse activations; the subgroup
+//! matmul lives in `matmul_subgroup.wgsl` (bound in [`matmul`]) because subgroup operations
+//! make a module unusable on adapters without them.
+
+use crate::kernel::{KernelSpec, Shader};
 
 pub mod elementwise;
+pub mod gather;
+pub mod matmul;
+pub mod optim;
+pub mod reduce;
+pub mod softmax_xent;
+
+/// The activation prelude on its own (it is valid WGSL by itself).
+pub const ACTIVATION: Shader = crate::shader!("activation");
+
+/// Every built-in shader as assembled by the crate.
+pub const SHADERS: &[Shader] = &[
+    ACTIVATION,
+    elementwise::SHADER,
+    gather::SHADER,
+    matmul::SHADER,
+    matmul::SHADER_SUBGROUP,
+    optim::SHADER,
+    reduce::SHADER,
+    softmax_xent::SHADER,
+];
+
+/// Every built-in kernel, by family.
+pub const KERNELS: &[&[KernelSpec]] = &[
+    elementwise::KERNELS,
+    gather::KERNELS,
+    matmul::KERNELS,
+    optim::KERNELS,
+    reduce::KERNELS,
+    softmax_xent::KERNELS,
+];

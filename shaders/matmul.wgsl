@@ -1,0 +1,137 @@
+// Matrix multiplication C = op(A)·op(B) (+ bias, activation, accumulate), row-major f32.
+// Needs the activation.wgsl prelude (prepended by the crate).
+//
+// Logical shapes: op(A) is (M, K), op(B) is (K, N), C is (M, N).
+//   NN: A stored (M, K), B stored (K, N)            forward        y = x·W
+//   TN: A stored (K, M) (TRANS_A)                    weight grad    dW = xᵀ·dy
+//   NT: B stored (N, K) (TRANS_B)                    input grad     dx = dy·Wᵀ
+// Epilogue, per element: v = act(acc + bias[col]); if ACCUMULATE { v += C_old }; C = v.
+// No shape needs to be a multiple of a tile: every load and store is bounds-guarded.
+//
+// Bindings: a, b, bias (read-only; bias may be any buffer when HAS_BIAS is false), c, params.
+
+struct Params {
+    m: u32,
+    n: u32,
+    k: u32,
+    alpha: f32, // leaky-relu slope
+}
+
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read> b: array<f32>;
+@group(0) @binding(2) var<storage, read> bias: array<f32>;
+@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+@group(0) @binding(4) var<uniform> p: Params;
+
+override TRANS_A: bool = false;
+override TRANS_B: bool = false;
+override HAS_BIAS: bool = false;
+override ACCUMULATE: bool = false;
+override ACT: u32 = 0u;
+
+// op(A)[row, kk], zero outside.
+fn load_a(row: u32, kk: u32) -> f32 {
+    if (row >= p.m || kk >= p.k) {
+        return 0.0;
+    }
+    if (TRANS_A) {
+        return a[kk * p.m + row];
+    }
+    return a[row * p.k + kk];
+}
+
+// op(B)[kk, col], zero outside.
+fn load_b(kk: u32, col: u32) -> f32 {
+    if (kk >= p.k || col >= p.n) {
+        return 0.0;
+    }
+    if (TRANS_B) {
+        return b[col * p.k + kk];
+    }
+    return b[kk * p.n + col];
+}
+
+fn store_c(row: u32, col: u32, acc: f32) {
+    if (row >= p.m || col >= p.n) {
+        return;
+    }
+    var v = acc;
+    if (HAS_BIAS) {
+        v += bias[col];
+    }
+    v = activate(ACT, v, p.alpha);
+    let idx = row * p.n + col;
+    if (ACCUMULATE) {
+        v += c[idx];
+    }
+    c[idx] = v;
+}
+
+// Baseline: one output per invocation, 16×16 work-groups. Kept as the reference point of the
+// benchmark and as the fallback of last resort.
+@compute @workgroup_size(16, 16)
+fn matmul_naive_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let row = gid.y;
+    let col = gid.x;
+    if (row >= p.m || col >= p.n) {
+        return;
+    }
+    var acc = 0.0;
+    for (var kk = 0u; kk < p.k; kk++) {
+        acc = fma(load_a(row, kk), load_b(kk, col), acc);
+    }
+    store_c(row, col, acc);
+}
+
+// Shared-memory tiled kernel for hardware GPUs: a 64×64 tile of C per 16×16 work-group,
+// each invocation a 4×4 register micro-tile, K in steps of 16 staged through workgroup memory
+// (2 × 16 × 64 floats = 8 KiB).
+const TILE: u32 = 64u;
+const TK: u32 = 16u;
+var<workgroup> tile_a: array<array<f32, 64>, 16>; // [k][row]
+var<workgroup> tile_b: array<array<f32, 64>, 16>; // [k][col]
+
+@compute @workgroup_size(16, 16)
+fn matmul_tiled_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    let row0 = wid.y * TILE;
+    let col0 = wid.x * TILE;
+    var acc: array<vec4<f32>, 4>;
+    let ktiles = (p.k + TK - 1u) / TK;
+    for (var t = 0u; t < ktiles; t++) {
+        let k0 = t * TK;
+        // 1024 elements of each tile, 4 per invocation.
+        for (var e = 0u; e < 4u; e++) {
+            let flat = li + e * 256u;
+            let kk = flat / TILE;
+            let rc = flat % TILE;
+            tile_a[kk][rc] = load_a(row0 + rc, k0 + kk);
+            tile_b[kk][rc] = load_b(k0 + kk, col0 + rc);
+        }
+        workgroupBarrier();
+        for (var kk = 0u; kk < TK; kk++) {
+            let bv = vec4<f32>(
+                tile_b[kk][lid.x * 4u],
+                tile_b[kk][lid.x * 4u + 1u],
+                tile_b[kk][lid.x * 4u + 2u],
+                tile_b[kk][lid.x * 4u + 3u],
+            );
+            acc[0] = fma(vec4<f32>(tile_a[kk][lid.y * 4u]), bv, acc[0]);
+            acc[1] = fma(vec4<f32>(tile_a[kk][lid.y * 4u + 1u]), bv, acc[1]);
+            acc[2] = fma(vec4<f32>(tile_a[kk][lid.y * 4u + 2u]), bv, acc[2]);
+            acc[3] = fma(vec4<f32>(tile_a[kk][lid.y * 4u + 3u]), bv, acc[3]);
+        }
+        workgroupBarrier();
+    }
+    for (var r = 0u; r < 4u; r++) {
+        let row = row0 + lid.y * 4u + r;
+        let col = col0 + lid.x * 4u;
+        store_c(row, col, acc[r].x);
+        store_c(row, col + 1u, acc[r].y);
+        store_c(row, col + 2u, acc[r].z);
+        store_c(row, col + 3u, acc[r].w);
+    }
+}

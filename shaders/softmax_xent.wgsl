@@ -1,0 +1,116 @@
+// Row-wise softmax and fused sparse categorical cross-entropy over logits (rows, cols).
+// One invocation per row, classes in order (deterministic; suited to classification heads,
+// where cols is small).
+//   softmax_forward:  y = softmax(x) (LOG: log_softmax), max-subtracted, finite for |x| ~ 1e4
+//   xent_forward:     loss[r] = logsumexp(x[r]) - x[r, label[r]]
+//   xent_backward:    dx[r, c] = (softmax(x[r])[c] - [c == label[r]]) * scale   (scale = 1/B),
+//                     and, in the same pass, loss[r] (training needs both; it costs nothing)
+// Labels are class indices stored as f32 (exact below 2^24); the host checks their range.
+// With FROM_PROBS the input is a probability row (the output of a softmax layer): loss is
+// -log(max(p[label], 1e-7)) as in Keras, and the backward pass is taken with respect to the
+// logits that produced it, which is the same (p - onehot) * scale.
+//
+// Bindings: x, labels (read-only), outputs (read-write), params.
+
+struct Params {
+    rows: u32,
+    cols: u32,
+    scale: f32,
+    _pad: u32,
+}
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> p: Params;
+
+@group(0) @binding(1) var<storage, read> labels: array<f32>;
+@group(0) @binding(2) var<storage, read_write> loss: array<f32>;
+@group(0) @binding(3) var<storage, read_write> grad: array<f32>;
+@group(0) @binding(3) var<uniform> p3: Params;
+@group(0) @binding(4) var<uniform> p4: Params;
+
+override LOG: bool = false;
+override FROM_PROBS: bool = false;
+
+const WG: u32 = 64u;
+
+fn row_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return gid.x + gid.y * nwg.x * WG;
+}
+
+fn row_max(base: u32, cols: u32) -> f32 {
+    var m = x[base];
+    for (var c = 1u; c < cols; c++) {
+        m = max(m, x[base + c]);
+    }
+    return m;
+}
+
+fn row_sum_exp(base: u32, cols: u32, m: f32) -> f32 {
+    var s = 0.0;
+    for (var c = 0u; c < cols; c++) {
+        s += exp(x[base + c] - m);
+    }
+    return s;
+}
+
+@compute @workgroup_size(64)
+fn softmax_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let r = row_index(gid, nwg);
+    if (r >= p.rows) {
+        return;
+    }
+    let base = r * p.cols;
+    let m = row_max(base, p.cols);
+    let s = row_sum_exp(base, p.cols, m);
+    let ls = log(s);
+    let inv = 1.0 / s;
+    for (var c = 0u; c < p.cols; c++) {
+        let z = x[base + c] - m;
+        y[base + c] = select(exp(z) * inv, z - ls, LOG);
+    }
+}
+
+// Writes loss[r] and returns (row max, sum of exp(x - max)) for the gradient.
+fn row_loss(r: u32, cols: u32) -> vec2<f32> {
+    let base = r * cols;
+    let label = u32(labels[r]);
+    if (FROM_PROBS) {
+        loss[r] = -log(clamp(x[base + label], 1e-7, 1.0));
+        return vec2<f32>(0.0, 1.0);
+    }
+    let m = row_max(base, cols);
+    let s = row_sum_exp(base, cols, m);
+    loss[r] = log(s) + m - x[base + label];
+    return vec2<f32>(m, s);
+}
+
+// Bindings: x, labels, loss, params(3).
+@compute @workgroup_size(64)
+fn xent_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let r = row_index(gid, nwg);
+    if (r >= p3.rows) {
+        return;
+    }
+    row_loss(r, p3.cols);
+}
+
+// Bindings: x, labels, loss, grad, params(4).
+@compute @workgroup_size(64)
+fn xent_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let r = row_index(gid, nwg);
+    if (r >= p4.rows) {
+        return;
+    }
+    let cols = p4.cols;
+    let ms = row_loss(r, cols);
+    let base = r * cols;
+    let label = u32(labels[r]);
+    let inv = 1.0 / ms.y;
+    for (var c = 0u; c < cols; c++) {
+        let v = x[base + c];
+        // From probabilities the row already is the softmax.
+        let sm = select(exp(v - ms.x) * inv, v, FROM_PROBS);
+        grad[base + c] = (sm - select(0.0, 1.0, c == label)) * p4.scale;
+    }
+}

@@ -1,0 +1,101 @@
+//! `shaders/gather.wgsl`: batches gathered on the device from a resident u8 dataset.
+
+use crate::kernel::{grid_1d, Access, KernelSpec, Recorder, Shader};
+use crate::Result;
+
+/// gather.wgsl.
+pub const SHADER: Shader = crate::shader!("gather");
+
+/// `out[b, j] = data[idx[offset + b]·row_len + j] · scale`. Bindings: data, indices, out, params.
+pub const GATHER: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "gather_forward",
+    bindings: &[Access::ReadOnly, Access::ReadOnly, Access::ReadWrite, Access::Uniform],
+};
+
+/// Every entry point of this family.
+pub const KERNELS: &[KernelSpec] = &[GATHER];
+
+/// Mirrors `Params` in gather.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Params {
+    /// Rows gathered.
+    pub batch: u32,
+    /// Bytes per row.
+    pub row_len: u32,
+    /// First index used.
+    pub offset: u32,
+    /// Multiplier (1/255 for pixels).
+    pub scale: f32,
+}
+
+/// A u8 array on the device, packed four bytes per u32 word.
+#[derive(Debug)]
+pub struct ByteBuffer {
+    pub(crate) buffer: crate::memory::PooledBuffer,
+    /// Number of bytes.
+    pub len: usize,
+}
+
+/// A u32 array on the device (gather indices).
+#[derive(Debug)]
+pub struct IndexBuffer {
+    pub(crate) buffer: crate::memory::PooledBuffer,
+    /// Number of indices.
+    pub len: usize,
+}
+
+impl ByteBuffer {
+    /// Uploads bytes.
+    pub fn new(dev: &crate::Device, bytes: &[u8]) -> Result<ByteBuffer> {
+        let padded_len = bytes.len().div_ceil(4).max(1) * 4;
+        let buffer = dev.inner.pool.alloc(dev, padded_len as u64)?;
+        let mut padded = bytes.to_vec();
+        padded.resize(padded_len, 0);
+        dev.inner.queue.write_buffer(buffer.buffer(), 0, &padded);
+        Ok(ByteBuffer { buffer, len: bytes.len() })
+    }
+}
+
+impl IndexBuffer {
+    /// Uploads indices.
+    pub fn new(dev: &crate::Device, indices: &[u32]) -> Result<IndexBuffer> {
+        let buffer = dev.inner.pool.alloc(dev, (indices.len().max(1) * 4) as u64)?;
+        if !indices.is_empty() {
+            dev.inner.queue.write_buffer(buffer.buffer(), 0, bytemuck::cast_slice(indices));
+        }
+        Ok(IndexBuffer { buffer, len: indices.len() })
+    }
+
+    /// Overwrites the indices from the start (e.g. a new epoch's permutation).
+    pub fn write(&self, dev: &crate::Device, indices: &[u32]) {
+        dev.inner.queue.write_buffer(self.buffer.buffer(), 0, bytemuck::cast_slice(indices));
+    }
+}
+
+/// Records a gather of `batch` rows of `row_len` bytes, rows chosen by `indices[offset..]`.
+/// The caller guarantees every index used is `< data.len / row_len`.
+#[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
+pub fn gather(
+    rec: &mut Recorder<'_>,
+    data: &ByteBuffer,
+    indices: &IndexBuffer,
+    out: &wgpu::Buffer,
+    batch: usize,
+    row_len: usize,
+    offset: usize,
+    scale: f32,
+) -> Result<()> {
+    let dev = rec.device();
+    let pipe = dev.pipeline(&GATHER, &[])?;
+    let p = Params { batch: batch as u32, row_len: row_len as u32, offset: offset as u32, scale };
+    let n = (batch * row_len) as u64;
+    let groups = grid_1d(n, 256, dev.info().limits.max_workgroups_per_dimension);
+    let bufs = [
+        (data.buffer.buffer(), (data.len.div_ceil(4).max(1) * 4) as u64),
+        (indices.buffer.buffer(), (indices.len.max(1) * 4) as u64),
+        (out, n * 4),
+    ];
+    rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), groups)
+}

@@ -1,0 +1,407 @@
+//! `shaders/matmul.wgsl` and `shaders/matmul_subgroup.wgsl`: C = op(A)·op(B) with a fused
+//! epilogue (+ bias, activation, accumulate), and the per-device choice of kernel.
+//!
+//! Shapes: `op(A)` is (M, K), `op(B)` is (K, N), C is (M, N), all row-major f32.
+//! [`Layout::NN`] is the forward product `y = x·W`; [`Layout::TN`] (A stored (K, M)) the weight
+//! gradient `dW = xᵀ·dy`; [`Layout::NT`] (B stored (N, K)) the input gradient `dx = dy·Wᵀ`.
+//!
+//! # Choosing a kernel
+//! Real GPUs want shared-memory tiles ([`Variant::Tiled`]); lavapipe, where every per-lane
+//! load is a scalar loop, wants loads shared through subgroup broadcasts and tall per-lane tiles
+//! ([`Variant::Subgroup8`], eligible only when the adapter's subgroup size is exactly 8). The
+//! first matmul on a device times every eligible candidate on a 256×512×512 product (a few
+//! milliseconds each, plus compilation) and keeps the fastest; the choice is cached in memory
+//! and on disk (`$SUANLI_CACHE_DIR`, else `$XDG_CACHE_HOME/suanli`, else `~/.cache/suanli`),
+//! keyed by adapter, driver and crate version. `SUANLI_MATMUL=naive|tiled|sg8x16|sg8x32|sg8x64`
+//! forces a variant.
+
+use std::time::Instant;
+
+use crate::kernel::{Access, KernelSpec, Recorder, Shader};
+use crate::{Device, Error, Result};
+
+/// matmul.wgsl, after the activation prelude.
+pub const SHADER: Shader = crate::shader!("matmul" after "activation");
+/// matmul_subgroup.wgsl, after the activation prelude and matmul.wgsl (whose helpers it uses).
+pub const SHADER_SUBGROUP: Shader = crate::shader!("matmul_subgroup" after "activation", "matmul");
+
+const BINDINGS: &[Access] = &[
+    Access::ReadOnly,  // a
+    Access::ReadOnly,  // b
+    Access::ReadOnly,  // bias (any buffer when unused)
+    Access::ReadWrite, // c
+    Access::Uniform,   // params
+];
+
+/// One output per invocation: the baseline.
+pub const NAIVE: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "matmul_naive_forward",
+    bindings: BINDINGS,
+};
+/// 64×64 shared-memory tiles, 4×4 per invocation: for hardware GPUs.
+pub const TILED: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "matmul_tiled_forward",
+    bindings: BINDINGS,
+};
+/// Subgroup-broadcast kernel for 8-lane subgroups (lavapipe).
+pub const SUBGROUP8: KernelSpec = KernelSpec {
+    shader: SHADER_SUBGROUP,
+    entry: "matmul_sg8_forward",
+    bindings: BINDINGS,
+};
+
+/// Every entry point of this family.
+pub const KERNELS: &[KernelSpec] = &[NAIVE, TILED, SUBGROUP8];
+
+/// Mirrors `Params` in matmul.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Params {
+    /// Rows of C.
+    pub m: u32,
+    /// Columns of C.
+    pub n: u32,
+    /// Reduction length.
+    pub k: u32,
+    /// Leaky-ReLU slope.
+    pub alpha: f32,
+}
+
+/// An activation function, fused into matmul epilogues and used by elementwise kernels.
+/// Codes match `shaders/activation.wgsl`.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum Activation {
+    /// Identity.
+    #[default]
+    Linear,
+    /// `max(x, 0)`.
+    Relu,
+    /// `x` if `x > 0` else `slope·x`.
+    LeakyRelu(f32),
+    /// `1 / (1 + e^-x)`.
+    Sigmoid,
+    /// `tanh(x)`.
+    Tanh,
+    /// GELU, tanh approximation: `x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))`.
+    GeluTanh,
+    /// GELU, exact: `x/2·(1 + erf(x/√2))`.
+    Gelu,
+}
+
+impl Activation {
+    /// The code used in WGSL.
+    pub fn code(self) -> u32 {
+        match self {
+            Activation::Linear => 0,
+            Activation::Relu => 1,
+            Activation::LeakyRelu(_) => 2,
+            Activation::Sigmoid => 3,
+            Activation::Tanh => 4,
+            Activation::GeluTanh => 5,
+            Activation::Gelu => 6,
+        }
+    }
+
+    /// The scalar parameter (leaky-ReLU slope; 0 otherwise).
+    pub fn alpha(self) -> f32 {
+        match self {
+            Activation::LeakyRelu(a) => a,
+            _ => 0.0,
+        }
+    }
+}
+
+/// Which operands are stored transposed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// A (M, K), B (K, N).
+    NN,
+    /// A stored (K, M).
+    TN,
+    /// B stored (N, K).
+    NT,
+}
+
+/// A matmul kernel configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// [`NAIVE`].
+    Naive,
+    /// [`TILED`].
+    Tiled,
+    /// [`SUBGROUP8`] with this many rows per work-group (8, 16, 32 or 64).
+    Subgroup8 {
+        /// Rows of C per work-group.
+        rows: u32,
+    },
+}
+
+impl Variant {
+    /// Parses the names used by `SUANLI_MATMUL` and the tuning cache.
+    pub fn parse(s: &str) -> Option<Variant> {
+        match s.trim() {
+            "naive" => Some(Variant::Naive),
+            "tiled" => Some(Variant::Tiled),
+            "sg8x8" => Some(Variant::Subgroup8 { rows: 8 }),
+            "sg8x16" => Some(Variant::Subgroup8 { rows: 16 }),
+            "sg8x32" => Some(Variant::Subgroup8 { rows: 32 }),
+            "sg8x64" => Some(Variant::Subgroup8 { rows: 64 }),
+            _ => None,
+        }
+    }
+
+    /// The name [`Variant::parse`] reads.
+    pub fn name(self) -> String {
+        match self {
+            Variant::Naive => "naive".into(),
+            Variant::Tiled => "tiled".into(),
+            Variant::Subgroup8 { rows } => format!("sg8x{rows}"),
+        }
+    }
+
+    /// Whether the device can run this variant.
+    pub fn eligible(self, dev: &Device) -> bool {
+        let l = &dev.info().limits;
+        match self {
+            Variant::Naive | Variant::Tiled => l.max_invocations >= 256 && l.max_workgroup_storage >= 8192,
+            Variant::Subgroup8 { rows } => {
+                dev.info().features.subgroups && l.subgroup_size == (8, 8) && matches!(rows, 8 | 16 | 32 | 64)
+            }
+        }
+    }
+
+    fn spec(self) -> &'static KernelSpec {
+        match self {
+            Variant::Naive => &NAIVE,
+            Variant::Tiled => &TILED,
+            Variant::Subgroup8 { .. } => &SUBGROUP8,
+        }
+    }
+
+    fn groups(self, m: u32, n: u32) -> [u32; 3] {
+        match self {
+            Variant::Naive => [n.div_ceil(16), m.div_ceil(16), 1],
+            Variant::Tiled => [n.div_ceil(64), m.div_ceil(64), 1],
+            Variant::Subgroup8 { rows } => [n.div_ceil(32), m.div_ceil(rows), 1],
+        }
+    }
+
+    /// The variant actually run for `m` rows: a subgroup kernel with fewer rows when `m` is
+    /// small, so a batch of 1 does not compute 64 clamped rows.
+    fn for_rows(self, m: u32) -> Variant {
+        match self {
+            Variant::Subgroup8 { rows } if m < rows => {
+                let r = m.next_power_of_two().clamp(8, rows);
+                Variant::Subgroup8 { rows: r }
+            }
+            v => v,
+        }
+    }
+}
+
+/// Everything one matmul needs. Buffers hold at least the elements their shapes imply.
+#[derive(Clone, Copy, Debug)]
+pub struct MatmulArgs<'a> {
+    /// A, stored (M, K), or (K, M) for [`Layout::TN`].
+    pub a: &'a wgpu::Buffer,
+    /// B, stored (K, N), or (N, K) for [`Layout::NT`].
+    pub b: &'a wgpu::Buffer,
+    /// Optional bias of N elements, added before the activation.
+    pub bias: Option<&'a wgpu::Buffer>,
+    /// C (M, N): written, or added to with `accumulate`.
+    pub c: &'a wgpu::Buffer,
+    /// Rows of C.
+    pub m: u32,
+    /// Columns of C.
+    pub n: u32,
+    /// Reduction length.
+    pub k: u32,
+    /// Transposes.
+    pub layout: Layout,
+    /// Activation applied after the bias.
+    pub act: Activation,
+    /// `C += result` instead of `C = result`.
+    pub accumulate: bool,
+}
+
+/// Records one matmul with the device's chosen variant (tuning on first use).
+pub fn record(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>) -> Result<()> {
+    let v = choose(rec.device())?;
+    record_with(rec, args, v)
+}
+
+/// Records one matmul with an explicit variant.
+pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Variant) -> Result<()> {
+    let dev = rec.device();
+    if args.m == 0 || args.n == 0 || args.k == 0 {
+        return Err(Error::InvalidArgument {
+            op: "matmul",
+            name: "shape",
+            expected: "M, N, K >= 1".into(),
+            found: format!("M={}, N={}, K={}", args.m, args.n, args.k),
+        });
+    }
+    if !variant.eligible(dev) {
+        return Err(Error::InvalidArgument {
+            op: "matmul",
+            name: "variant",
+            expected: "a variant this adapter supports".into(),
+            found: variant.name(),
+        });
+    }
+    let variant = variant.for_rows(args.m);
+    let mut constants: Vec<(&str, f64)> = vec![
+        ("TRANS_A", (args.layout == Layout::TN) as u32 as f64),
+        ("TRANS_B", (args.layout == Layout::NT) as u32 as f64),
+        ("HAS_BIAS", args.bias.is_some() as u32 as f64),
+        ("ACCUMULATE", args.accumulate as u32 as f64),
+        ("ACT", args.act.code() as f64),
+    ];
+    if let Variant::Subgroup8 { rows } = variant {
+        constants.push(("ROWS", rows as f64));
+    }
+    let pipe = dev.pipeline(variant.spec(), &constants)?;
+    let (m, n, k) = (args.m as u64, args.n as u64, args.k as u64);
+    let params = Params {
+        m: args.m,
+        n: args.n,
+        k: args.k,
+        alpha: args.act.alpha(),
+    };
+    let bias = args.bias.map(|b| (b, n * 4)).unwrap_or((args.a, 4));
+    rec.dispatch(
+        &pipe,
+        &[(args.a, m * k * 4), (args.b, k * n * 4), bias, (args.c, m * n * 4)],
+        Some(bytemuck::bytes_of(&params)),
+        variant.groups(args.m, args.n),
+    )
+}
+
+/// Candidates the tuner times on this device.
+pub fn candidates(dev: &Device) -> Vec<Variant> {
+    [
+        Variant::Tiled,
+        Variant::Subgroup8 { rows: 32 },
+        Variant::Subgroup8 { rows: 64 },
+    ]
+    .into_iter()
+    .filter(|v| v.eligible(dev))
+    .collect()
+}
+
+fn cache_file(dev: &Device) -> Option<std::path::PathBuf> {
+    let dir = if let Some(d) = std::env::var_os("SUANLI_CACHE_DIR") {
+        std::path::PathBuf::from(d)
+    } else if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+        std::path::PathBuf::from(d).join("suanli")
+    } else {
+        std::path::PathBuf::from(std::env::var_os("HOME")?).join(".cache").join("suanli")
+    };
+    let info = dev.info();
+    let key = format!(
+        "{}|{}|{}|{:?}|{}",
+        info.name,
+        info.driver_info,
+        info.backend,
+        info.limits.subgroup_size,
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(&key, &mut h);
+    Some(dir.join(format!("matmul-{:016x}.txt", std::hash::Hasher::finish(&h))))
+}
+
+/// The device's matmul variant: forced by `SUANLI_MATMUL`, else cached, else tuned now.
+pub fn choose(dev: &Device) -> Result<Variant> {
+    if let Some(v) = dev.inner.matmul_variant.get() {
+        return Ok(*v);
+    }
+    let v = if let Ok(name) = std::env::var("SUANLI_MATMUL") {
+        let v = Variant::parse(&name).ok_or_else(|| Error::Config {
+            key: "SUANLI_MATMUL".into(),
+            value: name.clone(),
+            source_name: "environment".into(),
+            reason: "expected naive, tiled, sg8x8, sg8x16, sg8x32 or sg8x64".into(),
+        })?;
+        if !v.eligible(dev) {
+            return Err(Error::Config {
+                key: "SUANLI_MATMUL".into(),
+                value: name,
+                source_name: "environment".into(),
+                reason: format!("{} cannot run this variant", dev.name()),
+            });
+        }
+        v
+    } else {
+        let cached = cache_file(dev)
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .and_then(|s| Variant::parse(&s))
+            .filter(|v| v.eligible(dev));
+        match cached {
+            Some(v) => v,
+            None => {
+                let v = tune(dev)?;
+                if let Some(f) = cache_file(dev) {
+                    if let Err(e) = crate::io::write_atomic(&f, v.name().as_bytes()) {
+                        log::warn!("could not cache the matmul choice in {}: {e}", f.display());
+                    }
+                }
+                v
+            }
+        }
+    };
+    let _ = dev.inner.matmul_variant.set(v);
+    Ok(*dev.inner.matmul_variant.get().unwrap_or(&v))
+}
+
+/// Times every candidate on a 256×512×512 NN product (median of 3 after a warm-up) and
+/// returns the fastest.
+pub fn tune(dev: &Device) -> Result<Variant> {
+    let (m, n, k) = (256u32, 512u32, 512u32);
+    let a = crate::Tensor::rand_uniform(dev, &[m as usize, k as usize], -1.0, 1.0, 1)?;
+    let b = crate::Tensor::rand_uniform(dev, &[k as usize, n as usize], -1.0, 1.0, 2)?;
+    let c = crate::Tensor::empty(dev, &[m as usize, n as usize])?;
+    let args = MatmulArgs {
+        a: a.buffer(),
+        b: b.buffer(),
+        bias: None,
+        c: c.buffer(),
+        m,
+        n,
+        k,
+        layout: Layout::NN,
+        act: Activation::Linear,
+        accumulate: false,
+    };
+    let mut best: Option<(f64, Variant)> = None;
+    let mut report = Vec::new();
+    for v in candidates(dev) {
+        let secs = time_variant(dev, &args, v, 3)?;
+        report.push(format!("{} {:.1} GFLOP/s", v.name(), 2.0 * (m * n * k) as f64 / secs / 1e9));
+        if best.is_none_or(|(t, _)| secs < t) {
+            best = Some((secs, v));
+        }
+    }
+    let v = best.map(|(_, v)| v).unwrap_or(Variant::Naive);
+    log::info!("matmul tuning on {}: {}; chose {}", dev.name(), report.join(", "), v.name());
+    Ok(v)
+}
+
+/// Median wall time in seconds of one matmul with `variant` (after one warm-up run).
+pub fn time_variant(dev: &Device, args: &MatmulArgs<'_>, variant: Variant, runs: usize) -> Result<f64> {
+    let mut times = Vec::with_capacity(runs);
+    for i in 0..=runs {
+        let t0 = Instant::now();
+        let mut rec = dev.recorder();
+        record_with(&mut rec, args, variant)?;
+        let idx = rec.submit()?;
+        dev.wait(Some(idx), "matmul timing")?;
+        if i > 0 {
+            times.push(t0.elapsed().as_secs_f64());
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}

@@ -1,0 +1,84 @@
+//! `shaders/reduce.wgsl`: sums, means, max and argmax over rows or columns of a (rows, cols)
+//! matrix, in a fixed order (same input, same bits).
+
+use crate::kernel::{grid_1d, Access, KernelSpec, Recorder, Shader};
+use crate::Result;
+
+/// reduce.wgsl.
+pub const SHADER: Shader = crate::shader!("reduce");
+
+use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
+
+/// `out[r] = OP(x[r, :])`, one 256-wide work-group per row (tree in workgroup memory).
+pub const ROWS: KernelSpec = KernelSpec { shader: SHADER, entry: "reduce_rows_forward", bindings: &[RO, RW, U] };
+/// `out[c] = Σ_r x[r, c]`, one invocation per column.
+pub const COLS: KernelSpec = KernelSpec { shader: SHADER, entry: "reduce_cols_forward", bindings: &[RO, RW, U] };
+
+/// Every entry point of this family.
+pub const KERNELS: &[KernelSpec] = &[ROWS, COLS];
+
+/// Mirrors `Params` in reduce.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Params {
+    /// Rows of x.
+    pub rows: u32,
+    /// Columns of x.
+    pub cols: u32,
+    /// Multiplier applied to sums (1/count for a mean).
+    pub scale: f32,
+    /// Padding.
+    pub _pad: u32,
+}
+
+/// What a row reduction computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowOp {
+    /// Sum times `scale`.
+    Sum,
+    /// Maximum (NaN if the row has one).
+    Max,
+    /// Index of the first maximum, as f32.
+    ArgMax,
+}
+
+/// Records a per-row reduction of `x` (rows, cols) into `out` (rows).
+pub fn rows(
+    rec: &mut Recorder<'_>,
+    op: RowOp,
+    x: &wgpu::Buffer,
+    out: &wgpu::Buffer,
+    rows: usize,
+    cols: usize,
+    scale: f32,
+) -> Result<()> {
+    let dev = rec.device();
+    let code = match op {
+        RowOp::Sum => 0,
+        RowOp::Max => 1,
+        RowOp::ArgMax => 2,
+    };
+    let pipe = dev.pipeline(&ROWS, &[("OP", code as f64)])?;
+    let p = Params { rows: rows as u32, cols: cols as u32, scale, _pad: 0 };
+    // One work-group per row, spilled onto y.
+    let groups = grid_1d(rows as u64, 1, dev.info().limits.max_workgroups_per_dimension);
+    let bufs = [(x, (rows * cols) as u64 * 4), (out, rows as u64 * 4)];
+    rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), groups)
+}
+
+/// Records per-column sums of `x` (rows, cols) into `out` (cols), times `scale`.
+pub fn cols(
+    rec: &mut Recorder<'_>,
+    x: &wgpu::Buffer,
+    out: &wgpu::Buffer,
+    rows: usize,
+    cols: usize,
+    scale: f32,
+) -> Result<()> {
+    let dev = rec.device();
+    let pipe = dev.pipeline(&COLS, &[])?;
+    let p = Params { rows: rows as u32, cols: cols as u32, scale, _pad: 0 };
+    let groups = grid_1d(cols as u64, 256, dev.info().limits.max_workgroups_per_dimension);
+    let bufs = [(x, (rows * cols) as u64 * 4), (out, cols as u64 * 4)];
+    rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), groups)
+}

@@ -1,0 +1,224 @@
+//! Deliberately naive f64 CPU references of every kernel, used by the tests (and readable as
+//! the specification of what each kernel computes). Inputs are f32 as stored on the device;
+//! outputs are f64.
+
+use crate::kernels::matmul::{Activation, Layout};
+use crate::kernels::optim::Rule;
+
+/// `act(x)` in f64.
+pub fn activate(act: Activation, x: f64) -> f64 {
+    match act {
+        Activation::Linear => x,
+        Activation::Relu => x.max(0.0),
+        Activation::LeakyRelu(a) => {
+            if x > 0.0 {
+                x
+            } else {
+                a as f64 * x
+            }
+        }
+        Activation::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+        Activation::Tanh => x.tanh(),
+        Activation::GeluTanh => {
+            let u = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
+            0.5 * x * (1.0 + u.tanh())
+        }
+        Activation::Gelu => 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2)),
+    }
+}
+
+/// `act'(x)` in f64, written from the calculus (the tests check it against finite differences).
+pub fn activate_grad(act: Activation, x: f64) -> f64 {
+    match act {
+        Activation::Linear => 1.0,
+        Activation::Relu => (x > 0.0) as u8 as f64,
+        Activation::LeakyRelu(a) => {
+            if x > 0.0 {
+                1.0
+            } else {
+                a as f64
+            }
+        }
+        Activation::Sigmoid => {
+            let s = 1.0 / (1.0 + (-x).exp());
+            s * (1.0 - s)
+        }
+        Activation::Tanh => 1.0 - x.tanh().powi(2),
+        Activation::GeluTanh => {
+            let c = (2.0 / std::f64::consts::PI).sqrt();
+            let u = c * (x + 0.044715 * x * x * x);
+            let t = u.tanh();
+            0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * x * x)
+        }
+        Activation::Gelu => {
+            0.5 * (1.0 + erf(x / std::f64::consts::SQRT_2))
+                + x * (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt()
+        }
+    }
+}
+
+/// erf to about 1e-15 (Taylor series near 0, continued fraction for erfc beyond).
+pub fn erf(x: f64) -> f64 {
+    let z = x.abs();
+    let r = if z < 3.0 {
+        // Σ (-1)^n z^(2n+1) / (n! (2n+1)) · 2/√π
+        let mut sum = 0.0f64;
+        let mut term = z;
+        let mut n = 0.0;
+        while term.abs() > 1e-17 * sum.abs().max(1e-300) || n < 3.0 {
+            sum += term / (2.0 * n + 1.0);
+            n += 1.0;
+            term *= -z * z / n;
+            if n > 200.0 {
+                break;
+            }
+        }
+        sum * 2.0 / std::f64::consts::PI.sqrt()
+    } else {
+        // erfc(z) = exp(-z²)/√π · 1/(z + 1/2/(z + 1/(z + 3/2/(z + ...))))
+        let mut f = z;
+        for k in (1..60).rev() {
+            f = z + (k as f64 / 2.0) / f;
+        }
+        1.0 - (-z * z).exp() / std::f64::consts::PI.sqrt() / f
+    };
+    r.copysign(x)
+}
+
+/// C = act(op(A)·op(B) + bias) (+ C_old if given), shapes as in [`crate::kernels::matmul`].
+#[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one for one
+pub fn matmul(
+    a: &[f32],
+    b: &[f32],
+    bias: Option<&[f32]>,
+    c_old: Option<&[f32]>,
+    m: usize,
+    n: usize,
+    k: usize,
+    layout: Layout,
+    act: Activation,
+) -> Vec<f64> {
+    let mut out = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let mut acc = 0.0f64;
+            for kk in 0..k {
+                let av = match layout {
+                    Layout::TN => a[kk * m + i],
+                    _ => a[i * k + kk],
+                } as f64;
+                let bv = match layout {
+                    Layout::NT => b[j * k + kk],
+                    _ => b[kk * n + j],
+                } as f64;
+                acc += av * bv;
+            }
+            if let Some(bias) = bias {
+                acc += bias[j] as f64;
+            }
+            let mut v = activate(act, acc);
+            if let Some(c) = c_old {
+                v += c[i * n + j] as f64;
+            }
+            out[i * n + j] = v;
+        }
+    }
+    out
+}
+
+/// Per-row sums of (rows, cols).
+pub fn sum_rows(x: &[f32], rows: usize, cols: usize) -> Vec<f64> {
+    (0..rows).map(|r| x[r * cols..(r + 1) * cols].iter().map(|&v| v as f64).sum()).collect()
+}
+
+/// Per-column sums of (rows, cols).
+pub fn sum_cols(x: &[f32], rows: usize, cols: usize) -> Vec<f64> {
+    (0..cols).map(|c| (0..rows).map(|r| x[r * cols + c] as f64).sum()).collect()
+}
+
+/// Per-row max and first argmax.
+pub fn max_rows(x: &[f32], rows: usize, cols: usize) -> (Vec<f64>, Vec<usize>) {
+    let mut mx = Vec::with_capacity(rows);
+    let mut am = Vec::with_capacity(rows);
+    for r in 0..rows {
+        let row = &x[r * cols..(r + 1) * cols];
+        let mut best = 0;
+        for (i, &v) in row.iter().enumerate() {
+            if v > row[best] {
+                best = i;
+            }
+        }
+        mx.push(row[best] as f64);
+        am.push(best);
+    }
+    (mx, am)
+}
+
+/// Row-wise softmax (or log-softmax) in f64.
+pub fn softmax(x: &[f32], rows: usize, cols: usize, log: bool) -> Vec<f64> {
+    let mut out = vec![0.0; rows * cols];
+    for r in 0..rows {
+        let row = &x[r * cols..(r + 1) * cols];
+        let m = row.iter().fold(f64::NEG_INFINITY, |a, &v| a.max(v as f64));
+        let s: f64 = row.iter().map(|&v| (v as f64 - m).exp()).sum();
+        for c in 0..cols {
+            let z = row[c] as f64 - m;
+            out[r * cols + c] = if log { z - s.ln() } else { z.exp() / s };
+        }
+    }
+    out
+}
+
+/// Sparse categorical cross-entropy from logits: per-row losses and `(softmax − onehot)·scale`.
+pub fn xent(x: &[f32], labels: &[u32], rows: usize, cols: usize, scale: f64) -> (Vec<f64>, Vec<f64>) {
+    let sm = softmax(x, rows, cols, false);
+    let ls = softmax(x, rows, cols, true);
+    let mut loss = vec![0.0; rows];
+    let mut grad = vec![0.0; rows * cols];
+    for r in 0..rows {
+        let y = labels[r] as usize;
+        loss[r] = -ls[r * cols + y];
+        for c in 0..cols {
+            grad[r * cols + c] = (sm[r * cols + c] - (c == y) as u8 as f64) * scale;
+        }
+    }
+    (loss, grad)
+}
+
+/// One optimizer step in f64 on `param` with `state` (f64 copies), the same formula as optim.wgsl.
+pub fn optim_step(rule: &Rule, grad: &[f64], param: &mut [f64], state: &mut [Vec<f64>], t: u64) {
+    for i in 0..param.len() {
+        match *rule {
+            Rule::Sgd { lr, momentum, nesterov, weight_decay } => {
+                let mut g = grad[i] + weight_decay * param[i];
+                if momentum > 0.0 {
+                    let v = momentum * state[0][i] + g;
+                    state[0][i] = v;
+                    g = if nesterov { g + momentum * v } else { v };
+                }
+                param[i] -= lr * g;
+            }
+            Rule::Adam { lr, beta1, beta2, eps, weight_decay, decoupled } => {
+                let mut g = grad[i];
+                if decoupled {
+                    param[i] *= 1.0 - lr * weight_decay;
+                } else {
+                    g += weight_decay * param[i];
+                }
+                let m = beta1 * state[0][i] + (1.0 - beta1) * g;
+                let v = beta2 * state[1][i] + (1.0 - beta2) * g * g;
+                state[0][i] = m;
+                state[1][i] = v;
+                let mhat = m / (1.0 - beta1.powi(t as i32));
+                let vhat = v / (1.0 - beta2.powi(t as i32));
+                param[i] -= lr * mhat / (vhat.sqrt() + eps);
+            }
+            Rule::RmsProp { lr, rho, eps, weight_decay } => {
+                let g = grad[i] + weight_decay * param[i];
+                let v = rho * state[0][i] + (1.0 - rho) * g * g;
+                state[0][i] = v;
+                param[i] -= lr * g / (v.sqrt() + eps);
+            }
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! matmul against the f64 reference: every eligible variant, every layout, ragged shapes,
+//! fused epilogues, accumulate mode, and a random-shape property test. Outputs are poisoned
+//! with NaN first so an unwritten element fails.
+//!
+//! Tolerance (relative L2 error): `1e-5 · max(1, sqrt(K / 128))`. f32 accumulation error grows
+//! like sqrt(K)·ε for random-sign inputs; below K = 128 the bound is the plain 1e-5.
+
+mod common;
+
+use suanli::kernels::matmul::{self, candidates, record_with, Activation, Layout, MatmulArgs, Variant};
+use suanli::reference;
+use suanli::{Device, Tensor};
+
+fn tol(k: usize) -> f64 {
+    1e-5 * (k as f64 / 128.0).sqrt().max(1.0)
+}
+
+const SHAPES: &[(usize, usize, usize)] = &[
+    (1, 1, 1),
+    (7, 13, 5),
+    (15, 16, 17),
+    (63, 64, 65),
+    (127, 128, 129),
+    (1, 784, 128),
+    (32, 784, 128),
+    (783, 1, 9),
+    (5, 3, 1),
+];
+
+fn variants(dev: &Device) -> Vec<Variant> {
+    let mut v = vec![Variant::Naive, Variant::Tiled];
+    for rows in [8, 16, 32, 64] {
+        let s = Variant::Subgroup8 { rows };
+        if s.eligible(dev) {
+            v.push(s);
+        }
+    }
+    v
+}
+
+struct Case {
+    m: usize,
+    n: usize,
+    k: usize,
+    layout: Layout,
+    act: Activation,
+    bias: bool,
+    accumulate: bool,
+}
+
+fn check(dev: &Device, variant: Variant, c: &Case, seed: u64) {
+    let (m, n, k) = (c.m, c.n, c.k);
+    let a = common::random_vec(m * k, seed);
+    let b = common::random_vec(k * n, seed + 1);
+    let bias = common::random_vec(n, seed + 2);
+    let c_old = common::random_vec(m * n, seed + 3);
+    let at = Tensor::from_slice(dev, &a, &[a.len()]).unwrap();
+    let bt = Tensor::from_slice(dev, &b, &[b.len()]).unwrap();
+    let biast = Tensor::from_slice(dev, &bias, &[n]).unwrap();
+    let ct = if c.accumulate {
+        Tensor::from_slice(dev, &c_old, &[m * n]).unwrap()
+    } else {
+        Tensor::full(dev, &[m * n], f32::NAN).unwrap()
+    };
+    let args = MatmulArgs {
+        a: at.buffer(),
+        b: bt.buffer(),
+        bias: c.bias.then(|| biast.buffer()),
+        c: ct.buffer(),
+        m: m as u32,
+        n: n as u32,
+        k: k as u32,
+        layout: c.layout,
+        act: c.act,
+        accumulate: c.accumulate,
+    };
+    let mut rec = dev.recorder();
+    record_with(&mut rec, &args, variant).unwrap();
+    rec.submit().unwrap();
+    let out = ct.to_vec().unwrap();
+    let want = reference::matmul(
+        &a,
+        &b,
+        c.bias.then_some(&bias[..]),
+        c.accumulate.then_some(&c_old[..]),
+        m,
+        n,
+        k,
+        c.layout,
+        c.act,
+    );
+    let what = format!(
+        "{} {:?} {m}x{n}x{k} act={:?} bias={} acc={}",
+        variant.name(),
+        c.layout,
+        c.act,
+        c.bias,
+        c.accumulate
+    );
+    common::assert_rel_l2(&what, &out, &want, tol(k));
+}
+
+#[test]
+fn every_variant_every_layout_ragged_shapes() {
+    let dev = dev_or_skip!();
+    for v in variants(&dev) {
+        for (i, &(m, n, k)) in SHAPES.iter().enumerate() {
+            for layout in [Layout::NN, Layout::TN, Layout::NT] {
+                let case = Case { m, n, k, layout, act: Activation::Linear, bias: false, accumulate: false };
+                check(&dev, v, &case, 1000 + i as u64);
+            }
+        }
+    }
+}
+
+#[test]
+fn fused_bias_activation_and_accumulate() {
+    let dev = dev_or_skip!();
+    let acts = [
+        Activation::Linear,
+        Activation::Relu,
+        Activation::LeakyRelu(0.1),
+        Activation::Sigmoid,
+        Activation::Tanh,
+        Activation::GeluTanh,
+        Activation::Gelu,
+    ];
+    for v in variants(&dev) {
+        for (i, act) in acts.iter().enumerate() {
+            for &(m, n, k) in &[(33, 65, 47), (1, 10, 64)] {
+                let layout = [Layout::NN, Layout::TN, Layout::NT][i % 3];
+                let case = Case { m, n, k, layout, act: *act, bias: true, accumulate: false };
+                check(&dev, v, &case, 77 + i as u64);
+            }
+        }
+        for layout in [Layout::NN, Layout::TN, Layout::NT] {
+            let case = Case { m: 29, n: 37, k: 41, layout, act: Activation::Linear, bias: false, accumulate: true };
+            check(&dev, v, &case, 5);
+        }
+    }
+}
+
+#[test]
+fn large_square_with_the_chosen_variant() {
+    let dev = dev_or_skip!();
+    let v = matmul::choose(&dev).unwrap();
+    assert!(candidates(&dev).contains(&v) || std::env::var("SUANLI_MATMUL").is_ok());
+    let case = Case { m: 1000, n: 1000, k: 1000, layout: Layout::NN, act: Activation::Linear, bias: false, accumulate: false };
+    check(&dev, v, &case, 9);
+}
+
+#[test]
+fn random_shapes_property() {
+    let dev = dev_or_skip!();
+    let v = matmul::choose(&dev).unwrap();
+    let mut rng = suanli::random::Rng::new(2024);
+    for i in 0..24 {
+        let m = 1 + rng.below(150) as usize;
+        let n = 1 + rng.below(150) as usize;
+        let k = 1 + rng.below(300) as usize;
+        let layout = [Layout::NN, Layout::TN, Layout::NT][rng.below(3) as usize];
+        let case = Case { m, n, k, layout, act: Activation::Linear, bias: rng.below(2) == 1, accumulate: false };
+        check(&dev, v, &case, 500 + i);
+    }
+}
+
+#[test]
+fn tensor_api_shapes_and_errors() {
+    let dev = dev_or_skip!();
+    let a = Tensor::from_slice(&dev, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
+    let b = Tensor::from_slice(&dev, &[1.0, 0.0, 0.0, 1.0, 1.0, 1.0], &[3, 2]).unwrap();
+    let c = a.matmul(&b).unwrap();
+    assert_eq!(c.shape(), &[2, 2]);
+    assert_eq!(c.to_vec().unwrap(), vec![4.0, 5.0, 10.0, 11.0]);
+    // aᵀ·a (3x3) and a·aᵀ (2x2).
+    assert_eq!(a.matmul_tn(&a).unwrap().shape(), &[3, 3]);
+    let aat = a.matmul_nt(&a).unwrap();
+    assert_eq!(aat.to_vec().unwrap(), vec![14.0, 32.0, 32.0, 77.0]);
+    let bias = Tensor::from_slice(&dev, &[-10.0, 0.0], &[2]).unwrap();
+    let y = a.linear(&b, Some(&bias), Activation::Relu).unwrap();
+    assert_eq!(y.to_vec().unwrap(), vec![0.0, 5.0, 0.0, 11.0]);
+    use suanli::Error;
+    assert!(matches!(a.matmul(&a), Err(Error::ShapeMismatch { .. })));
+    assert!(matches!(a.linear(&b, Some(&a), Activation::Linear), Err(Error::ShapeMismatch { .. })));
+    let t3 = Tensor::zeros(&dev, &[2, 2, 2]).unwrap();
+    assert!(matches!(t3.matmul(&b), Err(Error::ShapeMismatch { .. })));
+    let e = Tensor::zeros(&dev, &[0, 3]).unwrap();
+    assert!(matches!(e.matmul(&b), Err(Error::InvalidArgument { .. })));
+}
