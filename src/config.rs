@@ -133,9 +133,11 @@ impl FromStr for DeviceSpec {
                 Some(n) if !n.trim().is_empty() => DeviceSpec::Name(n.trim().to_string()),
                 _ => return Err(bad("`name:` needs a name substring after the colon")),
             },
-            _ if index.is_some() => return Err(bad(&format!(
+            _ if index.is_some() => {
+                return Err(bad(&format!(
                 "unknown device kind {head:?} (use `name:TEXT` to match a name containing a colon)"
-            ))),
+            )))
+            }
             _ => DeviceSpec::Name(s.to_string()),
         })
     }

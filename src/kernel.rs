@@ -69,7 +69,10 @@ pub fn all_shaders() -> Vec<Shader> {
 
 /// Every built-in kernel declaration, for validation against its WGSL (tests/shaders.rs).
 pub fn all_kernels() -> Vec<KernelSpec> {
-    crate::kernels::KERNELS.iter().flat_map(|k| k.iter().copied()).collect()
+    crate::kernels::KERNELS
+        .iter()
+        .flat_map(|k| k.iter().copied())
+        .collect()
 }
 
 /// Parses and validates WGSL with naga, mapping failures to [`Error::Shader`].

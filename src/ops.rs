@@ -36,11 +36,6 @@ impl Labels {
         })
     }
 
-    /// Wraps labels already on the device whose largest value the caller knows.
-    pub(crate) fn from_tensor(tensor: Tensor, max: u32) -> Labels {
-        Labels { tensor, max }
-    }
-
     /// The labels as an f32 tensor.
     pub fn tensor(&self) -> &Tensor {
         &self.tensor
@@ -104,13 +99,27 @@ impl Tensor {
     }
 
     /// Fused `act(op(self)·op(w) + bias)`. `layout` says which operands are stored transposed.
-    pub fn linear_with(&self, w: &Tensor, bias: Option<&Tensor>, act: Activation, layout: Layout) -> Result<Tensor> {
+    pub fn linear_with(
+        &self,
+        w: &Tensor,
+        bias: Option<&Tensor>,
+        act: Activation,
+        layout: Layout,
+    ) -> Result<Tensor> {
         const OP: &str = "matmul";
         w.check_device(self.device(), OP)?;
         let (ar, ac) = matrix(OP, self)?;
         let (br, bc) = matrix(OP, w)?;
-        let (m, k) = if layout == Layout::TN { (ac, ar) } else { (ar, ac) };
-        let (kb, n) = if layout == Layout::NT { (bc, br) } else { (br, bc) };
+        let (m, k) = if layout == Layout::TN {
+            (ac, ar)
+        } else {
+            (ar, ac)
+        };
+        let (kb, n) = if layout == Layout::NT {
+            (bc, br)
+        } else {
+            (br, bc)
+        };
         if k != kb {
             return Err(Error::ShapeMismatch {
                 op: OP,
@@ -186,7 +195,9 @@ impl Tensor {
         self.same_shape("activation_backward", dy)?;
         let out = Tensor::empty(self.device(), self.shape())?;
         let n = self.numel();
-        self.run(|rec| elementwise::activation_backward(rec, act, self.buffer(), dy.buffer(), out.buffer(), n))?;
+        self.run(|rec| {
+            elementwise::activation_backward(rec, act, self.buffer(), dy.buffer(), out.buffer(), n)
+        })?;
         Ok(out)
     }
 
@@ -226,7 +237,9 @@ impl Tensor {
         self.same_shape(name, other)?;
         let out = Tensor::empty(self.device(), self.shape())?;
         let n = self.numel();
-        self.run(|rec| elementwise::binary(rec, op, self.buffer(), other.buffer(), out.buffer(), n))?;
+        self.run(|rec| {
+            elementwise::binary(rec, op, self.buffer(), other.buffer(), out.buffer(), n)
+        })?;
         Ok(out)
     }
 
@@ -270,7 +283,9 @@ impl Tensor {
             });
         }
         let out = Tensor::empty(self.device(), self.shape())?;
-        self.run(|rec| elementwise::bias_add(rec, self.buffer(), bias.buffer(), out.buffer(), rows, cols))?;
+        self.run(|rec| {
+            elementwise::bias_add(rec, self.buffer(), bias.buffer(), out.buffer(), rows, cols)
+        })?;
         Ok(out)
     }
 
@@ -298,7 +313,9 @@ impl Tensor {
         } else {
             let out = Tensor::empty(self.device(), &[rows])?;
             let s = if mean { 1.0 / cols as f32 } else { 1.0 };
-            self.run(|rec| reduce::rows(rec, RowOp::Sum, self.buffer(), out.buffer(), rows, cols, s))?;
+            self.run(|rec| {
+                reduce::rows(rec, RowOp::Sum, self.buffer(), out.buffer(), rows, cols, s)
+            })?;
             Ok(out)
         }
     }
@@ -387,7 +404,17 @@ impl Tensor {
         let (rows, cols) = self.check_labels("softmax_cross_entropy", labels)?;
         let loss = Tensor::empty(self.device(), &[rows])?;
         self.run(|rec| {
-            softmax_xent::xent(rec, self.buffer(), labels.tensor.buffer(), loss.buffer(), None, rows, cols, 1.0, false)
+            softmax_xent::xent(
+                rec,
+                self.buffer(),
+                labels.tensor.buffer(),
+                loss.buffer(),
+                None,
+                rows,
+                cols,
+                1.0,
+                false,
+            )
         })?;
         Ok(loss)
     }

@@ -128,12 +128,16 @@ pub fn matmul(
 
 /// Per-row sums of (rows, cols).
 pub fn sum_rows(x: &[f32], rows: usize, cols: usize) -> Vec<f64> {
-    (0..rows).map(|r| x[r * cols..(r + 1) * cols].iter().map(|&v| v as f64).sum()).collect()
+    (0..rows)
+        .map(|r| x[r * cols..(r + 1) * cols].iter().map(|&v| v as f64).sum())
+        .collect()
 }
 
 /// Per-column sums of (rows, cols).
 pub fn sum_cols(x: &[f32], rows: usize, cols: usize) -> Vec<f64> {
-    (0..cols).map(|c| (0..rows).map(|r| x[r * cols + c] as f64).sum()).collect()
+    (0..cols)
+        .map(|c| (0..rows).map(|r| x[r * cols + c] as f64).sum())
+        .collect()
 }
 
 /// Per-row max and first argmax.
@@ -170,7 +174,13 @@ pub fn softmax(x: &[f32], rows: usize, cols: usize, log: bool) -> Vec<f64> {
 }
 
 /// Sparse categorical cross-entropy from logits: per-row losses and `(softmax − onehot)·scale`.
-pub fn xent(x: &[f32], labels: &[u32], rows: usize, cols: usize, scale: f64) -> (Vec<f64>, Vec<f64>) {
+pub fn xent(
+    x: &[f32],
+    labels: &[u32],
+    rows: usize,
+    cols: usize,
+    scale: f64,
+) -> (Vec<f64>, Vec<f64>) {
     let sm = softmax(x, rows, cols, false);
     let ls = softmax(x, rows, cols, true);
     let mut loss = vec![0.0; rows];
@@ -189,7 +199,12 @@ pub fn xent(x: &[f32], labels: &[u32], rows: usize, cols: usize, scale: f64) -> 
 pub fn optim_step(rule: &Rule, grad: &[f64], param: &mut [f64], state: &mut [Vec<f64>], t: u64) {
     for i in 0..param.len() {
         match *rule {
-            Rule::Sgd { lr, momentum, nesterov, weight_decay } => {
+            Rule::Sgd {
+                lr,
+                momentum,
+                nesterov,
+                weight_decay,
+            } => {
                 let mut g = grad[i] + weight_decay * param[i];
                 if momentum > 0.0 {
                     let v = momentum * state[0][i] + g;
@@ -198,7 +213,14 @@ pub fn optim_step(rule: &Rule, grad: &[f64], param: &mut [f64], state: &mut [Vec
                 }
                 param[i] -= lr * g;
             }
-            Rule::Adam { lr, beta1, beta2, eps, weight_decay, decoupled } => {
+            Rule::Adam {
+                lr,
+                beta1,
+                beta2,
+                eps,
+                weight_decay,
+                decoupled,
+            } => {
                 let mut g = grad[i];
                 if decoupled {
                     param[i] *= 1.0 - lr * weight_decay;
@@ -213,7 +235,12 @@ pub fn optim_step(rule: &Rule, grad: &[f64], param: &mut [f64], state: &mut [Vec
                 let vhat = v / (1.0 - beta2.powi(t as i32));
                 param[i] -= lr * mhat / (vhat.sqrt() + eps);
             }
-            Rule::RmsProp { lr, rho, eps, weight_decay } => {
+            Rule::RmsProp {
+                lr,
+                rho,
+                eps,
+                weight_decay,
+            } => {
                 let g = grad[i] + weight_decay * param[i];
                 let v = rho * state[0][i] + (1.0 - rho) * g * g;
                 state[0][i] = v;

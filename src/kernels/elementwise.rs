@@ -10,19 +10,41 @@ pub const SHADER: Shader = crate::shader!("elementwise" after "activation");
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 
 /// `out[i] = value`.
-pub const FILL: KernelSpec = KernelSpec { shader: SHADER, entry: "fill_forward", bindings: &[RW, U] };
+pub const FILL: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "fill_forward",
+    bindings: &[RW, U],
+};
 /// `y = act(x)` (activation chosen by the `ACT` override).
-pub const UNARY: KernelSpec = KernelSpec { shader: SHADER, entry: "unary_forward", bindings: &[RO, RW, U] };
+pub const UNARY: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "unary_forward",
+    bindings: &[RO, RW, U],
+};
 /// `dx = dy · act'(x)`.
-pub const UNARY_BACKWARD: KernelSpec =
-    KernelSpec { shader: SHADER, entry: "unary_backward", bindings: &[RO, RO, RW, U] };
+pub const UNARY_BACKWARD: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "unary_backward",
+    bindings: &[RO, RO, RW, U],
+};
 /// `c = a (op) b` (op chosen by the `OP` override).
-pub const BINARY: KernelSpec = KernelSpec { shader: SHADER, entry: "binary_forward", bindings: &[RO, RO, RW, U] };
+pub const BINARY: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "binary_forward",
+    bindings: &[RO, RO, RW, U],
+};
 /// `y = value · x`.
-pub const SCALE: KernelSpec = KernelSpec { shader: SHADER, entry: "scale_forward", bindings: &[RO, RW, U] };
+pub const SCALE: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "scale_forward",
+    bindings: &[RO, RW, U],
+};
 /// `y[r, c] = x[r, c] + bias[c]`.
-pub const BIAS_ADD: KernelSpec =
-    KernelSpec { shader: SHADER, entry: "bias_add_forward", bindings: &[RO, RO, RW, U] };
+pub const BIAS_ADD: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "bias_add_forward",
+    bindings: &[RO, RO, RW, U],
+};
 
 /// Every entry point of this family.
 pub const KERNELS: &[KernelSpec] = &[FILL, UNARY, UNARY_BACKWARD, BINARY, SCALE, BIAS_ADD];
@@ -66,7 +88,11 @@ fn launch(
 ) -> Result<()> {
     let dev = rec.device();
     let pipe = dev.pipeline(spec, constants)?;
-    let groups = grid_1d(params.n as u64, WG, dev.info().limits.max_workgroups_per_dimension);
+    let groups = grid_1d(
+        params.n as u64,
+        WG,
+        dev.info().limits.max_workgroups_per_dimension,
+    );
     rec.dispatch(&pipe, buffers, Some(bytemuck::bytes_of(&params)), groups)
 }
 
@@ -76,14 +102,34 @@ fn bytes(n: usize) -> u64 {
 
 /// Records `out[..n] = value`.
 pub fn fill(rec: &mut Recorder<'_>, out: &wgpu::Buffer, n: usize, value: f32) -> Result<()> {
-    let p = Params { n: n as u32, value, ..Default::default() };
+    let p = Params {
+        n: n as u32,
+        value,
+        ..Default::default()
+    };
     launch(rec, &FILL, &[], &[(out, bytes(n))], p)
 }
 
 /// Records `y = act(x)` over `n` elements.
-pub fn activation(rec: &mut Recorder<'_>, act: Activation, x: &wgpu::Buffer, y: &wgpu::Buffer, n: usize) -> Result<()> {
-    let p = Params { n: n as u32, alpha: act.alpha(), ..Default::default() };
-    launch(rec, &UNARY, &[("ACT", act.code() as f64)], &[(x, bytes(n)), (y, bytes(n))], p)
+pub fn activation(
+    rec: &mut Recorder<'_>,
+    act: Activation,
+    x: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    n: usize,
+) -> Result<()> {
+    let p = Params {
+        n: n as u32,
+        alpha: act.alpha(),
+        ..Default::default()
+    };
+    launch(
+        rec,
+        &UNARY,
+        &[("ACT", act.code() as f64)],
+        &[(x, bytes(n)), (y, bytes(n))],
+        p,
+    )
 }
 
 /// Records `dx = dy · act'(x)` over `n` elements (`x` is the activation's input).
@@ -95,9 +141,19 @@ pub fn activation_backward(
     dx: &wgpu::Buffer,
     n: usize,
 ) -> Result<()> {
-    let p = Params { n: n as u32, alpha: act.alpha(), ..Default::default() };
+    let p = Params {
+        n: n as u32,
+        alpha: act.alpha(),
+        ..Default::default()
+    };
     let bufs = [(x, bytes(n)), (dy, bytes(n)), (dx, bytes(n))];
-    launch(rec, &UNARY_BACKWARD, &[("ACT", act.code() as f64)], &bufs, p)
+    launch(
+        rec,
+        &UNARY_BACKWARD,
+        &[("ACT", act.code() as f64)],
+        &bufs,
+        p,
+    )
 }
 
 /// Records `c = a (op) b` over `n` elements.
@@ -115,13 +171,32 @@ pub fn binary(
         BinaryOp::Mul => 2,
         BinaryOp::Div => 3,
     };
-    let p = Params { n: n as u32, ..Default::default() };
-    launch(rec, &BINARY, &[("OP", code as f64)], &[(a, bytes(n)), (b, bytes(n)), (c, bytes(n))], p)
+    let p = Params {
+        n: n as u32,
+        ..Default::default()
+    };
+    launch(
+        rec,
+        &BINARY,
+        &[("OP", code as f64)],
+        &[(a, bytes(n)), (b, bytes(n)), (c, bytes(n))],
+        p,
+    )
 }
 
 /// Records `y = s · x` over `n` elements.
-pub fn scale(rec: &mut Recorder<'_>, x: &wgpu::Buffer, y: &wgpu::Buffer, n: usize, s: f32) -> Result<()> {
-    let p = Params { n: n as u32, value: s, ..Default::default() };
+pub fn scale(
+    rec: &mut Recorder<'_>,
+    x: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    n: usize,
+    s: f32,
+) -> Result<()> {
+    let p = Params {
+        n: n as u32,
+        value: s,
+        ..Default::default()
+    };
     launch(rec, &SCALE, &[], &[(x, bytes(n)), (y, bytes(n))], p)
 }
 
@@ -135,6 +210,16 @@ pub fn bias_add(
     cols: usize,
 ) -> Result<()> {
     let n = rows * cols;
-    let p = Params { n: n as u32, cols: cols as u32, ..Default::default() };
-    launch(rec, &BIAS_ADD, &[], &[(x, bytes(n)), (bias, bytes(cols)), (y, bytes(n))], p)
+    let p = Params {
+        n: n as u32,
+        cols: cols as u32,
+        ..Default::default()
+    };
+    launch(
+        rec,
+        &BIAS_ADD,
+        &[],
+        &[(x, bytes(n)), (bias, bytes(cols)), (y, bytes(n))],
+        p,
+    )
 }

@@ -10,7 +10,12 @@ pub const SHADER: Shader = crate::shader!("gather");
 pub const GATHER: KernelSpec = KernelSpec {
     shader: SHADER,
     entry: "gather_forward",
-    bindings: &[Access::ReadOnly, Access::ReadOnly, Access::ReadWrite, Access::Uniform],
+    bindings: &[
+        Access::ReadOnly,
+        Access::ReadOnly,
+        Access::ReadWrite,
+        Access::Uniform,
+    ],
 };
 
 /// Every entry point of this family.
@@ -54,23 +59,36 @@ impl ByteBuffer {
         let mut padded = bytes.to_vec();
         padded.resize(padded_len, 0);
         dev.inner.queue.write_buffer(buffer.buffer(), 0, &padded);
-        Ok(ByteBuffer { buffer, len: bytes.len() })
+        Ok(ByteBuffer {
+            buffer,
+            len: bytes.len(),
+        })
     }
 }
 
 impl IndexBuffer {
     /// Uploads indices.
     pub fn new(dev: &crate::Device, indices: &[u32]) -> Result<IndexBuffer> {
-        let buffer = dev.inner.pool.alloc(dev, (indices.len().max(1) * 4) as u64)?;
+        let buffer = dev
+            .inner
+            .pool
+            .alloc(dev, (indices.len().max(1) * 4) as u64)?;
         if !indices.is_empty() {
-            dev.inner.queue.write_buffer(buffer.buffer(), 0, bytemuck::cast_slice(indices));
+            dev.inner
+                .queue
+                .write_buffer(buffer.buffer(), 0, bytemuck::cast_slice(indices));
         }
-        Ok(IndexBuffer { buffer, len: indices.len() })
+        Ok(IndexBuffer {
+            buffer,
+            len: indices.len(),
+        })
     }
 
     /// Overwrites the indices from the start (e.g. a new epoch's permutation).
     pub fn write(&self, dev: &crate::Device, indices: &[u32]) {
-        dev.inner.queue.write_buffer(self.buffer.buffer(), 0, bytemuck::cast_slice(indices));
+        dev.inner
+            .queue
+            .write_buffer(self.buffer.buffer(), 0, bytemuck::cast_slice(indices));
     }
 }
 
@@ -89,11 +107,19 @@ pub fn gather(
 ) -> Result<()> {
     let dev = rec.device();
     let pipe = dev.pipeline(&GATHER, &[])?;
-    let p = Params { batch: batch as u32, row_len: row_len as u32, offset: offset as u32, scale };
+    let p = Params {
+        batch: batch as u32,
+        row_len: row_len as u32,
+        offset: offset as u32,
+        scale,
+    };
     let n = (batch * row_len) as u64;
     let groups = grid_1d(n, 256, dev.info().limits.max_workgroups_per_dimension);
     let bufs = [
-        (data.buffer.buffer(), (data.len.div_ceil(4).max(1) * 4) as u64),
+        (
+            data.buffer.buffer(),
+            (data.len.div_ceil(4).max(1) * 4) as u64,
+        ),
         (indices.buffer.buffer(), (indices.len.max(1) * 4) as u64),
         (out, n * 4),
     ];

@@ -12,7 +12,7 @@
 //! first matmul on a device times every eligible candidate on a 256×512×512 product (a few
 //! milliseconds each, plus compilation) and keeps the fastest; the choice is cached in memory
 //! and on disk (`$SUANLI_CACHE_DIR`, else `$XDG_CACHE_HOME/suanli`, else `~/.cache/suanli`),
-//! keyed by adapter, driver and crate version. `SUANLI_MATMUL=naive|tiled|sg8x16|sg8x32|sg8x64`
+//! keyed by adapter, driver and crate version. `SUANLI_MATMUL=naive|tiled|sg8x16|sg8x32`
 //! forces a variant.
 
 use std::time::Instant;
@@ -45,15 +45,31 @@ pub const TILED: KernelSpec = KernelSpec {
     entry: "matmul_tiled_forward",
     bindings: BINDINGS,
 };
-/// Subgroup-broadcast kernel for 8-lane subgroups (lavapipe).
-pub const SUBGROUP8: KernelSpec = KernelSpec {
-    shader: SHADER_SUBGROUP,
-    entry: "matmul_sg8_forward",
-    bindings: BINDINGS,
-};
+const fn sg(entry: &'static str) -> KernelSpec {
+    KernelSpec {
+        shader: SHADER_SUBGROUP,
+        entry,
+        bindings: BINDINGS,
+    }
+}
+/// Subgroup-broadcast kernel for 8-lane subgroups (lavapipe), 16 rows per work-group.
+pub const SUBGROUP8_R16: KernelSpec = sg("matmul_sg8_r16_forward");
+/// The same with 32 rows per work-group.
+pub const SUBGROUP8_R32: KernelSpec = sg("matmul_sg8_r32_forward");
+/// 16-byte-load twin (NN: K, N multiples of 4; TN: M, N; NT: K), 16 rows.
+pub const SUBGROUP8_VEC4_R16: KernelSpec = sg("matmul_sg8v4_r16_forward");
+/// 16-byte-load twin, 32 rows.
+pub const SUBGROUP8_VEC4_R32: KernelSpec = sg("matmul_sg8v4_r32_forward");
 
 /// Every entry point of this family.
-pub const KERNELS: &[KernelSpec] = &[NAIVE, TILED, SUBGROUP8];
+pub const KERNELS: &[KernelSpec] = &[
+    NAIVE,
+    TILED,
+    SUBGROUP8_R16,
+    SUBGROUP8_R32,
+    SUBGROUP8_VEC4_R16,
+    SUBGROUP8_VEC4_R32,
+];
 
 /// Mirrors `Params` in matmul.wgsl.
 #[repr(C)]
@@ -131,11 +147,20 @@ pub enum Variant {
     Naive,
     /// [`TILED`].
     Tiled,
-    /// [`SUBGROUP8`] with this many rows per work-group (8, 16, 32 or 64).
+    /// The subgroup kernels with this many rows per work-group (16 or 32).
     Subgroup8 {
         /// Rows of C per work-group.
         rows: u32,
     },
+}
+
+/// Whether the aligned vec4 twin of the subgroup kernel applies to these arguments.
+fn vec4_ok(args: &MatmulArgs<'_>) -> bool {
+    match args.layout {
+        Layout::NN => args.k.is_multiple_of(4) && args.n.is_multiple_of(4),
+        Layout::TN => args.m.is_multiple_of(4) && args.n.is_multiple_of(4),
+        Layout::NT => args.k.is_multiple_of(4),
+    }
 }
 
 impl Variant {
@@ -144,10 +169,8 @@ impl Variant {
         match s.trim() {
             "naive" => Some(Variant::Naive),
             "tiled" => Some(Variant::Tiled),
-            "sg8x8" => Some(Variant::Subgroup8 { rows: 8 }),
             "sg8x16" => Some(Variant::Subgroup8 { rows: 16 }),
             "sg8x32" => Some(Variant::Subgroup8 { rows: 32 }),
-            "sg8x64" => Some(Variant::Subgroup8 { rows: 64 }),
             _ => None,
         }
     }
@@ -165,18 +188,25 @@ impl Variant {
     pub fn eligible(self, dev: &Device) -> bool {
         let l = &dev.info().limits;
         match self {
-            Variant::Naive | Variant::Tiled => l.max_invocations >= 256 && l.max_workgroup_storage >= 8192,
+            Variant::Naive | Variant::Tiled => {
+                l.max_invocations >= 256 && l.max_workgroup_storage >= 8192
+            }
             Variant::Subgroup8 { rows } => {
-                dev.info().features.subgroups && l.subgroup_size == (8, 8) && matches!(rows, 8 | 16 | 32 | 64)
+                dev.info().features.subgroups
+                    && l.subgroup_size == (8, 8)
+                    && matches!(rows, 16 | 32)
             }
         }
     }
 
-    fn spec(self) -> &'static KernelSpec {
-        match self {
-            Variant::Naive => &NAIVE,
-            Variant::Tiled => &TILED,
-            Variant::Subgroup8 { .. } => &SUBGROUP8,
+    fn spec(self, vec4: bool) -> &'static KernelSpec {
+        match (self, vec4) {
+            (Variant::Naive, _) => &NAIVE,
+            (Variant::Tiled, _) => &TILED,
+            (Variant::Subgroup8 { rows: 16 }, false) => &SUBGROUP8_R16,
+            (Variant::Subgroup8 { .. }, false) => &SUBGROUP8_R32,
+            (Variant::Subgroup8 { rows: 16 }, true) => &SUBGROUP8_VEC4_R16,
+            (Variant::Subgroup8 { .. }, true) => &SUBGROUP8_VEC4_R32,
         }
     }
 
@@ -188,14 +218,11 @@ impl Variant {
         }
     }
 
-    /// The variant actually run for `m` rows: a subgroup kernel with fewer rows when `m` is
-    /// small, so a batch of 1 does not compute 64 clamped rows.
+    /// The variant actually run for `m` rows: the 16-row subgroup kernel when `m` is small,
+    /// so a batch of 1 does not compute 32 clamped rows.
     fn for_rows(self, m: u32) -> Variant {
         match self {
-            Variant::Subgroup8 { rows } if m < rows => {
-                let r = m.next_power_of_two().clamp(8, rows);
-                Variant::Subgroup8 { rows: r }
-            }
+            Variant::Subgroup8 { .. } if m <= 16 => Variant::Subgroup8 { rows: 16 },
             v => v,
         }
     }
@@ -252,17 +279,15 @@ pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Varia
         });
     }
     let variant = variant.for_rows(args.m);
-    let mut constants: Vec<(&str, f64)> = vec![
+    let spec = variant.spec(vec4_ok(args));
+    let constants = [
         ("TRANS_A", (args.layout == Layout::TN) as u32 as f64),
         ("TRANS_B", (args.layout == Layout::NT) as u32 as f64),
         ("HAS_BIAS", args.bias.is_some() as u32 as f64),
         ("ACCUMULATE", args.accumulate as u32 as f64),
         ("ACT", args.act.code() as f64),
     ];
-    if let Variant::Subgroup8 { rows } = variant {
-        constants.push(("ROWS", rows as f64));
-    }
-    let pipe = dev.pipeline(variant.spec(), &constants)?;
+    let pipe = dev.pipeline(spec, &constants)?;
     let (m, n, k) = (args.m as u64, args.n as u64, args.k as u64);
     let params = Params {
         m: args.m,
@@ -273,7 +298,12 @@ pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Varia
     let bias = args.bias.map(|b| (b, n * 4)).unwrap_or((args.a, 4));
     rec.dispatch(
         &pipe,
-        &[(args.a, m * k * 4), (args.b, k * n * 4), bias, (args.c, m * n * 4)],
+        &[
+            (args.a, m * k * 4),
+            (args.b, k * n * 4),
+            bias,
+            (args.c, m * n * 4),
+        ],
         Some(bytemuck::bytes_of(&params)),
         variant.groups(args.m, args.n),
     )
@@ -283,8 +313,8 @@ pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Varia
 pub fn candidates(dev: &Device) -> Vec<Variant> {
     [
         Variant::Tiled,
+        Variant::Subgroup8 { rows: 16 },
         Variant::Subgroup8 { rows: 32 },
-        Variant::Subgroup8 { rows: 64 },
     ]
     .into_iter()
     .filter(|v| v.eligible(dev))
@@ -297,16 +327,21 @@ fn cache_file(dev: &Device) -> Option<std::path::PathBuf> {
     } else if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
         std::path::PathBuf::from(d).join("suanli")
     } else {
-        std::path::PathBuf::from(std::env::var_os("HOME")?).join(".cache").join("suanli")
+        std::path::PathBuf::from(std::env::var_os("HOME")?)
+            .join(".cache")
+            .join("suanli")
     };
     let info = dev.info();
+    // Kernel sources are part of the key: editing a kernel invalidates the choice.
     let key = format!(
-        "{}|{}|{}|{:?}|{}",
+        "{}|{}|{}|{:?}|{}|{}|{}",
         info.name,
         info.driver_info,
         info.backend,
         info.limits.subgroup_size,
-        env!("CARGO_PKG_VERSION")
+        env!("CARGO_PKG_VERSION"),
+        SHADER.source,
+        SHADER_SUBGROUP.source
     );
     let mut h = std::collections::hash_map::DefaultHasher::new();
     std::hash::Hash::hash(&key, &mut h);
@@ -323,7 +358,7 @@ pub fn choose(dev: &Device) -> Result<Variant> {
             key: "SUANLI_MATMUL".into(),
             value: name.clone(),
             source_name: "environment".into(),
-            reason: "expected naive, tiled, sg8x8, sg8x16, sg8x32 or sg8x64".into(),
+            reason: "expected naive, tiled, sg8x16 or sg8x32".into(),
         })?;
         if !v.eligible(dev) {
             return Err(Error::Config {
@@ -356,7 +391,7 @@ pub fn choose(dev: &Device) -> Result<Variant> {
     Ok(*dev.inner.matmul_variant.get().unwrap_or(&v))
 }
 
-/// Times every candidate on a 256×512×512 NN product (median of 3 after a warm-up) and
+/// Times every candidate on a 256×512×512 NN product (median of 5 after a warm-up) and
 /// returns the fastest.
 pub fn tune(dev: &Device) -> Result<Variant> {
     let (m, n, k) = (256u32, 512u32, 512u32);
@@ -378,19 +413,33 @@ pub fn tune(dev: &Device) -> Result<Variant> {
     let mut best: Option<(f64, Variant)> = None;
     let mut report = Vec::new();
     for v in candidates(dev) {
-        let secs = time_variant(dev, &args, v, 3)?;
-        report.push(format!("{} {:.1} GFLOP/s", v.name(), 2.0 * (m * n * k) as f64 / secs / 1e9));
+        let secs = time_variant(dev, &args, v, 5)?;
+        report.push(format!(
+            "{} {:.1} GFLOP/s",
+            v.name(),
+            2.0 * (m * n * k) as f64 / secs / 1e9
+        ));
         if best.is_none_or(|(t, _)| secs < t) {
             best = Some((secs, v));
         }
     }
     let v = best.map(|(_, v)| v).unwrap_or(Variant::Naive);
-    log::info!("matmul tuning on {}: {}; chose {}", dev.name(), report.join(", "), v.name());
+    log::info!(
+        "matmul tuning on {}: {}; chose {}",
+        dev.name(),
+        report.join(", "),
+        v.name()
+    );
     Ok(v)
 }
 
 /// Median wall time in seconds of one matmul with `variant` (after one warm-up run).
-pub fn time_variant(dev: &Device, args: &MatmulArgs<'_>, variant: Variant, runs: usize) -> Result<f64> {
+pub fn time_variant(
+    dev: &Device,
+    args: &MatmulArgs<'_>,
+    variant: Variant,
+    runs: usize,
+) -> Result<f64> {
     let mut times = Vec::with_capacity(runs);
     for i in 0..=runs {
         let t0 = Instant::now();

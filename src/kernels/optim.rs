@@ -13,13 +13,29 @@ pub const SHADER: Shader = crate::shader!("optim");
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 
 /// SGD. Bindings: grad, param, velocity, params.
-pub const SGD: KernelSpec = KernelSpec { shader: SHADER, entry: "sgd_step", bindings: &[RO, RW, RW, U] };
+pub const SGD: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "sgd_step",
+    bindings: &[RO, RW, RW, U],
+};
 /// Adam. Bindings: grad, param, m, v, params.
-pub const ADAM: KernelSpec = KernelSpec { shader: SHADER, entry: "adam_step", bindings: &[RO, RW, RW, RW, U] };
+pub const ADAM: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "adam_step",
+    bindings: &[RO, RW, RW, RW, U],
+};
 /// AdamW. Bindings: grad, param, m, v, params.
-pub const ADAMW: KernelSpec = KernelSpec { shader: SHADER, entry: "adamw_step", bindings: &[RO, RW, RW, RW, U] };
+pub const ADAMW: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "adamw_step",
+    bindings: &[RO, RW, RW, RW, U],
+};
 /// RMSprop. Bindings: grad, param, mean square, params.
-pub const RMSPROP: KernelSpec = KernelSpec { shader: SHADER, entry: "rmsprop_step", bindings: &[RO, RW, RW, U] };
+pub const RMSPROP: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "rmsprop_step",
+    bindings: &[RO, RW, RW, U],
+};
 
 /// Every entry point of this family.
 pub const KERNELS: &[KernelSpec] = &[SGD, ADAM, ADAMW, RMSPROP];
@@ -107,15 +123,30 @@ impl Rule {
 
     /// The uniform for step `t` (1-based) over `n` elements, scalars computed in f64.
     pub fn params(&self, n: usize, t: u64) -> Params {
-        let mut p = Params { n: n as u32, ..Default::default() };
+        let mut p = Params {
+            n: n as u32,
+            ..Default::default()
+        };
         match *self {
-            Rule::Sgd { lr, momentum, nesterov, weight_decay } => {
+            Rule::Sgd {
+                lr,
+                momentum,
+                nesterov,
+                weight_decay,
+            } => {
                 p.lr = lr as f32;
                 p.momentum = momentum as f32;
                 p.nesterov = nesterov as u32;
                 p.weight_decay = weight_decay as f32;
             }
-            Rule::Adam { lr, beta1, beta2, eps, weight_decay, .. } => {
+            Rule::Adam {
+                lr,
+                beta1,
+                beta2,
+                eps,
+                weight_decay,
+                ..
+            } => {
                 let t = t.max(1) as i32;
                 p.lr = lr as f32;
                 p.beta1 = beta1 as f32;
@@ -125,7 +156,12 @@ impl Rule {
                 p.step_size = (lr / (1.0 - beta1.powi(t))) as f32;
                 p.bc2_sqrt = (1.0 - beta2.powi(t)).sqrt() as f32;
             }
-            Rule::RmsProp { lr, rho, eps, weight_decay } => {
+            Rule::RmsProp {
+                lr,
+                rho,
+                eps,
+                weight_decay,
+            } => {
                 p.lr = lr as f32;
                 p.rho = rho as f32;
                 p.eps = eps as f32;
@@ -138,8 +174,12 @@ impl Rule {
     fn spec(&self) -> &'static KernelSpec {
         match self {
             Rule::Sgd { .. } => &SGD,
-            Rule::Adam { decoupled: false, .. } => &ADAM,
-            Rule::Adam { decoupled: true, .. } => &ADAMW,
+            Rule::Adam {
+                decoupled: false, ..
+            } => &ADAM,
+            Rule::Adam {
+                decoupled: true, ..
+            } => &ADAMW,
             Rule::RmsProp { .. } => &RMSPROP,
         }
     }
@@ -170,6 +210,10 @@ pub fn step(
     let bytes = n as u64 * 4;
     let mut bufs = vec![(grad, bytes), (param, bytes)];
     bufs.extend(state.iter().map(|s| (*s, bytes)));
-    let groups = grid_1d(n as u64, 256, dev.info().limits.max_workgroups_per_dimension);
+    let groups = grid_1d(
+        n as u64,
+        256,
+        dev.info().limits.max_workgroups_per_dimension,
+    );
     rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), groups)
 }

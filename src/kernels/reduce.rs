@@ -10,9 +10,17 @@ pub const SHADER: Shader = crate::shader!("reduce");
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 
 /// `out[r] = OP(x[r, :])`, one 256-wide work-group per row (tree in workgroup memory).
-pub const ROWS: KernelSpec = KernelSpec { shader: SHADER, entry: "reduce_rows_forward", bindings: &[RO, RW, U] };
+pub const ROWS: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "reduce_rows_forward",
+    bindings: &[RO, RW, U],
+};
 /// `out[c] = Σ_r x[r, c]`, one invocation per column.
-pub const COLS: KernelSpec = KernelSpec { shader: SHADER, entry: "reduce_cols_forward", bindings: &[RO, RW, U] };
+pub const COLS: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "reduce_cols_forward",
+    bindings: &[RO, RW, U],
+};
 
 /// Every entry point of this family.
 pub const KERNELS: &[KernelSpec] = &[ROWS, COLS];
@@ -59,9 +67,18 @@ pub fn rows(
         RowOp::ArgMax => 2,
     };
     let pipe = dev.pipeline(&ROWS, &[("OP", code as f64)])?;
-    let p = Params { rows: rows as u32, cols: cols as u32, scale, _pad: 0 };
+    let p = Params {
+        rows: rows as u32,
+        cols: cols as u32,
+        scale,
+        _pad: 0,
+    };
     // One work-group per row, spilled onto y.
-    let groups = grid_1d(rows as u64, 1, dev.info().limits.max_workgroups_per_dimension);
+    let groups = grid_1d(
+        rows as u64,
+        1,
+        dev.info().limits.max_workgroups_per_dimension,
+    );
     let bufs = [(x, (rows * cols) as u64 * 4), (out, rows as u64 * 4)];
     rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), groups)
 }
@@ -77,8 +94,17 @@ pub fn cols(
 ) -> Result<()> {
     let dev = rec.device();
     let pipe = dev.pipeline(&COLS, &[])?;
-    let p = Params { rows: rows as u32, cols: cols as u32, scale, _pad: 0 };
-    let groups = grid_1d(cols as u64, 256, dev.info().limits.max_workgroups_per_dimension);
+    let p = Params {
+        rows: rows as u32,
+        cols: cols as u32,
+        scale,
+        _pad: 0,
+    };
+    let groups = grid_1d(
+        cols as u64,
+        256,
+        dev.info().limits.max_workgroups_per_dimension,
+    );
     let bufs = [(x, (rows * cols) as u64 * 4), (out, cols as u64 * 4)];
     rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), groups)
 }

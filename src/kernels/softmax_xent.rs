@@ -10,12 +10,23 @@ pub const SHADER: Shader = crate::shader!("softmax_xent");
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 
 /// `y = softmax(x)` per row (`LOG`: log-softmax). Bindings: x, y, params.
-pub const SOFTMAX: KernelSpec = KernelSpec { shader: SHADER, entry: "softmax_forward", bindings: &[RO, RW, U] };
+pub const SOFTMAX: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "softmax_forward",
+    bindings: &[RO, RW, U],
+};
 /// `loss[r]`. Bindings: x, labels, loss, params.
-pub const XENT: KernelSpec = KernelSpec { shader: SHADER, entry: "xent_forward", bindings: &[RO, RO, RW, U] };
+pub const XENT: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "xent_forward",
+    bindings: &[RO, RO, RW, U],
+};
 /// `grad = (softmax − onehot)·scale` and `loss[r]`. Bindings: x, labels, loss, grad, params.
-pub const XENT_BACKWARD: KernelSpec =
-    KernelSpec { shader: SHADER, entry: "xent_backward", bindings: &[RO, RO, RW, RW, U] };
+pub const XENT_BACKWARD: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "xent_backward",
+    bindings: &[RO, RO, RW, RW, U],
+};
 
 /// Every entry point of this family.
 pub const KERNELS: &[KernelSpec] = &[SOFTMAX, XENT, XENT_BACKWARD];
@@ -38,13 +49,31 @@ pub struct Params {
 pub const WG: u32 = 64;
 
 fn groups(rec: &Recorder<'_>, rows: usize) -> [u32; 3] {
-    grid_1d(rows as u64, WG, rec.device().info().limits.max_workgroups_per_dimension)
+    grid_1d(
+        rows as u64,
+        WG,
+        rec.device().info().limits.max_workgroups_per_dimension,
+    )
 }
 
 /// Records `y = softmax(x)` (or log-softmax) over rows of `x` (rows, cols).
-pub fn softmax(rec: &mut Recorder<'_>, x: &wgpu::Buffer, y: &wgpu::Buffer, rows: usize, cols: usize, log: bool) -> Result<()> {
-    let pipe = rec.device().pipeline(&SOFTMAX, &[("LOG", log as u32 as f64)])?;
-    let p = Params { rows: rows as u32, cols: cols as u32, scale: 1.0, _pad: 0 };
+pub fn softmax(
+    rec: &mut Recorder<'_>,
+    x: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    rows: usize,
+    cols: usize,
+    log: bool,
+) -> Result<()> {
+    let pipe = rec
+        .device()
+        .pipeline(&SOFTMAX, &[("LOG", log as u32 as f64)])?;
+    let p = Params {
+        rows: rows as u32,
+        cols: cols as u32,
+        scale: 1.0,
+        _pad: 0,
+    };
     let n = (rows * cols) as u64 * 4;
     let g = groups(rec, rows);
     rec.dispatch(&pipe, &[(x, n), (y, n)], Some(bytemuck::bytes_of(&p)), g)
@@ -64,14 +93,35 @@ pub fn xent(
     scale: f32,
     from_probs: bool,
 ) -> Result<()> {
-    let spec = if grad.is_some() { &XENT_BACKWARD } else { &XENT };
-    let pipe = rec.device().pipeline(spec, &[("FROM_PROBS", from_probs as u32 as f64)])?;
-    let p = Params { rows: rows as u32, cols: cols as u32, scale, _pad: 0 };
+    let spec = if grad.is_some() {
+        &XENT_BACKWARD
+    } else {
+        &XENT
+    };
+    let pipe = rec
+        .device()
+        .pipeline(spec, &[("FROM_PROBS", from_probs as u32 as f64)])?;
+    let p = Params {
+        rows: rows as u32,
+        cols: cols as u32,
+        scale,
+        _pad: 0,
+    };
     let n = (rows * cols) as u64 * 4;
     let r = rows as u64 * 4;
     let g = groups(rec, rows);
     match grad {
-        Some(gb) => rec.dispatch(&pipe, &[(x, n), (labels, r), (loss, r), (gb, n)], Some(bytemuck::bytes_of(&p)), g),
-        None => rec.dispatch(&pipe, &[(x, n), (labels, r), (loss, r)], Some(bytemuck::bytes_of(&p)), g),
+        Some(gb) => rec.dispatch(
+            &pipe,
+            &[(x, n), (labels, r), (loss, r), (gb, n)],
+            Some(bytemuck::bytes_of(&p)),
+            g,
+        ),
+        None => rec.dispatch(
+            &pipe,
+            &[(x, n), (labels, r), (loss, r)],
+            Some(bytemuck::bytes_of(&p)),
+            g,
+        ),
     }
 }

@@ -1,0 +1,533 @@
+//! Elementwise, reduction, softmax/cross-entropy, optimizer and gather kernels against the f64
+//! references, on ragged sizes, with outputs poisoned first; activation derivatives against
+//! central finite differences.
+
+mod common;
+
+use common::{assert_rel_l2, random_vec};
+use suanli::kernels::gather::{self, ByteBuffer, IndexBuffer};
+use suanli::kernels::optim::{self, Rule};
+use suanli::{reference, Activation, Device, Labels, Tensor};
+
+const SIZES: &[usize] = &[1, 7, 63, 64, 65, 257, 783, 1000, 65_537];
+const ACTS: &[Activation] = &[
+    Activation::Linear,
+    Activation::Relu,
+    Activation::LeakyRelu(0.2),
+    Activation::Sigmoid,
+    Activation::Tanh,
+    Activation::GeluTanh,
+    Activation::Gelu,
+];
+
+/// Takes a pooled buffer of `n` floats, fills it with NaN and returns it to the pool, so the
+/// next allocation of that size gets poisoned memory.
+fn poison(dev: &Device, n: usize) {
+    for _ in 0..2 {
+        drop(Tensor::full(dev, &[n], f32::NAN).unwrap());
+    }
+    dev.synchronize().unwrap();
+}
+
+fn scaled(v: &[f32], s: f32) -> Vec<f32> {
+    v.iter().map(|x| x * s).collect()
+}
+
+#[test]
+fn activations_forward_and_backward() {
+    let dev = dev_or_skip!();
+    for (i, &n) in SIZES.iter().enumerate() {
+        // Spread over [-4, 4) to exercise saturation.
+        let x = scaled(&random_vec(n, 40 + i as u64), 4.0);
+        let dy = random_vec(n, 80 + i as u64);
+        let xt = Tensor::from_slice(&dev, &x, &[n]).unwrap();
+        let dyt = Tensor::from_slice(&dev, &dy, &[n]).unwrap();
+        for &act in ACTS {
+            poison(&dev, n);
+            let y = xt.activation(act).unwrap().to_vec().unwrap();
+            let want: Vec<f64> = x
+                .iter()
+                .map(|&v| reference::activate(act, v as f64))
+                .collect();
+            assert_rel_l2(&format!("{act:?} forward n={n}"), &y, &want, 1e-5);
+            poison(&dev, n);
+            let dx = xt.activation_backward(act, &dyt).unwrap().to_vec().unwrap();
+            let want: Vec<f64> = x
+                .iter()
+                .zip(&dy)
+                .map(|(&v, &d)| d as f64 * reference::activate_grad(act, v as f64))
+                .collect();
+            assert_rel_l2(&format!("{act:?} backward n={n}"), &dx, &want, 1e-5);
+        }
+    }
+}
+
+#[test]
+fn activation_gradients_match_finite_differences() {
+    // CPU reference derivative against central differences in f64, away from ReLU's kink.
+    let mut rng = suanli::random::Rng::new(5);
+    for &act in ACTS {
+        for _ in 0..200 {
+            let x = rng.uniform(-5.0, 5.0);
+            if x.abs() < 1e-3 {
+                continue;
+            }
+            let h = 1e-6;
+            let fd =
+                (reference::activate(act, x + h) - reference::activate(act, x - h)) / (2.0 * h);
+            let an = reference::activate_grad(act, x);
+            assert!(
+                (fd - an).abs() < 1e-6 * (1.0 + an.abs()),
+                "{act:?} at {x}: fd {fd} vs analytic {an}"
+            );
+        }
+    }
+    // Hand-derived: sigmoid'(0) = 1/4, tanh'(0) = 1, gelu'(0) = 1/2, relu'(2) = 1, leaky'(-1) = a.
+    assert_eq!(reference::activate_grad(Activation::Sigmoid, 0.0), 0.25);
+    assert_eq!(reference::activate_grad(Activation::Tanh, 0.0), 1.0);
+    assert!((reference::activate_grad(Activation::Gelu, 0.0) - 0.5).abs() < 1e-15);
+    assert!((reference::activate_grad(Activation::GeluTanh, 0.0) - 0.5).abs() < 1e-15);
+    assert_eq!(
+        reference::activate_grad(Activation::LeakyRelu(0.25), -1.0),
+        0.25
+    );
+    assert!((reference::erf(1.0) - 0.842_700_792_949_714_9).abs() < 1e-14);
+    assert!((reference::erf(-3.5) + 0.999_999_256_901_627_7).abs() < 1e-14);
+}
+
+#[test]
+fn gpu_activation_backward_matches_gpu_finite_differences() {
+    // Finite differences of the GPU forward (f32, so a loose step) against the GPU backward.
+    let dev = dev_or_skip!();
+    let n = 257;
+    let x: Vec<f32> = scaled(&random_vec(n, 3), 3.0)
+        .into_iter()
+        .map(|v| if v.abs() < 0.05 { 0.5 } else { v })
+        .collect();
+    let h = 1e-2f32;
+    let xp: Vec<f32> = x.iter().map(|v| v + h).collect();
+    let xm: Vec<f32> = x.iter().map(|v| v - h).collect();
+    let ones = Tensor::full(&dev, &[n], 1.0).unwrap();
+    for &act in ACTS {
+        let yp = Tensor::from_slice(&dev, &xp, &[n])
+            .unwrap()
+            .activation(act)
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        let ym = Tensor::from_slice(&dev, &xm, &[n])
+            .unwrap()
+            .activation(act)
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        let g = Tensor::from_slice(&dev, &x, &[n])
+            .unwrap()
+            .activation_backward(act, &ones)
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        let fd: Vec<f64> = yp
+            .iter()
+            .zip(&ym)
+            .map(|(a, b)| (*a as f64 - *b as f64) / (2.0 * h as f64))
+            .collect();
+        // Central differences with h = 1e-2 are accurate to O(h²·f''') ≈ 1e-4 relative here.
+        assert_rel_l2(&format!("{act:?} gpu fd"), &g, &fd, 1e-3);
+    }
+}
+
+#[test]
+fn binary_scale_fill_bias() {
+    let dev = dev_or_skip!();
+    for (i, &n) in SIZES.iter().enumerate() {
+        let a = random_vec(n, i as u64);
+        let b: Vec<f32> = random_vec(n, 100 + i as u64)
+            .iter()
+            .map(|v| v + 2.0)
+            .collect(); // no division by ~0
+        let at = Tensor::from_slice(&dev, &a, &[n]).unwrap();
+        let bt = Tensor::from_slice(&dev, &b, &[n]).unwrap();
+        type Op = fn(&Tensor, &Tensor) -> suanli::Result<Tensor>;
+        type Ref = fn(f64, f64) -> f64;
+        let ops: [(&str, Op, Ref); 4] = [
+            ("add", Tensor::add, |x, y| x + y),
+            ("sub", Tensor::sub, |x, y| x - y),
+            ("mul", Tensor::mul, |x, y| x * y),
+            ("div", Tensor::div, |x, y| x / y),
+        ];
+        for (name, op, f) in ops {
+            poison(&dev, n);
+            let out = op(&at, &bt).unwrap().to_vec().unwrap();
+            let want: Vec<f64> = a
+                .iter()
+                .zip(&b)
+                .map(|(&x, &y)| f(x as f64, y as f64))
+                .collect();
+            assert_rel_l2(&format!("{name} n={n}"), &out, &want, 1e-6);
+        }
+        poison(&dev, n);
+        let out = at.scale(-3.5).unwrap().to_vec().unwrap();
+        let want: Vec<f64> = a.iter().map(|&x| -3.5 * x as f64).collect();
+        assert_rel_l2("scale", &out, &want, 1e-7);
+    }
+    for &(r, c) in &[(1, 1), (7, 13), (33, 10), (128, 65)] {
+        let x = random_vec(r * c, 9);
+        let bias = random_vec(c, 10);
+        let xt = Tensor::from_slice(&dev, &x, &[r, c]).unwrap();
+        let bt = Tensor::from_slice(&dev, &bias, &[c]).unwrap();
+        poison(&dev, r * c);
+        let out = xt.add_bias(&bt).unwrap().to_vec().unwrap();
+        let want: Vec<f64> = (0..r * c)
+            .map(|i| x[i] as f64 + bias[i % c] as f64)
+            .collect();
+        assert_rel_l2("bias_add", &out, &want, 1e-7);
+    }
+    assert!(Tensor::from_slice(&dev, &[1.0], &[1])
+        .unwrap()
+        .add(&Tensor::zeros(&dev, &[2]).unwrap())
+        .is_err());
+}
+
+const MATS: &[(usize, usize)] = &[
+    (1, 1),
+    (1, 7),
+    (7, 1),
+    (15, 17),
+    (63, 65),
+    (128, 129),
+    (3, 783),
+    (1000, 10),
+    (2, 5000),
+];
+
+#[test]
+fn reductions_rows_cols_max_argmax() {
+    let dev = dev_or_skip!();
+    for (i, &(r, c)) in MATS.iter().enumerate() {
+        let x = random_vec(r * c, 300 + i as u64);
+        let xt = Tensor::from_slice(&dev, &x, &[r, c]).unwrap();
+        poison(&dev, c);
+        poison(&dev, r);
+        assert_rel_l2(
+            "sum(0)",
+            &xt.sum(0).unwrap().to_vec().unwrap(),
+            &reference::sum_cols(&x, r, c),
+            1e-5,
+        );
+        assert_rel_l2(
+            "sum(1)",
+            &xt.sum(1).unwrap().to_vec().unwrap(),
+            &reference::sum_rows(&x, r, c),
+            1e-5,
+        );
+        let mean1: Vec<f64> = reference::sum_rows(&x, r, c)
+            .iter()
+            .map(|s| s / c as f64)
+            .collect();
+        assert_rel_l2(
+            "mean(1)",
+            &xt.mean(1).unwrap().to_vec().unwrap(),
+            &mean1,
+            1e-5,
+        );
+        let mean0: Vec<f64> = reference::sum_cols(&x, r, c)
+            .iter()
+            .map(|s| s / r as f64)
+            .collect();
+        assert_rel_l2(
+            "mean(0)",
+            &xt.mean(0).unwrap().to_vec().unwrap(),
+            &mean0,
+            1e-5,
+        );
+        let (mx, am) = reference::max_rows(&x, r, c);
+        assert_eq!(
+            xt.max_rows().unwrap().to_vec().unwrap(),
+            mx.iter().map(|&v| v as f32).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            xt.argmax_rows().unwrap().to_vec().unwrap(),
+            am.iter().map(|&v| v as f32).collect::<Vec<_>>()
+        );
+    }
+    // Ties go to the first index; a 1-D tensor sums to one value.
+    let t = Tensor::from_slice(&dev, &[1.0, 3.0, 3.0, 0.0], &[1, 4]).unwrap();
+    assert_eq!(t.argmax_rows().unwrap().to_vec().unwrap(), vec![1.0]);
+    let v = Tensor::from_slice(&dev, &[1.0, 2.0, 3.5], &[3]).unwrap();
+    assert_eq!(v.sum(0).unwrap().to_vec().unwrap(), vec![6.5]);
+    assert!(v.sum(1).is_err());
+    assert!(Tensor::zeros(&dev, &[0, 3]).unwrap().sum(0).is_err());
+}
+
+#[test]
+fn reductions_are_deterministic() {
+    let dev = dev_or_skip!();
+    let (r, c) = (37, 100_003);
+    let x = random_vec(r * c, 1);
+    let xt = Tensor::from_slice(&dev, &x, &[r, c]).unwrap();
+    let first: Vec<u32> = xt
+        .sum(1)
+        .unwrap()
+        .to_vec()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
+    let cols: Vec<u32> = xt
+        .sum(0)
+        .unwrap()
+        .to_vec()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
+    for _ in 0..3 {
+        let again: Vec<u32> = xt
+            .sum(1)
+            .unwrap()
+            .to_vec()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect();
+        assert_eq!(first, again);
+        let again: Vec<u32> = xt
+            .sum(0)
+            .unwrap()
+            .to_vec()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect();
+        assert_eq!(cols, again);
+    }
+}
+
+#[test]
+fn softmax_and_log_softmax() {
+    let dev = dev_or_skip!();
+    for (i, &(r, c)) in MATS.iter().enumerate() {
+        let x = scaled(&random_vec(r * c, 700 + i as u64), 5.0);
+        let xt = Tensor::from_slice(&dev, &x, &[r, c]).unwrap();
+        poison(&dev, r * c);
+        assert_rel_l2(
+            "softmax",
+            &xt.softmax(1).unwrap().to_vec().unwrap(),
+            &reference::softmax(&x, r, c, false),
+            1e-5,
+        );
+        poison(&dev, r * c);
+        assert_rel_l2(
+            "log_softmax",
+            &xt.log_softmax(1).unwrap().to_vec().unwrap(),
+            &reference::softmax(&x, r, c, true),
+            1e-5,
+        );
+    }
+    // Large magnitudes stay finite and correct.
+    let x = vec![1e4f32, -1e4, 0.0, 9999.0, -5e3, 1e4];
+    let xt = Tensor::from_slice(&dev, &x, &[2, 3]).unwrap();
+    let y = xt.softmax(1).unwrap().to_vec().unwrap();
+    assert!(y.iter().all(|v| v.is_finite()), "{y:?}");
+    assert_rel_l2(
+        "softmax ±1e4",
+        &y,
+        &reference::softmax(&x, 2, 3, false),
+        1e-6,
+    );
+    let ly = xt.log_softmax(1).unwrap().to_vec().unwrap();
+    assert!(ly.iter().all(|v| v.is_finite()), "{ly:?}");
+    assert!(xt.softmax(0).is_err());
+}
+
+#[test]
+fn cross_entropy_forward_backward() {
+    let dev = dev_or_skip!();
+    let mut rng = suanli::random::Rng::new(11);
+    for (i, &(r, c)) in MATS.iter().enumerate() {
+        let x = scaled(&random_vec(r * c, 900 + i as u64), 4.0);
+        let labels: Vec<u32> = (0..r).map(|_| rng.below(c as u64) as u32).collect();
+        let xt = Tensor::from_slice(&dev, &x, &[r, c]).unwrap();
+        let lt = Labels::new(&dev, &labels).unwrap();
+        let (want_loss, want_grad) = reference::xent(&x, &labels, r, c, 1.0 / r as f64);
+        poison(&dev, r);
+        let loss = xt.softmax_cross_entropy(&lt).unwrap();
+        assert_rel_l2("xent loss", &loss.to_vec().unwrap(), &want_loss, 1e-5);
+        let mean = loss.mean(0).unwrap().to_vec().unwrap();
+        let want_mean = want_loss.iter().sum::<f64>() / r as f64;
+        assert_rel_l2("xent mean", &mean, &[want_mean], 1e-5);
+        poison(&dev, r * c);
+        let (grad, loss2) = xt.softmax_cross_entropy_backward(&lt).unwrap();
+        assert_rel_l2("xent grad", &grad.to_vec().unwrap(), &want_grad, 1e-5);
+        assert_rel_l2(
+            "xent loss (backward pass)",
+            &loss2.to_vec().unwrap(),
+            &want_loss,
+            1e-5,
+        );
+    }
+    // Finite differences of the f64 reference loss against its gradient (mean over rows).
+    let (r, c) = (3, 5);
+    let x = random_vec(r * c, 1);
+    let labels = [4u32, 0, 2];
+    let (_, g) = reference::xent(&x, &labels, r, c, 1.0 / r as f64);
+    for i in 0..r * c {
+        let h = 1e-3f32;
+        let mut xp = x.clone();
+        xp[i] += h;
+        let mut xm = x.clone();
+        xm[i] -= h;
+        let lp: f64 = reference::xent(&xp, &labels, r, c, 1.0)
+            .0
+            .iter()
+            .sum::<f64>()
+            / r as f64;
+        let lm: f64 = reference::xent(&xm, &labels, r, c, 1.0)
+            .0
+            .iter()
+            .sum::<f64>()
+            / r as f64;
+        // The step actually taken in f32, so rounding of x ± h does not count as error.
+        let fd = (lp - lm) / (xp[i] as f64 - xm[i] as f64);
+        assert!((fd - g[i]).abs() < 1e-6, "xent fd {fd} vs {}", g[i]);
+    }
+    // Labels out of range are a host-side error.
+    let xt = Tensor::zeros(&dev, &[2, 3]).unwrap();
+    let bad = Labels::new(&dev, &[0, 3]).unwrap();
+    assert!(matches!(
+        xt.softmax_cross_entropy(&bad),
+        Err(suanli::Error::InvalidArgument { .. })
+    ));
+    let short = Labels::new(&dev, &[0]).unwrap();
+    assert!(matches!(
+        xt.softmax_cross_entropy(&short),
+        Err(suanli::Error::ShapeMismatch { .. })
+    ));
+}
+
+#[test]
+fn optimizers_match_reference_over_five_steps() {
+    let dev = dev_or_skip!();
+    let rules = [
+        Rule::Sgd {
+            lr: 0.1,
+            momentum: 0.0,
+            nesterov: false,
+            weight_decay: 0.0,
+        },
+        Rule::Sgd {
+            lr: 0.05,
+            momentum: 0.9,
+            nesterov: false,
+            weight_decay: 1e-3,
+        },
+        Rule::Sgd {
+            lr: 0.05,
+            momentum: 0.9,
+            nesterov: true,
+            weight_decay: 0.0,
+        },
+        Rule::Adam {
+            lr: 1e-3,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-7,
+            weight_decay: 0.0,
+            decoupled: false,
+        },
+        Rule::Adam {
+            lr: 1e-2,
+            beta1: 0.8,
+            beta2: 0.99,
+            eps: 1e-8,
+            weight_decay: 0.01,
+            decoupled: false,
+        },
+        Rule::Adam {
+            lr: 1e-3,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.01,
+            decoupled: true,
+        },
+        Rule::RmsProp {
+            lr: 1e-3,
+            rho: 0.9,
+            eps: 1e-7,
+            weight_decay: 0.0,
+        },
+    ];
+    for (ri, rule) in rules.iter().enumerate() {
+        for &n in &[1usize, 7, 65, 1000] {
+            let p0 = random_vec(n, 10 + ri as u64);
+            let param = Tensor::from_slice(&dev, &p0, &[n]).unwrap();
+            let state: Vec<Tensor> = (0..rule.state_count())
+                .map(|_| Tensor::zeros(&dev, &[n]).unwrap())
+                .collect();
+            let mut ref_p: Vec<f64> = p0.iter().map(|&v| v as f64).collect();
+            let mut ref_s = vec![vec![0.0f64; n]; rule.state_count()];
+            for t in 1..=5u64 {
+                let g = random_vec(n, 1000 * t + ri as u64);
+                let gt = Tensor::from_slice(&dev, &g, &[n]).unwrap();
+                let mut rec = dev.recorder();
+                let sb: Vec<&wgpu::Buffer> = state.iter().map(|s| s.buffer()).collect();
+                optim::step(&mut rec, rule, gt.buffer(), param.buffer(), &sb, n, t).unwrap();
+                rec.submit().unwrap();
+                let g64: Vec<f64> = g.iter().map(|&v| v as f64).collect();
+                reference::optim_step(rule, &g64, &mut ref_p, &mut ref_s, t);
+            }
+            // Compare the change from the start, which is what the update rule computes.
+            let got: Vec<f32> = param
+                .to_vec()
+                .unwrap()
+                .iter()
+                .zip(&p0)
+                .map(|(a, b)| a - b)
+                .collect();
+            let want: Vec<f64> = ref_p.iter().zip(&p0).map(|(a, &b)| a - b as f64).collect();
+            assert_rel_l2(&format!("{rule:?} n={n}"), &got, &want, 1e-4);
+            let got = param.to_vec().unwrap();
+            assert_rel_l2(&format!("{rule:?} n={n} params"), &got, &ref_p, 1e-6);
+        }
+    }
+}
+
+#[test]
+fn gather_rows_from_u8_dataset() {
+    let dev = dev_or_skip!();
+    let mut rng = suanli::random::Rng::new(3);
+    for &(rows, row_len, batch) in &[
+        (10usize, 784usize, 7usize),
+        (1, 1, 1),
+        (100, 3, 64),
+        (50, 1, 33),
+    ] {
+        let data: Vec<u8> = (0..rows * row_len).map(|_| rng.below(256) as u8).collect();
+        let idx: Vec<u32> = (0..batch + 5)
+            .map(|_| rng.below(rows as u64) as u32)
+            .collect();
+        let db = ByteBuffer::new(&dev, &data).unwrap();
+        let ib = IndexBuffer::new(&dev, &idx).unwrap();
+        let out = Tensor::full(&dev, &[batch * row_len], f32::NAN).unwrap();
+        let mut rec = dev.recorder();
+        gather::gather(
+            &mut rec,
+            &db,
+            &ib,
+            out.buffer(),
+            batch,
+            row_len,
+            5,
+            1.0 / 255.0,
+        )
+        .unwrap();
+        rec.submit().unwrap();
+        let got = out.to_vec().unwrap();
+        let want: Vec<f64> = (0..batch * row_len)
+            .map(|i| data[idx[5 + i / row_len] as usize * row_len + i % row_len] as f64 / 255.0)
+            .collect();
+        assert_rel_l2("gather", &got, &want, 1e-7);
+    }
+}
