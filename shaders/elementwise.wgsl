@@ -104,3 +104,25 @@ fn bias_add_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
     }
     bin_c[i] = bin_a[i] + bin_b[i % bin_p.cols];
 }
+
+// ---- unary backward from the output: dx = dy * act'(x) where y = act(x) is known -------
+// For activations whose derivative is a function of the output (linear, relu, leaky relu
+// with a positive slope, sigmoid, tanh): lets the forward pass fuse the activation into the
+// matmul and keep only its output. Bindings: y, dy, dx, params.
+@compute @workgroup_size(256)
+fn unary_output_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= ub_p.n) {
+        return;
+    }
+    let y = ub_x[i];
+    var g: f32;
+    switch ACT {
+        case 1u: { g = select(0.0, 1.0, y > 0.0); }
+        case 2u: { g = select(ub_p.alpha, 1.0, y > 0.0); }
+        case 3u: { g = y * (1.0 - y); }
+        case 4u: { g = 1.0 - y * y; }
+        default: { g = 1.0; }
+    }
+    ub_dx[i] = ub_dy[i] * g;
+}

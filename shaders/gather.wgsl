@@ -4,6 +4,8 @@
 // stay 47 MB on the device instead of 188 MB as f32. Labels are gathered with row_len = 1 and
 // scale = 1. Indices are u32 (an epoch's permutation, uploaded once per epoch).
 //
+// gather_f32_forward does the same from an f32 dataset (no scaling but `scale`).
+//
 // Bindings: data, indices (read-only), out (read-write), params.
 
 struct Params {
@@ -32,4 +34,17 @@ fn gather_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     let word = data[byte_index / 4u];
     let value = (word >> ((byte_index % 4u) * 8u)) & 0xffu;
     out[i] = f32(value) * p.scale;
+}
+
+@group(0) @binding(0) var<storage, read> data_f32: array<f32>;
+
+@compute @workgroup_size(256)
+fn gather_f32_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * WG;
+    if (i >= p.batch * p.row_len) {
+        return;
+    }
+    let b = i / p.row_len;
+    let j = i - b * p.row_len;
+    out[i] = data_f32[indices[p.offset + b] * p.row_len + j] * p.scale;
 }

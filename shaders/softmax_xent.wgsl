@@ -114,3 +114,30 @@ fn xent_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         grad[base + c] = (sm - select(0.0, 1.0, c == label)) * p4.scale;
     }
 }
+
+// Training metrics, accumulated on the device so no step reads anything back:
+//   acc[0] += Σ_r loss[r], acc[1] += #{r : argmax x[r] == label[r]}, acc[2] += rows.
+// One invocation walks the batch in order (deterministic; a batch is small).
+// Bindings: x, labels, loss (read-only), acc (read-write), params(4).
+@group(0) @binding(2) var<storage, read> m_loss: array<f32>;
+@group(0) @binding(3) var<storage, read_write> m_acc: array<f32>;
+
+@compute @workgroup_size(1)
+fn xent_metrics_forward() {
+    var total = 0.0;
+    var correct = 0.0;
+    for (var r = 0u; r < p4.rows; r++) {
+        let base = r * p4.cols;
+        var best = 0u;
+        for (var c = 1u; c < p4.cols; c++) {
+            if (x[base + c] > x[base + best]) {
+                best = c;
+            }
+        }
+        correct += select(0.0, 1.0, best == u32(labels[r]));
+        total += m_loss[r];
+    }
+    m_acc[0] += total;
+    m_acc[1] += correct;
+    m_acc[2] += f32(p4.rows);
+}

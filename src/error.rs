@@ -145,6 +145,30 @@ pub enum Error {
         seconds: f64,
     },
 
+    /// A file's contents are not what its format requires.
+    #[error("{path}: malformed {format} file: expected {expected}, found {found}")]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// The format (IDX, safetensors…).
+        format: &'static str,
+        /// What the format requires.
+        expected: String,
+        /// What the file holds.
+        found: String,
+    },
+
+    /// Training produced a NaN or infinite loss.
+    #[error("the loss became {value} at epoch {epoch}, step {step}: training stopped (lower the learning rate?)")]
+    NonFinite {
+        /// 1-based epoch.
+        epoch: usize,
+        /// Step within the epoch (the end of the chunk where it was seen).
+        step: usize,
+        /// The value seen.
+        value: f64,
+    },
+
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {

@@ -410,7 +410,57 @@ impl Device {
                     label: Some("suanli"),
                 }),
             keep: Vec::new(),
+            capture: None,
         }
+    }
+
+    /// Starts capturing dispatches into a [`Program`] instead of recording them: the kernel
+    /// launch functions build their pipelines, bind groups and uniforms once, and
+    /// [`Recorder::replay`] re-records the whole list cheaply as often as needed (a training
+    /// step). Nothing is submitted while capturing.
+    pub fn capture(&self) -> Recorder<'_> {
+        let mut r = self.recorder();
+        r.capture = Some(Vec::new());
+        r
+    }
+}
+
+/// One dispatch with everything bound, ready to be recorded again and again.
+pub struct Prepared {
+    pipeline: Arc<Pipeline>,
+    bind_group: wgpu::BindGroup,
+    groups: [u32; 3],
+    uniform: Option<PooledBuffer>,
+}
+
+/// A captured list of dispatches (see [`Device::capture`]).
+#[derive(Default)]
+pub struct Program {
+    ops: Vec<Prepared>,
+}
+
+impl Program {
+    /// Number of dispatches.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// True if nothing was captured.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// The uniform buffer of dispatch `i`, for per-replay parameter updates by copy.
+    pub fn uniform(&self, i: usize) -> Option<&wgpu::Buffer> {
+        self.ops
+            .get(i)
+            .and_then(|p| p.uniform.as_ref())
+            .map(|u| u.buffer())
+    }
+
+    /// Appends another program's dispatches.
+    pub fn extend(&mut self, other: Program) {
+        self.ops.extend(other.ops);
     }
 }
 
@@ -419,6 +469,7 @@ pub struct Recorder<'d> {
     device: &'d Device,
     encoder: wgpu::CommandEncoder,
     keep: Vec<PooledBuffer>,
+    capture: Option<Vec<Prepared>>,
 }
 
 impl<'d> Recorder<'d> {
@@ -432,7 +483,7 @@ impl<'d> Recorder<'d> {
     /// buffer); `params`, if the kernel declares a uniform last, its bytes.
     pub(crate) fn dispatch(
         &mut self,
-        pipe: &Pipeline,
+        pipe: &Arc<Pipeline>,
         buffers: &[(&wgpu::Buffer, u64)],
         params: Option<&[u8]>,
         groups: [u32; 3],
@@ -519,6 +570,15 @@ impl<'d> Recorder<'d> {
                     entries: &entries,
                 })
         })?;
+        if let Some(list) = &mut self.capture {
+            list.push(Prepared {
+                pipeline: pipe.clone(),
+                bind_group: bg,
+                groups,
+                uniform: ubuf.map(|(u, _)| u),
+            });
+            return Ok(());
+        }
         {
             let mut pass = self
                 .encoder
@@ -534,6 +594,44 @@ impl<'d> Recorder<'d> {
             self.keep.push(u);
         }
         Ok(())
+    }
+
+    /// Ends a capture started with [`Device::capture`].
+    pub fn finish_capture(self) -> Program {
+        Program {
+            ops: self.capture.unwrap_or_default(),
+        }
+    }
+
+    /// Records every dispatch of `program` in one compute pass, in order.
+    pub fn replay(&mut self, program: &Program) {
+        if program.ops.is_empty() {
+            return;
+        }
+        let mut pass = self
+            .encoder
+            .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("suanli program"),
+                timestamp_writes: None,
+            });
+        for op in &program.ops {
+            pass.set_pipeline(&op.pipeline.pipeline);
+            pass.set_bind_group(0, &op.bind_group, &[]);
+            pass.dispatch_workgroups(op.groups[0], op.groups[1], op.groups[2]);
+        }
+    }
+
+    /// Records a copy of `bytes` bytes between buffer ranges (offsets multiples of 4).
+    pub fn copy_range(
+        &mut self,
+        src: &wgpu::Buffer,
+        src_offset: u64,
+        dst: &wgpu::Buffer,
+        dst_offset: u64,
+        bytes: u64,
+    ) {
+        self.encoder
+            .copy_buffer_to_buffer(src, src_offset, dst, dst_offset, bytes);
     }
 
     /// Records a buffer-to-buffer copy.

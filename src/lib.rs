@@ -33,12 +33,14 @@
 
 pub mod config;
 pub mod custom;
+pub mod data;
 pub mod device;
 pub mod error;
 pub mod io;
 pub mod kernel;
 pub mod kernels;
 pub mod memory;
+pub mod nn;
 pub mod ops;
 pub mod random;
 pub mod reference;

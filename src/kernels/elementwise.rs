@@ -46,8 +46,24 @@ pub const BIAS_ADD: KernelSpec = KernelSpec {
     bindings: &[RO, RO, RW, U],
 };
 
+/// `dx = dy · act'(x)` computed from the output `y = act(x)` (linear, relu, leaky relu,
+/// sigmoid, tanh).
+pub const UNARY_OUTPUT_BACKWARD: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "unary_output_backward",
+    bindings: &[RO, RO, RW, U],
+};
+
 /// Every entry point of this family.
-pub const KERNELS: &[KernelSpec] = &[FILL, UNARY, UNARY_BACKWARD, BINARY, SCALE, BIAS_ADD];
+pub const KERNELS: &[KernelSpec] = &[
+    FILL,
+    UNARY,
+    UNARY_BACKWARD,
+    BINARY,
+    SCALE,
+    BIAS_ADD,
+    UNARY_OUTPUT_BACKWARD,
+];
 
 /// Mirrors `Params` in elementwise.wgsl.
 #[repr(C)]
@@ -220,6 +236,48 @@ pub fn bias_add(
         &BIAS_ADD,
         &[],
         &[(x, bytes(n)), (bias, bytes(cols)), (y, bytes(n))],
+        p,
+    )
+}
+
+/// True if `act`'s derivative can be computed from its output (see [`activation_output_backward`]).
+pub fn derivative_from_output(act: Activation) -> bool {
+    match act {
+        Activation::Linear | Activation::Relu | Activation::Sigmoid | Activation::Tanh => true,
+        Activation::LeakyRelu(a) => a > 0.0,
+        Activation::GeluTanh | Activation::Gelu => false,
+    }
+}
+
+/// Records `dx = dy · act'(x)` from the activation's output `y` (only where
+/// [`derivative_from_output`] holds).
+pub fn activation_output_backward(
+    rec: &mut Recorder<'_>,
+    act: Activation,
+    y: &wgpu::Buffer,
+    dy: &wgpu::Buffer,
+    dx: &wgpu::Buffer,
+    n: usize,
+) -> Result<()> {
+    if !derivative_from_output(act) {
+        return Err(crate::Error::InvalidArgument {
+            op: "activation_output_backward",
+            name: "act",
+            expected: "linear, relu, leaky relu (slope > 0), sigmoid or tanh".into(),
+            found: format!("{act:?}"),
+        });
+    }
+    let p = Params {
+        n: n as u32,
+        alpha: act.alpha(),
+        ..Default::default()
+    };
+    let bufs = [(y, bytes(n)), (dy, bytes(n)), (dx, bytes(n))];
+    launch(
+        rec,
+        &UNARY_OUTPUT_BACKWARD,
+        &[("ACT", act.code() as f64)],
+        &bufs,
         p,
     )
 }

@@ -18,8 +18,20 @@ pub const GATHER: KernelSpec = KernelSpec {
     ],
 };
 
+/// The same from an f32 dataset: `out[b, j] = data[idx[offset + b]·row_len + j] · scale`.
+pub const GATHER_F32: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "gather_f32_forward",
+    bindings: &[
+        Access::ReadOnly,
+        Access::ReadOnly,
+        Access::ReadWrite,
+        Access::Uniform,
+    ],
+};
+
 /// Every entry point of this family.
-pub const KERNELS: &[KernelSpec] = &[GATHER];
+pub const KERNELS: &[KernelSpec] = &[GATHER, GATHER_F32];
 
 /// Mirrors `Params` in gather.wgsl.
 #[repr(C)]
@@ -124,4 +136,42 @@ pub fn gather(
         (out, n * 4),
     ];
     rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), groups)
+}
+
+/// Records a gather of `batch` rows of `row_len` floats from an f32 dataset `data`
+/// (`rows·row_len` elements), rows chosen by `indices[offset..]`.
+#[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
+pub fn gather_f32(
+    rec: &mut Recorder<'_>,
+    data: &crate::Tensor,
+    indices: &IndexBuffer,
+    out: &wgpu::Buffer,
+    batch: usize,
+    row_len: usize,
+    offset: usize,
+    scale: f32,
+) -> Result<()> {
+    let dev = rec.device();
+    let pipe = dev.pipeline(&GATHER_F32, &[])?;
+    let p = Params {
+        batch: batch as u32,
+        row_len: row_len as u32,
+        offset: offset as u32,
+        scale,
+    };
+    let n = (batch * row_len) as u64;
+    let groups = grid_1d(n, 256, dev.info().limits.max_workgroups_per_dimension);
+    let bufs = [
+        (data.buffer(), data.byte_len().max(4)),
+        (indices.buffer.buffer(), (indices.len.max(1) * 4) as u64),
+        (out, n * 4),
+    ];
+    rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), groups)
+}
+
+impl IndexBuffer {
+    /// The underlying buffer.
+    pub fn buffer(&self) -> &wgpu::Buffer {
+        self.buffer.buffer()
+    }
 }

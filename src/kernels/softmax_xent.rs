@@ -28,8 +28,15 @@ pub const XENT_BACKWARD: KernelSpec = KernelSpec {
     bindings: &[RO, RO, RW, RW, U],
 };
 
+/// Accumulates `[Σ loss, #correct, #rows]` into a 3-float buffer. Bindings: x, labels, loss, acc, params.
+pub const METRICS: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "xent_metrics_forward",
+    bindings: &[RO, RO, RO, RW, U],
+};
+
 /// Every entry point of this family.
-pub const KERNELS: &[KernelSpec] = &[SOFTMAX, XENT, XENT_BACKWARD];
+pub const KERNELS: &[KernelSpec] = &[SOFTMAX, XENT, XENT_BACKWARD, METRICS];
 
 /// Mirrors `Params` in softmax_xent.wgsl.
 #[repr(C)]
@@ -124,4 +131,26 @@ pub fn xent(
             g,
         ),
     }
+}
+
+/// Records `acc += [Σ loss, #(argmax x == label), rows]` (acc: 3 floats).
+pub fn metrics(
+    rec: &mut Recorder<'_>,
+    x: &wgpu::Buffer,
+    labels: &wgpu::Buffer,
+    loss: &wgpu::Buffer,
+    acc: &wgpu::Buffer,
+    rows: usize,
+    cols: usize,
+) -> Result<()> {
+    let pipe = rec.device().pipeline(&METRICS, &[])?;
+    let p = Params {
+        rows: rows as u32,
+        cols: cols as u32,
+        scale: 1.0,
+        _pad: 0,
+    };
+    let r = rows as u64 * 4;
+    let bufs = [(x, r * cols as u64), (labels, r), (loss, r), (acc, 12)];
+    rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), [1, 1, 1])
 }

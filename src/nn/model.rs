@@ -1,0 +1,585 @@
+//! [`Sequential`]: layers, compile, fit, evaluate, predict, summary, save and load.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::data::Dataset;
+use crate::kernels::optim::Rule;
+use crate::nn::layers::{Dense, DenseBuilder, LayerActivation};
+use crate::nn::train;
+use crate::random::Rng;
+use crate::{Device, Error, Result, Tensor};
+
+/// An optimizer with Keras's default hyper-parameters unless set.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Optimizer {
+    /// SGD (Keras defaults: lr 0.01, no momentum).
+    Sgd {
+        /// Learning rate.
+        lr: f64,
+        /// Momentum.
+        momentum: f64,
+        /// Nesterov momentum.
+        nesterov: bool,
+    },
+    /// Adam (Keras defaults: lr 1e-3, β1 0.9, β2 0.999, ε 1e-7).
+    Adam {
+        /// Learning rate.
+        lr: f64,
+        /// β1.
+        beta1: f64,
+        /// β2.
+        beta2: f64,
+        /// ε.
+        eps: f64,
+    },
+    /// AdamW (Keras defaults: lr 1e-3, weight decay 0.004).
+    AdamW {
+        /// Learning rate.
+        lr: f64,
+        /// Decoupled weight decay.
+        weight_decay: f64,
+    },
+    /// RMSprop (Keras defaults: lr 1e-3, ρ 0.9, ε 1e-7).
+    RmsProp {
+        /// Learning rate.
+        lr: f64,
+        /// ρ.
+        rho: f64,
+    },
+}
+
+impl Optimizer {
+    /// Adam with Keras's defaults.
+    pub fn adam() -> Optimizer {
+        Optimizer::Adam {
+            lr: 1e-3,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-7,
+        }
+    }
+
+    /// SGD with a learning rate, no momentum.
+    pub fn sgd(lr: f64) -> Optimizer {
+        Optimizer::Sgd {
+            lr,
+            momentum: 0.0,
+            nesterov: false,
+        }
+    }
+
+    /// The learning rate.
+    pub fn lr(&self) -> f64 {
+        match *self {
+            Optimizer::Sgd { lr, .. }
+            | Optimizer::Adam { lr, .. }
+            | Optimizer::AdamW { lr, .. }
+            | Optimizer::RmsProp { lr, .. } => lr,
+        }
+    }
+
+    /// The kernel update rule at learning rate `lr`.
+    pub(crate) fn rule(&self, lr: f64) -> Rule {
+        match *self {
+            Optimizer::Sgd {
+                momentum, nesterov, ..
+            } => Rule::Sgd {
+                lr,
+                momentum,
+                nesterov,
+                weight_decay: 0.0,
+            },
+            Optimizer::Adam {
+                beta1, beta2, eps, ..
+            } => Rule::Adam {
+                lr,
+                beta1,
+                beta2,
+                eps,
+                weight_decay: 0.0,
+                decoupled: false,
+            },
+            Optimizer::AdamW { weight_decay, .. } => Rule::Adam {
+                lr,
+                beta1: 0.9,
+                beta2: 0.999,
+                eps: 1e-7,
+                weight_decay,
+                decoupled: true,
+            },
+            Optimizer::RmsProp { rho, .. } => Rule::RmsProp {
+                lr,
+                rho,
+                eps: 1e-7,
+                weight_decay: 0.0,
+            },
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        let bad = |name: &'static str, expected: &str, v: f64| Error::InvalidArgument {
+            op: "compile",
+            name,
+            expected: expected.into(),
+            found: v.to_string(),
+        };
+        let lr = self.lr();
+        if !(lr > 0.0 && lr.is_finite()) {
+            return Err(bad("learning rate", "a finite value > 0", lr));
+        }
+        match *self {
+            Optimizer::Sgd { momentum, .. } if !(0.0..1.0).contains(&momentum) => {
+                Err(bad("momentum", "in [0, 1)", momentum))
+            }
+            Optimizer::Adam { beta1, .. } if !(0.0..1.0).contains(&beta1) => {
+                Err(bad("beta1", "in [0, 1)", beta1))
+            }
+            Optimizer::Adam { beta2, .. } if !(0.0..1.0).contains(&beta2) => {
+                Err(bad("beta2", "in [0, 1)", beta2))
+            }
+            Optimizer::RmsProp { rho, .. } if !(0.0..1.0).contains(&rho) => {
+                Err(bad("rho", "in [0, 1)", rho))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A loss function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loss {
+    /// Sparse categorical cross-entropy on integer labels. With a softmax last layer the model
+    /// outputs probabilities; with a linear one, logits (`from_logits`). Either way the loss is
+    /// computed from the logits in one fused, numerically stable kernel.
+    SparseCategoricalCrossentropy,
+}
+
+/// Stops training when the monitored validation loss (training loss without validation
+/// data) has not improved by `min_delta` for `patience` epochs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EarlyStopping {
+    /// Epochs without improvement before stopping.
+    pub patience: usize,
+    /// Smallest decrease that counts as an improvement.
+    pub min_delta: f64,
+}
+
+/// Options of [`Sequential::fit`], with Keras's defaults.
+pub struct FitOptions<'a> {
+    /// Epochs (default 1).
+    pub epochs: usize,
+    /// Batch size (default 32).
+    pub batch_size: usize,
+    /// Shuffle every epoch (default true).
+    pub shuffle: bool,
+    /// Seed of the shuffle (default 0).
+    pub seed: u64,
+    /// Evaluated at the end of every epoch.
+    pub validation_data: Option<&'a Dataset>,
+    /// Progress bar and a line per epoch (default true).
+    pub verbose: bool,
+    /// Learning rate per epoch (0-based), replacing the optimizer's.
+    pub lr_schedule: Option<&'a dyn Fn(usize) -> f64>,
+    /// Early stopping.
+    pub early_stopping: Option<EarlyStopping>,
+    /// Saves the model here (atomically) at the end of every epoch.
+    pub checkpoint: Option<&'a Path>,
+    /// Called after every epoch with the epoch (0-based) and the history so far; return
+    /// false to stop.
+    pub on_epoch_end: Option<&'a mut dyn FnMut(usize, &History) -> bool>,
+}
+
+impl Default for FitOptions<'_> {
+    fn default() -> Self {
+        FitOptions {
+            epochs: 1,
+            batch_size: 32,
+            shuffle: true,
+            seed: 0,
+            validation_data: None,
+            verbose: true,
+            lr_schedule: None,
+            early_stopping: None,
+            checkpoint: None,
+            on_epoch_end: None,
+        }
+    }
+}
+
+/// Per-epoch results of [`Sequential::fit`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct History {
+    /// Mean training loss per epoch.
+    pub loss: Vec<f64>,
+    /// Training accuracy per epoch.
+    pub accuracy: Vec<f64>,
+    /// Validation loss per epoch (with validation data).
+    pub val_loss: Vec<f64>,
+    /// Validation accuracy per epoch.
+    pub val_accuracy: Vec<f64>,
+    /// Wall-clock seconds per epoch.
+    pub epoch_seconds: Vec<f64>,
+}
+
+pub(crate) struct Layer {
+    pub(crate) cfg: Dense,
+    pub(crate) in_dim: usize,
+    pub(crate) w: Tensor,
+    pub(crate) b: Option<Tensor>,
+}
+
+/// A stack of layers, trained like Keras's `Sequential`.
+pub struct Sequential {
+    pub(crate) device: Device,
+    pub(crate) layers: Vec<Layer>,
+    pub(crate) optimizer: Option<Optimizer>,
+    pub(crate) loss: Option<Loss>,
+    /// Optimizer state per parameter, created by the first fit.
+    pub(crate) opt_state: Vec<Vec<Tensor>>,
+    /// Optimizer steps taken so far (Adam's t).
+    pub(crate) step: u64,
+    seed: u64,
+}
+
+impl Sequential {
+    /// An empty model on a device.
+    pub fn new(device: &Device) -> Sequential {
+        Sequential::with_seed(device, 42)
+    }
+
+    /// An empty model whose weight initialisation uses `seed`.
+    pub fn with_seed(device: &Device, seed: u64) -> Sequential {
+        Sequential {
+            device: device.clone(),
+            layers: Vec::new(),
+            optimizer: None,
+            loss: None,
+            opt_state: Vec::new(),
+            step: 0,
+            seed,
+        }
+    }
+
+    /// The device the model lives on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Appends a layer, initialising its weights.
+    pub fn add(&mut self, layer: impl Into<DenseBuilder>) -> Result<()> {
+        let cfg = layer.into().build()?;
+        let in_dim = match (self.layers.last(), cfg.input_dim) {
+            (None, Some(d)) => d,
+            (None, None) => {
+                return Err(Error::InvalidArgument {
+                    op: "Sequential::add",
+                    name: "input_dim",
+                    expected: "an input size on the first layer (Dense::new(..).input_dim(n))"
+                        .into(),
+                    found: "none".into(),
+                })
+            }
+            (Some(prev), Some(d)) if d != prev.cfg.units => {
+                return Err(Error::ShapeMismatch {
+                    op: "Sequential::add",
+                    expected: format!("input_dim {} (the previous layer's units)", prev.cfg.units),
+                    found: d.to_string(),
+                })
+            }
+            (Some(prev), _) => prev.cfg.units,
+        };
+        if let Some(prev) = self.layers.last() {
+            if prev.cfg.activation == LayerActivation::Softmax {
+                return Err(Error::InvalidArgument {
+                    op: "Sequential::add",
+                    name: "layer",
+                    expected: "softmax only on the last layer".into(),
+                    found: format!("a layer after softmax layer {}", self.layers.len() - 1),
+                });
+            }
+        }
+        let mut rng = Rng::new(self.seed.wrapping_add(self.layers.len() as u64 * 0x9E37));
+        let w = cfg.initializer.sample(in_dim, cfg.units, &mut rng);
+        let w = Tensor::from_slice(&self.device, &w, &[in_dim, cfg.units])?;
+        let b = if cfg.use_bias {
+            Some(Tensor::zeros(&self.device, &[cfg.units])?)
+        } else {
+            None
+        };
+        self.layers.push(Layer { cfg, in_dim, w, b });
+        self.opt_state.clear();
+        self.step = 0;
+        Ok(())
+    }
+
+    /// Number of trainable parameters.
+    pub fn param_count(&self) -> usize {
+        self.layers
+            .iter()
+            .map(|l| l.in_dim * l.cfg.units + if l.b.is_some() { l.cfg.units } else { 0 })
+            .sum()
+    }
+
+    /// Input features of the first layer.
+    pub fn input_dim(&self) -> Option<usize> {
+        self.layers.first().map(|l| l.in_dim)
+    }
+
+    /// Outputs of the last layer.
+    pub fn output_dim(&self) -> Option<usize> {
+        self.layers.last().map(|l| l.cfg.units)
+    }
+
+    /// The layer table, like Keras's `model.summary()`.
+    pub fn summary(&self) -> String {
+        let mut s = String::from("Model: \"sequential\"\n");
+        let line = "─".repeat(66);
+        s.push_str(&format!(
+            "{line}\n{:<28}{:<22}{:>16}\n{line}\n",
+            "Layer (type)", "Output Shape", "Param #"
+        ));
+        for (i, l) in self.layers.iter().enumerate() {
+            let p = l.in_dim * l.cfg.units + if l.b.is_some() { l.cfg.units } else { 0 };
+            s.push_str(&format!(
+                "{:<28}{:<22}{:>16}\n",
+                format!("dense_{i} (Dense, {})", l.cfg.activation),
+                format!("(None, {})", l.cfg.units),
+                p
+            ));
+        }
+        let total = self.param_count();
+        s.push_str(&format!(
+            "{line}\nTotal params: {total} ({:.2} KB)\nTrainable params: {total}\n",
+            total as f64 * 4.0 / 1024.0
+        ));
+        s
+    }
+
+    /// Sets the optimizer and the loss. Accuracy and loss are always reported.
+    pub fn compile(&mut self, optimizer: Optimizer, loss: Loss) -> Result<()> {
+        optimizer.validate()?;
+        if self.layers.is_empty() {
+            return Err(Error::InvalidArgument {
+                op: "compile",
+                name: "model",
+                expected: "at least one layer".into(),
+                found: "none".into(),
+            });
+        }
+        self.optimizer = Some(optimizer);
+        self.loss = Some(loss);
+        self.opt_state.clear();
+        self.step = 0;
+        Ok(())
+    }
+
+    pub(crate) fn check_dataset(&self, op: &'static str, data: &Dataset) -> Result<()> {
+        if !data.device.same_as(&self.device) {
+            return Err(Error::DeviceMismatch {
+                op,
+                expected: format!("{:?}", self.device),
+                found: format!("{:?}", data.device),
+            });
+        }
+        let (Some(i), Some(o)) = (self.input_dim(), self.output_dim()) else {
+            return Err(Error::InvalidArgument {
+                op,
+                name: "model",
+                expected: "at least one layer".into(),
+                found: "none".into(),
+            });
+        };
+        if data.row_len != i {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!("{i} features per sample"),
+                found: data.row_len.to_string(),
+            });
+        }
+        if data.max_label as usize >= o {
+            return Err(Error::InvalidArgument {
+                op,
+                name: "labels",
+                expected: format!("class indices below the model's {o} outputs"),
+                found: format!("a label of {}", data.max_label),
+            });
+        }
+        Ok(())
+    }
+
+    /// Trains on `data`; see [`FitOptions`]. Everything runs on the device: batches are
+    /// gathered there, many steps go in one submission, and loss/accuracy are accumulated on
+    /// the device and read only for the progress display and at the end of each epoch.
+    pub fn fit(&mut self, data: &Dataset, options: FitOptions<'_>) -> Result<History> {
+        train::fit(self, data, options)
+    }
+
+    /// Mean loss and accuracy on `data`, in batches of `batch_size`.
+    pub fn evaluate(&self, data: &Dataset, batch_size: usize) -> Result<(f64, f64)> {
+        train::evaluate(self, data, batch_size)
+    }
+
+    /// Outputs (probabilities for a softmax model) for `x` of shape (samples, features).
+    pub fn predict(&self, x: &Tensor) -> Result<Tensor> {
+        x.check_device(&self.device, "predict")?;
+        let want = self.input_dim().unwrap_or(0);
+        match x.shape() {
+            [_, f] if *f == want => {}
+            s => {
+                return Err(Error::ShapeMismatch {
+                    op: "predict",
+                    expected: format!("(samples, {want})"),
+                    found: format!("{s:?}"),
+                })
+            }
+        }
+        let mut h = x.clone();
+        for l in &self.layers {
+            let act = l.cfg.activation.elementwise();
+            let fused = crate::kernels::elementwise::derivative_from_output(act)
+                || act == crate::Activation::Linear;
+            h = if fused {
+                h.linear(&l.w, l.b.as_ref(), act)?
+            } else {
+                h.linear(&l.w, l.b.as_ref(), crate::Activation::Linear)?
+                    .activation(act)?
+            };
+            if l.cfg.activation == LayerActivation::Softmax {
+                h = h.softmax(1)?;
+            }
+        }
+        Ok(h)
+    }
+
+    /// The most likely class of each sample.
+    pub fn predict_classes(&self, x: &Tensor) -> Result<Vec<usize>> {
+        Ok(self
+            .predict(x)?
+            .argmax_rows()?
+            .to_vec()?
+            .into_iter()
+            .map(|v| v as usize)
+            .collect())
+    }
+
+    /// Saves the weights and the architecture in the safetensors format, atomically: tensors
+    /// `dense_{i}.kernel` (inputs, units) and `dense_{i}.bias`, the architecture as JSON in the
+    /// metadata under `"architecture"`.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let mut owned: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
+        let mut arch = Vec::new();
+        for (i, l) in self.layers.iter().enumerate() {
+            owned.push((
+                format!("dense_{i}.kernel"),
+                vec![l.in_dim, l.cfg.units],
+                bytemuck::cast_slice(&l.w.to_vec()?).to_vec(),
+            ));
+            if let Some(b) = &l.b {
+                owned.push((
+                    format!("dense_{i}.bias"),
+                    vec![l.cfg.units],
+                    bytemuck::cast_slice(&b.to_vec()?).to_vec(),
+                ));
+            }
+            arch.push(serde_json::json!({
+                "units": l.cfg.units,
+                "activation": l.cfg.activation.to_string(),
+                "use_bias": l.cfg.use_bias,
+                "input_dim": l.in_dim,
+            }));
+        }
+        let mut views = Vec::new();
+        for (name, shape, bytes) in &owned {
+            let v =
+                safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), bytes)
+                    .map_err(|e| Error::Gpu {
+                        op: "save",
+                        message: format!("internal error: tensor view: {e}"),
+                    })?;
+            views.push((name.clone(), v));
+        }
+        let meta = HashMap::from([
+            ("format".to_string(), "suanli-sequential-v1".to_string()),
+            (
+                "architecture".to_string(),
+                serde_json::Value::Array(arch).to_string(),
+            ),
+        ]);
+        let bytes = safetensors::tensor::serialize(views, Some(meta)).map_err(|e| Error::Gpu {
+            op: "save",
+            message: format!("internal error: serialize: {e}"),
+        })?;
+        crate::io::write_atomic(path, &bytes)
+    }
+
+    /// Loads a model written by [`Sequential::save`] onto `device`; every tensor's presence,
+    /// dtype and shape is checked against the architecture.
+    pub fn load(device: &Device, path: &Path) -> Result<Sequential> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bad = |expected: String, found: String| Error::Malformed {
+            path: path.to_path_buf(),
+            format: "safetensors",
+            expected,
+            found,
+        };
+        let st = safetensors::SafeTensors::deserialize(&bytes)
+            .map_err(|e| bad("a safetensors file".into(), e.to_string()))?;
+        let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes)
+            .map_err(|e| bad("a safetensors header".into(), e.to_string()))?;
+        let meta = meta.metadata().clone().unwrap_or_default();
+        let arch = meta
+            .get("architecture")
+            .ok_or_else(|| bad("an \"architecture\" metadata entry".into(), "none".into()))?;
+        let arch: Vec<serde_json::Value> = serde_json::from_str(arch)
+            .map_err(|e| bad("architecture JSON (a list of layers)".into(), e.to_string()))?;
+        let mut model = Sequential::new(device);
+        for (i, layer) in arch.iter().enumerate() {
+            let units = layer["units"]
+                .as_u64()
+                .ok_or_else(|| bad(format!("units of layer {i}"), layer.to_string()))?
+                as usize;
+            let act = layer["activation"]
+                .as_str()
+                .ok_or_else(|| bad(format!("activation of layer {i}"), layer.to_string()))?;
+            let use_bias = layer["use_bias"].as_bool().unwrap_or(true);
+            let in_dim = layer["input_dim"]
+                .as_u64()
+                .ok_or_else(|| bad(format!("input_dim of layer {i}"), layer.to_string()))?
+                as usize;
+            let mut b = Dense::new(units, act).use_bias(use_bias);
+            if i == 0 {
+                b = b.input_dim(in_dim);
+            }
+            model.add(b)?;
+            let l = &mut model.layers[i];
+            if l.in_dim != in_dim {
+                return Err(bad(
+                    format!("layer {i} input_dim {}", l.in_dim),
+                    in_dim.to_string(),
+                ));
+            }
+            let take = |name: String, shape: Vec<usize>| -> Result<Tensor> {
+                let t = st
+                    .tensor(&name)
+                    .map_err(|_| bad(format!("a tensor {name:?}"), "none".into()))?;
+                if t.dtype() != safetensors::Dtype::F32 || t.shape() != shape.as_slice() {
+                    return Err(bad(
+                        format!("{name} as F32 {shape:?}"),
+                        format!("{:?} {:?}", t.dtype(), t.shape()),
+                    ));
+                }
+                let v: Vec<f32> = bytemuck::pod_collect_to_vec(t.data());
+                Tensor::from_slice(device, &v, &shape)
+            };
+            l.w = take(format!("dense_{i}.kernel"), vec![in_dim, units])?;
+            if use_bias {
+                l.b = Some(take(format!("dense_{i}.bias"), vec![units])?);
+            }
+        }
+        if model.layers.is_empty() {
+            return Err(bad("at least one layer".into(), "none".into()));
+        }
+        Ok(model)
+    }
+}

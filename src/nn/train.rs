@@ -1,0 +1,595 @@
+//! The training loop: captured step programs replayed on the device.
+//!
+//! Per batch size a [`Plan`] holds the batch buffers and two captured [`Program`]s: `gather`
+//! (batch rows and labels from the resident dataset) and `body` (forward with fused
+//! bias/activation, fused softmax cross-entropy backward, metrics, backward). The optimizer
+//! program is shared. Each step only copies its per-step uniforms (the batch offset into the
+//! epoch's permutation, the optimizer's bias corrections) from a table written once per chunk
+//! of steps, then replays the programs: no allocation, no bind group, no readback per step.
+
+use std::time::Instant;
+
+use crate::data::Dataset;
+use crate::kernel::Program;
+use crate::kernels::elementwise::{self, derivative_from_output};
+use crate::kernels::gather::{self, IndexBuffer};
+use crate::kernels::matmul::{self, Activation, Layout, MatmulArgs};
+use crate::kernels::optim::{self, Rule};
+use crate::kernels::{reduce, softmax_xent};
+use crate::nn::model::{FitOptions, History, Sequential};
+use crate::random::Rng;
+use crate::{Device, Error, Result, Tensor};
+
+/// Steps per submission.
+const CHUNK: usize = 32;
+
+struct Plan {
+    b: usize,
+    gather: Program,
+    body: Program,
+    // Buffers the programs are bound to (kept alive with them).
+    _bufs: Vec<Tensor>,
+}
+
+struct Grads {
+    w: Vec<Tensor>,
+    b: Vec<Option<Tensor>>,
+}
+
+fn mm(
+    rec: &mut crate::kernel::Recorder<'_>,
+    a: &Tensor,
+    b: &Tensor,
+    bias: Option<&Tensor>,
+    c: &Tensor,
+    mnk: (usize, usize, usize),
+    layout: Layout,
+    act: Activation,
+) -> Result<()> {
+    matmul::record(
+        rec,
+        &MatmulArgs {
+            a: a.buffer(),
+            b: b.buffer(),
+            bias: bias.map(|t| t.buffer()),
+            c: c.buffer(),
+            m: mnk.0 as u32,
+            n: mnk.1 as u32,
+            k: mnk.2 as u32,
+            layout,
+            act,
+            accumulate: false,
+        },
+    )
+}
+
+/// Builds the programs for batch size `b`. `grads` is None for evaluation (forward, loss and
+/// metrics only).
+fn plan(
+    model: &Sequential,
+    data: &Dataset,
+    idx: &IndexBuffer,
+    b: usize,
+    grads: Option<&Grads>,
+    acc: &Tensor,
+) -> Result<Plan> {
+    let dev = &model.device;
+    let layers = &model.layers;
+    let nl = layers.len();
+    let x0 = Tensor::empty(dev, &[b, data.row_len])?;
+    let y = Tensor::empty(dev, &[b])?;
+    let mut g = dev.capture();
+    data.gather(&mut g, idx, 0, b, x0.buffer(), y.buffer())?;
+    let gather = g.finish_capture();
+
+    let mut bufs = vec![x0.clone(), y.clone()];
+    let mut rec = dev.capture();
+    // Forward: outs[l] is the layer's output (the last layer's logits); pre[l] its
+    // pre-activation where the derivative needs it.
+    let mut outs: Vec<Tensor> = Vec::with_capacity(nl);
+    let mut pre: Vec<Option<Tensor>> = Vec::with_capacity(nl);
+    for (l, layer) in layers.iter().enumerate() {
+        let input = if l == 0 { &x0 } else { &outs[l - 1] };
+        let act = layer.cfg.activation.elementwise();
+        let out = Tensor::empty(dev, &[b, layer.cfg.units])?;
+        let mnk = (b, layer.cfg.units, layer.in_dim);
+        if derivative_from_output(act) {
+            mm(
+                &mut rec,
+                input,
+                &layer.w,
+                layer.b.as_ref(),
+                &out,
+                mnk,
+                Layout::NN,
+                act,
+            )?;
+            pre.push(None);
+        } else {
+            let z = Tensor::empty(dev, &[b, layer.cfg.units])?;
+            mm(
+                &mut rec,
+                input,
+                &layer.w,
+                layer.b.as_ref(),
+                &z,
+                mnk,
+                Layout::NN,
+                Activation::Linear,
+            )?;
+            elementwise::activation(&mut rec, act, z.buffer(), out.buffer(), b * layer.cfg.units)?;
+            pre.push(Some(z));
+        }
+        outs.push(out);
+    }
+    let classes = layers[nl - 1].cfg.units;
+    let logits = &outs[nl - 1];
+    let loss = Tensor::empty(dev, &[b])?;
+    let dz_last = Tensor::empty(dev, &[b, classes])?;
+    match grads {
+        Some(_) => softmax_xent::xent(
+            &mut rec,
+            logits.buffer(),
+            y.buffer(),
+            loss.buffer(),
+            Some(dz_last.buffer()),
+            b,
+            classes,
+            1.0 / b as f32,
+            false,
+        )?,
+        None => softmax_xent::xent(
+            &mut rec,
+            logits.buffer(),
+            y.buffer(),
+            loss.buffer(),
+            None,
+            b,
+            classes,
+            1.0,
+            false,
+        )?,
+    }
+    softmax_xent::metrics(
+        &mut rec,
+        logits.buffer(),
+        y.buffer(),
+        loss.buffer(),
+        acc.buffer(),
+        b,
+        classes,
+    )?;
+    if let Some(grads) = grads {
+        // Backward: dz is the gradient at the current layer's pre-activation.
+        let mut dz = dz_last.clone();
+        for l in (0..nl).rev() {
+            let layer = &layers[l];
+            let input = if l == 0 { &x0 } else { &outs[l - 1] };
+            // dW = inputᵀ·dz: input stored (B, in) = (K, M).
+            mm(
+                &mut rec,
+                input,
+                &dz,
+                None,
+                &grads.w[l],
+                (layer.in_dim, layer.cfg.units, b),
+                Layout::TN,
+                Activation::Linear,
+            )?;
+            if let Some(gb) = &grads.b[l] {
+                reduce::cols(&mut rec, dz.buffer(), gb.buffer(), b, layer.cfg.units, 1.0)?;
+            }
+            if l > 0 {
+                // d(input) = dz·Wᵀ: W stored (in, units) = (N, K).
+                let da = Tensor::empty(dev, &[b, layer.in_dim])?;
+                mm(
+                    &mut rec,
+                    &dz,
+                    &layer.w,
+                    None,
+                    &da,
+                    (b, layer.in_dim, layer.cfg.units),
+                    Layout::NT,
+                    Activation::Linear,
+                )?;
+                let prev = &layers[l - 1];
+                let act = prev.cfg.activation.elementwise();
+                let dz_prev = Tensor::empty(dev, &[b, layer.in_dim])?;
+                match &pre[l - 1] {
+                    None => elementwise::activation_output_backward(
+                        &mut rec,
+                        act,
+                        outs[l - 1].buffer(),
+                        da.buffer(),
+                        dz_prev.buffer(),
+                        b * layer.in_dim,
+                    )?,
+                    Some(z) => elementwise::activation_backward(
+                        &mut rec,
+                        act,
+                        z.buffer(),
+                        da.buffer(),
+                        dz_prev.buffer(),
+                        b * layer.in_dim,
+                    )?,
+                }
+                bufs.push(da);
+                bufs.push(std::mem::replace(&mut dz, dz_prev));
+            }
+        }
+        bufs.push(dz);
+    }
+    let body = rec.finish_capture();
+    bufs.extend(outs);
+    bufs.extend(pre.into_iter().flatten());
+    bufs.push(loss);
+    bufs.push(dz_last);
+    Ok(Plan {
+        b,
+        gather,
+        body,
+        _bufs: bufs,
+    })
+}
+
+/// The parameters in optimizer order: (param, grad) per kernel and bias.
+fn params(model: &Sequential, grads: &Grads) -> Vec<(Tensor, Tensor)> {
+    let mut v = Vec::new();
+    for (l, layer) in model.layers.iter().enumerate() {
+        v.push((layer.w.clone(), grads.w[l].clone()));
+        if let (Some(b), Some(gb)) = (&layer.b, &grads.b[l]) {
+            v.push((b.clone(), gb.clone()));
+        }
+    }
+    v
+}
+
+fn read_acc(acc: &Tensor) -> Result<(f64, f64, f64)> {
+    let v = acc.to_vec()?;
+    Ok((v[0] as f64, v[1] as f64, v[2] as f64))
+}
+
+fn clear(dev: &Device, t: &Tensor) -> Result<()> {
+    let mut rec = dev.recorder();
+    rec.clear(t.buffer());
+    rec.submit()?;
+    Ok(())
+}
+
+/// Bytes of one gather uniform (see `kernels::gather::Params`).
+const GATHER_PARAMS: usize = std::mem::size_of::<gather::Params>();
+const OPTIM_PARAMS: usize = std::mem::size_of::<optim::Params>();
+
+fn gather_params(data: &Dataset, batch: usize, offset: usize, labels: bool) -> gather::Params {
+    let scale = match &data.features {
+        crate::data::Features::U8(_, s) if !labels => *s,
+        _ => 1.0,
+    };
+    gather::Params {
+        batch: batch as u32,
+        row_len: if labels { 1 } else { data.row_len as u32 },
+        offset: offset as u32,
+        scale,
+    }
+}
+
+/// Replays `steps` (batch offsets and sizes) with their per-step uniforms; `optim` steps
+/// the optimizer after each, from step number `t0 + 1` on.
+#[allow(clippy::too_many_arguments)] // the loop's whole state, spelled out
+fn run_steps(
+    dev: &Device,
+    data: &Dataset,
+    plans: &[&Plan],
+    steps: &[(usize, usize)],
+    optim: Option<(&Program, &Rule, &[usize], u64)>,
+    table: &Tensor,
+) -> Result<()> {
+    let per_step = 2 * GATHER_PARAMS + optim.map_or(0, |o| o.2.len() * OPTIM_PARAMS);
+    let mut bytes = Vec::with_capacity(per_step * steps.len());
+    for (s, &(offset, b)) in steps.iter().enumerate() {
+        bytes.extend_from_slice(bytemuck::bytes_of(&gather_params(data, b, offset, false)));
+        bytes.extend_from_slice(bytemuck::bytes_of(&gather_params(data, b, offset, true)));
+        if let Some((_, rule, sizes, t0)) = optim {
+            for &n in sizes {
+                bytes.extend_from_slice(bytemuck::bytes_of(&rule.params(n, t0 + s as u64 + 1)));
+            }
+        }
+    }
+    dev.wgpu_queue().write_buffer(table.buffer(), 0, &bytes);
+    let mut rec = dev.recorder();
+    for (s, &(_, b)) in steps.iter().enumerate() {
+        let plan = plans.iter().find(|p| p.b == b).ok_or_else(|| Error::Gpu {
+            op: "fit",
+            message: format!("internal error: no plan for batch {b}"),
+        })?;
+        let base = (s * per_step) as u64;
+        let gp = GATHER_PARAMS as u64;
+        for i in 0..2 {
+            let u = plan.gather.uniform(i).ok_or_else(|| Error::Gpu {
+                op: "fit",
+                message: "internal error: gather uniform".into(),
+            })?;
+            rec.copy_range(table.buffer(), base + i as u64 * gp, u, 0, gp);
+        }
+        rec.replay(&plan.gather);
+        rec.replay(&plan.body);
+        if let Some((prog, _, sizes, _)) = optim {
+            for i in 0..sizes.len() {
+                let u = prog.uniform(i).ok_or_else(|| Error::Gpu {
+                    op: "fit",
+                    message: "internal error: optimizer uniform".into(),
+                })?;
+                rec.copy_range(
+                    table.buffer(),
+                    base + 2 * gp + (i * OPTIM_PARAMS) as u64,
+                    u,
+                    0,
+                    OPTIM_PARAMS as u64,
+                );
+            }
+            rec.replay(prog);
+        }
+    }
+    rec.submit()?;
+    Ok(())
+}
+
+fn batches(rows: usize, b: usize) -> Vec<(usize, usize)> {
+    (0..rows.div_ceil(b))
+        .map(|s| (s * b, b.min(rows - s * b)))
+        .collect()
+}
+
+pub(crate) fn evaluate(
+    model: &Sequential,
+    data: &Dataset,
+    batch_size: usize,
+) -> Result<(f64, f64)> {
+    model.check_dataset("evaluate", data)?;
+    let b = batch_size.clamp(1, data.rows);
+    let dev = &model.device;
+    let idx: Vec<u32> = (0..data.rows as u32).collect();
+    let idx = IndexBuffer::new(dev, &idx)?;
+    let acc = Tensor::zeros(dev, &[4])?;
+    let steps = batches(data.rows, b);
+    let full = plan(model, data, &idx, b, None, &acc)?;
+    let rem = data.rows % b;
+    let tail = if rem > 0 {
+        Some(plan(model, data, &idx, rem, None, &acc)?)
+    } else {
+        None
+    };
+    let mut plans = vec![&full];
+    plans.extend(tail.as_ref());
+    let table = Tensor::empty(dev, &[(CHUNK * 2 * GATHER_PARAMS).div_ceil(4)])?;
+    for chunk in steps.chunks(CHUNK) {
+        run_steps(dev, data, &plans, chunk, None, &table)?;
+    }
+    let (loss, correct, n) = read_acc(&acc)?;
+    Ok((loss / n, correct / n))
+}
+
+pub(crate) fn fit(
+    model: &mut Sequential,
+    data: &Dataset,
+    mut o: FitOptions<'_>,
+) -> Result<History> {
+    let (Some(optimizer), Some(_loss)) = (model.optimizer, model.loss) else {
+        return Err(Error::InvalidArgument {
+            op: "fit",
+            name: "model",
+            expected: "a compiled model (call compile first)".into(),
+            found: "not compiled".into(),
+        });
+    };
+    model.check_dataset("fit", data)?;
+    if let Some(v) = o.validation_data {
+        model.check_dataset("fit (validation data)", v)?;
+    }
+    if o.epochs == 0 || o.batch_size == 0 {
+        return Err(Error::InvalidArgument {
+            op: "fit",
+            name: if o.epochs == 0 {
+                "epochs"
+            } else {
+                "batch_size"
+            },
+            expected: "at least 1".into(),
+            found: "0".into(),
+        });
+    }
+    let dev = model.device.clone();
+    let b = o.batch_size.min(data.rows);
+    let grads = Grads {
+        w: model
+            .layers
+            .iter()
+            .map(|l| Tensor::empty(&dev, &[l.in_dim, l.cfg.units]))
+            .collect::<Result<_>>()?,
+        b: model
+            .layers
+            .iter()
+            .map(|l| {
+                l.b.as_ref()
+                    .map(|_| Tensor::empty(&dev, &[l.cfg.units]))
+                    .transpose()
+            })
+            .collect::<Result<_>>()?,
+    };
+    let ps = params(model, &grads);
+    let sizes: Vec<usize> = ps.iter().map(|(p, _)| p.numel()).collect();
+    let rule0 = optimizer.rule(optimizer.lr());
+    if model.opt_state.len() != ps.len() {
+        model.opt_state = sizes
+            .iter()
+            .map(|&n| {
+                (0..rule0.state_count())
+                    .map(|_| Tensor::zeros(&dev, &[n]))
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<_>>()?;
+        model.step = 0;
+    }
+    let idx = IndexBuffer::new(&dev, &vec![0u32; data.rows])?;
+    let acc = Tensor::zeros(&dev, &[4])?;
+    let full = plan(model, data, &idx, b, Some(&grads), &acc)?;
+    let rem = data.rows % b;
+    let tail = if rem > 0 {
+        Some(plan(model, data, &idx, rem, Some(&grads), &acc)?)
+    } else {
+        None
+    };
+    let mut plans = vec![&full];
+    plans.extend(tail.as_ref());
+    let per_step = 2 * GATHER_PARAMS + sizes.len() * OPTIM_PARAMS;
+    let table = Tensor::empty(&dev, &[(CHUNK * per_step).div_ceil(4)])?;
+    let steps = batches(data.rows, b);
+    let mut history = History::default();
+    let mut best = f64::INFINITY;
+    let mut since_best = 0;
+    let mut perm: Vec<u32> = (0..data.rows as u32).collect();
+    for epoch in 0..o.epochs {
+        let t_epoch = Instant::now();
+        let lr = o.lr_schedule.map_or(optimizer.lr(), |f| f(epoch));
+        if !(lr > 0.0 && lr.is_finite()) {
+            return Err(Error::InvalidArgument {
+                op: "fit",
+                name: "lr_schedule",
+                expected: "a finite learning rate > 0".into(),
+                found: lr.to_string(),
+            });
+        }
+        let rule = optimizer.rule(lr);
+        // The optimizer program for this learning rate (uniforms are overwritten per step).
+        let mut rec = dev.capture();
+        for (i, (p, g)) in ps.iter().enumerate() {
+            let st: Vec<&wgpu::Buffer> = model.opt_state[i].iter().map(|t| t.buffer()).collect();
+            optim::step(&mut rec, &rule, g.buffer(), p.buffer(), &st, p.numel(), 1)?;
+        }
+        let optim_prog = rec.finish_capture();
+        if o.shuffle {
+            Rng::new(o.seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .shuffle(&mut perm);
+        }
+        idx.write(&dev, &perm);
+        clear(&dev, &acc)?;
+        let bar = if o.verbose {
+            let pb = indicatif::ProgressBar::new(steps.len() as u64);
+            pb.set_style(
+                indicatif::ProgressStyle::with_template(&format!(
+                    "Epoch {}/{} {{bar:30}} {{pos}}/{{len}} {{msg}}",
+                    epoch + 1,
+                    o.epochs
+                ))
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            Some(pb)
+        } else {
+            None
+        };
+        let mut last_show = Instant::now();
+        let mut done = 0;
+        for chunk in steps.chunks(CHUNK) {
+            run_steps(
+                &dev,
+                data,
+                &plans,
+                chunk,
+                Some((&optim_prog, &rule, &sizes, model.step)),
+                &table,
+            )?;
+            model.step += chunk.len() as u64;
+            done += chunk.len();
+            if let Some(pb) = &bar {
+                if last_show.elapsed().as_secs_f64() > 0.25 {
+                    let (l, c, n) = read_acc(&acc)?;
+                    pb.set_position(done as u64);
+                    pb.set_message(format!("- loss: {:.4} - accuracy: {:.4}", l / n, c / n));
+                    last_show = Instant::now();
+                    if !l.is_finite() {
+                        return Err(Error::NonFinite {
+                            epoch: epoch + 1,
+                            step: done,
+                            value: l,
+                        });
+                    }
+                }
+            }
+        }
+        let (l, c, n) = read_acc(&acc)?;
+        let (loss, accuracy) = (l / n, c / n);
+        if !loss.is_finite() {
+            if let Some(pb) = &bar {
+                pb.abandon();
+            }
+            return Err(Error::NonFinite {
+                epoch: epoch + 1,
+                step: steps.len(),
+                value: loss,
+            });
+        }
+        let train_secs = t_epoch.elapsed().as_secs_f64();
+        history.loss.push(loss);
+        history.accuracy.push(accuracy);
+        let mut line = format!(
+            "{}/{} - {:.1}s - loss: {loss:.4} - accuracy: {accuracy:.4}",
+            steps.len(),
+            steps.len(),
+            train_secs
+        );
+        if let Some(v) = o.validation_data {
+            let (vl, va) = evaluate(model, v, 1000)?;
+            history.val_loss.push(vl);
+            history.val_accuracy.push(va);
+            line.push_str(&format!(" - val_loss: {vl:.4} - val_accuracy: {va:.4}"));
+        }
+        line.push_str(&format!(
+            " - {:.1}k samples/s",
+            data.rows as f64 / train_secs / 1e3
+        ));
+        history.epoch_seconds.push(t_epoch.elapsed().as_secs_f64());
+        if let Some(pb) = bar {
+            pb.finish_and_clear();
+            println!("Epoch {}/{} {line}", epoch + 1, o.epochs);
+        }
+        log::info!("epoch {} {line}", epoch + 1);
+        if let Some(path) = o.checkpoint {
+            model.save(path)?;
+        }
+        if let Some(cb) = o.on_epoch_end.as_mut() {
+            if !cb(epoch, &history) {
+                break;
+            }
+        }
+        if let Some(es) = o.early_stopping {
+            let monitored = history.val_loss.last().copied().unwrap_or(loss);
+            if monitored < best - es.min_delta {
+                best = monitored;
+                since_best = 0;
+            } else {
+                since_best += 1;
+                if since_best >= es.patience {
+                    log::info!("early stopping after epoch {}", epoch + 1);
+                    break;
+                }
+            }
+        }
+    }
+    Ok(history)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn batches_cover_every_row_once() {
+        let b = super::batches(10, 4);
+        assert_eq!(b, vec![(0, 4), (4, 4), (8, 2)]);
+        assert_eq!(super::batches(8, 4), vec![(0, 4), (4, 4)]);
+    }
+
+    #[test]
+    fn gelu_is_not_output_derivable() {
+        assert!(!super::derivative_from_output(crate::Activation::Gelu));
+        assert!(super::derivative_from_output(crate::Activation::Relu));
+    }
+}
