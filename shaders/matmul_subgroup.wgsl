@@ -19,6 +19,26 @@
 
 @group(0) @binding(0) var<storage, read> a4: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> b4: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> bias4: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> c4: array<vec4<f32>>;
+
+// store_c for four consecutive columns at once (N a multiple of 4, col0 too): one 16-byte
+// store instead of four scattered ones, which matters when K is short.
+fn store_c4(row: u32, col0: u32, acc: vec4<f32>) {
+    if (row >= p.m || col0 >= p.n) {
+        return;
+    }
+    var v = acc;
+    if (HAS_BIAS) {
+        v += bias4[col0 / 4u];
+    }
+    v = vec4<f32>(activate(ACT, v.x, p.alpha), activate(ACT, v.y, p.alpha), activate(ACT, v.z, p.alpha), activate(ACT, v.w, p.alpha));
+    let idx = (row * p.n + col0) / 4u;
+    if (ACCUMULATE) {
+        v += c4[idx];
+    }
+    c4[idx] = v;
+}
 
 fn sg_load_b4(kk: u32, bcol: vec4<u32>, bks: u32) -> vec4<f32> {
     let base = kk * bks;
@@ -764,8 +784,8 @@ fn matmul_sg8v4_r16_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
-    // Alignment (checked on the host): NN needs K and N multiples of 4, TN (A stored (K, M))
-    // M and N, NT (B stored (N, K)) K. Then every vec4 below lies inside one row.
+    // Alignment (checked on the host): N a multiple of 4 always (vec4 stores), and K for NN,
+    // M for TN (A stored (K, M)), K for NT (B stored (N, K)): every vec4 lies inside one row.
     let col0 = wid.x * 32u + lane * 4u;
     let row0 = wid.y * 16u;
     let mlast = p.m - 1u;
@@ -1227,22 +1247,22 @@ fn matmul_sg8v4_r16_forward(
             { let s = subgroupBroadcast(x15, 7u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
         }
     }
-    store_c(row0 + 0u, col0, c0.x); store_c(row0 + 0u, col0 + 1u, c0.y); store_c(row0 + 0u, col0 + 2u, c0.z); store_c(row0 + 0u, col0 + 3u, c0.w);
-    store_c(row0 + 1u, col0, c1.x); store_c(row0 + 1u, col0 + 1u, c1.y); store_c(row0 + 1u, col0 + 2u, c1.z); store_c(row0 + 1u, col0 + 3u, c1.w);
-    store_c(row0 + 2u, col0, c2.x); store_c(row0 + 2u, col0 + 1u, c2.y); store_c(row0 + 2u, col0 + 2u, c2.z); store_c(row0 + 2u, col0 + 3u, c2.w);
-    store_c(row0 + 3u, col0, c3.x); store_c(row0 + 3u, col0 + 1u, c3.y); store_c(row0 + 3u, col0 + 2u, c3.z); store_c(row0 + 3u, col0 + 3u, c3.w);
-    store_c(row0 + 4u, col0, c4.x); store_c(row0 + 4u, col0 + 1u, c4.y); store_c(row0 + 4u, col0 + 2u, c4.z); store_c(row0 + 4u, col0 + 3u, c4.w);
-    store_c(row0 + 5u, col0, c5.x); store_c(row0 + 5u, col0 + 1u, c5.y); store_c(row0 + 5u, col0 + 2u, c5.z); store_c(row0 + 5u, col0 + 3u, c5.w);
-    store_c(row0 + 6u, col0, c6.x); store_c(row0 + 6u, col0 + 1u, c6.y); store_c(row0 + 6u, col0 + 2u, c6.z); store_c(row0 + 6u, col0 + 3u, c6.w);
-    store_c(row0 + 7u, col0, c7.x); store_c(row0 + 7u, col0 + 1u, c7.y); store_c(row0 + 7u, col0 + 2u, c7.z); store_c(row0 + 7u, col0 + 3u, c7.w);
-    store_c(row0 + 8u, col0, c8.x); store_c(row0 + 8u, col0 + 1u, c8.y); store_c(row0 + 8u, col0 + 2u, c8.z); store_c(row0 + 8u, col0 + 3u, c8.w);
-    store_c(row0 + 9u, col0, c9.x); store_c(row0 + 9u, col0 + 1u, c9.y); store_c(row0 + 9u, col0 + 2u, c9.z); store_c(row0 + 9u, col0 + 3u, c9.w);
-    store_c(row0 + 10u, col0, c10.x); store_c(row0 + 10u, col0 + 1u, c10.y); store_c(row0 + 10u, col0 + 2u, c10.z); store_c(row0 + 10u, col0 + 3u, c10.w);
-    store_c(row0 + 11u, col0, c11.x); store_c(row0 + 11u, col0 + 1u, c11.y); store_c(row0 + 11u, col0 + 2u, c11.z); store_c(row0 + 11u, col0 + 3u, c11.w);
-    store_c(row0 + 12u, col0, c12.x); store_c(row0 + 12u, col0 + 1u, c12.y); store_c(row0 + 12u, col0 + 2u, c12.z); store_c(row0 + 12u, col0 + 3u, c12.w);
-    store_c(row0 + 13u, col0, c13.x); store_c(row0 + 13u, col0 + 1u, c13.y); store_c(row0 + 13u, col0 + 2u, c13.z); store_c(row0 + 13u, col0 + 3u, c13.w);
-    store_c(row0 + 14u, col0, c14.x); store_c(row0 + 14u, col0 + 1u, c14.y); store_c(row0 + 14u, col0 + 2u, c14.z); store_c(row0 + 14u, col0 + 3u, c14.w);
-    store_c(row0 + 15u, col0, c15.x); store_c(row0 + 15u, col0 + 1u, c15.y); store_c(row0 + 15u, col0 + 2u, c15.z); store_c(row0 + 15u, col0 + 3u, c15.w);
+    store_c4(row0 + 0u, col0, c0);
+    store_c4(row0 + 1u, col0, c1);
+    store_c4(row0 + 2u, col0, c2);
+    store_c4(row0 + 3u, col0, c3);
+    store_c4(row0 + 4u, col0, c4);
+    store_c4(row0 + 5u, col0, c5);
+    store_c4(row0 + 6u, col0, c6);
+    store_c4(row0 + 7u, col0, c7);
+    store_c4(row0 + 8u, col0, c8);
+    store_c4(row0 + 9u, col0, c9);
+    store_c4(row0 + 10u, col0, c10);
+    store_c4(row0 + 11u, col0, c11);
+    store_c4(row0 + 12u, col0, c12);
+    store_c4(row0 + 13u, col0, c13);
+    store_c4(row0 + 14u, col0, c14);
+    store_c4(row0 + 15u, col0, c15);
 }
 
 @compute @workgroup_size(8)
@@ -1250,8 +1270,8 @@ fn matmul_sg8v4_r32_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
-    // Alignment (checked on the host): NN needs K and N multiples of 4, TN (A stored (K, M))
-    // M and N, NT (B stored (N, K)) K. Then every vec4 below lies inside one row.
+    // Alignment (checked on the host): N a multiple of 4 always (vec4 stores), and K for NN,
+    // M for TN (A stored (K, M)), K for NT (B stored (N, K)): every vec4 lies inside one row.
     let col0 = wid.x * 32u + lane * 4u;
     let row0 = wid.y * 32u;
     let mlast = p.m - 1u;
@@ -1941,36 +1961,36 @@ fn matmul_sg8v4_r32_forward(
             { let s = subgroupBroadcast(x31, 7u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
         }
     }
-    store_c(row0 + 0u, col0, c0.x); store_c(row0 + 0u, col0 + 1u, c0.y); store_c(row0 + 0u, col0 + 2u, c0.z); store_c(row0 + 0u, col0 + 3u, c0.w);
-    store_c(row0 + 1u, col0, c1.x); store_c(row0 + 1u, col0 + 1u, c1.y); store_c(row0 + 1u, col0 + 2u, c1.z); store_c(row0 + 1u, col0 + 3u, c1.w);
-    store_c(row0 + 2u, col0, c2.x); store_c(row0 + 2u, col0 + 1u, c2.y); store_c(row0 + 2u, col0 + 2u, c2.z); store_c(row0 + 2u, col0 + 3u, c2.w);
-    store_c(row0 + 3u, col0, c3.x); store_c(row0 + 3u, col0 + 1u, c3.y); store_c(row0 + 3u, col0 + 2u, c3.z); store_c(row0 + 3u, col0 + 3u, c3.w);
-    store_c(row0 + 4u, col0, c4.x); store_c(row0 + 4u, col0 + 1u, c4.y); store_c(row0 + 4u, col0 + 2u, c4.z); store_c(row0 + 4u, col0 + 3u, c4.w);
-    store_c(row0 + 5u, col0, c5.x); store_c(row0 + 5u, col0 + 1u, c5.y); store_c(row0 + 5u, col0 + 2u, c5.z); store_c(row0 + 5u, col0 + 3u, c5.w);
-    store_c(row0 + 6u, col0, c6.x); store_c(row0 + 6u, col0 + 1u, c6.y); store_c(row0 + 6u, col0 + 2u, c6.z); store_c(row0 + 6u, col0 + 3u, c6.w);
-    store_c(row0 + 7u, col0, c7.x); store_c(row0 + 7u, col0 + 1u, c7.y); store_c(row0 + 7u, col0 + 2u, c7.z); store_c(row0 + 7u, col0 + 3u, c7.w);
-    store_c(row0 + 8u, col0, c8.x); store_c(row0 + 8u, col0 + 1u, c8.y); store_c(row0 + 8u, col0 + 2u, c8.z); store_c(row0 + 8u, col0 + 3u, c8.w);
-    store_c(row0 + 9u, col0, c9.x); store_c(row0 + 9u, col0 + 1u, c9.y); store_c(row0 + 9u, col0 + 2u, c9.z); store_c(row0 + 9u, col0 + 3u, c9.w);
-    store_c(row0 + 10u, col0, c10.x); store_c(row0 + 10u, col0 + 1u, c10.y); store_c(row0 + 10u, col0 + 2u, c10.z); store_c(row0 + 10u, col0 + 3u, c10.w);
-    store_c(row0 + 11u, col0, c11.x); store_c(row0 + 11u, col0 + 1u, c11.y); store_c(row0 + 11u, col0 + 2u, c11.z); store_c(row0 + 11u, col0 + 3u, c11.w);
-    store_c(row0 + 12u, col0, c12.x); store_c(row0 + 12u, col0 + 1u, c12.y); store_c(row0 + 12u, col0 + 2u, c12.z); store_c(row0 + 12u, col0 + 3u, c12.w);
-    store_c(row0 + 13u, col0, c13.x); store_c(row0 + 13u, col0 + 1u, c13.y); store_c(row0 + 13u, col0 + 2u, c13.z); store_c(row0 + 13u, col0 + 3u, c13.w);
-    store_c(row0 + 14u, col0, c14.x); store_c(row0 + 14u, col0 + 1u, c14.y); store_c(row0 + 14u, col0 + 2u, c14.z); store_c(row0 + 14u, col0 + 3u, c14.w);
-    store_c(row0 + 15u, col0, c15.x); store_c(row0 + 15u, col0 + 1u, c15.y); store_c(row0 + 15u, col0 + 2u, c15.z); store_c(row0 + 15u, col0 + 3u, c15.w);
-    store_c(row0 + 16u, col0, c16.x); store_c(row0 + 16u, col0 + 1u, c16.y); store_c(row0 + 16u, col0 + 2u, c16.z); store_c(row0 + 16u, col0 + 3u, c16.w);
-    store_c(row0 + 17u, col0, c17.x); store_c(row0 + 17u, col0 + 1u, c17.y); store_c(row0 + 17u, col0 + 2u, c17.z); store_c(row0 + 17u, col0 + 3u, c17.w);
-    store_c(row0 + 18u, col0, c18.x); store_c(row0 + 18u, col0 + 1u, c18.y); store_c(row0 + 18u, col0 + 2u, c18.z); store_c(row0 + 18u, col0 + 3u, c18.w);
-    store_c(row0 + 19u, col0, c19.x); store_c(row0 + 19u, col0 + 1u, c19.y); store_c(row0 + 19u, col0 + 2u, c19.z); store_c(row0 + 19u, col0 + 3u, c19.w);
-    store_c(row0 + 20u, col0, c20.x); store_c(row0 + 20u, col0 + 1u, c20.y); store_c(row0 + 20u, col0 + 2u, c20.z); store_c(row0 + 20u, col0 + 3u, c20.w);
-    store_c(row0 + 21u, col0, c21.x); store_c(row0 + 21u, col0 + 1u, c21.y); store_c(row0 + 21u, col0 + 2u, c21.z); store_c(row0 + 21u, col0 + 3u, c21.w);
-    store_c(row0 + 22u, col0, c22.x); store_c(row0 + 22u, col0 + 1u, c22.y); store_c(row0 + 22u, col0 + 2u, c22.z); store_c(row0 + 22u, col0 + 3u, c22.w);
-    store_c(row0 + 23u, col0, c23.x); store_c(row0 + 23u, col0 + 1u, c23.y); store_c(row0 + 23u, col0 + 2u, c23.z); store_c(row0 + 23u, col0 + 3u, c23.w);
-    store_c(row0 + 24u, col0, c24.x); store_c(row0 + 24u, col0 + 1u, c24.y); store_c(row0 + 24u, col0 + 2u, c24.z); store_c(row0 + 24u, col0 + 3u, c24.w);
-    store_c(row0 + 25u, col0, c25.x); store_c(row0 + 25u, col0 + 1u, c25.y); store_c(row0 + 25u, col0 + 2u, c25.z); store_c(row0 + 25u, col0 + 3u, c25.w);
-    store_c(row0 + 26u, col0, c26.x); store_c(row0 + 26u, col0 + 1u, c26.y); store_c(row0 + 26u, col0 + 2u, c26.z); store_c(row0 + 26u, col0 + 3u, c26.w);
-    store_c(row0 + 27u, col0, c27.x); store_c(row0 + 27u, col0 + 1u, c27.y); store_c(row0 + 27u, col0 + 2u, c27.z); store_c(row0 + 27u, col0 + 3u, c27.w);
-    store_c(row0 + 28u, col0, c28.x); store_c(row0 + 28u, col0 + 1u, c28.y); store_c(row0 + 28u, col0 + 2u, c28.z); store_c(row0 + 28u, col0 + 3u, c28.w);
-    store_c(row0 + 29u, col0, c29.x); store_c(row0 + 29u, col0 + 1u, c29.y); store_c(row0 + 29u, col0 + 2u, c29.z); store_c(row0 + 29u, col0 + 3u, c29.w);
-    store_c(row0 + 30u, col0, c30.x); store_c(row0 + 30u, col0 + 1u, c30.y); store_c(row0 + 30u, col0 + 2u, c30.z); store_c(row0 + 30u, col0 + 3u, c30.w);
-    store_c(row0 + 31u, col0, c31.x); store_c(row0 + 31u, col0 + 1u, c31.y); store_c(row0 + 31u, col0 + 2u, c31.z); store_c(row0 + 31u, col0 + 3u, c31.w);
+    store_c4(row0 + 0u, col0, c0);
+    store_c4(row0 + 1u, col0, c1);
+    store_c4(row0 + 2u, col0, c2);
+    store_c4(row0 + 3u, col0, c3);
+    store_c4(row0 + 4u, col0, c4);
+    store_c4(row0 + 5u, col0, c5);
+    store_c4(row0 + 6u, col0, c6);
+    store_c4(row0 + 7u, col0, c7);
+    store_c4(row0 + 8u, col0, c8);
+    store_c4(row0 + 9u, col0, c9);
+    store_c4(row0 + 10u, col0, c10);
+    store_c4(row0 + 11u, col0, c11);
+    store_c4(row0 + 12u, col0, c12);
+    store_c4(row0 + 13u, col0, c13);
+    store_c4(row0 + 14u, col0, c14);
+    store_c4(row0 + 15u, col0, c15);
+    store_c4(row0 + 16u, col0, c16);
+    store_c4(row0 + 17u, col0, c17);
+    store_c4(row0 + 18u, col0, c18);
+    store_c4(row0 + 19u, col0, c19);
+    store_c4(row0 + 20u, col0, c20);
+    store_c4(row0 + 21u, col0, c21);
+    store_c4(row0 + 22u, col0, c22);
+    store_c4(row0 + 23u, col0, c23);
+    store_c4(row0 + 24u, col0, c24);
+    store_c4(row0 + 25u, col0, c25);
+    store_c4(row0 + 26u, col0, c26);
+    store_c4(row0 + 27u, col0, c27);
+    store_c4(row0 + 28u, col0, c28);
+    store_c4(row0 + 29u, col0, c29);
+    store_c4(row0 + 30u, col0, c30);
+    store_c4(row0 + 31u, col0, c31);
 }

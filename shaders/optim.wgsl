@@ -8,6 +8,11 @@
 //                 with step_size = lr / (1 - β1^t), bc2_sqrt = sqrt(1 - β2^t)
 //   rmsprop_step: v = ρ·v + (1-ρ)·g²; θ -= lr · g / (sqrt(v) + eps)   (g += wd·θ first)
 //
+// Each invocation updates four consecutive elements as one vec4 (on llvmpipe a 16-byte load
+// costs about what a 4-byte one does). Buffers are bound rounded up to 16 bytes: the last
+// vec4 may run past n into the buffer's padding, which belongs to the same tensor and is
+// never read as data.
+//
 // Bindings: grad (read-only), param, then state buffers (read-write), params.
 
 struct Params {
@@ -25,10 +30,10 @@ struct Params {
     _pad: u32,
 }
 
-@group(0) @binding(0) var<storage, read> grad: array<f32>;
-@group(0) @binding(1) var<storage, read_write> param: array<f32>;
-@group(0) @binding(2) var<storage, read_write> state1: array<f32>;
-@group(0) @binding(3) var<storage, read_write> state2: array<f32>;
+@group(0) @binding(0) var<storage, read> grad: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> param: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> state1: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> state2: array<vec4<f32>>;
 @group(0) @binding(3) var<uniform> p3: Params;
 @group(0) @binding(4) var<uniform> p4: Params;
 
@@ -42,7 +47,7 @@ fn index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 @compute @workgroup_size(256)
 fn sgd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = index(gid, nwg);
-    if (i >= p3.n) {
+    if (i * 4u >= p3.n) {
         return;
     }
     let theta = param[i];
@@ -74,7 +79,7 @@ fn adam(i: u32, decoupled: bool) {
 @compute @workgroup_size(256)
 fn adam_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = index(gid, nwg);
-    if (i >= p4.n) {
+    if (i * 4u >= p4.n) {
         return;
     }
     adam(i, false);
@@ -84,7 +89,7 @@ fn adam_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
 @compute @workgroup_size(256)
 fn adamw_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = index(gid, nwg);
-    if (i >= p4.n) {
+    if (i * 4u >= p4.n) {
         return;
     }
     adam(i, true);
@@ -94,7 +99,7 @@ fn adamw_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
 @compute @workgroup_size(256)
 fn rmsprop_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = index(gid, nwg);
-    if (i >= p3.n) {
+    if (i * 4u >= p3.n) {
         return;
     }
     let theta = param[i];

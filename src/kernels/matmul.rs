@@ -56,7 +56,7 @@ const fn sg(entry: &'static str) -> KernelSpec {
 pub const SUBGROUP8_R16: KernelSpec = sg("matmul_sg8_r16_forward");
 /// The same with 32 rows per work-group.
 pub const SUBGROUP8_R32: KernelSpec = sg("matmul_sg8_r32_forward");
-/// 16-byte-load twin (NN: K, N multiples of 4; TN: M, N; NT: K), 16 rows.
+/// 16-byte-load twin (N a multiple of 4, and K for NN and NT, M for TN), 16 rows.
 pub const SUBGROUP8_VEC4_R16: KernelSpec = sg("matmul_sg8v4_r16_forward");
 /// 16-byte-load twin, 32 rows.
 pub const SUBGROUP8_VEC4_R32: KernelSpec = sg("matmul_sg8v4_r32_forward");
@@ -159,7 +159,7 @@ fn vec4_ok(args: &MatmulArgs<'_>) -> bool {
     match args.layout {
         Layout::NN => args.k.is_multiple_of(4) && args.n.is_multiple_of(4),
         Layout::TN => args.m.is_multiple_of(4) && args.n.is_multiple_of(4),
-        Layout::NT => args.k.is_multiple_of(4),
+        Layout::NT => args.k.is_multiple_of(4) && args.n.is_multiple_of(4),
     }
 }
 
@@ -295,7 +295,11 @@ pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Varia
         k: args.k,
         alpha: args.act.alpha(),
     };
-    let bias = args.bias.map(|b| (b, n * 4)).unwrap_or((args.a, 4));
+    // Without a bias any buffer fills the slot (16 bytes: the vec4 kernels read it as vec4s).
+    let bias = args
+        .bias
+        .map(|b| (b, n * 4))
+        .unwrap_or((args.a, args.a.size().min(16)));
     rec.dispatch(
         &pipe,
         &[

@@ -185,7 +185,8 @@ impl Rule {
     }
 }
 
-/// Records one update of `param` (n elements) from `grad`, with `state` buffers
+/// Records one update of `param` (n elements, buffers of at least `n` rounded up to 4
+/// elements, as pool buffers are) from `grad`, with `state` buffers
 /// ([`Rule::state_count`] of them, zero-initialised before step 1) at step `t` (1-based).
 pub fn step(
     rec: &mut Recorder<'_>,
@@ -207,11 +208,21 @@ pub fn step(
     }
     let pipe = dev.pipeline(rule.spec(), &[])?;
     let p = rule.params(n, t);
-    let bytes = n as u64 * 4;
-    let mut bufs = vec![(grad, bytes), (param, bytes)];
-    bufs.extend(state.iter().map(|s| (*s, bytes)));
+    // Four elements per invocation; bindings rounded up to whole vec4s (pool buffers have
+    // room: buckets are multiples of 64 bytes).
+    let bytes = (n as u64 * 4).div_ceil(16) * 16;
+    let all = [grad, param].into_iter().chain(state.iter().copied());
+    if let Some(small) = all.clone().find(|b| b.size() < bytes) {
+        return Err(crate::Error::InvalidArgument {
+            op: "optimizer step",
+            name: "buffers",
+            expected: format!("at least {bytes} bytes (n rounded up to 4 elements)"),
+            found: format!("{} bytes", small.size()),
+        });
+    }
+    let bufs: Vec<(&wgpu::Buffer, u64)> = all.map(|b| (b, bytes)).collect();
     let groups = grid_1d(
-        n as u64,
+        (n as u64).div_ceil(4),
         256,
         dev.info().limits.max_workgroups_per_dimension,
     );
