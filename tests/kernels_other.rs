@@ -63,6 +63,48 @@ fn activations_forward_and_backward() {
 }
 
 #[test]
+fn backward_from_output_matches_backward_from_input() {
+    use suanli::kernels::elementwise::{activation_output_backward, derivative_from_output};
+    let dev = dev_or_skip!();
+    for &n in &[1usize, 65, 1000] {
+        let x = scaled(&random_vec(n, 1), 4.0);
+        let dy = random_vec(n, 2);
+        let xt = Tensor::from_slice(&dev, &x, &[n]).unwrap();
+        let dyt = Tensor::from_slice(&dev, &dy, &[n]).unwrap();
+        for &act in ACTS.iter().filter(|a| derivative_from_output(**a)) {
+            let y = xt.activation(act).unwrap();
+            let dx = Tensor::full(&dev, &[n], f32::NAN).unwrap();
+            let mut rec = dev.recorder();
+            activation_output_backward(&mut rec, act, y.buffer(), dyt.buffer(), dx.buffer(), n)
+                .unwrap();
+            rec.submit().unwrap();
+            let want: Vec<f64> = x
+                .iter()
+                .zip(&dy)
+                .map(|(&v, &d)| d as f64 * reference::activate_grad(act, v as f64))
+                .collect();
+            assert_rel_l2(
+                &format!("{act:?} from output n={n}"),
+                &dx.to_vec().unwrap(),
+                &want,
+                1e-5,
+            );
+        }
+    }
+    let mut rec = dev.recorder();
+    let t = Tensor::zeros(&dev, &[4]).unwrap();
+    assert!(activation_output_backward(
+        &mut rec,
+        Activation::Gelu,
+        t.buffer(),
+        t.buffer(),
+        t.buffer(),
+        4
+    )
+    .is_err());
+}
+
+#[test]
 fn activation_gradients_match_finite_differences() {
     // CPU reference derivative against central differences in f64, away from ReLU's kink.
     let mut rng = suanli::random::Rng::new(5);

@@ -140,6 +140,7 @@ pub struct Dense {
 impl Dense {
     /// A layer with `units` outputs and an activation named as in Keras (`"relu"`,
     /// `"softmax"`, …). An unknown name is reported by [`crate::nn::Sequential::add`].
+    #[allow(clippy::new_ret_no_self)] // a builder, as `Dense::new(128, "relu").input_dim(784)` reads like Keras
     pub fn new(units: usize, activation: &str) -> DenseBuilder {
         DenseBuilder {
             units,

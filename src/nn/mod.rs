@@ -24,4 +24,4 @@ mod model;
 mod train;
 
 pub use layers::{Dense, Initializer, LayerActivation};
-pub use model::{EarlyStopping, FitOptions, History, Loss, Optimizer, Sequential};
+pub use model::{EarlyStopping, EpochCallback, FitOptions, History, Loss, Optimizer, Sequential};

@@ -165,6 +165,9 @@ pub struct EarlyStopping {
     pub min_delta: f64,
 }
 
+/// An end-of-epoch callback: epoch (0-based) and history so far; return false to stop.
+pub type EpochCallback<'a> = &'a mut dyn FnMut(usize, &History) -> bool;
+
 /// Options of [`Sequential::fit`], with Keras's defaults.
 pub struct FitOptions<'a> {
     /// Epochs (default 1).
@@ -187,7 +190,7 @@ pub struct FitOptions<'a> {
     pub checkpoint: Option<&'a Path>,
     /// Called after every epoch with the epoch (0-based) and the history so far; return
     /// false to stop.
-    pub on_epoch_end: Option<&'a mut dyn FnMut(usize, &History) -> bool>,
+    pub on_epoch_end: Option<EpochCallback<'a>>,
 }
 
 impl Default for FitOptions<'_> {

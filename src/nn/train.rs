@@ -36,6 +36,7 @@ struct Grads {
     b: Vec<Option<Tensor>>,
 }
 
+#[allow(clippy::too_many_arguments)] // one matmul's operands and shape, spelled out
 fn mm(
     rec: &mut crate::kernel::Recorder<'_>,
     a: &Tensor,
