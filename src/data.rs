@@ -362,15 +362,26 @@ impl Dataset {
         x: &wgpu::Buffer,
         y: &wgpu::Buffer,
     ) -> Result<()> {
-        use crate::kernels::gather;
+        use crate::kernels::gather::{self, Rows};
+        let rows = Rows {
+            indices,
+            offset,
+            batch,
+            row_len: self.row_len,
+            scale: 1.0,
+        };
         match &self.features {
-            Features::U8(b, scale) => {
-                gather::gather(rec, b, indices, x, batch, self.row_len, offset, *scale)?
-            }
-            Features::F32(t) => {
-                gather::gather_f32(rec, t, indices, x, batch, self.row_len, offset, 1.0)?
-            }
+            Features::U8(b, scale) => gather::gather(
+                rec,
+                b,
+                Rows {
+                    scale: *scale,
+                    ..rows
+                },
+                x,
+            )?,
+            Features::F32(t) => gather::gather_f32(rec, t, rows, x)?,
         }
-        gather::gather_f32(rec, &self.labels, indices, y, batch, 1, offset, 1.0)
+        gather::gather_f32(rec, &self.labels, Rows { row_len: 1, ..rows }, y)
     }
 }

@@ -31,6 +31,7 @@
 
 #![warn(missing_docs)]
 
+pub mod adapter;
 pub mod config;
 pub mod custom;
 pub mod data;

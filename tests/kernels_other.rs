@@ -554,17 +554,14 @@ fn gather_rows_from_u8_dataset() {
         let ib = IndexBuffer::new(&dev, &idx).unwrap();
         let out = Tensor::full(&dev, &[batch * row_len], f32::NAN).unwrap();
         let mut rec = dev.recorder();
-        gather::gather(
-            &mut rec,
-            &db,
-            &ib,
-            out.buffer(),
+        let sel = gather::Rows {
+            indices: &ib,
+            offset: 5,
             batch,
             row_len,
-            5,
-            1.0 / 255.0,
-        )
-        .unwrap();
+            scale: 1.0 / 255.0,
+        };
+        gather::gather(&mut rec, &db, sel, out.buffer()).unwrap();
         rec.submit().unwrap();
         let got = out.to_vec().unwrap();
         let want: Vec<f64> = (0..batch * row_len)

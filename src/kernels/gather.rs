@@ -104,69 +104,83 @@ impl IndexBuffer {
     }
 }
 
-/// Records a gather of `batch` rows of `row_len` bytes, rows chosen by `indices[offset..]`.
-/// The caller guarantees every index used is `< data.len / row_len`.
-#[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
-pub fn gather(
+/// Which rows to gather: `batch` rows of `row_len` elements, chosen by `indices[offset..]`,
+/// scaled by `scale`. The caller guarantees every index used is below the dataset's row count.
+#[derive(Clone, Copy, Debug)]
+pub struct Rows<'a> {
+    /// Row indices.
+    pub indices: &'a IndexBuffer,
+    /// First index used.
+    pub offset: usize,
+    /// Rows gathered.
+    pub batch: usize,
+    /// Elements per row.
+    pub row_len: usize,
+    /// Multiplier (1/255 for pixels).
+    pub scale: f32,
+}
+
+fn launch(
     rec: &mut Recorder<'_>,
-    data: &ByteBuffer,
-    indices: &IndexBuffer,
+    spec: &KernelSpec,
+    data: (&wgpu::Buffer, u64),
+    rows: Rows<'_>,
     out: &wgpu::Buffer,
-    batch: usize,
-    row_len: usize,
-    offset: usize,
-    scale: f32,
 ) -> Result<()> {
     let dev = rec.device();
-    let pipe = dev.pipeline(&GATHER, &[])?;
+    let pipe = dev.pipeline(spec, &[])?;
     let p = Params {
-        batch: batch as u32,
-        row_len: row_len as u32,
-        offset: offset as u32,
-        scale,
+        batch: rows.batch as u32,
+        row_len: rows.row_len as u32,
+        offset: rows.offset as u32,
+        scale: rows.scale,
     };
-    let n = (batch * row_len) as u64;
+    let n = (rows.batch * rows.row_len) as u64;
     let groups = grid_1d(n, 256, dev.info().limits.max_workgroups_per_dimension);
     let bufs = [
+        data,
         (
-            data.buffer.buffer(),
-            (data.len.div_ceil(4).max(1) * 4) as u64,
+            rows.indices.buffer.buffer(),
+            (rows.indices.len.max(1) * 4) as u64,
         ),
-        (indices.buffer.buffer(), (indices.len.max(1) * 4) as u64),
         (out, n * 4),
     ];
     rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), groups)
 }
 
-/// Records a gather of `batch` rows of `row_len` floats from an f32 dataset `data`
-/// (`rows·row_len` elements), rows chosen by `indices[offset..]`.
-#[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
+/// Records a gather from a byte dataset into `out` (f32).
+pub fn gather(
+    rec: &mut Recorder<'_>,
+    data: &ByteBuffer,
+    rows: Rows<'_>,
+    out: &wgpu::Buffer,
+) -> Result<()> {
+    launch(
+        rec,
+        &GATHER,
+        (
+            data.buffer.buffer(),
+            (data.len.div_ceil(4).max(1) * 4) as u64,
+        ),
+        rows,
+        out,
+    )
+}
+
+/// Records a gather from an f32 dataset into `out`.
 pub fn gather_f32(
     rec: &mut Recorder<'_>,
     data: &crate::Tensor,
-    indices: &IndexBuffer,
+    rows: Rows<'_>,
     out: &wgpu::Buffer,
-    batch: usize,
-    row_len: usize,
-    offset: usize,
-    scale: f32,
 ) -> Result<()> {
-    let dev = rec.device();
-    let pipe = dev.pipeline(&GATHER_F32, &[])?;
-    let p = Params {
-        batch: batch as u32,
-        row_len: row_len as u32,
-        offset: offset as u32,
-        scale,
-    };
-    let n = (batch * row_len) as u64;
-    let groups = grid_1d(n, 256, dev.info().limits.max_workgroups_per_dimension);
-    let bufs = [
+    launch(
+        rec,
+        &GATHER_F32,
         (data.buffer(), data.byte_len().max(4)),
-        (indices.buffer.buffer(), (indices.len.max(1) * 4) as u64),
-        (out, n * 4),
-    ];
-    rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), groups)
+        rows,
+        out,
+    )
 }
 
 impl IndexBuffer {

@@ -221,7 +221,7 @@ pub struct History {
     pub val_loss: Vec<f64>,
     /// Validation accuracy per epoch.
     pub val_accuracy: Vec<f64>,
-    /// Wall-clock seconds per epoch.
+    /// Wall-clock seconds of each epoch's training (validation excluded).
     pub epoch_seconds: Vec<f64>,
 }
 

@@ -548,7 +548,7 @@ pub(crate) fn fit(
             " - {:.1}k samples/s",
             data.rows as f64 / train_secs / 1e3
         ));
-        history.epoch_seconds.push(t_epoch.elapsed().as_secs_f64());
+        history.epoch_seconds.push(train_secs);
         if let Some(pb) = bar {
             pb.finish_and_clear();
             println!("Epoch {}/{} {line}", epoch + 1, o.epochs);
