@@ -32,6 +32,7 @@
 #![warn(missing_docs)]
 
 pub mod adapter;
+pub mod autograd;
 pub mod config;
 pub mod custom;
 pub mod data;
