@@ -118,7 +118,7 @@ fn main() -> suanli::Result<()> {
         let args = MatmulArgs {
             a: a.buffer(),
             b: b.buffer(),
-            bias: None,
+            epilogue: matmul::Epilogue::None,
             c: c.buffer(),
             m: m as u32,
             n: n as u32,

@@ -79,3 +79,15 @@ fn activate_grad(code: u32, x: f32, alpha: f32) -> f32 {
         default: { return 1.0; }
     }
 }
+
+// d activate(x) / dx from the output y = activate(x), for the activations where that is a
+// function of y: linear, relu, leaky relu (slope > 0), sigmoid, tanh. Others return 1.
+fn activate_grad_from_output(code: u32, y: f32, alpha: f32) -> f32 {
+    switch code {
+        case 1u: { return select(0.0, 1.0, y > 0.0); }
+        case 2u: { return select(alpha, 1.0, y > 0.0); }
+        case 3u: { return y * (1.0 - y); }
+        case 4u: { return 1.0 - y * y; }
+        default: { return 1.0; }
+    }
+}

@@ -115,14 +115,5 @@ fn unary_output_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin
     if (i >= ub_p.n) {
         return;
     }
-    let y = ub_x[i];
-    var g: f32;
-    switch ACT {
-        case 1u: { g = select(0.0, 1.0, y > 0.0); }
-        case 2u: { g = select(ub_p.alpha, 1.0, y > 0.0); }
-        case 3u: { g = y * (1.0 - y); }
-        case 4u: { g = 1.0 - y * y; }
-        default: { g = 1.0; }
-    }
-    ub_dx[i] = ub_dy[i] * g;
+    ub_dx[i] = ub_dy[i] * activate_grad_from_output(ACT, ub_x[i], ub_p.alpha);
 }

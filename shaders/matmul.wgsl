@@ -1,14 +1,18 @@
-// Matrix multiplication C = op(A)·op(B) (+ bias, activation, accumulate), row-major f32.
+// Matrix multiplication C = op(A)·op(B) with a fused epilogue, row-major f32.
 // Needs the activation.wgsl prelude (prepended by the crate).
 //
 // Logical shapes: op(A) is (M, K), op(B) is (K, N), C is (M, N).
 //   NN: A stored (M, K), B stored (K, N)            forward        y = x·W
 //   TN: A stored (K, M) (TRANS_A)                    weight grad    dW = xᵀ·dy
 //   NT: B stored (N, K) (TRANS_B)                    input grad     dx = dy·Wᵀ
-// Epilogue, per element: v = act(acc + bias[col]); if ACCUMULATE { v += C_old }; C = v.
+// Epilogue, per element: v = acc; EPI 1: v += aux[col] (bias); v = act(v);
+// EPI 3: v *= act_GATE'(from output aux[row, col]) (backprop through the previous layer's
+// activation: dz = (dy·Wᵀ) ⊙ f'(y)); if ACCUMULATE { v += C_old }; C = v.
+// EPI 2 also writes aux[col] = Σ_k op(B)[k, col] (the bias gradient next to dW = xᵀ·dz).
 // No shape needs to be a multiple of a tile: every load and store is bounds-guarded.
 //
-// Bindings: a, b, bias (read-only; bias may be any buffer when HAS_BIAS is false), c, params.
+// Bindings: a, b (read-only), aux (read-write: bias, column sums or gate; a dummy when EPI is
+// 0), c (read-write), params.
 
 struct Params {
     m: u32,
@@ -19,13 +23,14 @@ struct Params {
 
 @group(0) @binding(0) var<storage, read> a: array<f32>;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
-@group(0) @binding(2) var<storage, read> bias: array<f32>;
+@group(0) @binding(2) var<storage, read_write> aux: array<f32>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
 @group(0) @binding(4) var<uniform> p: Params;
 
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
-override HAS_BIAS: bool = false;
+override EPI: u32 = 0u;  // 0 none, 1 bias, 2 column sums of op(B), 3 gate
+override GATE: u32 = 0u; // activation code for EPI 3
 override ACCUMULATE: bool = false;
 override ACT: u32 = 0u;
 
@@ -56,11 +61,14 @@ fn store_c(row: u32, col: u32, acc: f32) {
         return;
     }
     var v = acc;
-    if (HAS_BIAS) {
-        v += bias[col];
+    let idx = row * p.n + col;
+    if (EPI == 1u) {
+        v += aux[col];
     }
     v = activate(ACT, v, p.alpha);
-    let idx = row * p.n + col;
+    if (EPI == 3u) {
+        v *= activate_grad_from_output(GATE, aux[idx], p.alpha);
+    }
     if (ACCUMULATE) {
         v += c[idx];
     }
@@ -79,6 +87,13 @@ fn matmul_naive_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
     var acc = 0.0;
     for (var kk = 0u; kk < p.k; kk++) {
         acc = fma(load_a(row, kk), load_b(kk, col), acc);
+    }
+    if (EPI == 2u && row == 0u) {
+        var s = 0.0;
+        for (var kk = 0u; kk < p.k; kk++) {
+            s += load_b(kk, col);
+        }
+        aux[col] = s;
     }
     store_c(row, col, acc);
 }
@@ -100,6 +115,7 @@ fn matmul_tiled_forward(
     let row0 = wid.y * TILE;
     let col0 = wid.x * TILE;
     var acc: array<vec4<f32>, 4>;
+    var colsum = vec4<f32>(0.0);
     let ktiles = (p.k + TK - 1u) / TK;
     for (var t = 0u; t < ktiles; t++) {
         let k0 = t * TK;
@@ -123,8 +139,17 @@ fn matmul_tiled_forward(
             acc[1] = fma(vec4<f32>(tile_a[kk][lid.y * 4u + 1u]), bv, acc[1]);
             acc[2] = fma(vec4<f32>(tile_a[kk][lid.y * 4u + 2u]), bv, acc[2]);
             acc[3] = fma(vec4<f32>(tile_a[kk][lid.y * 4u + 3u]), bv, acc[3]);
+            colsum += bv; // zero-padded past K, so the sum is exact
         }
         workgroupBarrier();
+    }
+    if (EPI == 2u && wid.y == 0u && lid.y == 0u) {
+        for (var c = 0u; c < 4u; c++) {
+            let col = col0 + lid.x * 4u + c;
+            if (col < p.n) {
+                aux[col] = colsum[c];
+            }
+        }
     }
     for (var r = 0u; r < 4u; r++) {
         let row = row0 + lid.y * 4u + r;

@@ -19,7 +19,7 @@
 
 @group(0) @binding(0) var<storage, read> a4: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> b4: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> bias4: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> aux4: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> c4: array<vec4<f32>>;
 
 // store_c for four consecutive columns at once (N a multiple of 4, col0 too): one 16-byte
@@ -29,11 +29,16 @@ fn store_c4(row: u32, col0: u32, acc: vec4<f32>) {
         return;
     }
     var v = acc;
-    if (HAS_BIAS) {
-        v += bias4[col0 / 4u];
+    let idx = (row * p.n + col0) / 4u;
+    if (EPI == 1u) {
+        v += aux4[col0 / 4u];
     }
     v = vec4<f32>(activate(ACT, v.x, p.alpha), activate(ACT, v.y, p.alpha), activate(ACT, v.z, p.alpha), activate(ACT, v.w, p.alpha));
-    let idx = (row * p.n + col0) / 4u;
+    if (EPI == 3u) {
+        let y = aux4[idx];
+        v *= vec4<f32>(activate_grad_from_output(GATE, y.x, p.alpha), activate_grad_from_output(GATE, y.y, p.alpha),
+            activate_grad_from_output(GATE, y.z, p.alpha), activate_grad_from_output(GATE, y.w, p.alpha));
+    }
     if (ACCUMULATE) {
         v += c4[idx];
     }
@@ -93,6 +98,7 @@ fn matmul_sg8_r16_forward(
     var c13 = vec4<f32>(0.0);
     var c14 = vec4<f32>(0.0);
     var c15 = vec4<f32>(0.0);
+    var bsum = vec4<f32>(0.0);
     for (var kb = 0u; kb < p.k; kb += 32u) {
         let kv = vec4<u32>(kb + lane * 4u) + vec4<u32>(0u, 1u, 2u, 3u);
         let live = vec4<f32>(kv < vec4<u32>(p.k));
@@ -135,6 +141,11 @@ fn matmul_sg8_r16_forward(
             { let s = subgroupBroadcast(x13, 0u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 0u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 0u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 0u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = min(kb + 4u, klast);
@@ -158,6 +169,11 @@ fn matmul_sg8_r16_forward(
             { let s = subgroupBroadcast(x13, 1u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 1u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 1u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 4u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = min(kb + 8u, klast);
@@ -181,6 +197,11 @@ fn matmul_sg8_r16_forward(
             { let s = subgroupBroadcast(x13, 2u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 2u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 2u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 8u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = min(kb + 12u, klast);
@@ -204,6 +225,11 @@ fn matmul_sg8_r16_forward(
             { let s = subgroupBroadcast(x13, 3u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 3u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 3u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 12u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = min(kb + 16u, klast);
@@ -227,6 +253,11 @@ fn matmul_sg8_r16_forward(
             { let s = subgroupBroadcast(x13, 4u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 4u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 4u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 16u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = min(kb + 20u, klast);
@@ -250,6 +281,11 @@ fn matmul_sg8_r16_forward(
             { let s = subgroupBroadcast(x13, 5u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 5u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 5u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 20u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = min(kb + 24u, klast);
@@ -273,6 +309,11 @@ fn matmul_sg8_r16_forward(
             { let s = subgroupBroadcast(x13, 6u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 6u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 6u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 24u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = min(kb + 28u, klast);
@@ -296,7 +337,18 @@ fn matmul_sg8_r16_forward(
             { let s = subgroupBroadcast(x13, 7u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 7u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 7u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 28u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
+    }
+    if (EPI == 2u && wid.y == 0u) {
+        if (col0 < p.n) { aux[col0] = bsum.x; }
+        if (col0 + 1u < p.n) { aux[col0 + 1u] = bsum.y; }
+        if (col0 + 2u < p.n) { aux[col0 + 2u] = bsum.z; }
+        if (col0 + 3u < p.n) { aux[col0 + 3u] = bsum.w; }
     }
     store_c(row0 + 0u, col0, c0.x); store_c(row0 + 0u, col0 + 1u, c0.y); store_c(row0 + 0u, col0 + 2u, c0.z); store_c(row0 + 0u, col0 + 3u, c0.w);
     store_c(row0 + 1u, col0, c1.x); store_c(row0 + 1u, col0 + 1u, c1.y); store_c(row0 + 1u, col0 + 2u, c1.z); store_c(row0 + 1u, col0 + 3u, c1.w);
@@ -396,6 +448,7 @@ fn matmul_sg8_r32_forward(
     var c29 = vec4<f32>(0.0);
     var c30 = vec4<f32>(0.0);
     var c31 = vec4<f32>(0.0);
+    var bsum = vec4<f32>(0.0);
     for (var kb = 0u; kb < p.k; kb += 32u) {
         let kv = vec4<u32>(kb + lane * 4u) + vec4<u32>(0u, 1u, 2u, 3u);
         let live = vec4<f32>(kv < vec4<u32>(p.k));
@@ -470,6 +523,11 @@ fn matmul_sg8_r32_forward(
             { let s = subgroupBroadcast(x29, 0u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 0u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 0u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 0u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = min(kb + 4u, klast);
@@ -509,6 +567,11 @@ fn matmul_sg8_r32_forward(
             { let s = subgroupBroadcast(x29, 1u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 1u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 1u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 4u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = min(kb + 8u, klast);
@@ -548,6 +611,11 @@ fn matmul_sg8_r32_forward(
             { let s = subgroupBroadcast(x29, 2u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 2u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 2u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 8u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = min(kb + 12u, klast);
@@ -587,6 +655,11 @@ fn matmul_sg8_r32_forward(
             { let s = subgroupBroadcast(x29, 3u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 3u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 3u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 12u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = min(kb + 16u, klast);
@@ -626,6 +699,11 @@ fn matmul_sg8_r32_forward(
             { let s = subgroupBroadcast(x29, 4u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 4u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 4u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 16u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = min(kb + 20u, klast);
@@ -665,6 +743,11 @@ fn matmul_sg8_r32_forward(
             { let s = subgroupBroadcast(x29, 5u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 5u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 5u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 20u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = min(kb + 24u, klast);
@@ -704,6 +787,11 @@ fn matmul_sg8_r32_forward(
             { let s = subgroupBroadcast(x29, 6u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 6u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 6u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 24u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = min(kb + 28u, klast);
@@ -743,7 +831,18 @@ fn matmul_sg8_r32_forward(
             { let s = subgroupBroadcast(x29, 7u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 7u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 7u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 28u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
+    }
+    if (EPI == 2u && wid.y == 0u) {
+        if (col0 < p.n) { aux[col0] = bsum.x; }
+        if (col0 + 1u < p.n) { aux[col0 + 1u] = bsum.y; }
+        if (col0 + 2u < p.n) { aux[col0 + 2u] = bsum.z; }
+        if (col0 + 3u < p.n) { aux[col0 + 3u] = bsum.w; }
     }
     store_c(row0 + 0u, col0, c0.x); store_c(row0 + 0u, col0 + 1u, c0.y); store_c(row0 + 0u, col0 + 2u, c0.z); store_c(row0 + 0u, col0 + 3u, c0.w);
     store_c(row0 + 1u, col0, c1.x); store_c(row0 + 1u, col0 + 1u, c1.y); store_c(row0 + 1u, col0 + 2u, c1.z); store_c(row0 + 1u, col0 + 3u, c1.w);
@@ -833,6 +932,7 @@ fn matmul_sg8v4_r16_forward(
     var c13 = vec4<f32>(0.0);
     var c14 = vec4<f32>(0.0);
     var c15 = vec4<f32>(0.0);
+    var bsum = vec4<f32>(0.0);
     for (var kb = 0u; kb < p.k; kb += 32u) {
         var x0: vec4<f32>;
         var x1: vec4<f32>;
@@ -951,6 +1051,11 @@ fn matmul_sg8v4_r16_forward(
             { let s = subgroupBroadcast(x13, 0u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 0u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 0u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 0u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = kb + 4u;
@@ -993,6 +1098,11 @@ fn matmul_sg8v4_r16_forward(
             { let s = subgroupBroadcast(x13, 1u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 1u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 1u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 4u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = kb + 8u;
@@ -1035,6 +1145,11 @@ fn matmul_sg8v4_r16_forward(
             { let s = subgroupBroadcast(x13, 2u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 2u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 2u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 8u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = kb + 12u;
@@ -1077,6 +1192,11 @@ fn matmul_sg8v4_r16_forward(
             { let s = subgroupBroadcast(x13, 3u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 3u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 3u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 12u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = kb + 16u;
@@ -1119,6 +1239,11 @@ fn matmul_sg8v4_r16_forward(
             { let s = subgroupBroadcast(x13, 4u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 4u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 4u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 16u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = kb + 20u;
@@ -1161,6 +1286,11 @@ fn matmul_sg8v4_r16_forward(
             { let s = subgroupBroadcast(x13, 5u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 5u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 5u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 20u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = kb + 24u;
@@ -1203,6 +1333,11 @@ fn matmul_sg8v4_r16_forward(
             { let s = subgroupBroadcast(x13, 6u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 6u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 6u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 24u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = kb + 28u;
@@ -1245,7 +1380,15 @@ fn matmul_sg8v4_r16_forward(
             { let s = subgroupBroadcast(x13, 7u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
             { let s = subgroupBroadcast(x14, 7u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
             { let s = subgroupBroadcast(x15, 7u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 28u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
+    }
+    if (EPI == 2u && wid.y == 0u && col0 < p.n) {
+        aux4[col0 / 4u] = bsum;
     }
     store_c4(row0 + 0u, col0, c0);
     store_c4(row0 + 1u, col0, c1);
@@ -1355,6 +1498,7 @@ fn matmul_sg8v4_r32_forward(
     var c29 = vec4<f32>(0.0);
     var c30 = vec4<f32>(0.0);
     var c31 = vec4<f32>(0.0);
+    var bsum = vec4<f32>(0.0);
     for (var kb = 0u; kb < p.k; kb += 32u) {
         var x0: vec4<f32>;
         var x1: vec4<f32>;
@@ -1553,6 +1697,11 @@ fn matmul_sg8v4_r32_forward(
             { let s = subgroupBroadcast(x29, 0u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 0u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 0u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 0u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = kb + 4u;
@@ -1611,6 +1760,11 @@ fn matmul_sg8v4_r32_forward(
             { let s = subgroupBroadcast(x29, 1u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 1u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 1u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 4u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = kb + 8u;
@@ -1669,6 +1823,11 @@ fn matmul_sg8v4_r32_forward(
             { let s = subgroupBroadcast(x29, 2u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 2u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 2u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 8u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = kb + 12u;
@@ -1727,6 +1886,11 @@ fn matmul_sg8v4_r32_forward(
             { let s = subgroupBroadcast(x29, 3u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 3u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 3u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 12u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = kb + 16u;
@@ -1785,6 +1949,11 @@ fn matmul_sg8v4_r32_forward(
             { let s = subgroupBroadcast(x29, 4u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 4u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 4u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 16u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = kb + 20u;
@@ -1843,6 +2012,11 @@ fn matmul_sg8v4_r32_forward(
             { let s = subgroupBroadcast(x29, 5u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 5u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 5u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 20u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = kb + 24u;
@@ -1901,6 +2075,11 @@ fn matmul_sg8v4_r32_forward(
             { let s = subgroupBroadcast(x29, 6u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 6u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 6u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 24u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
         {
             let kk = kb + 28u;
@@ -1959,7 +2138,15 @@ fn matmul_sg8v4_r32_forward(
             { let s = subgroupBroadcast(x29, 7u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
             { let s = subgroupBroadcast(x30, 7u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
             { let s = subgroupBroadcast(x31, 7u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 28u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
         }
+    }
+    if (EPI == 2u && wid.y == 0u && col0 < p.n) {
+        aux4[col0 / 4u] = bsum;
     }
     store_c4(row0 + 0u, col0, c0);
     store_c4(row0 + 1u, col0, c1);

@@ -86,6 +86,8 @@ pub(crate) struct DeviceInner {
     /// Errors wgpu reported outside any error scope, kept instead of panicking.
     pub(crate) uncaptured: Arc<Mutex<Vec<String>>>,
     pub(crate) timeout: Duration,
+    /// A small storage buffer bound where a kernel's optional read-write slot is unused.
+    pub(crate) dummy: std::sync::OnceLock<wgpu::Buffer>,
     /// The matmul kernel chosen for this device (tuned on first use).
     pub(crate) matmul_variant: std::sync::OnceLock<crate::kernels::matmul::Variant>,
 }
@@ -190,6 +192,7 @@ impl Device {
                 uncaptured,
                 timeout: Duration::from_secs(120),
                 matmul_variant: std::sync::OnceLock::new(),
+                dummy: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -301,6 +304,19 @@ impl Device {
                 message: e.to_string(),
             }),
         }
+    }
+
+    /// A 256-byte storage buffer that is never handed out by the pool: bound where a kernel's
+    /// optional read-write slot is unused, so it never aliases a real operand.
+    pub(crate) fn dummy_buffer(&self) -> &wgpu::Buffer {
+        self.inner.dummy.get_or_init(|| {
+            self.inner.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("suanli dummy"),
+                size: 256,
+                usage: crate::memory::POOL_USAGE,
+                mapped_at_creation: false,
+            })
+        })
     }
 
     pub(crate) fn same_as(&self, other: &Device) -> bool {

@@ -141,7 +141,9 @@ impl Tensor {
         let args = MatmulArgs {
             a: self.buffer(),
             b: w.buffer(),
-            bias: bias.map(|b| b.buffer()),
+            epilogue: bias.map_or(matmul::Epilogue::None, |b| {
+                matmul::Epilogue::Bias(b.buffer())
+            }),
             c: out.buffer(),
             m: u32_dim(OP, m)?,
             n: u32_dim(OP, n)?,

@@ -57,6 +57,24 @@ pub fn activate_grad(act: Activation, x: f64) -> f64 {
     }
 }
 
+/// `act'(x)` written as a function of the output `y = act(x)` (linear, relu, leaky relu,
+/// sigmoid, tanh; 1 for the others, which are not used this way).
+pub fn activate_grad_from_output(act: Activation, y: f64) -> f64 {
+    match act {
+        Activation::Relu => (y > 0.0) as u8 as f64,
+        Activation::LeakyRelu(a) => {
+            if y > 0.0 {
+                1.0
+            } else {
+                a as f64
+            }
+        }
+        Activation::Sigmoid => y * (1.0 - y),
+        Activation::Tanh => 1.0 - y * y,
+        _ => 1.0,
+    }
+}
+
 /// erf to about 1e-15 (Taylor series near 0, continued fraction for erfc beyond).
 pub fn erf(x: f64) -> f64 {
     let z = x.abs();

@@ -8,7 +8,7 @@
 mod common;
 
 use suanli::kernels::matmul::{
-    self, candidates, record_with, Activation, Layout, MatmulArgs, Variant,
+    self, candidates, record_with, Activation, Epilogue, Layout, MatmulArgs, Variant,
 };
 use suanli::reference;
 use suanli::{Device, Tensor};
@@ -40,13 +40,21 @@ fn variants(dev: &Device) -> Vec<Variant> {
     v
 }
 
+#[derive(Clone, Copy, PartialEq)]
+enum Epi {
+    None,
+    Bias,
+    ColSum,
+    Gate(Activation),
+}
+
 struct Case {
     m: usize,
     n: usize,
     k: usize,
     layout: Layout,
     act: Activation,
-    bias: bool,
+    epi: Epi,
     accumulate: bool,
 }
 
@@ -56,9 +64,22 @@ fn check(dev: &Device, variant: Variant, c: &Case, seed: u64) {
     let b = common::random_vec(k * n, seed + 1);
     let bias = common::random_vec(n, seed + 2);
     let c_old = common::random_vec(m * n, seed + 3);
+    // Gate values: outputs of the gate activation, as the previous layer would have produced.
+    let gate_act = match c.epi {
+        Epi::Gate(g) => g,
+        _ => Activation::Linear,
+    };
+    let gate_y: Vec<f32> = common::random_vec(m * n, seed + 4)
+        .iter()
+        .map(|&v| reference::activate(gate_act, 2.0 * v as f64) as f32)
+        .collect();
     let at = Tensor::from_slice(dev, &a, &[a.len()]).unwrap();
     let bt = Tensor::from_slice(dev, &b, &[b.len()]).unwrap();
-    let biast = Tensor::from_slice(dev, &bias, &[n]).unwrap();
+    let aux = match c.epi {
+        Epi::Bias => Tensor::from_slice(dev, &bias, &[n]).unwrap(),
+        Epi::Gate(_) => Tensor::from_slice(dev, &gate_y, &[m * n]).unwrap(),
+        _ => Tensor::full(dev, &[n], f32::NAN).unwrap(),
+    };
     let ct = if c.accumulate {
         Tensor::from_slice(dev, &c_old, &[m * n]).unwrap()
     } else {
@@ -67,7 +88,12 @@ fn check(dev: &Device, variant: Variant, c: &Case, seed: u64) {
     let args = MatmulArgs {
         a: at.buffer(),
         b: bt.buffer(),
-        bias: c.bias.then(|| biast.buffer()),
+        epilogue: match c.epi {
+            Epi::None => Epilogue::None,
+            Epi::Bias => Epilogue::Bias(aux.buffer()),
+            Epi::ColSum => Epilogue::ColSum(aux.buffer()),
+            Epi::Gate(g) => Epilogue::Gate(aux.buffer(), g),
+        },
         c: ct.buffer(),
         m: m as u32,
         n: n as u32,
@@ -80,26 +106,47 @@ fn check(dev: &Device, variant: Variant, c: &Case, seed: u64) {
     record_with(&mut rec, &args, variant).unwrap();
     rec.submit().unwrap();
     let out = ct.to_vec().unwrap();
-    let want = reference::matmul(
+    let mut want = reference::matmul(
         &a,
         &b,
-        c.bias.then_some(&bias[..]),
-        c.accumulate.then_some(&c_old[..]),
+        (c.epi == Epi::Bias).then_some(&bias[..]),
+        None,
         m,
         n,
         k,
         c.layout,
         c.act,
     );
+    if let Epi::Gate(g) = c.epi {
+        for (w, &y) in want.iter_mut().zip(&gate_y) {
+            *w *= reference::activate_grad_from_output(g, y as f64);
+        }
+    }
+    if c.accumulate {
+        for (w, &o) in want.iter_mut().zip(&c_old) {
+            *w += o as f64;
+        }
+    }
     let what = format!(
-        "{} {:?} {m}x{n}x{k} act={:?} bias={} acc={}",
+        "{} {:?} {m}x{n}x{k} act={:?} acc={}",
         variant.name(),
         c.layout,
         c.act,
-        c.bias,
         c.accumulate
     );
     common::assert_rel_l2(&what, &out, &want, tol(k));
+    if c.epi == Epi::ColSum {
+        // Σ_k op(B)[k, col].
+        let sums: Vec<f64> = (0..n)
+            .map(|j| (0..k).map(|kk| if c.layout == Layout::NT { b[j * k + kk] } else { b[kk * n + j] } as f64).sum())
+            .collect();
+        common::assert_rel_l2(
+            &format!("{what} column sums"),
+            &aux.to_vec().unwrap(),
+            &sums,
+            tol(k),
+        );
+    }
 }
 
 #[test]
@@ -114,7 +161,7 @@ fn every_variant_every_layout_ragged_shapes() {
                     k,
                     layout,
                     act: Activation::Linear,
-                    bias: false,
+                    epi: Epi::None,
                     accumulate: false,
                 };
                 check(&dev, v, &case, 1000 + i as u64);
@@ -153,7 +200,7 @@ fn fused_bias_activation_and_accumulate() {
                     k,
                     layout,
                     act: *act,
-                    bias: true,
+                    epi: Epi::Bias,
                     accumulate: false,
                 };
                 check(&dev, v, &case, 77 + i as u64);
@@ -166,12 +213,68 @@ fn fused_bias_activation_and_accumulate() {
                 k: 41,
                 layout,
                 act: Activation::Linear,
-                bias: false,
+                epi: Epi::None,
                 accumulate: true,
             };
             check(&dev, v, &case, 5);
         }
     }
+}
+
+#[test]
+fn column_sums_and_gates_every_variant() {
+    let dev = dev_or_skip!();
+    for v in variants(&dev) {
+        for (i, &(m, n, k)) in [
+            (784usize, 128usize, 32usize),
+            (64, 10, 33),
+            (13, 7, 70),
+            (32, 128, 64),
+        ]
+        .iter()
+        .enumerate()
+        {
+            for layout in [Layout::NN, Layout::TN, Layout::NT] {
+                let case = Case {
+                    m,
+                    n,
+                    k,
+                    layout,
+                    act: Activation::Linear,
+                    epi: Epi::ColSum,
+                    accumulate: false,
+                };
+                check(&dev, v, &case, 40 + i as u64);
+            }
+            for g in [Activation::Relu, Activation::Tanh] {
+                let case = Case {
+                    m,
+                    n,
+                    k,
+                    layout: Layout::NT,
+                    act: Activation::Linear,
+                    epi: Epi::Gate(g),
+                    accumulate: false,
+                };
+                check(&dev, v, &case, 60 + i as u64);
+            }
+        }
+    }
+    // A gate whose derivative does not follow from the output is refused.
+    let t = Tensor::zeros(&dev, &[4]).unwrap();
+    let args = MatmulArgs {
+        a: t.buffer(),
+        b: t.buffer(),
+        epilogue: Epilogue::Gate(t.buffer(), Activation::Gelu),
+        c: t.buffer(),
+        m: 2,
+        n: 2,
+        k: 1,
+        layout: Layout::NN,
+        act: Activation::Linear,
+        accumulate: false,
+    };
+    assert!(record_with(&mut dev.recorder(), &args, Variant::Naive).is_err());
 }
 
 #[test]
@@ -185,7 +288,7 @@ fn large_square_with_the_chosen_variant() {
         k: 1000,
         layout: Layout::NN,
         act: Activation::Linear,
-        bias: false,
+        epi: Epi::None,
         accumulate: false,
     };
     check(&dev, v, &case, 9);
@@ -207,7 +310,12 @@ fn random_shapes_property() {
             k,
             layout,
             act: Activation::Linear,
-            bias: rng.below(2) == 1,
+            epi: [
+                Epi::None,
+                Epi::Bias,
+                Epi::ColSum,
+                Epi::Gate(Activation::Relu),
+            ][rng.below(4) as usize],
             accumulate: false,
         };
         check(&dev, v, &case, 500 + i);

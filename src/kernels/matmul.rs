@@ -28,7 +28,7 @@ pub const SHADER_SUBGROUP: Shader = crate::shader!("matmul_subgroup" after "acti
 const BINDINGS: &[Access] = &[
     Access::ReadOnly,  // a
     Access::ReadOnly,  // b
-    Access::ReadOnly,  // bias (any buffer when unused)
+    Access::ReadWrite, // aux: bias, column sums or gate (a dummy when unused)
     Access::ReadWrite, // c
     Access::Uniform,   // params
 ];
@@ -228,6 +228,34 @@ impl Variant {
     }
 }
 
+/// What the epilogue does besides the activation (see matmul.wgsl).
+#[derive(Clone, Copy, Debug, Default)]
+pub enum Epilogue<'a> {
+    /// Nothing.
+    #[default]
+    None,
+    /// `+ bias[col]` before the activation (N elements).
+    Bias(&'a wgpu::Buffer),
+    /// Also writes `Σ_k op(B)[k, col]` into this buffer (N elements): the bias gradient
+    /// `db = Σ_rows dz` computed alongside `dW = xᵀ·dz` from the loads the product makes anyway.
+    ColSum(&'a wgpu::Buffer),
+    /// Multiplies the result by `f'(y)` with `y` read from this (M, N) buffer, for an
+    /// activation whose derivative is a function of its output: backprop `dz = (dy·Wᵀ) ⊙ f'(y)`
+    /// in one kernel. The matmul's own activation must then be linear.
+    Gate(&'a wgpu::Buffer, Activation),
+}
+
+impl Epilogue<'_> {
+    fn code(&self) -> u32 {
+        match self {
+            Epilogue::None => 0,
+            Epilogue::Bias(_) => 1,
+            Epilogue::ColSum(_) => 2,
+            Epilogue::Gate(..) => 3,
+        }
+    }
+}
+
 /// Everything one matmul needs. Buffers hold at least the elements their shapes imply.
 #[derive(Clone, Copy, Debug)]
 pub struct MatmulArgs<'a> {
@@ -235,8 +263,8 @@ pub struct MatmulArgs<'a> {
     pub a: &'a wgpu::Buffer,
     /// B, stored (K, N), or (N, K) for [`Layout::NT`].
     pub b: &'a wgpu::Buffer,
-    /// Optional bias of N elements, added before the activation.
-    pub bias: Option<&'a wgpu::Buffer>,
+    /// Bias, column sums or gate (see [`Epilogue`]).
+    pub epilogue: Epilogue<'a>,
     /// C (M, N): written, or added to with `accumulate`.
     pub c: &'a wgpu::Buffer,
     /// Rows of C.
@@ -280,10 +308,27 @@ pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Varia
     }
     let variant = variant.for_rows(args.m);
     let spec = variant.spec(vec4_ok(args));
+    let gate = match args.epilogue {
+        Epilogue::Gate(_, g) => {
+            if !crate::kernels::elementwise::derivative_from_output(g)
+                || args.act != Activation::Linear
+            {
+                return Err(Error::InvalidArgument {
+                    op: "matmul",
+                    name: "epilogue",
+                    expected: "a gate activation whose derivative follows from its output (linear, relu, leaky relu, sigmoid, tanh), with a linear matmul activation".into(),
+                    found: format!("gate {g:?} with activation {:?}", args.act),
+                });
+            }
+            Some(g)
+        }
+        _ => None,
+    };
     let constants = [
         ("TRANS_A", (args.layout == Layout::TN) as u32 as f64),
         ("TRANS_B", (args.layout == Layout::NT) as u32 as f64),
-        ("HAS_BIAS", args.bias.is_some() as u32 as f64),
+        ("EPI", args.epilogue.code() as f64),
+        ("GATE", gate.map_or(0, |g| g.code()) as f64),
         ("ACCUMULATE", args.accumulate as u32 as f64),
         ("ACT", args.act.code() as f64),
     ];
@@ -293,19 +338,19 @@ pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Varia
         m: args.m,
         n: args.n,
         k: args.k,
-        alpha: args.act.alpha(),
+        alpha: gate.map_or(args.act.alpha(), |g| g.alpha()),
     };
-    // Without a bias any buffer fills the slot (16 bytes: the vec4 kernels read it as vec4s).
-    let bias = args
-        .bias
-        .map(|b| (b, n * 4))
-        .unwrap_or((args.a, args.a.size().min(16)));
+    let aux = match args.epilogue {
+        Epilogue::None => (dev.dummy_buffer(), 16),
+        Epilogue::Bias(b) | Epilogue::ColSum(b) => (b, n * 4),
+        Epilogue::Gate(b, _) => (b, m * n * 4),
+    };
     rec.dispatch(
         &pipe,
         &[
             (args.a, m * k * 4),
             (args.b, k * n * 4),
-            bias,
+            aux,
             (args.c, m * n * 4),
         ],
         Some(bytemuck::bytes_of(&params)),
@@ -405,7 +450,7 @@ pub fn tune(dev: &Device) -> Result<Variant> {
     let args = MatmulArgs {
         a: a.buffer(),
         b: b.buffer(),
-        bias: None,
+        epilogue: Epilogue::None,
         c: c.buffer(),
         m,
         n,

@@ -13,9 +13,9 @@ use crate::data::Dataset;
 use crate::kernel::Program;
 use crate::kernels::elementwise::{self, derivative_from_output};
 use crate::kernels::gather::{self, IndexBuffer};
-use crate::kernels::matmul::{self, Activation, Layout, MatmulArgs};
+use crate::kernels::matmul::{self, Activation, Epilogue, Layout, MatmulArgs};
 use crate::kernels::optim::{self, Rule};
-use crate::kernels::{reduce, softmax_xent};
+use crate::kernels::softmax_xent;
 use crate::nn::model::{FitOptions, History, Sequential};
 use crate::random::Rng;
 use crate::{Device, Error, Result, Tensor};
@@ -41,7 +41,7 @@ fn mm(
     rec: &mut crate::kernel::Recorder<'_>,
     a: &Tensor,
     b: &Tensor,
-    bias: Option<&Tensor>,
+    epilogue: Epilogue<'_>,
     c: &Tensor,
     mnk: (usize, usize, usize),
     layout: Layout,
@@ -52,7 +52,7 @@ fn mm(
         &MatmulArgs {
             a: a.buffer(),
             b: b.buffer(),
-            bias: bias.map(|t| t.buffer()),
+            epilogue,
             c: c.buffer(),
             m: mnk.0 as u32,
             n: mnk.1 as u32,
@@ -62,6 +62,13 @@ fn mm(
             accumulate: false,
         },
     )
+}
+
+fn bias_of(layer: &crate::nn::model::Layer) -> Epilogue<'_> {
+    layer
+        .b
+        .as_ref()
+        .map_or(Epilogue::None, |b| Epilogue::Bias(b.buffer()))
 }
 
 /// Builds the programs for batch size `b`. `grads` is None for evaluation (forward, loss and
@@ -99,7 +106,7 @@ fn plan(
                 &mut rec,
                 input,
                 &layer.w,
-                layer.b.as_ref(),
+                bias_of(layer),
                 &out,
                 mnk,
                 Layout::NN,
@@ -112,7 +119,7 @@ fn plan(
                 &mut rec,
                 input,
                 &layer.w,
-                layer.b.as_ref(),
+                bias_of(layer),
                 &z,
                 mnk,
                 Layout::NN,
@@ -166,55 +173,65 @@ fn plan(
         for l in (0..nl).rev() {
             let layer = &layers[l];
             let input = if l == 0 { &x0 } else { &outs[l - 1] };
-            // dW = inputᵀ·dz: input stored (B, in) = (K, M).
+            // dW = inputᵀ·dz (input stored (B, in) = (K, M)), and db = Σ_rows dz from the
+            // same kernel's loads of dz.
+            let epi = grads.b[l]
+                .as_ref()
+                .map_or(Epilogue::None, |gb| Epilogue::ColSum(gb.buffer()));
             mm(
                 &mut rec,
                 input,
                 &dz,
-                None,
+                epi,
                 &grads.w[l],
                 (layer.in_dim, layer.cfg.units, b),
                 Layout::TN,
                 Activation::Linear,
             )?;
-            if let Some(gb) = &grads.b[l] {
-                reduce::cols(&mut rec, dz.buffer(), gb.buffer(), b, layer.cfg.units, 1.0)?;
-            }
             if l > 0 {
-                // d(input) = dz·Wᵀ: W stored (in, units) = (N, K).
-                let da = Tensor::empty(dev, &[b, layer.in_dim])?;
-                mm(
-                    &mut rec,
-                    &dz,
-                    &layer.w,
-                    None,
-                    &da,
-                    (b, layer.in_dim, layer.cfg.units),
-                    Layout::NT,
-                    Activation::Linear,
-                )?;
+                // dz_prev = (dz·Wᵀ) ⊙ f'(·): W stored (in, units) = (N, K); the activation's
+                // derivative is fused into the epilogue when it follows from the output.
                 let prev = &layers[l - 1];
                 let act = prev.cfg.activation.elementwise();
                 let dz_prev = Tensor::empty(dev, &[b, layer.in_dim])?;
+                let mnk = (b, layer.in_dim, layer.cfg.units);
                 match &pre[l - 1] {
-                    None => elementwise::activation_output_backward(
-                        &mut rec,
-                        act,
-                        outs[l - 1].buffer(),
-                        da.buffer(),
-                        dz_prev.buffer(),
-                        b * layer.in_dim,
-                    )?,
-                    Some(z) => elementwise::activation_backward(
-                        &mut rec,
-                        act,
-                        z.buffer(),
-                        da.buffer(),
-                        dz_prev.buffer(),
-                        b * layer.in_dim,
-                    )?,
+                    None => {
+                        let gate = Epilogue::Gate(outs[l - 1].buffer(), act);
+                        mm(
+                            &mut rec,
+                            &dz,
+                            &layer.w,
+                            gate,
+                            &dz_prev,
+                            mnk,
+                            Layout::NT,
+                            Activation::Linear,
+                        )?;
+                    }
+                    Some(z) => {
+                        let da = Tensor::empty(dev, &[b, layer.in_dim])?;
+                        mm(
+                            &mut rec,
+                            &dz,
+                            &layer.w,
+                            Epilogue::None,
+                            &da,
+                            mnk,
+                            Layout::NT,
+                            Activation::Linear,
+                        )?;
+                        elementwise::activation_backward(
+                            &mut rec,
+                            act,
+                            z.buffer(),
+                            da.buffer(),
+                            dz_prev.buffer(),
+                            b * layer.in_dim,
+                        )?;
+                        bufs.push(da);
+                    }
                 }
-                bufs.push(da);
                 bufs.push(std::mem::replace(&mut dz, dz_prev));
             }
         }
