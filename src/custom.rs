@@ -97,7 +97,7 @@ impl CustomKernel {
             }
         }
         let access: Vec<Access> = refl.bindings.iter().map(|b| b.access).collect();
-        let pipeline = device.pipeline_for(name, source, entry, &access, &[])?;
+        let pipeline = device.pipeline_for(name, source, entry, &access, &[], false)?;
         Ok(CustomKernel {
             device: device.clone(),
             name: name.to_string(),

@@ -229,6 +229,11 @@ pub struct Pipeline {
     /// The entry point's `@workgroup_size`.
     pub workgroup_size: [u32; 3],
     pub(crate) label: String,
+    /// What it was built from, to rebuild it with a dynamic-offset uniform.
+    name: String,
+    source: Arc<str>,
+    entry: String,
+    constants: Vec<(String, f64)>,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -237,6 +242,7 @@ struct PipelineKey {
     source_hash: u64,
     entry: String,
     constants: Vec<(String, u64)>,
+    dynamic_uniform: bool,
 }
 
 /// Per-device cache of compiled pipelines.
@@ -289,6 +295,7 @@ impl Device {
             spec.entry,
             spec.bindings,
             constants,
+            false,
         )
     }
 
@@ -300,8 +307,10 @@ impl Device {
         entry: &str,
         bindings: &[Access],
         constants: &[(&str, f64)],
+        dynamic_uniform: bool,
     ) -> Result<Arc<Pipeline>> {
         let key = PipelineKey {
+            dynamic_uniform,
             shader: name.to_string(),
             source_hash: hash_str(source),
             entry: entry.to_string(),
@@ -351,7 +360,7 @@ impl Device {
                         Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
                         Access::Uniform => wgpu::BufferBindingType::Uniform,
                     },
-                    has_dynamic_offset: false,
+                    has_dynamic_offset: dynamic_uniform && *a == Access::Uniform,
                     min_binding_size: None,
                 },
                 count: None,
@@ -392,6 +401,10 @@ impl Device {
             bindings: bindings.to_vec(),
             workgroup_size: refl.workgroup_size,
             label,
+            name: name.to_string(),
+            source: Arc::from(source),
+            entry: entry.to_string(),
+            constants: constants.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         });
         if let Ok(mut m) = self.inner.pipelines.map.lock() {
             m.insert(key, p.clone());
@@ -411,6 +424,7 @@ impl Device {
                 }),
             keep: Vec::new(),
             capture: None,
+            table: None,
         }
     }
 
@@ -423,6 +437,27 @@ impl Device {
         r.capture = Some(Vec::new());
         r
     }
+
+    /// Like [`Device::capture`], but every dispatch's uniform is bound to `table` at a dynamic
+    /// offset chosen at replay ([`Recorder::replay_at`]): parameters that change every step
+    /// (a batch offset, an optimizer's bias corrections) are written into the table once per
+    /// chunk of steps, with no per-step copy. Offsets must be multiples of
+    /// [`Device::uniform_alignment`].
+    pub fn capture_with_table(&self, table: &wgpu::Buffer) -> Recorder<'_> {
+        let mut r = self.capture();
+        r.table = Some(table.clone());
+        r
+    }
+
+    /// The alignment of dynamic uniform offsets on this device (at least 256).
+    pub fn uniform_alignment(&self) -> u64 {
+        (self
+            .inner
+            .device
+            .limits()
+            .min_uniform_buffer_offset_alignment as u64)
+            .max(256)
+    }
 }
 
 /// One dispatch with everything bound, ready to be recorded again and again.
@@ -431,6 +466,8 @@ pub struct Prepared {
     bind_group: wgpu::BindGroup,
     groups: [u32; 3],
     uniform: Option<PooledBuffer>,
+    /// The uniform is bound to a parameter table at a dynamic offset.
+    dynamic: bool,
 }
 
 /// A captured list of dispatches (see [`Device::capture`]).
@@ -470,6 +507,8 @@ pub struct Recorder<'d> {
     encoder: wgpu::CommandEncoder,
     keep: Vec<PooledBuffer>,
     capture: Option<Vec<Prepared>>,
+    /// While capturing with a parameter table: uniforms are bound to it at dynamic offsets.
+    table: Option<wgpu::Buffer>,
 }
 
 impl<'d> Recorder<'d> {
@@ -524,8 +563,28 @@ impl<'d> Recorder<'d> {
                 found: "a 0-byte binding".into(),
             });
         }
+        // With a parameter table the uniform is bound there at a dynamic offset (set at
+        // replay); otherwise it gets its own small pooled buffer.
+        let dynamic = self.table.is_some() && params.is_some();
+        let pipe = if dynamic {
+            let c: Vec<(&str, f64)> = pipe
+                .constants
+                .iter()
+                .map(|(k, v)| (k.as_str(), *v))
+                .collect();
+            self.device.pipeline_for(
+                &pipe.name,
+                &pipe.source,
+                &pipe.entry,
+                &pipe.bindings,
+                &c,
+                true,
+            )?
+        } else {
+            pipe.clone()
+        };
         let ubuf = match params {
-            Some(bytes) => {
+            Some(bytes) if !dynamic => {
                 let padded_len = bytes.len().div_ceil(16).max(1) * 16;
                 let b = self
                     .device
@@ -537,7 +596,7 @@ impl<'d> Recorder<'d> {
                 self.device.inner.queue.write_buffer(b.buffer(), 0, &padded);
                 Some((b, padded_len as u64))
             }
-            None => None,
+            _ => None,
         };
         fn binding(buffer: &wgpu::Buffer, size: u64) -> wgpu::BindingResource<'_> {
             wgpu::BindingResource::Buffer(wgpu::BufferBinding {
@@ -560,6 +619,12 @@ impl<'d> Recorder<'d> {
                 resource: binding(u.buffer(), *n),
             });
         }
+        if let (true, Some(table), Some(bytes)) = (dynamic, &self.table, params) {
+            entries.push(wgpu::BindGroupEntry {
+                binding: buffers.len() as u32,
+                resource: binding(table, bytes.len().div_ceil(16).max(1) as u64 * 16),
+            });
+        }
         let bg = self.device.scoped("bind group", || {
             self.device
                 .inner
@@ -576,6 +641,7 @@ impl<'d> Recorder<'d> {
                 bind_group: bg,
                 groups,
                 uniform: ubuf.map(|(u, _)| u),
+                dynamic,
             });
             return Ok(());
         }
@@ -603,6 +669,34 @@ impl<'d> Recorder<'d> {
         }
     }
 
+    /// Records every dispatch of a program captured with a table
+    /// ([`Device::capture_with_table`]), dispatch `i` reading its uniform at `offsets[i]`.
+    pub fn replay_at(&mut self, program: &Program, offsets: &[u32]) -> Result<()> {
+        if offsets.len() != program.ops.len() || program.ops.iter().any(|o| !o.dynamic) {
+            return Err(Error::InvalidArgument {
+                op: "replay_at",
+                name: "offsets",
+                expected: format!(
+                    "{} offsets for a program captured with a table",
+                    program.ops.len()
+                ),
+                found: offsets.len().to_string(),
+            });
+        }
+        let mut pass = self
+            .encoder
+            .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("suanli program"),
+                timestamp_writes: None,
+            });
+        for (op, off) in program.ops.iter().zip(offsets) {
+            pass.set_pipeline(&op.pipeline.pipeline);
+            pass.set_bind_group(0, &op.bind_group, &[*off]);
+            pass.dispatch_workgroups(op.groups[0], op.groups[1], op.groups[2]);
+        }
+        Ok(())
+    }
+
     /// Records every dispatch of `program` in one compute pass, in order.
     pub fn replay(&mut self, program: &Program) {
         if program.ops.is_empty() {
@@ -616,7 +710,8 @@ impl<'d> Recorder<'d> {
             });
         for op in &program.ops {
             pass.set_pipeline(&op.pipeline.pipeline);
-            pass.set_bind_group(0, &op.bind_group, &[]);
+            // Table-bound uniforms read slot 0 when replayed without offsets.
+            pass.set_bind_group(0, &op.bind_group, if op.dynamic { &[0] } else { &[] });
             pass.dispatch_workgroups(op.groups[0], op.groups[1], op.groups[2]);
         }
     }

@@ -73,6 +73,7 @@ fn bias_of(layer: &crate::nn::model::Layer) -> Epilogue<'_> {
 
 /// Builds the programs for batch size `b`. `grads` is None for evaluation (forward, loss and
 /// metrics only).
+#[allow(clippy::too_many_arguments)] // the plan's inputs, spelled out
 fn plan(
     model: &Sequential,
     data: &Dataset,
@@ -80,13 +81,14 @@ fn plan(
     b: usize,
     grads: Option<&Grads>,
     acc: &Tensor,
+    table: &Tensor,
 ) -> Result<Plan> {
     let dev = &model.device;
     let layers = &model.layers;
     let nl = layers.len();
     let x0 = Tensor::empty(dev, &[b, data.row_len])?;
     let y = Tensor::empty(dev, &[b])?;
-    let mut g = dev.capture();
+    let mut g = dev.capture_with_table(table.buffer());
     data.gather(&mut g, idx, 0, b, x0.buffer(), y.buffer())?;
     let gather = g.finish_capture();
 
@@ -274,10 +276,6 @@ fn clear(dev: &Device, t: &Tensor) -> Result<()> {
     Ok(())
 }
 
-/// Bytes of one gather uniform (see `kernels::gather::Params`).
-const GATHER_PARAMS: usize = std::mem::size_of::<gather::Params>();
-const OPTIM_PARAMS: usize = std::mem::size_of::<optim::Params>();
-
 fn gather_params(data: &Dataset, batch: usize, offset: usize, labels: bool) -> gather::Params {
     let scale = match &data.features {
         crate::data::Features::U8(_, s) if !labels => *s,
@@ -291,9 +289,10 @@ fn gather_params(data: &Dataset, batch: usize, offset: usize, labels: bool) -> g
     }
 }
 
-/// Replays `steps` (batch offsets and sizes) with their per-step uniforms; `optim` steps
-/// the optimizer after each, from step number `t0 + 1` on.
-#[allow(clippy::too_many_arguments)] // the loop's whole state, spelled out
+/// Replays `steps` (batch offsets and sizes); `optim` steps the optimizer after each, from
+/// step number `t0 + 1` on. Per-step uniforms (batch offsets, bias corrections) are written
+/// into `table` once for the whole chunk, one aligned slot per dispatch per step
+/// (`2 + parameters` slots a step), and read at dynamic offsets: no per-step copy.
 fn run_steps(
     dev: &Device,
     data: &Dataset,
@@ -302,14 +301,26 @@ fn run_steps(
     optim: Option<(&Program, &Rule, &[usize], u64)>,
     table: &Tensor,
 ) -> Result<()> {
-    let per_step = 2 * GATHER_PARAMS + optim.map_or(0, |o| o.2.len() * OPTIM_PARAMS);
-    let mut bytes = Vec::with_capacity(per_step * steps.len());
+    let align = dev.uniform_alignment() as usize;
+    let slots = 2 + optim.map_or(0, |o| o.2.len());
+    let mut bytes = vec![0u8; slots * align * steps.len()];
+    let mut put =
+        |slot: usize, v: &[u8]| bytes[slot * align..slot * align + v.len()].copy_from_slice(v);
     for (s, &(offset, b)) in steps.iter().enumerate() {
-        bytes.extend_from_slice(bytemuck::bytes_of(&gather_params(data, b, offset, false)));
-        bytes.extend_from_slice(bytemuck::bytes_of(&gather_params(data, b, offset, true)));
+        put(
+            s * slots,
+            bytemuck::bytes_of(&gather_params(data, b, offset, false)),
+        );
+        put(
+            s * slots + 1,
+            bytemuck::bytes_of(&gather_params(data, b, offset, true)),
+        );
         if let Some((_, rule, sizes, t0)) = optim {
-            for &n in sizes {
-                bytes.extend_from_slice(bytemuck::bytes_of(&rule.params(n, t0 + s as u64 + 1)));
+            for (i, &n) in sizes.iter().enumerate() {
+                put(
+                    s * slots + 2 + i,
+                    bytemuck::bytes_of(&rule.params(n, t0 + s as u64 + 1)),
+                );
             }
         }
     }
@@ -320,36 +331,21 @@ fn run_steps(
             op: "fit",
             message: format!("internal error: no plan for batch {b}"),
         })?;
-        let base = (s * per_step) as u64;
-        let gp = GATHER_PARAMS as u64;
-        for i in 0..2 {
-            let u = plan.gather.uniform(i).ok_or_else(|| Error::Gpu {
-                op: "fit",
-                message: "internal error: gather uniform".into(),
-            })?;
-            rec.copy_range(table.buffer(), base + i as u64 * gp, u, 0, gp);
-        }
-        rec.replay(&plan.gather);
+        let slot = |j: usize| ((s * slots + j) * align) as u32;
+        rec.replay_at(&plan.gather, &[slot(0), slot(1)])?;
         rec.replay(&plan.body);
         if let Some((prog, _, sizes, _)) = optim {
-            for i in 0..sizes.len() {
-                let u = prog.uniform(i).ok_or_else(|| Error::Gpu {
-                    op: "fit",
-                    message: "internal error: optimizer uniform".into(),
-                })?;
-                rec.copy_range(
-                    table.buffer(),
-                    base + 2 * gp + (i * OPTIM_PARAMS) as u64,
-                    u,
-                    0,
-                    OPTIM_PARAMS as u64,
-                );
-            }
-            rec.replay(prog);
+            let offsets: Vec<u32> = (0..sizes.len()).map(|i| slot(2 + i)).collect();
+            rec.replay_at(prog, &offsets)?;
         }
     }
     rec.submit()?;
     Ok(())
+}
+
+/// A parameter table for chunks of `CHUNK` steps with `slots` dispatches each.
+fn param_table(dev: &Device, slots: usize) -> Result<Tensor> {
+    Tensor::empty(dev, &[CHUNK * slots * dev.uniform_alignment() as usize / 4])
 }
 
 fn batches(rows: usize, b: usize) -> Vec<(usize, usize)> {
@@ -370,16 +366,16 @@ pub(crate) fn evaluate(
     let idx = IndexBuffer::new(dev, &idx)?;
     let acc = Tensor::zeros(dev, &[4])?;
     let steps = batches(data.rows, b);
-    let full = plan(model, data, &idx, b, None, &acc)?;
+    let table = param_table(dev, 2)?;
+    let full = plan(model, data, &idx, b, None, &acc, &table)?;
     let rem = data.rows % b;
     let tail = if rem > 0 {
-        Some(plan(model, data, &idx, rem, None, &acc)?)
+        Some(plan(model, data, &idx, rem, None, &acc, &table)?)
     } else {
         None
     };
     let mut plans = vec![&full];
     plans.extend(tail.as_ref());
-    let table = Tensor::empty(dev, &[(CHUNK * 2 * GATHER_PARAMS).div_ceil(4)])?;
     for chunk in steps.chunks(CHUNK) {
         run_steps(dev, data, &plans, chunk, None, &table)?;
     }
@@ -450,17 +446,16 @@ pub(crate) fn fit(
     }
     let idx = IndexBuffer::new(&dev, &vec![0u32; data.rows])?;
     let acc = Tensor::zeros(&dev, &[4])?;
-    let full = plan(model, data, &idx, b, Some(&grads), &acc)?;
+    let table = param_table(&dev, 2 + sizes.len())?;
+    let full = plan(model, data, &idx, b, Some(&grads), &acc, &table)?;
     let rem = data.rows % b;
     let tail = if rem > 0 {
-        Some(plan(model, data, &idx, rem, Some(&grads), &acc)?)
+        Some(plan(model, data, &idx, rem, Some(&grads), &acc, &table)?)
     } else {
         None
     };
     let mut plans = vec![&full];
     plans.extend(tail.as_ref());
-    let per_step = 2 * GATHER_PARAMS + sizes.len() * OPTIM_PARAMS;
-    let table = Tensor::empty(&dev, &[(CHUNK * per_step).div_ceil(4)])?;
     let steps = batches(data.rows, b);
     let mut history = History::default();
     let mut best = f64::INFINITY;
@@ -479,7 +474,7 @@ pub(crate) fn fit(
         }
         let rule = optimizer.rule(lr);
         // The optimizer program for this learning rate (uniforms are overwritten per step).
-        let mut rec = dev.capture();
+        let mut rec = dev.capture_with_table(table.buffer());
         for (i, (p, g)) in ps.iter().enumerate() {
             let st: Vec<&wgpu::Buffer> = model.opt_state[i].iter().map(|t| t.buffer()).collect();
             optim::step(&mut rec, &rule, g.buffer(), p.buffer(), &st, p.numel(), 1)?;
