@@ -2,8 +2,7 @@
 
 mod common;
 
-use suanli::config::Config;
-use suanli::{Device, DeviceSpec, Error, Tensor};
+use suanli::{Error, Tensor};
 
 #[test]
 fn round_trip_ragged_sizes() {
@@ -87,22 +86,11 @@ fn creation_functions() {
     ));
 }
 
-fn own_device(limit: Option<u64>) -> Option<Device> {
-    common::device()?; // skip (or fail in CI) the same way as the shared device
-    let spec = std::env::var("SUANLI_TEST_DEVICE").unwrap_or_else(|_| "auto".into());
-    Some(
-        Device::with_config(&Config {
-            device: Some(spec.parse::<DeviceSpec>().unwrap()),
-            visible_devices: None,
-            memory_limit: limit,
-        })
-        .unwrap(),
-    )
-}
-
 #[test]
 fn pool_reuses_buffers_and_reports_stats() {
-    let Some(dev) = own_device(None) else { return };
+    let Some(dev) = common::own_device(None) else {
+        return;
+    };
     let s0 = dev.memory_stats();
     assert_eq!((s0.in_use, s0.cached, s0.allocations), (0, 0, 0));
     let a = Tensor::zeros(&dev, &[1000]).unwrap(); // 4000 B -> 4096 bucket
@@ -132,7 +120,7 @@ fn pool_reuses_buffers_and_reports_stats() {
 
 #[test]
 fn memory_limit_gives_typed_error_with_numbers() {
-    let Some(dev) = own_device(Some(1 << 20)) else {
+    let Some(dev) = common::own_device(Some(1 << 20)) else {
         return;
     };
     assert_eq!(dev.memory_stats().limit, Some(1 << 20));

@@ -67,6 +67,55 @@ fn blobs_reach_full_accuracy_with_every_optimizer() {
 }
 
 #[test]
+fn validation_split_holds_out_the_last_rows() {
+    let dev = dev_or_skip!();
+    let (x, y) = blobs(100, 8);
+    let data = Dataset::from_f32(&dev, &x, 2, &y).unwrap();
+    let mut m = Sequential::with_seed(&dev, 1);
+    m.add(Dense::new(8, "tanh").input_dim(2)).unwrap();
+    m.add(Dense::new(4, "softmax")).unwrap();
+    m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
+        .unwrap();
+    let h = m
+        .fit(
+            &data,
+            FitOptions {
+                epochs: 3,
+                batch_size: 10,
+                validation_split: 0.2,
+                verbose: false,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(h.val_loss.len(), 3);
+    // The held-out 20 rows are exactly the last 20 of the dataset.
+    let tail = Dataset::from_f32(&dev, &x[80 * 2..], 2, &y[80..]).unwrap();
+    let (l, a) = m.evaluate(&tail, 7).unwrap();
+    assert!(
+        (l - h.val_loss[2]).abs() < 1e-5 * (1.0 + l.abs()),
+        "{l} vs {}",
+        h.val_loss[2]
+    );
+    assert!((a - h.val_accuracy[2]).abs() < 1e-9);
+    for bad in [-0.1, 1.0, 0.001] {
+        let r = m.fit(
+            &data,
+            FitOptions {
+                epochs: 1,
+                validation_split: bad,
+                verbose: false,
+                ..Default::default()
+            },
+        );
+        assert!(
+            matches!(r, Err(Error::InvalidArgument { .. })),
+            "split {bad}"
+        );
+    }
+}
+
+#[test]
 fn gelu_sigmoid_and_leaky_layers_train_too() {
     let dev = dev_or_skip!();
     let (x, y) = blobs(200, 2);
@@ -365,7 +414,10 @@ fn typed_errors_for_bad_input() {
 
 #[test]
 fn mnist_subset_one_epoch_learns_and_memory_stays_flat() {
-    let dev = dev_or_skip!();
+    // Its own device: pool statistics of the shared one move with the tests running beside.
+    let Some(dev) = common::own_device(None) else {
+        return;
+    };
     let mnist = Mnist::load().unwrap();
     let (n, nt) = (10_000, 2_000);
     let train = Dataset::from_u8(

@@ -180,6 +180,9 @@ pub struct FitOptions<'a> {
     pub seed: u64,
     /// Evaluated at the end of every epoch.
     pub validation_data: Option<&'a Dataset>,
+    /// Without `validation_data`: hold out this last fraction of the rows (taken before
+    /// shuffling, as Keras does) and evaluate on it every epoch (default 0).
+    pub validation_split: f64,
     /// Progress bar and a line per epoch (default true).
     pub verbose: bool,
     /// Learning rate per epoch (0-based), replacing the optimizer's.
@@ -201,6 +204,7 @@ impl Default for FitOptions<'_> {
             shuffle: true,
             seed: 0,
             validation_data: None,
+            validation_split: 0.0,
             verbose: true,
             lr_schedule: None,
             early_stopping: None,

@@ -359,16 +359,35 @@ pub(crate) fn evaluate(
     data: &Dataset,
     batch_size: usize,
 ) -> Result<(f64, f64)> {
+    let rows: Vec<u32> = (0..data.rows as u32).collect();
+    evaluate_rows(model, data, &rows, batch_size)
+}
+
+/// Loss and accuracy over the dataset rows `rows`.
+pub(crate) fn evaluate_rows(
+    model: &Sequential,
+    data: &Dataset,
+    rows: &[u32],
+    batch_size: usize,
+) -> Result<(f64, f64)> {
     model.check_dataset("evaluate", data)?;
-    let b = batch_size.clamp(1, data.rows);
+    if batch_size == 0 {
+        return Err(Error::InvalidArgument {
+            op: "evaluate",
+            name: "batch_size",
+            expected: "at least 1".into(),
+            found: "0".into(),
+        });
+    }
+    let n = rows.len();
+    let b = batch_size.clamp(1, n.max(1));
     let dev = &model.device;
-    let idx: Vec<u32> = (0..data.rows as u32).collect();
-    let idx = IndexBuffer::new(dev, &idx)?;
+    let idx = IndexBuffer::new(dev, rows)?;
     let acc = Tensor::zeros(dev, &[4])?;
-    let steps = batches(data.rows, b);
+    let steps = batches(n, b);
     let table = param_table(dev, 2)?;
     let full = plan(model, data, &idx, b, None, &acc, &table)?;
-    let rem = data.rows % b;
+    let rem = n % b;
     let tail = if rem > 0 {
         Some(plan(model, data, &idx, rem, None, &acc, &table)?)
     } else {
@@ -412,8 +431,32 @@ pub(crate) fn fit(
             found: "0".into(),
         });
     }
+    if !(0.0..1.0).contains(&o.validation_split) {
+        return Err(Error::InvalidArgument {
+            op: "fit",
+            name: "validation_split",
+            expected: "a fraction in [0, 1)".into(),
+            found: o.validation_split.to_string(),
+        });
+    }
+    // Keras's rule: the last fraction of the rows, taken before shuffling.
+    let n_val = if o.validation_data.is_none() {
+        (data.rows as f64 * o.validation_split) as usize
+    } else {
+        0
+    };
+    let n_train = data.rows - n_val;
+    if n_train == 0 || (o.validation_split > 0.0 && o.validation_data.is_none() && n_val == 0) {
+        return Err(Error::InvalidArgument {
+            op: "fit",
+            name: "validation_split",
+            expected: "a split leaving at least one training and one validation row".into(),
+            found: format!("{} of {} rows", o.validation_split, data.rows),
+        });
+    }
+    let val_rows: Vec<u32> = (n_train as u32..data.rows as u32).collect();
     let dev = model.device.clone();
-    let b = o.batch_size.min(data.rows);
+    let b = o.batch_size.min(n_train);
     let grads = Grads {
         w: model
             .layers
@@ -444,11 +487,11 @@ pub(crate) fn fit(
             .collect::<Result<_>>()?;
         model.step = 0;
     }
-    let idx = IndexBuffer::new(&dev, &vec![0u32; data.rows])?;
+    let idx = IndexBuffer::new(&dev, &vec![0u32; n_train])?;
     let acc = Tensor::zeros(&dev, &[4])?;
     let table = param_table(&dev, 2 + sizes.len())?;
     let full = plan(model, data, &idx, b, Some(&grads), &acc, &table)?;
-    let rem = data.rows % b;
+    let rem = n_train % b;
     let tail = if rem > 0 {
         Some(plan(model, data, &idx, rem, Some(&grads), &acc, &table)?)
     } else {
@@ -456,11 +499,11 @@ pub(crate) fn fit(
     };
     let mut plans = vec![&full];
     plans.extend(tail.as_ref());
-    let steps = batches(data.rows, b);
+    let steps = batches(n_train, b);
     let mut history = History::default();
     let mut best = f64::INFINITY;
     let mut since_best = 0;
-    let mut perm: Vec<u32> = (0..data.rows as u32).collect();
+    let mut perm: Vec<u32> = (0..n_train as u32).collect();
     for epoch in 0..o.epochs {
         let t_epoch = Instant::now();
         let lr = o.lr_schedule.map_or(optimizer.lr(), |f| f(epoch));
@@ -550,15 +593,19 @@ pub(crate) fn fit(
             steps.len(),
             train_secs
         );
-        if let Some(v) = o.validation_data {
-            let (vl, va) = evaluate(model, v, 1000)?;
+        let val = match o.validation_data {
+            Some(v) => Some(evaluate(model, v, 1000)?),
+            None if n_val > 0 => Some(evaluate_rows(model, data, &val_rows, 1000)?),
+            None => None,
+        };
+        if let Some((vl, va)) = val {
             history.val_loss.push(vl);
             history.val_accuracy.push(va);
             line.push_str(&format!(" - val_loss: {vl:.4} - val_accuracy: {va:.4}"));
         }
         line.push_str(&format!(
             " - {:.1}k samples/s",
-            data.rows as f64 / train_secs / 1e3
+            n_train as f64 / train_secs / 1e3
         ));
         history.epoch_seconds.push(train_secs);
         if let Some(pb) = bar {

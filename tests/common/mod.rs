@@ -27,6 +27,19 @@ pub fn device() -> Option<Device> {
     .clone()
 }
 
+/// A fresh device of the test device's kind, for tests that read pool statistics (the shared
+/// device's are moved by tests running in parallel). `None` where `device()` is `None`.
+pub fn own_device(memory_limit: Option<u64>) -> Option<Device> {
+    device()?;
+    let spec = std::env::var("SUANLI_TEST_DEVICE").unwrap_or_else(|_| "auto".into());
+    let config = suanli::Config {
+        device: Some(spec.parse().unwrap()),
+        visible_devices: None,
+        memory_limit,
+    };
+    Some(Device::with_config(&config).unwrap())
+}
+
 /// Gets the test device or returns from the test (with the notice printed once).
 #[macro_export]
 macro_rules! dev_or_skip {
