@@ -256,12 +256,18 @@ pub(crate) enum Features {
     F32(Tensor),
 }
 
-/// A dataset resident on the device: features uploaded once, labels as class indices.
+/// A dataset resident on the device: features uploaded once, and targets: class indices
+/// (`target_len` 1, for sparse categorical cross-entropy) or dense rows of `target_len` values
+/// (one-hot or probabilities, binary targets, regression values).
 /// Batches are gathered on the device through an index permutation.
 #[derive(Debug)]
 pub struct Dataset {
     pub(crate) features: Features,
     pub(crate) labels: Tensor,
+    /// Values per target row: 1 for class indices.
+    pub(crate) target_len: usize,
+    /// Whether the targets are class indices.
+    pub(crate) sparse: bool,
     pub(crate) rows: usize,
     pub(crate) row_len: usize,
     pub(crate) max_label: u32,
@@ -284,6 +290,8 @@ impl Dataset {
         Ok(Dataset {
             features: Features::U8(ByteBuffer::new(device, x)?, scale),
             labels: Tensor::from_slice(device, &lab, &[rows])?,
+            target_len: 1,
+            sparse: true,
             rows,
             row_len,
             max_label: labels.iter().copied().max().unwrap_or(0) as u32,
@@ -307,9 +315,49 @@ impl Dataset {
         Ok(Dataset {
             features: Features::F32(Tensor::from_slice(device, x, &[x.len()])?),
             labels: Tensor::from_slice(device, &lab, &[rows])?,
+            target_len: 1,
+            sparse: true,
             rows,
             row_len,
             max_label: labels.iter().copied().max().unwrap_or(0),
+            device: device.clone(),
+        })
+    }
+
+    /// From `rows × row_len` floats and dense targets, `target_len` values per row (one-hot
+    /// rows for categorical cross-entropy, 0/1 for binary cross-entropy, values for MSE).
+    pub fn from_f32_targets(
+        device: &Device,
+        x: &[f32],
+        row_len: usize,
+        targets: &[f32],
+        target_len: usize,
+    ) -> Result<Dataset> {
+        if target_len == 0 || !targets.len().is_multiple_of(target_len) {
+            return Err(Error::ShapeMismatch {
+                op: "Dataset::from_f32_targets",
+                expected: format!("a whole number of target rows of {target_len}"),
+                found: format!("{} values", targets.len()),
+            });
+        }
+        let rows = targets.len() / target_len;
+        Dataset::check(rows, row_len, x.len())?;
+        if let Some(bad) = targets.iter().find(|v| !v.is_finite()) {
+            return Err(Error::InvalidArgument {
+                op: "Dataset::from_f32_targets",
+                name: "targets",
+                expected: "finite values".into(),
+                found: bad.to_string(),
+            });
+        }
+        Ok(Dataset {
+            features: Features::F32(Tensor::from_slice(device, x, &[x.len()])?),
+            labels: Tensor::from_slice(device, targets, &[targets.len()])?,
+            target_len,
+            sparse: false,
+            rows,
+            row_len,
+            max_label: 0,
             device: device.clone(),
         })
     }
@@ -351,6 +399,36 @@ impl Dataset {
         self.row_len
     }
 
+    /// The feature and target selections of rows `indices[offset..offset + batch]`.
+    pub(crate) fn rows<'a>(
+        &self,
+        indices: &'a IndexBuffer,
+        offset: usize,
+        batch: usize,
+    ) -> [crate::kernels::gather::Rows<'a>; 2] {
+        use crate::kernels::gather::Rows;
+        let scale = match &self.features {
+            Features::U8(_, s) => *s,
+            Features::F32(_) => 1.0,
+        };
+        [
+            Rows {
+                indices,
+                offset,
+                batch,
+                row_len: self.row_len,
+                scale,
+            },
+            Rows {
+                indices,
+                offset,
+                batch,
+                row_len: self.target_len,
+                scale: 1.0,
+            },
+        ]
+    }
+
     /// Records gathering rows `indices[offset..offset + batch]` into `x` and `y`.
     #[allow(clippy::too_many_arguments)] // buffers and shape, spelled out
     pub(crate) fn gather(
@@ -362,26 +440,12 @@ impl Dataset {
         x: &wgpu::Buffer,
         y: &wgpu::Buffer,
     ) -> Result<()> {
-        use crate::kernels::gather::{self, Rows};
-        let rows = Rows {
-            indices,
-            offset,
-            batch,
-            row_len: self.row_len,
-            scale: 1.0,
-        };
+        use crate::kernels::gather;
+        let [xr, yr] = self.rows(indices, offset, batch);
         match &self.features {
-            Features::U8(b, scale) => gather::gather(
-                rec,
-                b,
-                Rows {
-                    scale: *scale,
-                    ..rows
-                },
-                x,
-            )?,
-            Features::F32(t) => gather::gather_f32(rec, t, rows, x)?,
+            Features::U8(b, _) => gather::gather(rec, b, xr, x)?,
+            Features::F32(t) => gather::gather_f32(rec, t, xr, x)?,
         }
-        gather::gather_f32(rec, &self.labels, Rows { row_len: 1, ..rows }, y)
+        gather::gather_f32(rec, &self.labels, yr, y)
     }
 }

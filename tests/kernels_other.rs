@@ -449,6 +449,89 @@ fn cross_entropy_forward_backward() {
 }
 
 #[test]
+fn dense_target_losses() {
+    use suanli::kernels::loss::{self, DenseLoss};
+    let dev = dev_or_skip!();
+    for kind in [
+        DenseLoss::CategoricalFromLogits,
+        DenseLoss::BinaryFromLogits,
+        DenseLoss::MeanSquared,
+    ] {
+        for (i, &(r, c)) in MATS.iter().enumerate() {
+            let x = scaled(&random_vec(r * c, 50 + i as u64), 4.0);
+            // Targets: one-hot rows for categorical, probabilities in [0, 1] otherwise.
+            let t: Vec<f32> = match kind {
+                DenseLoss::CategoricalFromLogits => (0..r * c)
+                    .map(|j| ((j % c) == (j / c) % c) as u8 as f32)
+                    .collect(),
+                _ => random_vec(r * c, 70 + i as u64)
+                    .iter()
+                    .map(|v| 0.5 + 0.5 * v)
+                    .collect(),
+            };
+            let xt = Tensor::from_slice(&dev, &x, &[r, c]).unwrap();
+            let tt = Tensor::from_slice(&dev, &t, &[r, c]).unwrap();
+            let lt = Tensor::full(&dev, &[r], f32::NAN).unwrap();
+            let gt = Tensor::full(&dev, &[r * c], f32::NAN).unwrap();
+            let scale = 1.0 / r as f32;
+            let mut rec = dev.recorder();
+            loss::backward(
+                &mut rec,
+                kind,
+                xt.buffer(),
+                tt.buffer(),
+                lt.buffer(),
+                gt.buffer(),
+                r,
+                c,
+                scale,
+            )
+            .unwrap();
+            rec.submit().unwrap();
+            let (wl, wg) = reference::dense_loss(kind, &x, &t, r, c, scale as f64);
+            assert_rel_l2(
+                &format!("{kind:?} loss {r}x{c}"),
+                &lt.to_vec().unwrap(),
+                &wl,
+                1e-5,
+            );
+            assert_rel_l2(
+                &format!("{kind:?} grad {r}x{c}"),
+                &gt.to_vec().unwrap(),
+                &wg,
+                1e-5,
+            );
+        }
+    }
+    // Finite differences of the f64 reference losses against their gradients.
+    let (r, c) = (2, 3);
+    let x = random_vec(r * c, 5);
+    let t = [0.0f32, 1.0, 0.0, 0.3, 0.2, 0.5];
+    for kind in [
+        DenseLoss::CategoricalFromLogits,
+        DenseLoss::BinaryFromLogits,
+        DenseLoss::MeanSquared,
+    ] {
+        let (_, g) = reference::dense_loss(kind, &x, &t, r, c, 1.0 / r as f64);
+        for i in 0..r * c {
+            let mut xp = x.clone();
+            xp[i] += 1e-3;
+            let mut xm = x.clone();
+            xm[i] -= 1e-3;
+            let f = |v: &[f32]| {
+                reference::dense_loss(kind, v, &t, r, c, 1.0)
+                    .0
+                    .iter()
+                    .sum::<f64>()
+                    / r as f64
+            };
+            let fd = (f(&xp) - f(&xm)) / (xp[i] as f64 - xm[i] as f64);
+            assert!((fd - g[i]).abs() < 1e-6, "{kind:?} fd {fd} vs {}", g[i]);
+        }
+    }
+}
+
+#[test]
 fn optimizers_match_reference_over_five_steps() {
     let dev = dev_or_skip!();
     let rules = [

@@ -116,6 +116,117 @@ fn validation_split_holds_out_the_last_rows() {
 }
 
 #[test]
+fn dense_target_losses_train() {
+    let dev = dev_or_skip!();
+    let (x, y) = blobs(200, 3);
+    // Categorical cross-entropy on one-hot rows follows the sparse loss step for step.
+    let onehot: Vec<f32> = y
+        .iter()
+        .flat_map(|&c| (0..4).map(move |k| (k == c) as u8 as f32))
+        .collect();
+    let sparse = Dataset::from_f32(&dev, &x, 2, &y).unwrap();
+    let dense = Dataset::from_f32_targets(&dev, &x, 2, &onehot, 4).unwrap();
+    let mut hist = Vec::new();
+    for (loss, data) in [
+        (Loss::SparseCategoricalCrossentropy, &sparse),
+        (Loss::CategoricalCrossentropy, &dense),
+    ] {
+        let mut m = Sequential::with_seed(&dev, 4);
+        m.add(Dense::new(8, "relu").input_dim(2)).unwrap();
+        m.add(Dense::new(4, "softmax")).unwrap();
+        m.compile(Optimizer::adam(), loss).unwrap();
+        hist.push(
+            m.fit(
+                data,
+                FitOptions {
+                    shuffle: false,
+                    ..quiet(3, 20)
+                },
+            )
+            .unwrap(),
+        );
+    }
+    for e in 0..3 {
+        assert!(
+            (hist[0].loss[e] - hist[1].loss[e]).abs() < 1e-5,
+            "{:?} vs {:?}",
+            hist[0].loss,
+            hist[1].loss
+        );
+        assert_eq!(hist[0].accuracy[e], hist[1].accuracy[e]);
+    }
+    // Binary cross-entropy with one sigmoid output: left blobs vs right blobs.
+    let yb: Vec<f32> = y.iter().map(|&c| (c % 2) as f32).collect();
+    let data = Dataset::from_f32_targets(&dev, &x, 2, &yb, 1).unwrap();
+    let mut m = Sequential::with_seed(&dev, 5);
+    m.add(Dense::new(8, "tanh").input_dim(2)).unwrap();
+    m.add(Dense::new(1, "sigmoid")).unwrap();
+    m.compile(
+        Optimizer::Adam {
+            lr: 1e-2,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-7,
+        },
+        Loss::BinaryCrossentropy,
+    )
+    .unwrap();
+    m.fit(&data, quiet(20, 20)).unwrap();
+    assert_eq!(m.evaluate(&data, 50).unwrap().1, 1.0);
+    let p = m
+        .predict(&Tensor::from_slice(&dev, &x[..8], &[4, 2]).unwrap())
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert!(
+        p.iter()
+            .zip(&yb[..4])
+            .all(|(p, t)| (*p > 0.5) == (*t > 0.5)),
+        "{p:?}"
+    );
+    // Mean squared error: a linear model recovers y = 2·x0 − 3·x1 + 1.
+    let target: Vec<f32> = x.chunks(2).map(|v| 2.0 * v[0] - 3.0 * v[1] + 1.0).collect();
+    let data = Dataset::from_f32_targets(&dev, &x, 2, &target, 1).unwrap();
+    let mut m = Sequential::with_seed(&dev, 6);
+    m.add(Dense::new(1, "linear").input_dim(2)).unwrap();
+    m.compile(
+        Optimizer::Adam {
+            lr: 5e-2,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-7,
+        },
+        Loss::MeanSquaredError,
+    )
+    .unwrap();
+    let h = m.fit(&data, quiet(60, 20)).unwrap();
+    assert!(h.accuracy[0].is_nan());
+    let (mse, _) = m.evaluate(&data, 64).unwrap();
+    assert!(mse < 1e-3, "mse {mse}, history {:?}", &h.loss[50..]);
+    // Wrong target kinds and output activations are typed errors.
+    let mut m = Sequential::new(&dev);
+    m.add(Dense::new(4, "softmax").input_dim(2)).unwrap();
+    m.compile(Optimizer::adam(), Loss::MeanSquaredError)
+        .unwrap();
+    assert!(matches!(
+        m.fit(&dense, quiet(1, 8)),
+        Err(Error::InvalidArgument { .. })
+    ));
+    m.compile(Optimizer::adam(), Loss::CategoricalCrossentropy)
+        .unwrap();
+    assert!(matches!(
+        m.fit(&sparse, quiet(1, 8)),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
+        .unwrap();
+    assert!(matches!(
+        m.fit(&dense, quiet(1, 8)),
+        Err(Error::InvalidArgument { .. })
+    ));
+}
+
+#[test]
 fn gelu_sigmoid_and_leaky_layers_train_too() {
     let dev = dev_or_skip!();
     let (x, y) = blobs(200, 2);

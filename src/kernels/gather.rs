@@ -120,6 +120,18 @@ pub struct Rows<'a> {
     pub scale: f32,
 }
 
+impl Rows<'_> {
+    /// The kernel's uniform for this selection.
+    pub fn params(&self) -> Params {
+        Params {
+            batch: self.batch as u32,
+            row_len: self.row_len as u32,
+            offset: self.offset as u32,
+            scale: self.scale,
+        }
+    }
+}
+
 fn launch(
     rec: &mut Recorder<'_>,
     spec: &KernelSpec,
@@ -129,12 +141,7 @@ fn launch(
 ) -> Result<()> {
     let dev = rec.device();
     let pipe = dev.pipeline(spec, &[])?;
-    let p = Params {
-        batch: rows.batch as u32,
-        row_len: rows.row_len as u32,
-        offset: rows.offset as u32,
-        scale: rows.scale,
-    };
+    let p = rows.params();
     let n = (rows.batch * rows.row_len) as u64;
     let groups = grid_1d(n, 256, dev.info().limits.max_workgroups_per_dimension);
     let bufs = [

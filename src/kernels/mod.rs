@@ -11,6 +11,7 @@ use crate::kernel::{KernelSpec, Shader};
 
 pub mod elementwise;
 pub mod gather;
+pub mod loss;
 pub mod matmul;
 pub mod optim;
 pub mod reduce;
@@ -24,6 +25,7 @@ pub const SHADERS: &[Shader] = &[
     ACTIVATION,
     elementwise::SHADER,
     gather::SHADER,
+    loss::SHADER,
     matmul::SHADER,
     matmul::SHADER_SUBGROUP,
     optim::SHADER,
@@ -35,6 +37,7 @@ pub const SHADERS: &[Shader] = &[
 pub const KERNELS: &[&[KernelSpec]] = &[
     elementwise::KERNELS,
     gather::KERNELS,
+    loss::KERNELS,
     matmul::KERNELS,
     optim::KERNELS,
     reduce::KERNELS,

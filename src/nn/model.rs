@@ -146,13 +146,27 @@ impl Optimizer {
     }
 }
 
-/// A loss function.
+/// A loss function. Cross-entropies are computed from the logits in one fused, numerically
+/// stable kernel: with a softmax (sigmoid for binary) last layer the model outputs
+/// probabilities as in Keras, with a linear one it outputs logits (Keras's `from_logits`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Loss {
-    /// Sparse categorical cross-entropy on integer labels. With a softmax last layer the model
-    /// outputs probabilities; with a linear one, logits (`from_logits`). Either way the loss is
-    /// computed from the logits in one fused, numerically stable kernel.
+    /// Cross-entropy on integer class labels; last layer softmax or linear.
     SparseCategoricalCrossentropy,
+    /// Cross-entropy on one-hot (or probability) target rows; last layer softmax or linear.
+    CategoricalCrossentropy,
+    /// Per-output binary cross-entropy on 0/1 (or probability) targets; last layer sigmoid or
+    /// linear. Accuracy is the fraction of outputs on the right side of 0.5.
+    BinaryCrossentropy,
+    /// Mean squared error; last layer linear, relu, leaky relu, sigmoid or tanh. No accuracy.
+    MeanSquaredError,
+}
+
+impl Loss {
+    /// Whether the last layer is evaluated as logits (its activation folded into the loss).
+    pub(crate) fn takes_logits(self) -> bool {
+        !matches!(self, Loss::MeanSquaredError)
+    }
 }
 
 /// Stops training when the monitored validation loss (training loss without validation
@@ -219,7 +233,7 @@ impl Default for FitOptions<'_> {
 pub struct History {
     /// Mean training loss per epoch.
     pub loss: Vec<f64>,
-    /// Training accuracy per epoch.
+    /// Training accuracy per epoch (NaN for mean squared error).
     pub accuracy: Vec<f64>,
     /// Validation loss per epoch (with validation data).
     pub val_loss: Vec<f64>,
@@ -389,7 +403,9 @@ impl Sequential {
                 found: format!("{:?}", data.device),
             });
         }
-        let (Some(i), Some(o)) = (self.input_dim(), self.output_dim()) else {
+        let (Some(i), Some(o), Some(last)) =
+            (self.input_dim(), self.output_dim(), self.layers.last())
+        else {
             return Err(Error::InvalidArgument {
                 op,
                 name: "model",
@@ -404,12 +420,67 @@ impl Sequential {
                 found: data.row_len.to_string(),
             });
         }
-        if data.max_label as usize >= o {
+        let loss = self.loss.unwrap_or(Loss::SparseCategoricalCrossentropy);
+        let act = last.cfg.activation;
+        let act_ok = match loss {
+            Loss::SparseCategoricalCrossentropy | Loss::CategoricalCrossentropy => {
+                matches!(act, LayerActivation::Softmax | LayerActivation::Linear)
+            }
+            Loss::BinaryCrossentropy => {
+                matches!(act, LayerActivation::Sigmoid | LayerActivation::Linear)
+            }
+            Loss::MeanSquaredError => {
+                act != LayerActivation::Softmax
+                    && crate::kernels::elementwise::derivative_from_output(act.elementwise())
+            }
+        };
+        if !act_ok {
             return Err(Error::InvalidArgument {
                 op,
-                name: "labels",
-                expected: format!("class indices below the model's {o} outputs"),
-                found: format!("a label of {}", data.max_label),
+                name: "last layer activation",
+                expected: match loss {
+                    Loss::SparseCategoricalCrossentropy | Loss::CategoricalCrossentropy => {
+                        "softmax or linear (logits) for a categorical cross-entropy"
+                    }
+                    Loss::BinaryCrossentropy => {
+                        "sigmoid or linear (logits) for binary cross-entropy"
+                    }
+                    Loss::MeanSquaredError => {
+                        "linear, relu, leaky_relu, sigmoid or tanh for mean squared error"
+                    }
+                }
+                .into(),
+                found: act.to_string(),
+            });
+        }
+        if loss == Loss::SparseCategoricalCrossentropy {
+            if !data.sparse {
+                return Err(Error::InvalidArgument {
+                    op,
+                    name: "targets",
+                    expected: "class labels for sparse categorical cross-entropy".into(),
+                    found: format!("dense target rows of {}", data.target_len),
+                });
+            }
+            if data.max_label as usize >= o {
+                return Err(Error::InvalidArgument {
+                    op,
+                    name: "labels",
+                    expected: format!("class indices below the model's {o} outputs"),
+                    found: format!("a label of {}", data.max_label),
+                });
+            }
+        } else if data.sparse || data.target_len != o {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!(
+                    "dense target rows of {o} values (the model's outputs) for {loss:?}"
+                ),
+                found: if data.sparse {
+                    "class labels".to_string()
+                } else {
+                    format!("rows of {}", data.target_len)
+                },
             });
         }
         Ok(())
@@ -422,7 +493,8 @@ impl Sequential {
         train::fit(self, data, options)
     }
 
-    /// Mean loss and accuracy on `data`, in batches of `batch_size`.
+    /// Mean loss and accuracy on `data`, in batches of `batch_size` (accuracy is NaN for mean
+    /// squared error).
     pub fn evaluate(&self, data: &Dataset, batch_size: usize) -> Result<(f64, f64)> {
         train::evaluate(self, data, batch_size)
     }

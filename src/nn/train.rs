@@ -12,11 +12,12 @@ use std::time::Instant;
 use crate::data::Dataset;
 use crate::kernel::Program;
 use crate::kernels::elementwise::{self, derivative_from_output};
-use crate::kernels::gather::{self, IndexBuffer};
+use crate::kernels::gather::IndexBuffer;
+use crate::kernels::loss::{self, DenseLoss};
 use crate::kernels::matmul::{self, Activation, Epilogue, Layout, MatmulArgs};
 use crate::kernels::optim::{self, Rule};
 use crate::kernels::softmax_xent;
-use crate::nn::model::{FitOptions, History, Sequential};
+use crate::nn::model::{FitOptions, History, Loss, Sequential};
 use crate::random::Rng;
 use crate::{Device, Error, Result, Tensor};
 
@@ -87,7 +88,8 @@ fn plan(
     let layers = &model.layers;
     let nl = layers.len();
     let x0 = Tensor::empty(dev, &[b, data.row_len])?;
-    let y = Tensor::empty(dev, &[b])?;
+    let y = Tensor::empty(dev, &[b, data.target_len])?;
+    let loss_kind = model.loss.unwrap_or(Loss::SparseCategoricalCrossentropy);
     let mut g = dev.capture_with_table(table.buffer());
     data.gather(&mut g, idx, 0, b, x0.buffer(), y.buffer())?;
     let gather = g.finish_capture();
@@ -100,7 +102,12 @@ fn plan(
     let mut pre: Vec<Option<Tensor>> = Vec::with_capacity(nl);
     for (l, layer) in layers.iter().enumerate() {
         let input = if l == 0 { &x0 } else { &outs[l - 1] };
-        let act = layer.cfg.activation.elementwise();
+        // A cross-entropy folds the last layer's softmax/sigmoid in: that layer yields logits.
+        let act = if l + 1 == nl && loss_kind.takes_logits() {
+            Activation::Linear
+        } else {
+            layer.cfg.activation.elementwise()
+        };
         let out = Tensor::empty(dev, &[b, layer.cfg.units])?;
         let mnk = (b, layer.cfg.units, layer.in_dim);
         if derivative_from_output(act) {
@@ -133,42 +140,83 @@ fn plan(
         outs.push(out);
     }
     let classes = layers[nl - 1].cfg.units;
-    let logits = &outs[nl - 1];
+    let last = &outs[nl - 1];
     let loss = Tensor::empty(dev, &[b])?;
     let dz_last = Tensor::empty(dev, &[b, classes])?;
-    match grads {
-        Some(_) => softmax_xent::xent(
-            &mut rec,
-            logits.buffer(),
-            y.buffer(),
-            loss.buffer(),
-            Some(dz_last.buffer()),
-            b,
-            classes,
-            1.0 / b as f32,
-            false,
-        )?,
-        None => softmax_xent::xent(
-            &mut rec,
-            logits.buffer(),
-            y.buffer(),
-            loss.buffer(),
-            None,
-            b,
-            classes,
-            1.0,
-            false,
-        )?,
+    let scale = 1.0 / b as f32;
+    let dense = match loss_kind {
+        Loss::SparseCategoricalCrossentropy => None,
+        Loss::CategoricalCrossentropy => Some(DenseLoss::CategoricalFromLogits),
+        Loss::BinaryCrossentropy => Some(DenseLoss::BinaryFromLogits),
+        Loss::MeanSquaredError => Some(DenseLoss::MeanSquared),
+    };
+    match dense {
+        None => {
+            let g = grads.map(|_| dz_last.buffer());
+            softmax_xent::xent(
+                &mut rec,
+                last.buffer(),
+                y.buffer(),
+                loss.buffer(),
+                g,
+                b,
+                classes,
+                scale,
+                false,
+            )?;
+            softmax_xent::metrics(
+                &mut rec,
+                last.buffer(),
+                y.buffer(),
+                loss.buffer(),
+                acc.buffer(),
+                b,
+                classes,
+            )?;
+        }
+        Some(kind) => {
+            let act = layers[nl - 1].cfg.activation.elementwise();
+            let through_act = kind == DenseLoss::MeanSquared && act != Activation::Linear;
+            // MSE through a non-linear output: the loss gives d/dy, the activation d/dz.
+            let dy = if through_act {
+                Tensor::empty(dev, &[b, classes])?
+            } else {
+                dz_last.clone()
+            };
+            loss::backward(
+                &mut rec,
+                kind,
+                last.buffer(),
+                y.buffer(),
+                loss.buffer(),
+                dy.buffer(),
+                b,
+                classes,
+                scale,
+            )?;
+            if through_act && grads.is_some() {
+                elementwise::activation_output_backward(
+                    &mut rec,
+                    act,
+                    last.buffer(),
+                    dy.buffer(),
+                    dz_last.buffer(),
+                    b * classes,
+                )?;
+            }
+            loss::metrics(
+                &mut rec,
+                kind,
+                last.buffer(),
+                y.buffer(),
+                loss.buffer(),
+                acc.buffer(),
+                b,
+                classes,
+            )?;
+            bufs.push(dy);
+        }
     }
-    softmax_xent::metrics(
-        &mut rec,
-        logits.buffer(),
-        y.buffer(),
-        loss.buffer(),
-        acc.buffer(),
-        b,
-        classes,
-    )?;
     if let Some(grads) = grads {
         // Backward: dz is the gradient at the current layer's pre-activation.
         let mut dz = dz_last.clone();
@@ -276,26 +324,15 @@ fn clear(dev: &Device, t: &Tensor) -> Result<()> {
     Ok(())
 }
 
-fn gather_params(data: &Dataset, batch: usize, offset: usize, labels: bool) -> gather::Params {
-    let scale = match &data.features {
-        crate::data::Features::U8(_, s) if !labels => *s,
-        _ => 1.0,
-    };
-    gather::Params {
-        batch: batch as u32,
-        row_len: if labels { 1 } else { data.row_len as u32 },
-        offset: offset as u32,
-        scale,
-    }
-}
-
 /// Replays `steps` (batch offsets and sizes); `optim` steps the optimizer after each, from
 /// step number `t0 + 1` on. Per-step uniforms (batch offsets, bias corrections) are written
 /// into `table` once for the whole chunk, one aligned slot per dispatch per step
 /// (`2 + parameters` slots a step), and read at dynamic offsets: no per-step copy.
+#[allow(clippy::too_many_arguments)] // the loop's state, spelled out
 fn run_steps(
     dev: &Device,
     data: &Dataset,
+    idx: &IndexBuffer,
     plans: &[&Plan],
     steps: &[(usize, usize)],
     optim: Option<(&Program, &Rule, &[usize], u64)>,
@@ -307,14 +344,9 @@ fn run_steps(
     let mut put =
         |slot: usize, v: &[u8]| bytes[slot * align..slot * align + v.len()].copy_from_slice(v);
     for (s, &(offset, b)) in steps.iter().enumerate() {
-        put(
-            s * slots,
-            bytemuck::bytes_of(&gather_params(data, b, offset, false)),
-        );
-        put(
-            s * slots + 1,
-            bytemuck::bytes_of(&gather_params(data, b, offset, true)),
-        );
+        let [xr, yr] = data.rows(idx, offset, b);
+        put(s * slots, bytemuck::bytes_of(&xr.params()));
+        put(s * slots + 1, bytemuck::bytes_of(&yr.params()));
         if let Some((_, rule, sizes, t0)) = optim {
             for (i, &n) in sizes.iter().enumerate() {
                 put(
@@ -346,6 +378,15 @@ fn run_steps(
 /// A parameter table for chunks of `CHUNK` steps with `slots` dispatches each.
 fn param_table(dev: &Device, slots: usize) -> Result<Tensor> {
     Tensor::empty(dev, &[CHUNK * slots * dev.uniform_alignment() as usize / 4])
+}
+
+/// `- loss: … - accuracy: …` (no accuracy for regression losses).
+fn metrics_text(prefix: &str, loss: f64, accuracy: f64, has_acc: bool) -> String {
+    if has_acc {
+        format!("- {prefix}loss: {loss:.4} - {prefix}accuracy: {accuracy:.4}")
+    } else {
+        format!("- {prefix}loss: {loss:.4}")
+    }
 }
 
 fn batches(rows: usize, b: usize) -> Vec<(usize, usize)> {
@@ -396,10 +437,15 @@ pub(crate) fn evaluate_rows(
     let mut plans = vec![&full];
     plans.extend(tail.as_ref());
     for chunk in steps.chunks(CHUNK) {
-        run_steps(dev, data, &plans, chunk, None, &table)?;
+        run_steps(dev, data, &idx, &plans, chunk, None, &table)?;
     }
     let (loss, correct, n) = read_acc(&acc)?;
-    Ok((loss / n, correct / n))
+    let accuracy = if model.loss == Some(Loss::MeanSquaredError) {
+        f64::NAN
+    } else {
+        correct / n
+    };
+    Ok((loss / n, accuracy))
 }
 
 pub(crate) fn fit(
@@ -457,6 +503,7 @@ pub(crate) fn fit(
     let val_rows: Vec<u32> = (n_train as u32..data.rows as u32).collect();
     let dev = model.device.clone();
     let b = o.batch_size.min(n_train);
+    let has_acc = model.loss != Some(Loss::MeanSquaredError);
     let grads = Grads {
         w: model
             .layers
@@ -549,6 +596,7 @@ pub(crate) fn fit(
             run_steps(
                 &dev,
                 data,
+                &idx,
                 &plans,
                 chunk,
                 Some((&optim_prog, &rule, &sizes, model.step)),
@@ -560,7 +608,7 @@ pub(crate) fn fit(
                 if last_show.elapsed().as_secs_f64() > 0.25 {
                     let (l, c, n) = read_acc(&acc)?;
                     pb.set_position(done as u64);
-                    pb.set_message(format!("- loss: {:.4} - accuracy: {:.4}", l / n, c / n));
+                    pb.set_message(metrics_text("", l / n, c / n, has_acc));
                     last_show = Instant::now();
                     if !l.is_finite() {
                         return Err(Error::NonFinite {
@@ -573,7 +621,7 @@ pub(crate) fn fit(
             }
         }
         let (l, c, n) = read_acc(&acc)?;
-        let (loss, accuracy) = (l / n, c / n);
+        let (loss, accuracy) = (l / n, if has_acc { c / n } else { f64::NAN });
         if !loss.is_finite() {
             if let Some(pb) = &bar {
                 pb.abandon();
@@ -588,10 +636,11 @@ pub(crate) fn fit(
         history.loss.push(loss);
         history.accuracy.push(accuracy);
         let mut line = format!(
-            "{}/{} - {:.1}s - loss: {loss:.4} - accuracy: {accuracy:.4}",
+            "{}/{} - {:.1}s {}",
             steps.len(),
             steps.len(),
-            train_secs
+            train_secs,
+            metrics_text("", loss, accuracy, has_acc)
         );
         let val = match o.validation_data {
             Some(v) => Some(evaluate(model, v, 1000)?),
@@ -601,7 +650,7 @@ pub(crate) fn fit(
         if let Some((vl, va)) = val {
             history.val_loss.push(vl);
             history.val_accuracy.push(va);
-            line.push_str(&format!(" - val_loss: {vl:.4} - val_accuracy: {va:.4}"));
+            line.push_str(&format!(" {}", metrics_text("val_", vl, va, has_acc)));
         }
         line.push_str(&format!(
             " - {:.1}k samples/s",

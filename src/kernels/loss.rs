@@ -1,0 +1,123 @@
+//! `shaders/loss.wgsl`: losses with dense targets (categorical and binary cross-entropy from
+//! logits, mean squared error), per-row loss and gradient in one pass, plus device metrics.
+
+use crate::kernel::{grid_1d, Access, KernelSpec, Recorder, Shader};
+use crate::Result;
+
+/// loss.wgsl.
+pub const SHADER: Shader = crate::shader!("loss");
+
+use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
+
+/// Per-row loss and gradient. Bindings: x, t, loss, grad, params.
+pub const BACKWARD: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "loss_backward",
+    bindings: &[RO, RO, RW, RW, U],
+};
+/// Accumulates `[Σ loss, Σ correct, rows]`. Bindings: x, t, loss, acc, params.
+pub const METRICS: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "loss_metrics_forward",
+    bindings: &[RO, RO, RO, RW, U],
+};
+
+/// Every entry point of this family.
+pub const KERNELS: &[KernelSpec] = &[BACKWARD, METRICS];
+
+/// Mirrors `Params` in loss.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Params {
+    /// Rows (batch).
+    pub rows: u32,
+    /// Columns.
+    pub cols: u32,
+    /// Gradient scale (1/B).
+    pub scale: f32,
+    /// Padding.
+    pub _pad: u32,
+}
+
+/// Which dense-target loss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DenseLoss {
+    /// Categorical cross-entropy from logits.
+    CategoricalFromLogits,
+    /// Binary cross-entropy from logits, averaged over columns.
+    BinaryFromLogits,
+    /// Mean squared error, averaged over columns.
+    MeanSquared,
+}
+
+impl DenseLoss {
+    fn code(self) -> f64 {
+        match self {
+            DenseLoss::CategoricalFromLogits => 1.0,
+            DenseLoss::BinaryFromLogits => 2.0,
+            DenseLoss::MeanSquared => 3.0,
+        }
+    }
+}
+
+/// Records per-row `loss` and `grad = ∂(mean loss)/∂x · (scale·B)` for `x`, `t` of (rows, cols).
+#[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
+pub fn backward(
+    rec: &mut Recorder<'_>,
+    kind: DenseLoss,
+    x: &wgpu::Buffer,
+    t: &wgpu::Buffer,
+    loss: &wgpu::Buffer,
+    grad: &wgpu::Buffer,
+    rows: usize,
+    cols: usize,
+    scale: f32,
+) -> Result<()> {
+    let pipe = rec.device().pipeline(&BACKWARD, &[("LOSS", kind.code())])?;
+    let p = Params {
+        rows: rows as u32,
+        cols: cols as u32,
+        scale,
+        _pad: 0,
+    };
+    let n = (rows * cols) as u64 * 4;
+    let g = grid_1d(
+        rows as u64,
+        64,
+        rec.device().info().limits.max_workgroups_per_dimension,
+    );
+    rec.dispatch(
+        &pipe,
+        &[(x, n), (t, n), (loss, rows as u64 * 4), (grad, n)],
+        Some(bytemuck::bytes_of(&p)),
+        g,
+    )
+}
+
+/// Records `acc += [Σ loss, Σ correct, rows]` (see loss.wgsl for what counts as correct).
+#[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
+pub fn metrics(
+    rec: &mut Recorder<'_>,
+    kind: DenseLoss,
+    x: &wgpu::Buffer,
+    t: &wgpu::Buffer,
+    loss: &wgpu::Buffer,
+    acc: &wgpu::Buffer,
+    rows: usize,
+    cols: usize,
+) -> Result<()> {
+    let pipe = rec.device().pipeline(&METRICS, &[("LOSS", kind.code())])?;
+    let p = Params {
+        rows: rows as u32,
+        cols: cols as u32,
+        scale: 1.0,
+        _pad: 0,
+    };
+    let n = (rows * cols) as u64 * 4;
+    rec.dispatch(
+        &pipe,
+        &[(x, n), (t, n), (loss, rows as u64 * 4), (acc, 12)],
+        Some(bytemuck::bytes_of(&p)),
+        [1, 1, 1],
+    )
+}
