@@ -303,6 +303,52 @@ fn reductions_rows_cols_max_argmax() {
 }
 
 #[test]
+fn row_reductions_plain_and_subgroup_paths() {
+    use suanli::kernels::reduce::{rows_with, RowOp};
+    let dev = dev_or_skip!();
+    let mut paths = vec![false];
+    if dev.info().features.subgroups {
+        paths.push(true);
+    }
+    for &sg in &paths {
+        for (i, &(r, c)) in MATS.iter().chain(&[(3, 257), (2, 100_003)]).enumerate() {
+            // (No NaN inputs: Vulkan leaves NaN comparisons to the driver, and llvmpipe folds them.)
+            let x = random_vec(r * c, 400 + i as u64);
+            let xt = Tensor::from_slice(&dev, &x, &[r, c]).unwrap();
+            let run = |op: RowOp, scale: f32| {
+                let out = Tensor::full(&dev, &[r], f32::NAN).unwrap();
+                let mut rec = dev.recorder();
+                rows_with(&mut rec, op, xt.buffer(), out.buffer(), r, c, scale, sg).unwrap();
+                rec.submit().unwrap();
+                out.to_vec().unwrap()
+            };
+            let (mx, am) = reference::max_rows(&x, r, c);
+            let sums = run(RowOp::Sum, 0.5);
+            let maxes = run(RowOp::Max, 1.0);
+            let args = run(RowOp::ArgMax, 1.0);
+            for row in 0..r {
+                let slice = &x[row * c..(row + 1) * c];
+                let want = 0.5 * slice.iter().map(|&v| v as f64).sum::<f64>();
+                let tol = 1e-6 * slice.iter().map(|v| v.abs() as f64).sum::<f64>().max(1.0);
+                assert!(
+                    (sums[row] as f64 - want).abs() <= tol,
+                    "subgroups={sg} {r}x{c} sum row {row}: {} vs {want}",
+                    sums[row]
+                );
+                assert_eq!(
+                    maxes[row], mx[row] as f32,
+                    "subgroups={sg} {r}x{c} max row {row}"
+                );
+                assert_eq!(
+                    args[row], am[row] as f32,
+                    "subgroups={sg} {r}x{c} argmax row {row}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn reductions_are_deterministic() {
     let dev = dev_or_skip!();
     let (r, c) = (37, 100_003);

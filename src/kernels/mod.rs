@@ -30,6 +30,7 @@ pub const SHADERS: &[Shader] = &[
     matmul::SHADER_SUBGROUP,
     optim::SHADER,
     reduce::SHADER,
+    reduce::SHADER_SUBGROUP,
     softmax_xent::SHADER,
 ];
 

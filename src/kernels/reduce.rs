@@ -6,6 +6,8 @@ use crate::Result;
 
 /// reduce.wgsl.
 pub const SHADER: Shader = crate::shader!("reduce");
+/// reduce_subgroup.wgsl, after reduce.wgsl (whose bindings and helpers it uses).
+pub const SHADER_SUBGROUP: Shader = crate::shader!("reduce_subgroup" after "reduce");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 
@@ -22,8 +24,15 @@ pub const COLS: KernelSpec = KernelSpec {
     bindings: &[RO, RW, U],
 };
 
+/// [`ROWS`] with subgroup operations (adapters with subgroups).
+pub const ROWS_SUBGROUP: KernelSpec = KernelSpec {
+    shader: SHADER_SUBGROUP,
+    entry: "reduce_rows_sg_forward",
+    bindings: &[RO, RW, U],
+};
+
 /// Every entry point of this family.
-pub const KERNELS: &[KernelSpec] = &[ROWS, COLS];
+pub const KERNELS: &[KernelSpec] = &[ROWS, COLS, ROWS_SUBGROUP];
 
 /// Mirrors `Params` in reduce.wgsl.
 #[repr(C)]
@@ -44,13 +53,14 @@ pub struct Params {
 pub enum RowOp {
     /// Sum times `scale`.
     Sum,
-    /// Maximum (NaN if the row has one).
+    /// Maximum (with NaN inputs the result is the driver's: Vulkan leaves NaN comparisons undefined).
     Max,
     /// Index of the first maximum, as f32.
     ArgMax,
 }
 
-/// Records a per-row reduction of `x` (rows, cols) into `out` (rows).
+/// Records a per-row reduction of `x` (rows, cols) into `out` (rows), with subgroup
+/// operations where the adapter has them.
 pub fn rows(
     rec: &mut Recorder<'_>,
     op: RowOp,
@@ -60,13 +70,31 @@ pub fn rows(
     cols: usize,
     scale: f32,
 ) -> Result<()> {
+    let subgroups = rec.device().info().features.subgroups;
+    rows_with(rec, op, x, out, rows, cols, scale, subgroups)
+}
+
+/// [`rows`] choosing the path: `subgroups` selects [`ROWS_SUBGROUP`] (the adapter must have
+/// subgroups), else the plain workgroup tree.
+#[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
+pub fn rows_with(
+    rec: &mut Recorder<'_>,
+    op: RowOp,
+    x: &wgpu::Buffer,
+    out: &wgpu::Buffer,
+    rows: usize,
+    cols: usize,
+    scale: f32,
+    subgroups: bool,
+) -> Result<()> {
     let dev = rec.device();
     let code = match op {
         RowOp::Sum => 0,
         RowOp::Max => 1,
         RowOp::ArgMax => 2,
     };
-    let pipe = dev.pipeline(&ROWS, &[("OP", code as f64)])?;
+    let spec = if subgroups { &ROWS_SUBGROUP } else { &ROWS };
+    let pipe = dev.pipeline(spec, &[("OP", code as f64)])?;
     let p = Params {
         rows: rows as u32,
         cols: cols as u32,
