@@ -7,7 +7,8 @@
 //! cargo run --release --example mnist_mlp -- --bench --epochs 4     # median epoch time over epochs 2..N
 //! ```
 //! Flags: --epochs N (10), --batch-size N (32), --lr X (0.001), --device SPEC (auto),
-//! --seed N (0), --save PATH, --quiet, --bench.
+//! --seed N (0), --save PATH, --quiet, --bench, --profile (per-kernel GPU time after training;
+//! it waits for every submission, so epochs run slower while it is on).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -26,6 +27,7 @@ struct Args {
     save: Option<PathBuf>,
     quiet: bool,
     bench: bool,
+    profile: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -38,6 +40,7 @@ fn parse_args() -> Result<Args, String> {
         save: None,
         quiet: false,
         bench: false,
+        profile: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -51,8 +54,9 @@ fn parse_args() -> Result<Args, String> {
             "--save" => a.save = Some(PathBuf::from(value("--save")?)),
             "--quiet" => a.quiet = true,
             "--bench" => a.bench = true,
+            "--profile" => a.profile = true,
             "-h" | "--help" => {
-                return Err("usage: mnist_mlp [--epochs N] [--batch-size N] [--lr X] [--device SPEC] [--seed N] [--save PATH] [--quiet] [--bench]".into())
+                return Err("usage: mnist_mlp [--epochs N] [--batch-size N] [--lr X] [--device SPEC] [--seed N] [--save PATH] [--quiet] [--bench] [--profile]".into())
             }
             other => return Err(format!("unknown flag {other:?} (try --help)")),
         }
@@ -133,6 +137,9 @@ fn run(args: &Args) -> suanli::Result<()> {
     }
 
     // ---- training ---------------------------------------------------------------------------
+    if args.profile {
+        dev.set_profiling(true)?;
+    }
     let t = Instant::now();
     let history = model.fit(
         &train,
@@ -146,6 +153,22 @@ fn run(args: &Args) -> suanli::Result<()> {
         },
     )?;
     let total = t.elapsed().as_secs_f64();
+    if args.profile {
+        dev.set_profiling(false)?;
+        let p = dev.profile();
+        println!(
+            "GPU time by kernel (profiler on: submissions serialised):\n{}",
+            p.table()
+        );
+        println!(
+            "kernels busy {:.2}s of {:.2}s wall ({:.0}%), {} dispatches untimed; peak pool {:.1} MB",
+            p.total_ns() / 1e9,
+            total,
+            100.0 * p.total_ns() / 1e9 / total,
+            p.untimed,
+            dev.memory_stats().peak_in_use as f64 / 1e6
+        );
+    }
 
     // ---- results ----------------------------------------------------------------------------
     let (test_loss, test_acc) = model.evaluate(&test, 1000)?;

@@ -20,16 +20,17 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
 
-const WG: u32 = 256u;
 
+// The grid is 2-D: x covers a row's elements, y the batch rows (no per-element division,
+// which llvmpipe runs one lane at a time).
 @compute @workgroup_size(256)
-fn gather_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + gid.y * nwg.x * WG;
-    if (i >= p.batch * p.row_len) {
+fn gather_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let j = gid.x;
+    let b = gid.y;
+    if (j >= p.row_len || b >= p.batch) {
         return;
     }
-    let b = i / p.row_len;
-    let j = i - b * p.row_len;
+    let i = b * p.row_len + j;
     let byte_index = indices[p.offset + b] * p.row_len + j;
     let word = data[byte_index / 4u];
     let value = (word >> ((byte_index % 4u) * 8u)) & 0xffu;
@@ -39,12 +40,11 @@ fn gather_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
 @group(0) @binding(0) var<storage, read> data_f32: array<f32>;
 
 @compute @workgroup_size(256)
-fn gather_f32_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + gid.y * nwg.x * WG;
-    if (i >= p.batch * p.row_len) {
+fn gather_f32_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let j = gid.x;
+    let b = gid.y;
+    if (j >= p.row_len || b >= p.batch) {
         return;
     }
-    let b = i / p.row_len;
-    let j = i - b * p.row_len;
-    out[i] = data_f32[indices[p.offset + b] * p.row_len + j] * p.scale;
+    out[b * p.row_len + j] = data_f32[indices[p.offset + b] * p.row_len + j] * p.scale;
 }

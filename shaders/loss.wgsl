@@ -79,13 +79,15 @@ fn loss_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     }
 }
 
-@compute @workgroup_size(1)
-fn loss_metrics_forward() {
-    var total = 0.0;
-    var correct = 0.0;
-    for (var r = 0u; r < p.rows; r++) {
+var<workgroup> m_part: array<vec2<f32>, 64>;
+
+// One work-group of 64: rows i, i+64, … per invocation, then a fixed tree (deterministic).
+@compute @workgroup_size(64)
+fn loss_metrics_forward(@builtin(local_invocation_index) li: u32) {
+    var part = vec2<f32>(0.0);
+    for (var r = li; r < p.rows; r += WG) {
         let base = r * p.cols;
-        total += m_loss[r];
+        var correct = 0.0;
         if (LOSS == 1u) {
             var bx = 0u;
             var bt = 0u;
@@ -97,16 +99,27 @@ fn loss_metrics_forward() {
                     bt = c;
                 }
             }
-            correct += select(0.0, 1.0, bx == bt);
+            correct = select(0.0, 1.0, bx == bt);
         } else if (LOSS == 2u) {
             var hits = 0.0;
             for (var c = 0u; c < p.cols; c++) {
                 hits += select(0.0, 1.0, (x[base + c] > 0.0) == (t[base + c] > 0.5));
             }
-            correct += hits / f32(p.cols);
+            correct = hits / f32(p.cols);
         }
+        part += vec2<f32>(m_loss[r], correct);
     }
-    m_acc[0] += total;
-    m_acc[1] += correct;
-    m_acc[2] += f32(p.rows);
+    m_part[li] = part;
+    workgroupBarrier();
+    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
+        if (li < stride) {
+            m_part[li] += m_part[li + stride];
+        }
+        workgroupBarrier();
+    }
+    if (li == 0u) {
+        m_acc[0] += m_part[0].x;
+        m_acc[1] += m_part[0].y;
+        m_acc[2] += f32(p.rows);
+    }
 }

@@ -117,16 +117,18 @@ fn xent_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
 
 // Training metrics, accumulated on the device so no step reads anything back:
 //   acc[0] += Σ_r loss[r], acc[1] += #{r : argmax x[r] == label[r]}, acc[2] += rows.
-// One invocation walks the batch in order (deterministic; a batch is small).
+// One work-group of 64: each invocation takes rows i, i+64, …, then a fixed tree adds the
+// partial sums (deterministic).
 // Bindings: x, labels, loss (read-only), acc (read-write), params(4).
 @group(0) @binding(2) var<storage, read> m_loss: array<f32>;
 @group(0) @binding(3) var<storage, read_write> m_acc: array<f32>;
 
-@compute @workgroup_size(1)
-fn xent_metrics_forward() {
-    var total = 0.0;
-    var correct = 0.0;
-    for (var r = 0u; r < p4.rows; r++) {
+var<workgroup> m_part: array<vec2<f32>, 64>;
+
+@compute @workgroup_size(64)
+fn xent_metrics_forward(@builtin(local_invocation_index) li: u32) {
+    var part = vec2<f32>(0.0);
+    for (var r = li; r < p4.rows; r += WG) {
         let base = r * p4.cols;
         var best = 0u;
         for (var c = 1u; c < p4.cols; c++) {
@@ -134,10 +136,19 @@ fn xent_metrics_forward() {
                 best = c;
             }
         }
-        correct += select(0.0, 1.0, best == u32(labels[r]));
-        total += m_loss[r];
+        part += vec2<f32>(m_loss[r], select(0.0, 1.0, best == u32(labels[r])));
     }
-    m_acc[0] += total;
-    m_acc[1] += correct;
-    m_acc[2] += f32(p4.rows);
+    m_part[li] = part;
+    workgroupBarrier();
+    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
+        if (li < stride) {
+            m_part[li] += m_part[li + stride];
+        }
+        workgroupBarrier();
+    }
+    if (li == 0u) {
+        m_acc[0] += m_part[0].x;
+        m_acc[1] += m_part[0].y;
+        m_acc[2] += f32(p4.rows);
+    }
 }

@@ -86,6 +86,8 @@ pub(crate) struct DeviceInner {
     /// Errors wgpu reported outside any error scope, kept instead of panicking.
     pub(crate) uncaptured: Arc<Mutex<Vec<String>>>,
     pub(crate) timeout: Duration,
+    /// Kernel profiler (off by default).
+    pub(crate) profiler: crate::profile::Profiler,
     /// A small storage buffer bound where a kernel's optional read-write slot is unused.
     pub(crate) dummy: std::sync::OnceLock<wgpu::Buffer>,
     /// The matmul kernel chosen for this device (tuned on first use).
@@ -193,6 +195,7 @@ impl Device {
                 timeout: Duration::from_secs(120),
                 matmul_variant: std::sync::OnceLock::new(),
                 dummy: std::sync::OnceLock::new(),
+                profiler: crate::profile::Profiler::default(),
             }),
         })
     }

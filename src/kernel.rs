@@ -425,6 +425,18 @@ impl Device {
             keep: Vec::new(),
             capture: None,
             table: None,
+            timing: self.profiling().then(|| Timing {
+                set: self
+                    .inner
+                    .device
+                    .create_query_set(&wgpu::QuerySetDescriptor {
+                        label: Some("suanli profiler"),
+                        ty: wgpu::QueryType::Timestamp,
+                        count: crate::profile::MAX_QUERIES,
+                    }),
+                labels: Vec::new(),
+                untimed: 0,
+            }),
         }
     }
 
@@ -501,6 +513,13 @@ impl Program {
     }
 }
 
+/// Writes the profiler's timestamp `which` (0 before, 1 after) of dispatch `q`.
+fn stamp(pass: &mut wgpu::ComputePass<'_>, timing: &Option<Timing>, q: Option<u32>, which: u32) {
+    if let (Some(t), Some(i)) = (timing, q) {
+        pass.write_timestamp(&t.set, 2 * i + which);
+    }
+}
+
 /// Records dispatches and copies into one command buffer.
 pub struct Recorder<'d> {
     device: &'d Device,
@@ -509,6 +528,27 @@ pub struct Recorder<'d> {
     capture: Option<Vec<Prepared>>,
     /// While capturing with a parameter table: uniforms are bound to it at dynamic offsets.
     table: Option<wgpu::Buffer>,
+    /// Timestamps around each dispatch while the profiler is on.
+    timing: Option<Timing>,
+}
+
+/// The profiler's timestamps for one recorder.
+struct Timing {
+    set: wgpu::QuerySet,
+    labels: Vec<String>,
+    untimed: u64,
+}
+
+impl Timing {
+    /// The next query pair for a dispatch of `label`, or None past the budget.
+    fn next(&mut self, label: &str) -> Option<u32> {
+        if (self.labels.len() as u32 + 1) * 2 > crate::profile::MAX_QUERIES {
+            self.untimed += 1;
+            return None;
+        }
+        self.labels.push(label.to_string());
+        Some(self.labels.len() as u32 - 1)
+    }
 }
 
 impl<'d> Recorder<'d> {
@@ -646,6 +686,7 @@ impl<'d> Recorder<'d> {
             return Ok(());
         }
         {
+            let q = self.timing.as_mut().and_then(|t| t.next(&pipe.label));
             let mut pass = self
                 .encoder
                 .begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -654,7 +695,9 @@ impl<'d> Recorder<'d> {
                 });
             pass.set_pipeline(&pipe.pipeline);
             pass.set_bind_group(0, &bg, &[]);
+            stamp(&mut pass, &self.timing, q, 0);
             pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
+            stamp(&mut pass, &self.timing, q, 1);
         }
         if let Some((u, _)) = ubuf {
             self.keep.push(u);
@@ -690,9 +733,15 @@ impl<'d> Recorder<'d> {
                 timestamp_writes: None,
             });
         for (op, off) in program.ops.iter().zip(offsets) {
+            let q = self
+                .timing
+                .as_mut()
+                .and_then(|t| t.next(&op.pipeline.label));
             pass.set_pipeline(&op.pipeline.pipeline);
             pass.set_bind_group(0, &op.bind_group, &[*off]);
+            stamp(&mut pass, &self.timing, q, 0);
             pass.dispatch_workgroups(op.groups[0], op.groups[1], op.groups[2]);
+            stamp(&mut pass, &self.timing, q, 1);
         }
         Ok(())
     }
@@ -709,10 +758,16 @@ impl<'d> Recorder<'d> {
                 timestamp_writes: None,
             });
         for op in &program.ops {
+            let q = self
+                .timing
+                .as_mut()
+                .and_then(|t| t.next(&op.pipeline.label));
             pass.set_pipeline(&op.pipeline.pipeline);
             // Table-bound uniforms read slot 0 when replayed without offsets.
             pass.set_bind_group(0, &op.bind_group, if op.dynamic { &[0] } else { &[] });
+            stamp(&mut pass, &self.timing, q, 0);
             pass.dispatch_workgroups(op.groups[0], op.groups[1], op.groups[2]);
+            stamp(&mut pass, &self.timing, q, 1);
         }
     }
 
@@ -739,13 +794,74 @@ impl<'d> Recorder<'d> {
         self.encoder.clear_buffer(buf, 0, None);
     }
 
-    /// Submits everything recorded and returns without waiting.
-    pub fn submit(self) -> Result<wgpu::SubmissionIndex> {
+    /// Submits everything recorded and returns without waiting (with the profiler on, waits
+    /// and records the dispatches' GPU times).
+    pub fn submit(mut self) -> Result<wgpu::SubmissionIndex> {
         let device = self.device;
+        let timed = match self.timing.take() {
+            Some(t) if !t.labels.is_empty() || t.untimed > 0 => Some(t),
+            _ => None,
+        };
+        let readback = match &timed {
+            Some(t) if !t.labels.is_empty() => {
+                let bytes = t.labels.len() as u64 * 16;
+                let resolve = device.inner.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("suanli profiler resolve"),
+                    size: bytes,
+                    usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                });
+                let read = device.inner.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("suanli profiler readback"),
+                    size: bytes,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                self.encoder
+                    .resolve_query_set(&t.set, 0..t.labels.len() as u32 * 2, &resolve, 0);
+                self.encoder
+                    .copy_buffer_to_buffer(&resolve, 0, &read, 0, bytes);
+                Some(read)
+            }
+            _ => None,
+        };
         let cb = self.encoder.finish();
         let idx = device.inner.queue.submit([cb]);
         drop(self.keep);
         device.take_uncaptured("submit")?;
+        if let (Some(t), Some(read)) = (timed, readback) {
+            let (tx, rx) = std::sync::mpsc::channel();
+            read.map_async(wgpu::MapMode::Read, .., move |r| {
+                let _ = tx.send(r);
+            });
+            device.wait(Some(idx.clone()), "profiler")?;
+            loop {
+                match rx.recv_timeout(std::time::Duration::from_millis(1)) {
+                    Ok(r) => {
+                        r.map_err(|e| Error::Gpu {
+                            op: "profiler",
+                            message: e.to_string(),
+                        })?;
+                        break;
+                    }
+                    Err(_) => {
+                        let _ = device.inner.device.poll(wgpu::PollType::Poll);
+                    }
+                }
+            }
+            let view = read.get_mapped_range(..).map_err(|e| Error::Gpu {
+                op: "profiler",
+                message: e.to_string(),
+            })?;
+            let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&view);
+            drop(view);
+            let period = device.inner.queue.get_timestamp_period() as f64;
+            for (i, label) in t.labels.iter().enumerate() {
+                let ns = ticks[2 * i + 1].saturating_sub(ticks[2 * i]) as f64 * period;
+                device.inner.profiler.add(label, ns);
+            }
+            device.inner.profiler.add_untimed(t.untimed);
+        }
         Ok(idx)
     }
 }

@@ -44,6 +44,7 @@ pub mod kernels;
 pub mod memory;
 pub mod nn;
 pub mod ops;
+pub mod profile;
 pub mod random;
 pub mod reference;
 pub mod tensor;

@@ -1,6 +1,6 @@
 //! `shaders/gather.wgsl`: batches gathered on the device from a resident u8 dataset.
 
-use crate::kernel::{grid_1d, Access, KernelSpec, Recorder, Shader};
+use crate::kernel::{Access, KernelSpec, Recorder, Shader};
 use crate::Result;
 
 /// gather.wgsl.
@@ -143,7 +143,17 @@ fn launch(
     let pipe = dev.pipeline(spec, &[])?;
     let p = rows.params();
     let n = (rows.batch * rows.row_len) as u64;
-    let groups = grid_1d(n, 256, dev.info().limits.max_workgroups_per_dimension);
+    // x over a row's elements, y over the batch rows.
+    let max = dev.info().limits.max_workgroups_per_dimension as usize;
+    if rows.batch > max {
+        return Err(crate::Error::InvalidArgument {
+            op: "gather",
+            name: "batch",
+            expected: format!("at most {max} rows per gather"),
+            found: rows.batch.to_string(),
+        });
+    }
+    let groups = [rows.row_len.div_ceil(256) as u32, rows.batch as u32, 1];
     let bufs = [
         data,
         (
