@@ -70,10 +70,14 @@ impl Profile {
     }
 }
 
+/// Per kernel name: (calls, total ns).
+type Totals = HashMap<String, (u64, f64)>;
+
 #[derive(Default)]
 pub(crate) struct Profiler {
     pub(crate) enabled: AtomicBool,
-    stats: Mutex<(HashMap<String, (u64, f64)>, u64)>,
+    /// Totals and the count of untimed dispatches.
+    stats: Mutex<(Totals, u64)>,
 }
 
 impl Profiler {
