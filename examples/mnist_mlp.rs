@@ -79,6 +79,62 @@ fn main() {
     }
 }
 
+/// Runs the same model in PyTorch on the CPU (2 threads) when `import torch` works, and prints
+/// the ratio of median epoch times, measured back to back.
+fn compare_with_pytorch(args: &Args, ours: f64) {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/torch_mnist.py");
+    let has_torch = std::process::Command::new("python3")
+        .args(["-c", "import torch"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !has_torch {
+        println!("bench: PyTorch not importable here (python3 -c 'import torch' failed): no side-by-side comparison");
+        return;
+    }
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .args([
+            "--epochs",
+            &args.epochs.to_string(),
+            "--batch-size",
+            &args.batch_size.to_string(),
+            "--threads",
+            "2",
+        ])
+        .output();
+    let text = match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),
+        Ok(o) => {
+            println!(
+                "bench: the PyTorch run failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            );
+            return;
+        }
+        Err(e) => {
+            println!("bench: could not run python3: {e}");
+            return;
+        }
+    };
+    let last = text.lines().last().unwrap_or("");
+    let mut it = last.split_whitespace();
+    match (it.next(), it.next().and_then(|v| v.parse::<f64>().ok()), it.nth(1)) {
+        (Some("median_epoch_s"), Some(torch), acc) => println!(
+            "bench: PyTorch {} CPU (2 threads) median epoch {:.2}s (test accuracy {}) | suanli {:.2}s | suanli/PyTorch time ratio {:.2}",
+            "(same model, batch, epochs)",
+            torch,
+            acc.unwrap_or("?"),
+            ours,
+            ours / torch
+        ),
+        _ => println!("bench: unexpected PyTorch output: {last}"),
+    }
+}
+
 fn run(args: &Args) -> suanli::Result<()> {
     // ---- device ---------------------------------------------------------------------------
     let dev = Device::open(&args.device)?;
@@ -192,6 +248,7 @@ fn run(args: &Args) -> suanli::Result<()> {
             train.len() as f64 / median / 1e3,
             dev.memory_stats()
         );
+        compare_with_pytorch(args, median);
     }
     // A sanity check through the plain predict path on a few test images.
     let x: Vec<f32> = mnist.test_images[..784 * 8]
