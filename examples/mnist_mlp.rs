@@ -124,8 +124,7 @@ fn compare_with_pytorch(args: &Args, ours: f64) {
     let mut it = last.split_whitespace();
     match (it.next(), it.next().and_then(|v| v.parse::<f64>().ok()), it.nth(1)) {
         (Some("median_epoch_s"), Some(torch), acc) => println!(
-            "bench: PyTorch {} CPU (2 threads) median epoch {:.2}s (test accuracy {}) | suanli {:.2}s | suanli/PyTorch time ratio {:.2}",
-            "(same model, batch, epochs)",
+            "bench: PyTorch (same model, batch, epochs) CPU (2 threads) median epoch {:.2}s (test accuracy {}) | suanli {:.2}s | suanli/PyTorch time ratio {:.2}",
             torch,
             acc.unwrap_or("?"),
             ours,
