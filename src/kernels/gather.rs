@@ -30,8 +30,20 @@ pub const GATHER_F32: KernelSpec = KernelSpec {
     ],
 };
 
+/// [`GATHER`] four bytes per invocation, for rows of a multiple of 4 bytes.
+pub const GATHER_X4: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "gather_u8x4_forward",
+    bindings: &[
+        Access::ReadOnly,
+        Access::ReadOnly,
+        Access::ReadWrite,
+        Access::Uniform,
+    ],
+};
+
 /// Every entry point of this family.
-pub const KERNELS: &[KernelSpec] = &[GATHER, GATHER_F32];
+pub const KERNELS: &[KernelSpec] = &[GATHER, GATHER_F32, GATHER_X4];
 
 /// Mirrors `Params` in gather.wgsl.
 #[repr(C)]
@@ -153,7 +165,13 @@ fn launch(
             found: rows.batch.to_string(),
         });
     }
-    let groups = [rows.row_len.div_ceil(256) as u32, rows.batch as u32, 1];
+    // One invocation per element, or per 4-byte word for the x4 kernel.
+    let per_row = if spec.entry == GATHER_X4.entry {
+        rows.row_len / 4
+    } else {
+        rows.row_len
+    };
+    let groups = [per_row.div_ceil(256) as u32, rows.batch as u32, 1];
     let bufs = [
         data,
         (
@@ -165,16 +183,22 @@ fn launch(
     rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), groups)
 }
 
-/// Records a gather from a byte dataset into `out` (f32).
+/// Records a gather from a byte dataset into `out` (f32); four bytes per invocation when
+/// rows are a whole number of words.
 pub fn gather(
     rec: &mut Recorder<'_>,
     data: &ByteBuffer,
     rows: Rows<'_>,
     out: &wgpu::Buffer,
 ) -> Result<()> {
+    let spec = if rows.row_len.is_multiple_of(4) {
+        &GATHER_X4
+    } else {
+        &GATHER
+    };
     launch(
         rec,
-        &GATHER,
+        spec,
         (
             data.buffer.buffer(),
             (data.len.div_ceil(4).max(1) * 4) as u64,
