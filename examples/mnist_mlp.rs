@@ -223,6 +223,8 @@ fn run(args: &Args) -> suanli::Result<()> {
             p.untimed,
             dev.memory_stats().peak_in_use as f64 / 1e6
         );
+        dev.write_chrome_trace(std::path::Path::new("trace.json"))?;
+        println!("Chrome trace written to trace.json (chrome://tracing or ui.perfetto.dev)");
     }
 
     // ---- results ----------------------------------------------------------------------------

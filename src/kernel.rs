@@ -857,8 +857,9 @@ impl<'d> Recorder<'d> {
             drop(view);
             let period = device.inner.queue.get_timestamp_period() as f64;
             for (i, label) in t.labels.iter().enumerate() {
+                let start = ticks[2 * i] as f64 * period;
                 let ns = ticks[2 * i + 1].saturating_sub(ticks[2 * i]) as f64 * period;
-                device.inner.profiler.add(label, ns);
+                device.inner.profiler.add(label, start, ns);
             }
             device.inner.profiler.add_untimed(t.untimed);
         }

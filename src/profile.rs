@@ -73,19 +73,43 @@ impl Profile {
 /// Per kernel name: (calls, total ns).
 type Totals = HashMap<String, (u64, f64)>;
 
+/// At most this many dispatches are kept for the trace (the totals count them all).
+pub const MAX_TRACE_EVENTS: usize = 1 << 20;
+
+/// One timed dispatch: kernel, start (GPU clock, ns), duration (ns).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceEvent {
+    /// Kernel name.
+    pub name: String,
+    /// Start on the GPU's clock, in nanoseconds.
+    pub start_ns: f64,
+    /// Duration in nanoseconds.
+    pub dur_ns: f64,
+}
+
 #[derive(Default)]
 pub(crate) struct Profiler {
     pub(crate) enabled: AtomicBool,
     /// Totals and the count of untimed dispatches.
     stats: Mutex<(Totals, u64)>,
+    events: Mutex<Vec<TraceEvent>>,
 }
 
 impl Profiler {
-    pub(crate) fn add(&self, name: &str, ns: f64) {
+    pub(crate) fn add(&self, name: &str, start_ns: f64, ns: f64) {
         let mut s = self.stats.lock().unwrap_or_else(|p| p.into_inner());
         let e = s.0.entry(name.to_string()).or_insert((0, 0.0));
         e.0 += 1;
         e.1 += ns;
+        drop(s);
+        let mut ev = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        if ev.len() < MAX_TRACE_EVENTS {
+            ev.push(TraceEvent {
+                name: name.to_string(),
+                start_ns,
+                dur_ns: ns,
+            });
+        }
     }
 
     pub(crate) fn add_untimed(&self, n: u64) {
@@ -137,7 +161,7 @@ impl Device {
         }
     }
 
-    /// Clears the table.
+    /// Clears the table and the trace.
     pub fn reset_profile(&self) {
         let mut s = self
             .inner
@@ -147,5 +171,52 @@ impl Device {
             .unwrap_or_else(|p| p.into_inner());
         s.0.clear();
         s.1 = 0;
+        self.inner
+            .profiler
+            .events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    /// The timed dispatches so far (at most [`MAX_TRACE_EVENTS`]), in submission order.
+    pub fn trace_events(&self) -> Vec<TraceEvent> {
+        self.inner
+            .profiler
+            .events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Writes the timed dispatches as a Chrome trace (`chrome://tracing`, ui.perfetto.dev):
+    /// one complete event (`"ph": "X"`) per dispatch, times in microseconds from the first.
+    /// Written atomically.
+    pub fn write_chrome_trace(&self, path: &std::path::Path) -> Result<()> {
+        let events = self.trace_events();
+        let t0 = events
+            .iter()
+            .map(|e| e.start_ns)
+            .fold(f64::INFINITY, f64::min);
+        let list: Vec<serde_json::Value> = events
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "name": e.name,
+                    "cat": "kernel",
+                    "ph": "X",
+                    "ts": (e.start_ns - t0) / 1e3,
+                    "dur": e.dur_ns / 1e3,
+                    "pid": 0,
+                    "tid": 0,
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "traceEvents": list,
+            "displayTimeUnit": "ns",
+            "otherData": { "device": self.name() },
+        });
+        crate::io::write_atomic(path, doc.to_string().as_bytes())
     }
 }

@@ -51,9 +51,27 @@ fn counts_durations_and_off_means_off() {
         p.total_ns()
     );
     assert!(p.table().contains("matmul"));
+    // The Chrome trace: valid JSON, one complete event per timed dispatch, non-negative times.
+    let path = std::env::temp_dir().join(format!("suanli-trace-{}.json", std::process::id()));
+    dev.write_chrome_trace(&path).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    assert_eq!(
+        events.len() as u64,
+        p.kernels.iter().map(|k| k.calls).sum::<u64>()
+    );
+    for e in events {
+        assert_eq!(e["ph"], "X");
+        assert!(e["name"].as_str().is_some_and(|n| !n.is_empty()));
+        assert!(
+            e["ts"].as_f64().unwrap() >= 0.0 && e["dur"].as_f64().unwrap() > 0.0,
+            "{e}"
+        );
+    }
+    std::fs::remove_file(&path).unwrap();
     // Off again: the table no longer grows.
     let _ = a.matmul(&a).unwrap().to_vec().unwrap();
     assert_eq!(dev.profile(), p);
     dev.reset_profile();
-    assert!(dev.profile().kernels.is_empty());
+    assert!(dev.profile().kernels.is_empty() && dev.trace_events().is_empty());
 }
