@@ -9,8 +9,8 @@
 //! Real GPUs want shared-memory tiles ([`Variant::Tiled`]); lavapipe, where every per-lane
 //! load is a scalar loop, wants loads shared through subgroup broadcasts and tall per-lane tiles
 //! ([`Variant::Subgroup8`], eligible only when the adapter's subgroup size is exactly 8). The
-//! first matmul on a device times every eligible candidate on a 256×512×512 product (a few
-//! milliseconds each, plus compilation) and keeps the fastest; the choice is cached in memory
+//! first matmul on a device times every eligible candidate on a 256×512×512 product with bias
+//! and ReLU (a few milliseconds each, plus compilation) and keeps the fastest; the choice is cached in memory
 //! and on disk (`$SUANLI_CACHE_DIR`, else `$XDG_CACHE_HOME/suanli`, else `~/.cache/suanli`),
 //! keyed by adapter, driver and crate version. `SUANLI_MATMUL=naive|tiled|sg8x16|sg8x32`
 //! forces a variant.
@@ -441,23 +441,27 @@ pub fn choose(dev: &Device) -> Result<Variant> {
     Ok(*dev.inner.matmul_variant.get().unwrap_or(&v))
 }
 
-/// Times every candidate on a 256×512×512 NN product (median of 5 after a warm-up) and
+/// Times every candidate on a 256×512×512 NN product with bias and ReLU (median of 5 after a
+/// warm-up) and
 /// returns the fastest.
 pub fn tune(dev: &Device) -> Result<Variant> {
     let (m, n, k) = (256u32, 512u32, 512u32);
     let a = crate::Tensor::rand_uniform(dev, &[m as usize, k as usize], -1.0, 1.0, 1)?;
     let b = crate::Tensor::rand_uniform(dev, &[k as usize, n as usize], -1.0, 1.0, 2)?;
     let c = crate::Tensor::empty(dev, &[m as usize, n as usize])?;
+    let bias = crate::Tensor::zeros(dev, &[n as usize])?;
+    // A dense layer's forward (bias + ReLU): the pipeline the tuner compiles for the winner is
+    // then the one training uses, instead of one compiled only to be timed.
     let args = MatmulArgs {
         a: a.buffer(),
         b: b.buffer(),
-        epilogue: Epilogue::None,
+        epilogue: Epilogue::Bias(bias.buffer()),
         c: c.buffer(),
         m,
         n,
         k,
         layout: Layout::NN,
-        act: Activation::Linear,
+        act: Activation::Relu,
         accumulate: false,
     };
     let mut best: Option<(f64, Variant)> = None;
