@@ -229,11 +229,8 @@ pub struct Pipeline {
     /// The entry point's `@workgroup_size`.
     pub workgroup_size: [u32; 3],
     pub(crate) label: String,
-    /// What it was built from, to rebuild it with a dynamic-offset uniform.
-    name: String,
-    source: Arc<str>,
-    entry: String,
-    constants: Vec<(String, f64)>,
+    /// Its uniform is bound at a dynamic offset (see [`Device::capture_with_table`]).
+    dynamic_uniform: bool,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -283,22 +280,6 @@ fn hash_str(s: &str) -> u64 {
 }
 
 impl Device {
-    /// The cached pipeline for a built-in kernel, compiling it on first use.
-    pub(crate) fn pipeline(
-        &self,
-        spec: &KernelSpec,
-        constants: &[(&str, f64)],
-    ) -> Result<Arc<Pipeline>> {
-        self.pipeline_for(
-            spec.shader.name,
-            spec.shader.source,
-            spec.entry,
-            spec.bindings,
-            constants,
-            false,
-        )
-    }
-
     /// The cached pipeline for any WGSL entry point with the given binding declaration.
     pub(crate) fn pipeline_for(
         &self,
@@ -401,10 +382,7 @@ impl Device {
             bindings: bindings.to_vec(),
             workgroup_size: refl.workgroup_size,
             label,
-            name: name.to_string(),
-            source: Arc::from(source),
-            entry: entry.to_string(),
-            constants: constants.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            dynamic_uniform,
         });
         if let Ok(mut m) = self.inner.pipelines.map.lock() {
             m.insert(key, p.clone());
@@ -477,7 +455,8 @@ pub struct Prepared {
     pipeline: Arc<Pipeline>,
     bind_group: wgpu::BindGroup,
     groups: [u32; 3],
-    uniform: Option<PooledBuffer>,
+    /// Held so the pool does not hand the bound uniform buffer to anyone else.
+    _uniform: Option<PooledBuffer>,
     /// The uniform is bound to a parameter table at a dynamic offset.
     dynamic: bool,
 }
@@ -497,19 +476,6 @@ impl Program {
     /// True if nothing was captured.
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
-    }
-
-    /// The uniform buffer of dispatch `i`, for per-replay parameter updates by copy.
-    pub fn uniform(&self, i: usize) -> Option<&wgpu::Buffer> {
-        self.ops
-            .get(i)
-            .and_then(|p| p.uniform.as_ref())
-            .map(|u| u.buffer())
-    }
-
-    /// Appends another program's dispatches.
-    pub fn extend(&mut self, other: Program) {
-        self.ops.extend(other.ops);
     }
 }
 
@@ -606,23 +572,17 @@ impl<'d> Recorder<'d> {
         // With a parameter table the uniform is bound there at a dynamic offset (set at
         // replay); otherwise it gets its own small pooled buffer.
         let dynamic = self.table.is_some() && params.is_some();
-        let pipe = if dynamic {
-            let c: Vec<(&str, f64)> = pipe
-                .constants
-                .iter()
-                .map(|(k, v)| (k.as_str(), *v))
-                .collect();
-            self.device.pipeline_for(
-                &pipe.name,
-                &pipe.source,
-                &pipe.entry,
-                &pipe.bindings,
-                &c,
-                true,
-            )?
-        } else {
-            pipe.clone()
-        };
+        if dynamic != pipe.dynamic_uniform {
+            return Err(Error::Gpu {
+                op: "dispatch",
+                message: format!(
+                    "internal error: {} was built for a {} uniform but recorded {} a parameter table (use Recorder::pipeline)",
+                    pipe.label,
+                    if pipe.dynamic_uniform { "dynamic" } else { "static" },
+                    if dynamic { "with" } else { "without" }
+                ),
+            });
+        }
         let ubuf = match params {
             Some(bytes) if !dynamic => {
                 let padded_len = bytes.len().div_ceil(16).max(1) * 16;
@@ -680,7 +640,7 @@ impl<'d> Recorder<'d> {
                 pipeline: pipe.clone(),
                 bind_group: bg,
                 groups,
-                uniform: ubuf.map(|(u, _)| u),
+                _uniform: ubuf.map(|(u, _)| u),
                 dynamic,
             });
             return Ok(());
@@ -703,6 +663,26 @@ impl<'d> Recorder<'d> {
             self.keep.push(u);
         }
         Ok(())
+    }
+
+    /// The cached pipeline for a built-in kernel as this recorder binds it: with a dynamic-offset
+    /// uniform while capturing with a parameter table, a plain one otherwise. Launch functions
+    /// get their pipelines here, so none is compiled in a form it is not used in.
+    pub(crate) fn pipeline(
+        &self,
+        spec: &KernelSpec,
+        constants: &[(&str, f64)],
+    ) -> Result<Arc<Pipeline>> {
+        let dynamic = self.table.is_some() && spec.bindings.contains(&Access::Uniform);
+        let s = &spec.shader;
+        self.device.pipeline_for(
+            s.name,
+            s.source,
+            spec.entry,
+            spec.bindings,
+            constants,
+            dynamic,
+        )
     }
 
     /// Ends a capture started with [`Device::capture`].
@@ -769,19 +749,6 @@ impl<'d> Recorder<'d> {
             pass.dispatch_workgroups(op.groups[0], op.groups[1], op.groups[2]);
             stamp(&mut pass, &self.timing, q, 1);
         }
-    }
-
-    /// Records a copy of `bytes` bytes between buffer ranges (offsets multiples of 4).
-    pub fn copy_range(
-        &mut self,
-        src: &wgpu::Buffer,
-        src_offset: u64,
-        dst: &wgpu::Buffer,
-        dst_offset: u64,
-        bytes: u64,
-    ) {
-        self.encoder
-            .copy_buffer_to_buffer(src, src_offset, dst, dst_offset, bytes);
     }
 
     /// Records a buffer-to-buffer copy.

@@ -103,7 +103,7 @@ fn launch(
     params: Params,
 ) -> Result<()> {
     let dev = rec.device();
-    let pipe = dev.pipeline(spec, constants)?;
+    let pipe = rec.pipeline(spec, constants)?;
     let groups = grid_1d(
         params.n as u64,
         WG,

@@ -152,7 +152,7 @@ fn launch(
     out: &wgpu::Buffer,
 ) -> Result<()> {
     let dev = rec.device();
-    let pipe = dev.pipeline(spec, &[])?;
+    let pipe = rec.pipeline(spec, &[])?;
     let p = rows.params();
     let n = (rows.batch * rows.row_len) as u64;
     // x over a row's elements, y over the batch rows.

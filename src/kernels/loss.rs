@@ -25,19 +25,8 @@ pub const METRICS: KernelSpec = KernelSpec {
 /// Every entry point of this family.
 pub const KERNELS: &[KernelSpec] = &[BACKWARD, METRICS];
 
-/// Mirrors `Params` in loss.wgsl.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct Params {
-    /// Rows (batch).
-    pub rows: u32,
-    /// Columns.
-    pub cols: u32,
-    /// Gradient scale (1/B).
-    pub scale: f32,
-    /// Padding.
-    pub _pad: u32,
-}
+/// Mirrors `Params` in loss.wgsl (the row-wise families share one layout).
+pub type Params = super::RowParams;
 
 /// Which dense-target loss.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +62,7 @@ pub fn backward(
     cols: usize,
     scale: f32,
 ) -> Result<()> {
-    let pipe = rec.device().pipeline(&BACKWARD, &[("LOSS", kind.code())])?;
+    let pipe = rec.pipeline(&BACKWARD, &[("LOSS", kind.code())])?;
     let p = Params {
         rows: rows as u32,
         cols: cols as u32,
@@ -106,7 +95,7 @@ pub fn metrics(
     rows: usize,
     cols: usize,
 ) -> Result<()> {
-    let pipe = rec.device().pipeline(&METRICS, &[("LOSS", kind.code())])?;
+    let pipe = rec.pipeline(&METRICS, &[("LOSS", kind.code())])?;
     let p = Params {
         rows: rows as u32,
         cols: cols as u32,

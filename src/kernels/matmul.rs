@@ -333,7 +333,7 @@ pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Varia
         ("ACCUMULATE", args.accumulate as u32 as f64),
         ("ACT", args.act.code() as f64),
     ];
-    let pipe = dev.pipeline(spec, &constants)?;
+    let pipe = rec.pipeline(spec, &constants)?;
     let (m, n, k) = (args.m as u64, args.n as u64, args.k as u64);
     let params = Params {
         m: args.m,

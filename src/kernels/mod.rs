@@ -17,6 +17,21 @@ pub mod optim;
 pub mod reduce;
 pub mod softmax_xent;
 
+/// The uniform of the row-wise families (reduce, softmax_xent, loss): a (rows, cols) matrix and
+/// a scale (1/count for a mean, 1/B for a batch-mean gradient). Mirrors their WGSL `Params`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct RowParams {
+    /// Rows.
+    pub rows: u32,
+    /// Columns.
+    pub cols: u32,
+    /// Multiplier (see the family).
+    pub scale: f32,
+    /// Padding to 16 bytes.
+    pub _pad: u32,
+}
+
 /// The activation prelude on its own (it is valid WGSL by itself).
 pub const ACTIVATION: Shader = crate::shader!("activation");
 

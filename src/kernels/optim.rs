@@ -206,7 +206,7 @@ pub fn step(
             found: state.len().to_string(),
         });
     }
-    let pipe = dev.pipeline(rule.spec(), &[])?;
+    let pipe = rec.pipeline(rule.spec(), &[])?;
     let p = rule.params(n, t);
     // Four elements per invocation; bindings rounded up to whole vec4s (pool buffers have
     // room: buckets are multiples of 64 bytes).

@@ -34,19 +34,8 @@ pub const ROWS_SUBGROUP: KernelSpec = KernelSpec {
 /// Every entry point of this family.
 pub const KERNELS: &[KernelSpec] = &[ROWS, COLS, ROWS_SUBGROUP];
 
-/// Mirrors `Params` in reduce.wgsl.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct Params {
-    /// Rows of x.
-    pub rows: u32,
-    /// Columns of x.
-    pub cols: u32,
-    /// Multiplier applied to sums (1/count for a mean).
-    pub scale: f32,
-    /// Padding.
-    pub _pad: u32,
-}
+/// Mirrors `Params` in reduce.wgsl (the row-wise families share one layout).
+pub type Params = super::RowParams;
 
 /// What a row reduction computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,7 +83,7 @@ pub fn rows_with(
         RowOp::ArgMax => 2,
     };
     let spec = if subgroups { &ROWS_SUBGROUP } else { &ROWS };
-    let pipe = dev.pipeline(spec, &[("OP", code as f64)])?;
+    let pipe = rec.pipeline(spec, &[("OP", code as f64)])?;
     let p = Params {
         rows: rows as u32,
         cols: cols as u32,
@@ -121,7 +110,7 @@ pub fn cols(
     scale: f32,
 ) -> Result<()> {
     let dev = rec.device();
-    let pipe = dev.pipeline(&COLS, &[])?;
+    let pipe = rec.pipeline(&COLS, &[])?;
     let p = Params {
         rows: rows as u32,
         cols: cols as u32,

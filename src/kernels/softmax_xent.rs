@@ -38,19 +38,8 @@ pub const METRICS: KernelSpec = KernelSpec {
 /// Every entry point of this family.
 pub const KERNELS: &[KernelSpec] = &[SOFTMAX, XENT, XENT_BACKWARD, METRICS];
 
-/// Mirrors `Params` in softmax_xent.wgsl.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct Params {
-    /// Rows (batch).
-    pub rows: u32,
-    /// Columns (classes).
-    pub cols: u32,
-    /// Gradient scale (1/B for a mean loss).
-    pub scale: f32,
-    /// Padding.
-    pub _pad: u32,
-}
+/// Mirrors `Params` in softmax_xent.wgsl (the row-wise families share one layout).
+pub type Params = super::RowParams;
 
 /// Work-group size (rows per work-group).
 pub const WG: u32 = 64;
@@ -72,9 +61,7 @@ pub fn softmax(
     cols: usize,
     log: bool,
 ) -> Result<()> {
-    let pipe = rec
-        .device()
-        .pipeline(&SOFTMAX, &[("LOG", log as u32 as f64)])?;
+    let pipe = rec.pipeline(&SOFTMAX, &[("LOG", log as u32 as f64)])?;
     let p = Params {
         rows: rows as u32,
         cols: cols as u32,
@@ -105,9 +92,7 @@ pub fn xent(
     } else {
         &XENT
     };
-    let pipe = rec
-        .device()
-        .pipeline(spec, &[("FROM_PROBS", from_probs as u32 as f64)])?;
+    let pipe = rec.pipeline(spec, &[("FROM_PROBS", from_probs as u32 as f64)])?;
     let p = Params {
         rows: rows as u32,
         cols: cols as u32,
@@ -143,7 +128,7 @@ pub fn metrics(
     rows: usize,
     cols: usize,
 ) -> Result<()> {
-    let pipe = rec.device().pipeline(&METRICS, &[])?;
+    let pipe = rec.pipeline(&METRICS, &[])?;
     let p = Params {
         rows: rows as u32,
         cols: cols as u32,
