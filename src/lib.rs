@@ -47,6 +47,7 @@ pub mod ops;
 pub mod profile;
 pub mod random;
 pub mod reference;
+pub mod telemetry;
 pub mod tensor;
 
 pub use config::{BackendKind, Config, DeviceSpec};

@@ -1,0 +1,72 @@
+//! NVIDIA telemetry through NVML, loaded at run time (`libnvidia-ml.so` / `nvml.dll`) by the
+//! `nvml-wrapper` crate: nothing NVIDIA is needed to build, and where the library or driver
+//! is absent [`open`] says so and the adapter's readings are `n/a`.
+
+use std::sync::{Arc, OnceLock};
+
+use nvml_wrapper::bitmasks::device::ThrottleReasons;
+use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
+use nvml_wrapper::Nvml;
+
+use super::{PciAddress, Reading, Sensor};
+
+/// NVML, initialised once per process (or the reason it could not be).
+fn nvml() -> Result<Arc<Nvml>, String> {
+    static NVML: OnceLock<Result<Arc<Nvml>, String>> = OnceLock::new();
+    NVML.get_or_init(|| Nvml::init().map(Arc::new).map_err(|e| e.to_string()))
+        .clone()
+}
+
+/// Whether NVML could be loaded here, and if not, why (for reports).
+pub fn status() -> Result<(), String> {
+    nvml().map(|_| ())
+}
+
+/// A sensor for the NVIDIA GPU at `pci`, or why there is none.
+pub(crate) fn open(pci: PciAddress) -> Result<NvmlSensor, String> {
+    let nvml = nvml()?;
+    // NVML spells the domain with 8 digits; look the device up once to prove it is there.
+    let bus_id = pci.nvml_string();
+    nvml.device_by_pci_bus_id(bus_id.as_str())
+        .map_err(|e| format!("NVML has no device at {bus_id}: {e}"))?;
+    Ok(NvmlSensor { nvml, bus_id })
+}
+
+/// Reads one NVIDIA GPU through NVML.
+pub struct NvmlSensor {
+    nvml: Arc<Nvml>,
+    bus_id: String,
+}
+
+impl Sensor for NvmlSensor {
+    fn source(&self) -> String {
+        "nvml".into()
+    }
+
+    fn read(&mut self) -> Reading {
+        let mut r = Reading::unavailable("nvml");
+        let Ok(d) = self.nvml.device_by_pci_bus_id(self.bus_id.as_str()) else {
+            return r;
+        };
+        r.utilisation = d.utilization_rates().ok().map(|u| u.gpu as f64);
+        if let Ok(m) = d.memory_info() {
+            r.memory_used = Some(m.used);
+            r.memory_total = Some(m.total);
+        }
+        r.temperature_c = d.temperature(TemperatureSensor::Gpu).ok().map(f64::from);
+        r.power_w = d.power_usage().ok().map(|mw| mw as f64 / 1e3);
+        r.power_limit_w = d.enforced_power_limit().ok().map(|mw| mw as f64 / 1e3);
+        r.graphics_clock_mhz = d.clock_info(Clock::Graphics).ok().map(f64::from);
+        r.memory_clock_mhz = d.clock_info(Clock::Memory).ok().map(f64::from);
+        let slow = ThrottleReasons::HW_SLOWDOWN
+            | ThrottleReasons::SW_THERMAL_SLOWDOWN
+            | ThrottleReasons::HW_THERMAL_SLOWDOWN
+            | ThrottleReasons::SW_POWER_CAP
+            | ThrottleReasons::HW_POWER_BRAKE_SLOWDOWN;
+        r.throttled = d
+            .current_throttle_reasons()
+            .ok()
+            .map(|t| t.intersects(slow));
+        r
+    }
+}

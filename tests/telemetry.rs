@@ -1,0 +1,340 @@
+//! Hardware telemetry: sysfs providers against fixture trees (amdgpu, i915, xe), matching by
+//! PCI address and ids, energy-counter wrap-around, missing files, NVML absent, and the
+//! `monitor --once --json` output.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use suanli::device::{ComputeFeatures, ComputeLimits};
+use suanli::telemetry::{energy_delta, sensor_in, Monitor, PciAddress};
+use suanli::{AdapterDesc, BackendKind, DeviceKind, Vendor};
+
+fn adapter(name: &str, vendor_id: u32, device_id: u32, kind: DeviceKind, pci: &str) -> AdapterDesc {
+    AdapterDesc {
+        index: 0,
+        gpu_index: kind.is_hardware().then_some(0),
+        software_index: (!kind.is_hardware()).then_some(0),
+        backend_index: 0,
+        name: name.into(),
+        vendor: Vendor::classify(vendor_id, kind),
+        vendor_id,
+        device_id,
+        kind,
+        backend: BackendKind::Vulkan,
+        driver: String::new(),
+        driver_info: String::new(),
+        pci_bus_id: pci.into(),
+        limits: ComputeLimits {
+            max_buffer_size: 1 << 30,
+            max_storage_binding: 1 << 27,
+            max_workgroup_storage: 32768,
+            max_invocations: 1024,
+            max_workgroup_size: [1024, 1024, 64],
+            max_workgroups_per_dimension: 65535,
+            max_storage_buffers: 8,
+            subgroup_size: (32, 32),
+        },
+        features: ComputeFeatures::default(),
+    }
+}
+
+/// A fresh fixture root under the target directory.
+fn root(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("suanli-sysfs-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn put(root: &Path, rel: &str, contents: &str) {
+    let p = root.join(rel);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, contents).unwrap();
+}
+
+fn uevent(driver: &str, id: &str, slot: &str) -> String {
+    format!("DRIVER={driver}\nPCI_CLASS=30000\nPCI_ID={id}\nPCI_SUBSYS_ID=1DA2:E445\nPCI_SLOT_NAME={slot}\nMODALIAS=pci:v0\n")
+}
+
+/// An amdgpu card as the kernel lays it out, plus a connector entry that must be ignored.
+fn amd_tree(r: &Path, card: &str, slot: &str, busy: &str) {
+    put(
+        r,
+        &format!("{card}/device/uevent"),
+        &uevent("amdgpu", "1002:73BF", slot),
+    );
+    put(r, &format!("{card}/device/gpu_busy_percent"), busy);
+    put(
+        r,
+        &format!("{card}/device/mem_info_vram_used"),
+        "3221225472\n",
+    );
+    put(
+        r,
+        &format!("{card}/device/mem_info_vram_total"),
+        "17163091968\n",
+    );
+    let hw = format!("{card}/device/hwmon/hwmon3");
+    put(r, &format!("{hw}/temp1_input"), "71000\n");
+    put(r, &format!("{hw}/power1_average"), "212000000\n");
+    put(r, &format!("{hw}/power1_cap"), "300000000\n");
+    put(r, &format!("{hw}/freq1_input"), "2250000000\n");
+    put(r, &format!("{hw}/freq2_input"), "1000000000\n");
+    put(r, &format!("{card}-DP-1/status"), "connected\n");
+}
+
+#[test]
+fn pci_addresses_compare_by_value() {
+    let vk = PciAddress::parse("0000:0a:00.0").unwrap();
+    let nv = PciAddress::parse("00000000:0A:00.0").unwrap();
+    assert_eq!(vk, nv);
+    assert_eq!(vk.nvml_string(), "00000000:0a:00.0");
+    for bad in ["", "0a:00.0", "0000:0a:00", "zz:0a:00.0", "0000:0a:00.0:1"] {
+        assert!(PciAddress::parse(bad).is_none(), "{bad:?} parsed");
+    }
+}
+
+#[test]
+fn amdgpu_reads_every_field_and_matches_by_pci_address() {
+    let r = root("amd");
+    // Two identical cards: only the PCI address tells them apart, and the order in the
+    // directory is the reverse of the adapters'.
+    amd_tree(&r, "card0", "0000:0b:00.0", "13\n");
+    amd_tree(&r, "card1", "0000:03:00.0", "87\n");
+    let a = adapter(
+        "AMD Radeon RX 6800 XT",
+        0x1002,
+        0x73bf,
+        DeviceKind::Discrete,
+        "0000:03:00.0",
+    );
+    let mut s = sensor_in(&r, &a);
+    let x = s.read();
+    assert_eq!(x.source, "amdgpu sysfs");
+    assert_eq!(x.utilisation, Some(87.0)); // card1, not card0
+    assert_eq!(x.memory_used, Some(3 << 30));
+    assert_eq!(x.memory_total, Some(17163091968));
+    assert_eq!(x.temperature_c, Some(71.0));
+    assert_eq!(x.power_w, Some(212.0));
+    assert_eq!(x.power_limit_w, Some(300.0));
+    assert_eq!(x.graphics_clock_mhz, Some(2250.0));
+    assert_eq!(x.memory_clock_mhz, Some(1000.0));
+    assert_eq!(x.throttled, None);
+    assert!(x.summary().contains("87%"), "{}", x.summary());
+
+    // Without a PCI address, identical ids are ambiguous: no guess.
+    let anon = adapter(
+        "AMD Radeon RX 6800 XT",
+        0x1002,
+        0x73bf,
+        DeviceKind::Discrete,
+        "",
+    );
+    let y = sensor_in(&r, &anon).read();
+    assert_eq!(y.source, "none");
+    assert_eq!(y.utilisation, None);
+}
+
+#[test]
+fn missing_files_read_as_none_and_ids_match_when_unique() {
+    let r = root("sparse");
+    put(
+        &r,
+        "card0/device/uevent",
+        &uevent("amdgpu", "1002:15BF", "0000:c1:00.0"),
+    );
+    put(&r, "card0/device/gpu_busy_percent", "garbage\n");
+    put(&r, "card0/device/hwmon/hwmon0/temp1_input", "45500\n");
+    // No PCI address from the backend, but the ids are unique on this machine.
+    let a = adapter(
+        "AMD Radeon 780M",
+        0x1002,
+        0x15bf,
+        DeviceKind::Integrated,
+        "",
+    );
+    let x = sensor_in(&r, &a).read();
+    assert_eq!(x.source, "amdgpu sysfs");
+    assert_eq!(x.utilisation, None, "unparsable file must read as n/a");
+    assert_eq!(x.temperature_c, Some(45.5));
+    assert_eq!(
+        (x.memory_used, x.power_w, x.graphics_clock_mhz),
+        (None, None, None)
+    );
+    assert!(x.columns()[0] == "n/a" && x.columns()[1] == "n/a");
+}
+
+#[test]
+fn i915_power_comes_from_the_energy_counter_across_a_wrap() {
+    let r = root("i915");
+    put(
+        &r,
+        "card1/device/uevent",
+        &uevent("i915", "8086:56A0", "0000:03:00.0"),
+    );
+    put(&r, "card1/gt_act_freq_mhz", "2400\n");
+    put(&r, "card1/gt/gt0/throttle_reason_status", "1\n");
+    let hw = "card1/device/hwmon/hwmon5";
+    put(&r, &format!("{hw}/power1_max"), "190000000\n");
+    // 1000 µJ before the 32-bit wrap.
+    put(
+        &r,
+        &format!("{hw}/energy1_input"),
+        &format!("{}\n", (1u64 << 32) - 1000),
+    );
+    let a = adapter(
+        "Intel(R) Arc(TM) A770 Graphics",
+        0x8086,
+        0x56a0,
+        DeviceKind::Discrete,
+        "0000:03:00.0",
+    );
+    let mut s = sensor_in(&r, &a);
+    let first = s.read();
+    assert_eq!(first.source, "i915 sysfs");
+    assert_eq!(first.power_w, None, "a rate needs two samples");
+    assert_eq!(first.power_limit_w, Some(190.0));
+    assert_eq!(first.graphics_clock_mhz, Some(2400.0));
+    assert_eq!(first.throttled, Some(true));
+    assert_eq!(
+        first.temperature_c, None,
+        "i915 exposes no temperature here"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // 1000 µJ to the wrap + 49 000 after it = 0.05 J in ≥ 0.2 s.
+    put(&r, &format!("{hw}/energy1_input"), "49000\n");
+    let second = s.read();
+    let p = second.power_w.expect("power from two energy samples");
+    assert!(p > 0.0 && p <= 0.05 / 0.2 + 1e-9, "power {p} W");
+    assert!(p > 0.05 / 2.0, "power {p} W: the wrap was not handled");
+}
+
+#[test]
+fn energy_wraps_at_32_or_64_bits() {
+    assert_eq!(energy_delta(5, 5), 0);
+    assert_eq!(energy_delta(u32::MAX as u64, 0), 1);
+    assert_eq!(energy_delta(u64::MAX - 9, 10), 20);
+}
+
+#[test]
+fn xe_clock_and_throttle_paths() {
+    let r = root("xe");
+    put(
+        &r,
+        "card0/device/uevent",
+        &uevent("xe", "8086:E20B", "0000:04:00.0"),
+    );
+    put(&r, "card0/device/tile0/gt0/freq0/act_freq", "1850\n");
+    put(&r, "card0/device/tile0/gt0/freq0/throttle/status", "0\n");
+    put(&r, "card0/device/hwmon/hwmon2/temp1_input", "52000\n");
+    put(&r, "card0/device/hwmon/hwmon2/power1_input", "95000000\n");
+    let a = adapter(
+        "Intel(R) Graphics (BMG G21)",
+        0x8086,
+        0xe20b,
+        DeviceKind::Discrete,
+        "0000:04:00.0",
+    );
+    let x = sensor_in(&r, &a).read();
+    assert_eq!(x.source, "xe sysfs");
+    assert_eq!(x.graphics_clock_mhz, Some(1850.0));
+    assert_eq!(x.throttled, Some(false));
+    assert_eq!(x.temperature_c, Some(52.0));
+    assert_eq!(x.power_w, Some(95.0));
+}
+
+#[test]
+fn software_adapters_and_absent_drivers_report_na() {
+    let r = root("none");
+    let lvp = adapter(
+        "llvmpipe (LLVM 15.0.6, 256 bits)",
+        0x10005,
+        0,
+        DeviceKind::Software,
+        "",
+    );
+    let x = sensor_in(&r, &lvp).read();
+    assert!(x.source.starts_with("none"), "{}", x.source);
+    assert!(x.columns().iter().all(|c| c == "n/a"), "{:?}", x.columns());
+    // An NVIDIA GPU on a machine without NVML (this one) and without a sysfs card: n/a, and
+    // the source says why, rather than a panic or an error.
+    let nv = adapter(
+        "NVIDIA H200",
+        0x10de,
+        0x2335,
+        DeviceKind::Discrete,
+        "0000:18:00.0",
+    );
+    let y = sensor_in(&r, &nv).read();
+    #[cfg(feature = "nvml")]
+    if suanli::telemetry::nvml::status().is_err() {
+        assert!(y.source.contains("NVML"), "{}", y.source);
+        assert_eq!(y.utilisation, None);
+    }
+    #[cfg(not(feature = "nvml"))]
+    assert_eq!(y.source, "none");
+}
+
+#[test]
+fn monitor_samples_fixture_adapters() {
+    let r = root("monitor");
+    amd_tree(&r, "card0", "0000:03:00.0", "42\n");
+    let adapters = vec![
+        adapter(
+            "AMD Radeon RX 6800 XT",
+            0x1002,
+            0x73bf,
+            DeviceKind::Discrete,
+            "0000:03:00.0",
+        ),
+        adapter("llvmpipe", 0x10005, 0, DeviceKind::Software, ""),
+    ];
+    let mut m = Monitor::with_adapters(adapters, &r);
+    let rows = m.sample();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].reading.utilisation, Some(42.0));
+    let table = suanli::telemetry::format_rows(&rows);
+    assert!(table.contains("42%") && table.contains("n/a"), "{table}");
+    let v: serde_json::Value = serde_json::to_value(&rows).unwrap();
+    assert_eq!(v[0]["reading"]["temperature_c"], 71.0);
+    assert!(v[1]["reading"]["power_w"].is_null());
+}
+
+/// The built example, next to this test binary (`cargo test` builds the examples).
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap().join("examples");
+    dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+}
+
+#[test]
+fn monitor_once_json_parses() {
+    let path = example("monitor");
+    assert!(
+        path.exists(),
+        "{} missing: run through `cargo test`, which builds the examples",
+        path.display()
+    );
+    let out = std::process::Command::new(&path)
+        .args(["--once", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    let devices = v["devices"].as_array().expect("a devices array");
+    let listed = suanli::devices().unwrap_or_default();
+    assert_eq!(devices.len(), listed.len());
+    for (row, d) in devices.iter().zip(&listed) {
+        assert_eq!(row["name"], d.name.as_str());
+        assert!(row["reading"]["source"].is_string());
+        if !d.kind.is_hardware() {
+            assert!(row["reading"]["utilisation"].is_null());
+        }
+    }
+    assert!(v["time"].as_f64().unwrap() > 1.0e9);
+}
