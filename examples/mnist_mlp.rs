@@ -193,8 +193,14 @@ fn run(args: &Args) -> suanli::Result<()> {
 
     // ---- training ---------------------------------------------------------------------------
     if args.profile {
-        dev.set_profiling(true)?;
+        dev.set_profiling(true);
     }
+    // Telemetry each epoch (RUST_LOG=info shows it; throttling, heat and idle epochs warn).
+    let mut watch = suanli::telemetry::DeviceWatch::new(&dev);
+    let mut on_epoch = |epoch: usize, h: &suanli::nn::History| {
+        watch.epoch_end(epoch, h);
+        true
+    };
     let t = Instant::now();
     let history = model.fit(
         &train,
@@ -204,24 +210,40 @@ fn run(args: &Args) -> suanli::Result<()> {
             seed: args.seed,
             validation_data: Some(&test),
             verbose: !args.quiet,
+            on_epoch_end: Some(&mut on_epoch),
             ..Default::default()
         },
     )?;
     let total = t.elapsed().as_secs_f64();
     if args.profile {
-        dev.set_profiling(false)?;
+        dev.set_profiling(false);
         let p = dev.profile();
         println!(
-            "GPU time by kernel (profiler on: submissions serialised):\n{}",
-            p.table()
+            "Top kernels by GPU time (profiler on: submissions serialised):\n{}",
+            p.table(12)
         );
+        let last = history.epoch_seconds.len() - 1;
         println!(
-            "kernels busy {:.2}s of {:.2}s wall ({:.0}%), {} dispatches untimed; peak pool {:.1} MB",
+            "Utilisation: last epoch's queue busy {:.0}% of {:.2}s; kernels ran {:.2}s of {:.2}s training wall ({:.0}%)",
+            100.0 * history.utilisation[last],
+            history.epoch_seconds[last],
             p.total_ns() / 1e9,
             total,
             100.0 * p.total_ns() / 1e9 / total,
-            p.untimed,
-            dev.memory_stats().peak_in_use as f64 / 1e6
+        );
+        let m = dev.memory_stats();
+        println!(
+            "Memory: peak pool {:.1} MB; in use {:.1} MB ({}){}",
+            m.peak_in_use as f64 / 1e6,
+            m.in_use as f64 / 1e6,
+            m.breakdown(),
+            dev.driver_memory().map_or(String::new(), |d| format!(
+                "; driver allocator {:.1} MB in {} allocations, {:.1} MB reserved in {} blocks",
+                d.allocated as f64 / 1e6,
+                d.allocations,
+                d.reserved as f64 / 1e6,
+                d.blocks
+            ))
         );
         dev.write_chrome_trace(std::path::Path::new("trace.json"))?;
         println!("Chrome trace written to trace.json (chrome://tracing or ui.perfetto.dev)");

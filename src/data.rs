@@ -296,7 +296,8 @@ impl Dataset {
             row_len,
             max_label: labels.iter().copied().max().unwrap_or(0) as u32,
             device: device.clone(),
-        })
+        }
+        .tagged())
     }
 
     /// From `rows × row_len` floats and class labels.
@@ -321,7 +322,8 @@ impl Dataset {
             row_len,
             max_label: labels.iter().copied().max().unwrap_or(0),
             device: device.clone(),
-        })
+        }
+        .tagged())
     }
 
     /// From `rows × row_len` floats and dense targets, `target_len` values per row (one-hot
@@ -359,7 +361,18 @@ impl Dataset {
             row_len,
             max_label: 0,
             device: device.clone(),
-        })
+        }
+        .tagged())
+    }
+
+    /// Tags the device memory as a dataset's (for the memory breakdown).
+    fn tagged(self) -> Dataset {
+        self.labels
+            .set_memory_kind(crate::memory::MemoryKind::Datasets);
+        if let Features::F32(t) = &self.features {
+            t.set_memory_kind(crate::memory::MemoryKind::Datasets);
+        }
+        self
     }
 
     fn check(rows: usize, row_len: usize, len: usize) -> Result<()> {

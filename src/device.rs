@@ -225,6 +225,18 @@ impl Device {
         self.inner.pool.stats()
     }
 
+    /// The driver's view of this device's memory (wgpu's allocator report), where the backend
+    /// gives one (Vulkan, DX12); `None` elsewhere.
+    pub fn driver_memory(&self) -> Option<crate::memory::DriverMemory> {
+        let r = self.inner.device.generate_allocator_report()?;
+        Some(crate::memory::DriverMemory {
+            allocated: r.total_allocated_bytes,
+            reserved: r.total_reserved_bytes,
+            blocks: r.blocks.len() as u64,
+            allocations: r.allocations.len() as u64,
+        })
+    }
+
     /// Releases all cached (unused) buffers back to the driver.
     pub fn empty_cache(&self) {
         self.inner.pool.empty_cache()

@@ -12,6 +12,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
 use crate::memory::PooledBuffer;
+use crate::profile::Work;
 use crate::{Device, Error, Result};
 
 /// How a binding is accessed.
@@ -390,6 +391,13 @@ impl Device {
         Ok(p)
     }
 
+    fn profiler_mode(&self) -> u8 {
+        self.inner
+            .profiler
+            .mode
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Starts recording GPU work; [`Recorder::submit`] sends it in one submission.
     pub fn recorder(&self) -> Recorder<'_> {
         Recorder {
@@ -404,17 +412,20 @@ impl Device {
             capture: None,
             table: None,
             timing: self.profiling().then(|| Timing {
-                set: self
-                    .inner
-                    .device
-                    .create_query_set(&wgpu::QuerySetDescriptor {
-                        label: Some("suanli profiler"),
-                        ty: wgpu::QueryType::Timestamp,
-                        count: crate::profile::MAX_QUERIES,
-                    }),
+                per_pass: self.profiler_mode() == crate::profile::PASSES,
+                set: (self.profiler_mode() != crate::profile::WALL).then(|| {
+                    self.inner
+                        .device
+                        .create_query_set(&wgpu::QuerySetDescriptor {
+                            label: Some("suanli profiler"),
+                            ty: wgpu::QueryType::Timestamp,
+                            count: crate::profile::MAX_QUERIES,
+                        })
+                }),
                 labels: Vec::new(),
                 untimed: 0,
             }),
+            next_work: None,
         }
     }
 
@@ -459,6 +470,8 @@ pub struct Prepared {
     _uniform: Option<PooledBuffer>,
     /// The uniform is bound to a parameter table at a dynamic offset.
     dynamic: bool,
+    /// Work declared for the profiler.
+    work: Option<Work>,
 }
 
 /// A captured list of dispatches (see [`Device::capture`]).
@@ -481,8 +494,8 @@ impl Program {
 
 /// Writes the profiler's timestamp `which` (0 before, 1 after) of dispatch `q`.
 fn stamp(pass: &mut wgpu::ComputePass<'_>, timing: &Option<Timing>, q: Option<u32>, which: u32) {
-    if let (Some(t), Some(i)) = (timing, q) {
-        pass.write_timestamp(&t.set, 2 * i + which);
+    if let (Some(Timing { set: Some(set), .. }), Some(i)) = (timing, q) {
+        pass.write_timestamp(set, 2 * i + which);
     }
 }
 
@@ -496,23 +509,37 @@ pub struct Recorder<'d> {
     table: Option<wgpu::Buffer>,
     /// Timestamps around each dispatch while the profiler is on.
     timing: Option<Timing>,
+    /// Work the next dispatch declares (see [`Recorder::declare_work`]).
+    next_work: Option<Work>,
 }
 
-/// The profiler's timestamps for one recorder.
+/// One dispatch to encode.
+struct Op<'a> {
+    pipe: &'a Pipeline,
+    bind_group: &'a wgpu::BindGroup,
+    offsets: &'a [u32],
+    groups: [u32; 3],
+    work: Option<Work>,
+}
+
+/// The profiler's record of one recorder's dispatches.
 struct Timing {
-    set: wgpu::QuerySet,
-    labels: Vec<String>,
+    /// Timestamp queries; `None` when profiling with the wall clock.
+    set: Option<wgpu::QuerySet>,
+    /// Timestamps at pass boundaries, one pass per dispatch.
+    per_pass: bool,
+    labels: Vec<(String, Option<Work>)>,
     untimed: u64,
 }
 
 impl Timing {
     /// The next query pair for a dispatch of `label`, or None past the budget.
-    fn next(&mut self, label: &str) -> Option<u32> {
+    fn next(&mut self, label: &str, work: Option<Work>) -> Option<u32> {
         if (self.labels.len() as u32 + 1) * 2 > crate::profile::MAX_QUERIES {
             self.untimed += 1;
             return None;
         }
-        self.labels.push(label.to_string());
+        self.labels.push((label.to_string(), work));
         Some(self.labels.len() as u32 - 1)
     }
 }
@@ -521,6 +548,12 @@ impl<'d> Recorder<'d> {
     /// The device this records for.
     pub fn device(&self) -> &'d Device {
         self.device
+    }
+
+    /// Declares the work of the next dispatch (FLOPs, bytes) so the profiler can report
+    /// achieved GFLOP/s and GB/s for it.
+    pub fn declare_work(&mut self, flops: f64, bytes: f64) {
+        self.next_work = Some(Work { flops, bytes });
     }
 
     /// Records one dispatch. `buffers` are the storage bindings in declaration order, each
@@ -549,6 +582,7 @@ impl<'d> Recorder<'d> {
                 ),
             });
         }
+        let work = self.next_work.take();
         if groups.contains(&0) {
             return Ok(()); // nothing to do
         }
@@ -642,22 +676,19 @@ impl<'d> Recorder<'d> {
                 groups,
                 _uniform: ubuf.map(|(u, _)| u),
                 dynamic,
+                work,
             });
             return Ok(());
         }
         {
-            let q = self.timing.as_mut().and_then(|t| t.next(&pipe.label));
-            let mut pass = self
-                .encoder
-                .begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some(&pipe.label),
-                    timestamp_writes: None,
-                });
-            pass.set_pipeline(&pipe.pipeline);
-            pass.set_bind_group(0, &bg, &[]);
-            stamp(&mut pass, &self.timing, q, 0);
-            pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
-            stamp(&mut pass, &self.timing, q, 1);
+            let op = Op {
+                pipe,
+                bind_group: &bg,
+                offsets: &[],
+                groups,
+                work,
+            };
+            self.encode(&pipe.label, &mut std::iter::once(op));
         }
         if let Some((u, _)) = ubuf {
             self.keep.push(u);
@@ -706,23 +737,14 @@ impl<'d> Recorder<'d> {
                 found: offsets.len().to_string(),
             });
         }
-        let mut pass = self
-            .encoder
-            .begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("suanli program"),
-                timestamp_writes: None,
-            });
-        for (op, off) in program.ops.iter().zip(offsets) {
-            let q = self
-                .timing
-                .as_mut()
-                .and_then(|t| t.next(&op.pipeline.label));
-            pass.set_pipeline(&op.pipeline.pipeline);
-            pass.set_bind_group(0, &op.bind_group, &[*off]);
-            stamp(&mut pass, &self.timing, q, 0);
-            pass.dispatch_workgroups(op.groups[0], op.groups[1], op.groups[2]);
-            stamp(&mut pass, &self.timing, q, 1);
-        }
+        let mut ops = program.ops.iter().zip(offsets).map(|(p, off)| Op {
+            pipe: &p.pipeline,
+            bind_group: &p.bind_group,
+            offsets: std::slice::from_ref(off),
+            groups: p.groups,
+            work: p.work,
+        });
+        self.encode("suanli program", &mut ops);
         Ok(())
     }
 
@@ -731,20 +753,62 @@ impl<'d> Recorder<'d> {
         if program.ops.is_empty() {
             return;
         }
+        let mut ops = program.ops.iter().map(|p| Op {
+            pipe: &p.pipeline,
+            bind_group: &p.bind_group,
+            // Table-bound uniforms read slot 0 when replayed without offsets.
+            offsets: if p.dynamic { &[0] } else { &[] },
+            groups: p.groups,
+            work: p.work,
+        });
+        self.encode("suanli program", &mut ops);
+    }
+
+    /// Encodes dispatches in one compute pass, with the profiler's timestamps around each;
+    /// when profiling per pass (adapters with timestamps only at pass boundaries), in one
+    /// pass each.
+    fn encode(&mut self, label: &str, ops: &mut dyn Iterator<Item = Op<'_>>) {
+        if matches!(&self.timing, Some(t) if t.per_pass) {
+            for op in ops {
+                let q = self
+                    .timing
+                    .as_mut()
+                    .and_then(|t| t.next(&op.pipe.label, op.work));
+                let writes = match (&self.timing, q) {
+                    (Some(Timing { set: Some(set), .. }), Some(i)) => {
+                        Some(wgpu::ComputePassTimestampWrites {
+                            query_set: set,
+                            beginning_of_pass_write_index: Some(2 * i),
+                            end_of_pass_write_index: Some(2 * i + 1),
+                        })
+                    }
+                    _ => None,
+                };
+                let mut pass = self
+                    .encoder
+                    .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some(&op.pipe.label),
+                        timestamp_writes: writes,
+                    });
+                pass.set_pipeline(&op.pipe.pipeline);
+                pass.set_bind_group(0, op.bind_group, op.offsets);
+                pass.dispatch_workgroups(op.groups[0], op.groups[1], op.groups[2]);
+            }
+            return;
+        }
         let mut pass = self
             .encoder
             .begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("suanli program"),
+                label: Some(label),
                 timestamp_writes: None,
             });
-        for op in &program.ops {
+        for op in ops {
             let q = self
                 .timing
                 .as_mut()
-                .and_then(|t| t.next(&op.pipeline.label));
-            pass.set_pipeline(&op.pipeline.pipeline);
-            // Table-bound uniforms read slot 0 when replayed without offsets.
-            pass.set_bind_group(0, &op.bind_group, if op.dynamic { &[0] } else { &[] });
+                .and_then(|t| t.next(&op.pipe.label, op.work));
+            pass.set_pipeline(&op.pipe.pipeline);
+            pass.set_bind_group(0, op.bind_group, op.offsets);
             stamp(&mut pass, &self.timing, q, 0);
             pass.dispatch_workgroups(op.groups[0], op.groups[1], op.groups[2]);
             stamp(&mut pass, &self.timing, q, 1);
@@ -770,7 +834,7 @@ impl<'d> Recorder<'d> {
             _ => None,
         };
         let readback = match &timed {
-            Some(t) if !t.labels.is_empty() => {
+            Some(t @ Timing { set: Some(set), .. }) if !t.labels.is_empty() => {
                 let bytes = t.labels.len() as u64 * 16;
                 let resolve = device.inner.device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("suanli profiler resolve"),
@@ -785,7 +849,7 @@ impl<'d> Recorder<'d> {
                     mapped_at_creation: false,
                 });
                 self.encoder
-                    .resolve_query_set(&t.set, 0..t.labels.len() as u32 * 2, &resolve, 0);
+                    .resolve_query_set(set, 0..t.labels.len() as u32 * 2, &resolve, 0);
                 self.encoder
                     .copy_buffer_to_buffer(&resolve, 0, &read, 0, bytes);
                 Some(read)
@@ -793,9 +857,44 @@ impl<'d> Recorder<'d> {
             _ => None,
         };
         let cb = self.encoder.finish();
+        let t_submit = std::time::Instant::now();
+        device.inner.profiler.submitting();
         let idx = device.inner.queue.submit([cb]);
+        device.inner.profiler.submitted(&device.inner.queue);
+        // Completion callbacks run on polls: keep the busy count current.
+        let _ = device.inner.device.poll(wgpu::PollType::Poll);
         drop(self.keep);
         device.take_uncaptured("submit")?;
+        if let Some(t) = timed.as_ref().filter(|t| t.set.is_none()) {
+            // Wall clock: one entry for the whole submission.
+            device.wait(Some(idx.clone()), "profiler")?;
+            let ns = t_submit.elapsed().as_nanos() as f64;
+            let mut names: Vec<&str> = Vec::new();
+            let mut work: Option<Work> = None;
+            for (label, w) in &t.labels {
+                if !names.contains(&label.as_str()) {
+                    names.push(label);
+                }
+                if let Some(w) = w {
+                    let sum = work.get_or_insert_with(Work::default);
+                    sum.flops += w.flops;
+                    sum.bytes += w.bytes;
+                }
+            }
+            let name = if names.len() == 1 {
+                names[0].to_string()
+            } else {
+                format!(
+                    "submission: {} dispatches of {}",
+                    t.labels.len(),
+                    names.join(", ")
+                )
+            };
+            let start = device.inner.profiler.wall_ns(t_submit);
+            device.inner.profiler.add(&name, start, ns, work);
+            device.inner.profiler.add_untimed(t.untimed);
+            return Ok(idx);
+        }
         if let (Some(t), Some(read)) = (timed, readback) {
             let (tx, rx) = std::sync::mpsc::channel();
             read.map_async(wgpu::MapMode::Read, .., move |r| {
@@ -823,10 +922,10 @@ impl<'d> Recorder<'d> {
             let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&view);
             drop(view);
             let period = device.inner.queue.get_timestamp_period() as f64;
-            for (i, label) in t.labels.iter().enumerate() {
+            for (i, (label, work)) in t.labels.iter().enumerate() {
                 let start = ticks[2 * i] as f64 * period;
                 let ns = ticks[2 * i + 1].saturating_sub(ticks[2 * i]) as f64 * period;
-                device.inner.profiler.add(label, start, ns);
+                device.inner.profiler.add(label, start, ns, *work);
             }
             device.inner.profiler.add_untimed(t.untimed);
         }

@@ -9,6 +9,7 @@
 //! asked. All pool buffers are storage buffers usable as copy source and destination.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::{Error, Result};
@@ -35,6 +36,67 @@ pub fn bucket_size(bytes: u64) -> u64 {
     bytes.div_ceil(step) * step
 }
 
+/// What a pooled buffer holds, for the per-kind breakdown in [`MemoryStats::by_kind`].
+/// Buffers start as [`MemoryKind::Other`]; the training code tags its tensors
+/// ([`crate::Tensor::set_memory_kind`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryKind {
+    /// Model weights and biases.
+    Parameters,
+    /// Parameter gradients.
+    Gradients,
+    /// Optimizer moments and velocities.
+    OptimizerState,
+    /// Activations, batch buffers and other per-step scratch of a training plan.
+    Activations,
+    /// Device-resident datasets and index permutations.
+    Datasets,
+    /// Everything else: user tensors, kernel parameter uniforms.
+    Other,
+}
+
+impl MemoryKind {
+    /// Every kind, in the order of [`MemoryStats::by_kind`].
+    pub const ALL: [MemoryKind; 6] = [
+        MemoryKind::Parameters,
+        MemoryKind::Gradients,
+        MemoryKind::OptimizerState,
+        MemoryKind::Activations,
+        MemoryKind::Datasets,
+        MemoryKind::Other,
+    ];
+
+    /// Position in [`MemoryKind::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// A short lowercase name (`"optimizer state"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryKind::Parameters => "parameters",
+            MemoryKind::Gradients => "gradients",
+            MemoryKind::OptimizerState => "optimizer state",
+            MemoryKind::Activations => "activations",
+            MemoryKind::Datasets => "datasets",
+            MemoryKind::Other => "other",
+        }
+    }
+}
+
+/// The driver's own view of device memory (wgpu's allocator report, Vulkan and DX12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DriverMemory {
+    /// Bytes in live allocations.
+    pub allocated: u64,
+    /// Bytes in memory blocks reserved from the device (allocated plus free space in them).
+    pub reserved: u64,
+    /// Memory blocks.
+    pub blocks: u64,
+    /// Live allocations (buffers, query sets, …).
+    pub allocations: u64,
+}
+
 /// Pool statistics, in bytes and counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MemoryStats {
@@ -52,6 +114,29 @@ pub struct MemoryStats {
     pub misses: u64,
     /// The memory limit, if any.
     pub limit: Option<u64>,
+    /// `in_use` split by [`MemoryKind`], indexed by [`MemoryKind::index`].
+    pub by_kind: [u64; 6],
+}
+
+impl MemoryStats {
+    /// Bytes in use holding `kind`.
+    pub fn in_use_by(&self, kind: MemoryKind) -> u64 {
+        self.by_kind[kind.index()]
+    }
+
+    /// `parameters 1.2 MB · optimizer state 2.4 MB · …`, kinds with bytes only.
+    pub fn breakdown(&self) -> String {
+        let parts: Vec<String> = MemoryKind::ALL
+            .iter()
+            .filter(|k| self.in_use_by(**k) > 0)
+            .map(|k| format!("{} {:.2} MB", k.name(), self.in_use_by(*k) as f64 / 1e6))
+            .collect();
+        if parts.is_empty() {
+            "nothing in use".into()
+        } else {
+            parts.join(" · ")
+        }
+    }
 }
 
 #[derive(Default)]
@@ -119,10 +204,12 @@ impl Pool {
             st.stats.in_use += size;
             st.stats.hits += 1;
             st.stats.peak_in_use = st.stats.peak_in_use.max(st.stats.in_use);
+            st.stats.by_kind[MemoryKind::Other.index()] += size;
             return Ok(PooledBuffer {
                 buffer: Some(buf),
                 size,
                 pool: self.state.clone(),
+                kind: AtomicU8::new(MemoryKind::Other as u8),
             });
         }
         if let Some(limit) = self.limit {
@@ -168,10 +255,12 @@ impl Pool {
         st.stats.misses += 1;
         st.stats.allocations += 1;
         st.stats.peak_in_use = st.stats.peak_in_use.max(st.stats.in_use);
+        st.stats.by_kind[MemoryKind::Other.index()] += size;
         Ok(PooledBuffer {
             buffer: Some(buffer),
             size,
             pool: self.state.clone(),
+            kind: AtomicU8::new(MemoryKind::Other as u8),
         })
     }
 }
@@ -181,9 +270,23 @@ pub struct PooledBuffer {
     buffer: Option<wgpu::Buffer>,
     size: u64,
     pool: Arc<Mutex<PoolState>>,
+    kind: AtomicU8,
 }
 
 impl PooledBuffer {
+    /// What this buffer holds.
+    pub fn kind(&self) -> MemoryKind {
+        MemoryKind::ALL[self.kind.load(Ordering::Relaxed) as usize]
+    }
+
+    /// Retags the buffer (moves its bytes between the per-kind counters).
+    pub fn set_kind(&self, kind: MemoryKind) {
+        let mut st = lock(&self.pool);
+        let old = self.kind.swap(kind as u8, Ordering::Relaxed) as usize;
+        st.stats.by_kind[old] -= self.size;
+        st.stats.by_kind[kind.index()] += self.size;
+    }
+
     /// The wgpu buffer.
     pub fn buffer(&self) -> &wgpu::Buffer {
         self.buffer
@@ -202,6 +305,7 @@ impl Drop for PooledBuffer {
         if let Some(b) = self.buffer.take() {
             let mut st = lock(&self.pool);
             st.stats.in_use -= self.size;
+            st.stats.by_kind[self.kind.load(Ordering::Relaxed) as usize] -= self.size;
             st.stats.cached += self.size;
             st.free.entry(self.size).or_default().push(b);
         }

@@ -1,14 +1,26 @@
-//! Kernel profiler: GPU time per kernel from timestamp queries written around every dispatch.
+//! Kernel profiler and queue utilisation.
 //!
-//! Off by default; off, it costs one relaxed atomic load per recorder. On
-//! ([`Device::set_profiling`]), every recorder writes a timestamp before and after each dispatch
-//! (adapters with `TIMESTAMP_QUERY_INSIDE_PASSES`), and its submission waits for the GPU and
-//! folds the durations into per-kernel totals, so profiling serialises submissions: measure
-//! with it, not under it. [`Device::profile`] gives the table.
+//! **Profiler.** Off by default; off, it costs one relaxed atomic load per recorder. On
+//! ([`Device::set_profiling`]), every recorder writes a GPU timestamp before and after each
+//! dispatch (adapters with `TIMESTAMP_QUERY_INSIDE_PASSES`), and its submission waits for the
+//! GPU and folds the durations into per-kernel totals, so profiling serialises submissions:
+//! measure with it, not under it. Kernels that declare their work (matmul: FLOPs and bytes;
+//! optimizers and gathers: bytes) also get achieved GFLOP/s and GB/s. Adapters without
+//! timestamp queries fall back to wall-clock time around each submission
+//! ([`ProfileClock::WallClock`]), which the report says. [`Device::profile`] gives the table,
+//! [`Device::write_chrome_trace`] a Chrome / Perfetto trace.
+//!
+//! **Utilisation.** Always on and cheap (one lock and one completion callback per
+//! submission): the device counts the time during which it had submitted, unfinished work.
+//! [`Device::utilisation_window`] turns that into busy/wall over a window (an epoch).
+//! Completion is observed when the runtime polls (every wait, every submission), so this is
+//! queue occupancy, an upper bound on the time the GPU spent executing; the profiler's summed
+//! kernel time is the matching lower bound.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::{Device, Error, Result};
 
@@ -16,21 +28,62 @@ use crate::{Device, Error, Result};
 /// half of it in one submission are not timed (and counted in [`Profile::untimed`]).
 pub const MAX_QUERIES: u32 = 4096;
 
+/// Work a dispatch declares, for achieved rates in the profile.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Work {
+    /// Floating-point operations (a multiply-add counts 2).
+    pub flops: f64,
+    /// Bytes read and written from device memory (each operand once).
+    pub bytes: f64,
+}
+
+/// How the profiler measured time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProfileClock {
+    /// GPU timestamps around every dispatch.
+    #[default]
+    Timestamps,
+    /// GPU timestamps at pass boundaries (adapters with timestamp queries but not inside
+    /// passes): each dispatch gets its own pass while profiling.
+    PassTimestamps,
+    /// Wall clock around every submission (adapters without timestamp queries inside
+    /// passes): one entry per submission, named after the kernels in it.
+    WallClock,
+}
+
 /// One kernel's totals.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelStat {
-    /// The pipeline label, `shader::entry`.
+    /// The pipeline label, `shader::entry` (with the wall clock: the submission's kernels).
     pub name: String,
     /// Dispatches timed.
     pub calls: u64,
     /// Total GPU time in nanoseconds.
     pub total_ns: f64,
+    /// Total declared FLOPs, for kernels that declare their work.
+    pub flops: Option<f64>,
+    /// Total declared bytes moved, for kernels that declare their work.
+    pub bytes: Option<f64>,
 }
 
 impl KernelStat {
     /// Mean GPU time per dispatch in nanoseconds.
     pub fn mean_ns(&self) -> f64 {
         self.total_ns / self.calls.max(1) as f64
+    }
+
+    /// Achieved GFLOP/s over all calls, where the kernel declares its FLOPs.
+    pub fn gflops(&self) -> Option<f64> {
+        self.flops
+            .filter(|f| *f > 0.0)
+            .map(|f| f / self.total_ns.max(1.0))
+    }
+
+    /// Achieved GB/s over all calls, where the kernel declares its bytes.
+    pub fn gbps(&self) -> Option<f64> {
+        self.bytes
+            .filter(|b| *b > 0.0)
+            .map(|b| b / self.total_ns.max(1.0))
     }
 }
 
@@ -41,6 +94,8 @@ pub struct Profile {
     pub kernels: Vec<KernelStat>,
     /// Dispatches that could not be timed (past the query budget of one submission).
     pub untimed: u64,
+    /// How time was measured.
+    pub clock: ProfileClock,
 }
 
 impl Profile {
@@ -49,29 +104,53 @@ impl Profile {
         self.kernels.iter().map(|k| k.total_ns).sum()
     }
 
-    /// A printable table: kernel, calls, total ms, mean µs, share.
-    pub fn table(&self) -> String {
+    /// A printable table: kernel, calls, total ms, mean µs, share, GFLOP/s, GB/s; the top
+    /// `limit` kernels (all with `usize::MAX`).
+    pub fn table(&self, limit: usize) -> String {
         let total = self.total_ns().max(1.0);
-        let mut s = format!(
-            "{:<44} {:>8} {:>11} {:>10} {:>7}\n",
-            "kernel", "calls", "total ms", "mean µs", "share"
-        );
-        for k in &self.kernels {
+        let mut s = String::new();
+        if self.clock == ProfileClock::WallClock {
+            s.push_str("(wall clock around submissions: this adapter has no timestamp queries inside passes)\n");
+        }
+        s.push_str(&format!(
+            "{:<44} {:>8} {:>11} {:>10} {:>7} {:>9} {:>8}\n",
+            "kernel", "calls", "total ms", "mean µs", "share", "GFLOP/s", "GB/s"
+        ));
+        let rate = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |r| format!("{r:.2}"));
+        for k in self.kernels.iter().take(limit) {
+            let mut name = k.name.clone();
+            if name.chars().count() > 44 {
+                name = name.chars().take(43).collect::<String>() + "…";
+            }
             s.push_str(&format!(
-                "{:<44} {:>8} {:>11.2} {:>10.1} {:>6.1}%\n",
-                k.name,
+                "{:<44} {:>8} {:>11.2} {:>10.1} {:>6.1}% {:>9} {:>8}\n",
+                name,
                 k.calls,
                 k.total_ns / 1e6,
                 k.mean_ns() / 1e3,
-                100.0 * k.total_ns / total
+                100.0 * k.total_ns / total,
+                rate(k.gflops()),
+                rate(k.gbps()),
+            ));
+        }
+        if self.kernels.len() > limit {
+            s.push_str(&format!(
+                "… and {} more kernels\n",
+                self.kernels.len() - limit
+            ));
+        }
+        if self.untimed > 0 {
+            s.push_str(&format!(
+                "({} dispatches past the per-submission query budget were not timed)\n",
+                self.untimed
             ));
         }
         s
     }
 }
 
-/// Per kernel name: (calls, total ns).
-type Totals = HashMap<String, (u64, f64)>;
+/// Per kernel name: calls, total ns, declared work (summed) if any.
+type Totals = HashMap<String, (u64, f64, Option<Work>)>;
 
 /// At most this many dispatches are kept for the trace (the totals count them all).
 pub const MAX_TRACE_EVENTS: usize = 1 << 20;
@@ -87,20 +166,51 @@ pub struct TraceEvent {
     pub dur_ns: f64,
 }
 
+/// Profiler modes.
+pub(crate) const OFF: u8 = 0;
+pub(crate) const TIMESTAMPS: u8 = 1;
+pub(crate) const WALL: u8 = 2;
+pub(crate) const PASSES: u8 = 3;
+
 #[derive(Default)]
 pub(crate) struct Profiler {
-    pub(crate) enabled: AtomicBool,
+    /// [`OFF`], [`TIMESTAMPS`] or [`WALL`].
+    pub(crate) mode: AtomicU8,
+    /// The clock of the last time it was on ([`TIMESTAMPS`] or [`WALL`]; [`OFF`] if never).
+    last_clock: AtomicU8,
     /// Totals and the count of untimed dispatches.
     stats: Mutex<(Totals, u64)>,
     events: Mutex<Vec<TraceEvent>>,
+    /// Queue occupancy.
+    pub(crate) busy: Arc<Mutex<Busy>>,
+}
+
+/// Time with submitted, unfinished work.
+#[derive(Default)]
+pub(crate) struct Busy {
+    in_flight: u64,
+    since: Option<Instant>,
+    total: Duration,
+}
+
+impl Busy {
+    /// Busy time so far, counting an open interval up to now.
+    fn now(&self) -> Duration {
+        self.total + self.since.map_or(Duration::ZERO, |t| t.elapsed())
+    }
 }
 
 impl Profiler {
-    pub(crate) fn add(&self, name: &str, start_ns: f64, ns: f64) {
+    pub(crate) fn add(&self, name: &str, start_ns: f64, ns: f64, work: Option<Work>) {
         let mut s = self.stats.lock().unwrap_or_else(|p| p.into_inner());
-        let e = s.0.entry(name.to_string()).or_insert((0, 0.0));
+        let e = s.0.entry(name.to_string()).or_insert((0, 0.0, None));
         e.0 += 1;
         e.1 += ns;
+        if let Some(w) = work {
+            let t = e.2.get_or_insert_with(Work::default);
+            t.flops += w.flops;
+            t.bytes += w.bytes;
+        }
         drop(s);
         let mut ev = self.events.lock().unwrap_or_else(|p| p.into_inner());
         if ev.len() < MAX_TRACE_EVENTS {
@@ -115,27 +225,163 @@ impl Profiler {
     pub(crate) fn add_untimed(&self, n: u64) {
         self.stats.lock().unwrap_or_else(|p| p.into_inner()).1 += n;
     }
+
+    /// Counts a submission as in flight from now (call just before `queue.submit`) …
+    pub(crate) fn submitting(&self) {
+        let mut b = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        if b.in_flight == 0 {
+            b.since = Some(Instant::now());
+        }
+        b.in_flight += 1;
+    }
+
+    /// … until `queue` reports it done (call just after `queue.submit`).
+    pub(crate) fn submitted(&self, queue: &wgpu::Queue) {
+        let busy = self.busy.clone();
+        queue.on_submitted_work_done(move || {
+            let mut b = busy.lock().unwrap_or_else(|p| p.into_inner());
+            b.in_flight = b.in_flight.saturating_sub(1);
+            if b.in_flight == 0 {
+                if let Some(t) = b.since.take() {
+                    b.total += t.elapsed();
+                }
+            }
+        });
+    }
+
+    /// Nanoseconds from the profiler's first use to `t`: the wall-clock trace's time base.
+    pub(crate) fn wall_ns(&self, t: Instant) -> f64 {
+        static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        let e = *EPOCH.get_or_init(|| t);
+        t.saturating_duration_since(e).as_nanos() as f64
+    }
+
+    fn busy_now(&self) -> Duration {
+        self.busy.lock().unwrap_or_else(|p| p.into_inner()).now()
+    }
+}
+
+/// A window over which to measure a device's utilisation ([`Device::utilisation_window`]).
+pub struct UtilisationWindow {
+    device: Device,
+    start: Instant,
+    busy0: Duration,
+    kernel_ns0: f64,
+}
+
+/// Busy time over wall time for a window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Utilisation {
+    /// Wall time of the window.
+    pub wall: Duration,
+    /// Time the queue held submitted, unfinished work (an upper bound on GPU busy time).
+    pub busy: Duration,
+    /// Summed kernel time from the profiler in the window (a lower bound), if it was on.
+    pub kernel_time: Option<Duration>,
+}
+
+impl Utilisation {
+    /// `busy / wall`, in [0, 1].
+    pub fn fraction(&self) -> f64 {
+        (self.busy.as_secs_f64() / self.wall.as_secs_f64().max(1e-9)).min(1.0)
+    }
+
+    /// `kernel_time / wall`, with the profiler on.
+    pub fn kernel_fraction(&self) -> Option<f64> {
+        self.kernel_time
+            .map(|k| (k.as_secs_f64() / self.wall.as_secs_f64().max(1e-9)).min(1.0))
+    }
+}
+
+impl UtilisationWindow {
+    /// Utilisation from the window's start until now (the window stays open).
+    pub fn utilisation(&self) -> Utilisation {
+        let _ = self.device.inner.device.poll(wgpu::PollType::Poll);
+        let kernel_ns = self.device.profile().total_ns();
+        Utilisation {
+            wall: self.start.elapsed(),
+            busy: self
+                .device
+                .inner
+                .profiler
+                .busy_now()
+                .saturating_sub(self.busy0),
+            kernel_time: self
+                .device
+                .profiling()
+                .then(|| Duration::from_nanos((kernel_ns - self.kernel_ns0).max(0.0) as u64)),
+        }
+    }
 }
 
 impl Device {
-    /// Turns the kernel profiler on or off. Turning it on fails on adapters without timestamp
-    /// queries inside compute passes.
-    pub fn set_profiling(&self, on: bool) -> Result<()> {
-        if on && !self.inner.desc.features.timestamp_inside_passes {
+    /// Turns the kernel profiler on (GPU timestamps around dispatches where the adapter has
+    /// timestamp queries inside compute passes, at pass boundaries where it has them only
+    /// there, the wall clock around submissions otherwise) or off.
+    pub fn set_profiling(&self, on: bool) {
+        let f = self.inner.desc.features;
+        let clock = if f.timestamp_inside_passes {
+            ProfileClock::Timestamps
+        } else if f.timestamp_query {
+            ProfileClock::PassTimestamps
+        } else {
+            log::info!(
+                "{}: no timestamp queries inside passes; profiling with the wall clock",
+                self.name()
+            );
+            ProfileClock::WallClock
+        };
+        if on {
+            // Only fails for timestamps on an adapter without them, which was checked.
+            let _ = self.set_profiling_clock(clock);
+        } else {
+            self.inner.profiler.mode.store(OFF, Ordering::Relaxed);
+        }
+    }
+
+    /// Turns the profiler on with a given clock: [`ProfileClock::WallClock`] works everywhere,
+    /// [`ProfileClock::PassTimestamps`] needs timestamp queries, [`ProfileClock::Timestamps`]
+    /// timestamp queries inside passes.
+    pub fn set_profiling_clock(&self, clock: ProfileClock) -> Result<()> {
+        let f = self.inner.desc.features;
+        if (clock == ProfileClock::Timestamps && !f.timestamp_inside_passes)
+            || (clock == ProfileClock::PassTimestamps && !f.timestamp_query)
+        {
             return Err(Error::InvalidArgument {
-                op: "set_profiling",
-                name: "adapter",
-                expected: "an adapter with timestamp queries inside compute passes".into(),
+                op: "set_profiling_clock",
+                name: "clock",
+                expected: format!("an adapter with the timestamp queries {clock:?} needs"),
                 found: format!("{} without them", self.name()),
             });
         }
-        self.inner.profiler.enabled.store(on, Ordering::Relaxed);
+        let mode = match clock {
+            ProfileClock::Timestamps => TIMESTAMPS,
+            ProfileClock::WallClock => WALL,
+            ProfileClock::PassTimestamps => PASSES,
+        };
+        self.inner.profiler.mode.store(mode, Ordering::Relaxed);
+        self.inner
+            .profiler
+            .last_clock
+            .store(mode, Ordering::Relaxed);
         Ok(())
     }
 
     /// Whether the profiler is on.
     pub fn profiling(&self) -> bool {
-        self.inner.profiler.enabled.load(Ordering::Relaxed)
+        self.inner.profiler.mode.load(Ordering::Relaxed) != OFF
+    }
+
+    /// Opens a utilisation window: its [`UtilisationWindow::utilisation`] is the fraction of
+    /// the wall time since now during which this device's queue was busy.
+    pub fn utilisation_window(&self) -> UtilisationWindow {
+        let _ = self.inner.device.poll(wgpu::PollType::Poll);
+        UtilisationWindow {
+            device: self.clone(),
+            start: Instant::now(),
+            busy0: self.inner.profiler.busy_now(),
+            kernel_ns0: self.profile().total_ns(),
+        }
     }
 
     /// The per-kernel table so far.
@@ -148,16 +394,23 @@ impl Device {
             .unwrap_or_else(|p| p.into_inner());
         let mut kernels: Vec<KernelStat> =
             s.0.iter()
-                .map(|(name, &(calls, total_ns))| KernelStat {
+                .map(|(name, &(calls, total_ns, work))| KernelStat {
                     name: name.clone(),
                     calls,
                     total_ns,
+                    flops: work.map(|w| w.flops),
+                    bytes: work.map(|w| w.bytes),
                 })
                 .collect();
         kernels.sort_by(|a, b| b.total_ns.total_cmp(&a.total_ns).then(a.name.cmp(&b.name)));
         Profile {
             kernels,
             untimed: s.1,
+            clock: match self.inner.profiler.last_clock.load(Ordering::Relaxed) {
+                WALL => ProfileClock::WallClock,
+                PASSES => ProfileClock::PassTimestamps,
+                _ => ProfileClock::Timestamps,
+            },
         }
     }
 

@@ -182,6 +182,12 @@ impl Tensor {
         &self.inner.device
     }
 
+    /// Tags the tensor's memory for the per-kind breakdown of [`Device::memory_stats`]
+    /// (shared by clones: they share the buffer).
+    pub fn set_memory_kind(&self, kind: crate::memory::MemoryKind) {
+        self.inner.buffer.set_kind(kind);
+    }
+
     /// The underlying buffer (at least `byte_len()` bytes; may be larger, from the pool).
     pub fn buffer(&self) -> &wgpu::Buffer {
         self.inner.buffer.buffer()

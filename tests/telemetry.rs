@@ -338,3 +338,49 @@ fn monitor_once_json_parses() {
     }
     assert!(v["time"].as_f64().unwrap() > 1.0e9);
 }
+
+#[test]
+fn device_watch_warns_on_throttling_heat_and_idle_epochs() {
+    let r = root("watch");
+    put(
+        &r,
+        "card0/device/uevent",
+        &uevent("amdgpu", "1002:744C", "0000:05:00.0"),
+    );
+    put(&r, "card0/device/hwmon/hwmon1/temp1_input", "91000\n");
+    put(&r, "card0/gt/gt0/throttle_reason_status", "1\n");
+    let a = adapter(
+        "AMD Radeon RX 7900 XTX",
+        0x1002,
+        0x744c,
+        DeviceKind::Discrete,
+        "0000:05:00.0",
+    );
+    let mut w = suanli::telemetry::DeviceWatch::with_sensor(&a.name, sensor_in(&r, &a));
+    let h = suanli::nn::History {
+        utilisation: vec![0.95, 0.2],
+        ..Default::default()
+    };
+    let ev = w.epoch_end(1, &h);
+    use suanli::telemetry::WatchEvent;
+    assert!(ev.contains(&WatchEvent::Throttled), "{ev:?}");
+    assert!(
+        ev.contains(&WatchEvent::Hot {
+            temperature_c: 91.0
+        }),
+        "{ev:?}"
+    );
+    assert!(
+        ev.contains(&WatchEvent::LowUtilisation { fraction: 0.2 }),
+        "{ev:?}"
+    );
+    // A cool, busy, unthrottled epoch: nothing to say.
+    put(&r, "card0/device/hwmon/hwmon1/temp1_input", "60000\n");
+    put(&r, "card0/gt/gt0/throttle_reason_status", "0\n");
+    let h = suanli::nn::History {
+        utilisation: vec![0.97],
+        ..Default::default()
+    };
+    assert!(w.epoch_end(2, &h).is_empty());
+    assert_eq!(w.last.as_ref().unwrap().temperature_c, Some(60.0));
+}

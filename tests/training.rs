@@ -646,3 +646,76 @@ fn malformed_idx_files_are_typed_errors() {
         Err(Error::Malformed { .. })
     ));
 }
+
+#[test]
+fn memory_breakdown_by_kind_during_fit() {
+    use suanli::memory::{bucket_size, MemoryKind};
+    let Some(dev) = common::own_device(None) else {
+        return;
+    };
+    let (x, y) = blobs(200, 4);
+    let data = Dataset::from_f32(&dev, &x, 2, &y).unwrap();
+    let mut m = Sequential::with_seed(&dev, 3);
+    m.add(Dense::new(24, "relu").input_dim(2)).unwrap();
+    m.add(Dense::new(4, "softmax")).unwrap();
+    m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
+        .unwrap();
+    // Weights (2×24, 24) and (24×4, 4), each in its own pool bucket.
+    let params: u64 = [48u64, 24, 96, 4].iter().map(|n| bucket_size(n * 4)).sum();
+    let before = dev.memory_stats();
+    assert_eq!(before.in_use_by(MemoryKind::Parameters), params);
+    let mut seen = None;
+    let mut cb = |_: usize, _: &suanli::nn::History| {
+        seen = Some(dev.memory_stats());
+        true
+    };
+    let h = m
+        .fit(
+            &data,
+            FitOptions {
+                on_epoch_end: Some(&mut cb),
+                ..quiet(1, 32)
+            },
+        )
+        .unwrap();
+    let s = seen.unwrap();
+    assert_eq!(
+        s.in_use_by(MemoryKind::Parameters),
+        params,
+        "{}",
+        s.breakdown()
+    );
+    assert_eq!(
+        s.in_use_by(MemoryKind::Gradients),
+        params,
+        "{}",
+        s.breakdown()
+    );
+    // Adam keeps two moments per parameter.
+    assert_eq!(s.in_use_by(MemoryKind::OptimizerState), 2 * params);
+    assert!(s.in_use_by(MemoryKind::Datasets) >= (200 * 2 + 200) * 4);
+    assert!(s.in_use_by(MemoryKind::Activations) > 0);
+    assert_eq!(s.by_kind.iter().sum::<u64>(), s.in_use, "{s:?}");
+    assert!(s.breakdown().contains("optimizer state"));
+    // The epoch's utilisation is recorded, as a fraction.
+    assert_eq!(h.utilisation.len(), 1);
+    assert!(
+        h.utilisation[0] > 0.0 && h.utilisation[0] <= 1.0,
+        "{:?}",
+        h.utilisation
+    );
+    // The driver's view (Vulkan's allocator) covers at least what the pool holds.
+    if let Some(d) = dev.driver_memory() {
+        assert!(d.allocated >= s.in_use + s.cached, "{d:?} vs {s:?}");
+        assert!(d.reserved >= d.allocated && d.blocks > 0);
+    }
+    // Plan buffers go back to the pool after fit; the model's state stays.
+    let after = dev.memory_stats();
+    assert_eq!(
+        after.in_use_by(MemoryKind::Activations),
+        0,
+        "{}",
+        after.breakdown()
+    );
+    assert_eq!(after.in_use_by(MemoryKind::OptimizerState), 2 * params);
+}

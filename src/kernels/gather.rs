@@ -80,6 +80,7 @@ impl ByteBuffer {
     pub fn new(dev: &crate::Device, bytes: &[u8]) -> Result<ByteBuffer> {
         let padded_len = bytes.len().div_ceil(4).max(1) * 4;
         let buffer = dev.inner.pool.alloc(dev, padded_len as u64)?;
+        buffer.set_kind(crate::memory::MemoryKind::Datasets);
         let mut padded = bytes.to_vec();
         padded.resize(padded_len, 0);
         dev.inner.queue.write_buffer(buffer.buffer(), 0, &padded);
@@ -97,6 +98,7 @@ impl IndexBuffer {
             .inner
             .pool
             .alloc(dev, (indices.len().max(1) * 4) as u64)?;
+        buffer.set_kind(crate::memory::MemoryKind::Datasets);
         if !indices.is_empty() {
             dev.inner
                 .queue
@@ -172,6 +174,8 @@ fn launch(
         rows.row_len
     };
     let groups = [per_row.div_ceil(256) as u32, rows.batch as u32, 1];
+    let elem = if spec.entry == GATHER_F32.entry { 4 } else { 1 };
+    rec.declare_work(0.0, (n * (elem + 4) + rows.batch as u64 * 4) as f64);
     let bufs = [
         data,
         (

@@ -346,6 +346,16 @@ pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Varia
         Epilogue::Bias(b) | Epilogue::ColSum(b) => (b, n * 4),
         Epilogue::Gate(b, _) => (b, m * n * 4),
     };
+    let aux_bytes = if matches!(args.epilogue, Epilogue::None) {
+        0
+    } else {
+        aux.1
+    };
+    let c_bytes = m * n * 4 * (1 + args.accumulate as u64);
+    rec.declare_work(
+        (2 * m * n * k) as f64,
+        (4 * (m * k + k * n) + aux_bytes + c_bytes) as f64,
+    );
     rec.dispatch(
         &pipe,
         &[

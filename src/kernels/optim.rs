@@ -221,6 +221,8 @@ pub fn step(
         });
     }
     let bufs: Vec<(&wgpu::Buffer, u64)> = all.map(|b| (b, bytes)).collect();
+    // Gradient read; parameter and every state read and written.
+    rec.declare_work(0.0, (n * 4 * (1 + 2 * (1 + state.len()))) as f64);
     let groups = grid_1d(
         (n as u64).div_ceil(4),
         256,

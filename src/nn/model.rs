@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::data::Dataset;
 use crate::kernels::optim::Rule;
+use crate::memory::MemoryKind;
 use crate::nn::layers::{Dense, DenseBuilder, LayerActivation};
 use crate::nn::train;
 use crate::random::Rng;
@@ -241,6 +242,9 @@ pub struct History {
     pub val_accuracy: Vec<f64>,
     /// Wall-clock seconds of each epoch's training (validation excluded).
     pub epoch_seconds: Vec<f64>,
+    /// Fraction of each epoch's training time the device's queue was busy
+    /// ([`crate::Device::utilisation_window`]).
+    pub utilisation: Vec<f64>,
 }
 
 pub(crate) struct Layer {
@@ -248,6 +252,16 @@ pub(crate) struct Layer {
     pub(crate) in_dim: usize,
     pub(crate) w: Tensor,
     pub(crate) b: Option<Tensor>,
+}
+
+impl Layer {
+    /// Tags the weights as parameters (memory breakdown).
+    fn tag(&self) {
+        self.w.set_memory_kind(MemoryKind::Parameters);
+        if let Some(b) = &self.b {
+            b.set_memory_kind(MemoryKind::Parameters);
+        }
+    }
 }
 
 /// A stack of layers, trained like Keras's `Sequential`.
@@ -328,7 +342,9 @@ impl Sequential {
         } else {
             None
         };
-        self.layers.push(Layer { cfg, in_dim, w, b });
+        let layer = Layer { cfg, in_dim, w, b };
+        layer.tag();
+        self.layers.push(layer);
         self.opt_state.clear();
         self.step = 0;
         Ok(())
@@ -655,6 +671,7 @@ impl Sequential {
             if use_bias {
                 l.b = Some(take(format!("dense_{i}.bias"), vec![units])?);
             }
+            l.tag();
         }
         if model.layers.is_empty() {
             return Err(bad("at least one layer".into(), "none".into()));

@@ -17,6 +17,7 @@ use crate::kernels::loss::{self, DenseLoss};
 use crate::kernels::matmul::{self, Activation, Epilogue, Layout, MatmulArgs};
 use crate::kernels::optim::{self, Rule};
 use crate::kernels::softmax_xent;
+use crate::memory::MemoryKind;
 use crate::nn::model::{FitOptions, History, Loss, Sequential};
 use crate::random::Rng;
 use crate::{Device, Error, Result, Tensor};
@@ -292,6 +293,9 @@ fn plan(
     bufs.extend(pre.into_iter().flatten());
     bufs.push(loss);
     bufs.push(dz_last);
+    for t in &bufs {
+        t.set_memory_kind(MemoryKind::Activations);
+    }
     Ok(Plan {
         b,
         gather,
@@ -377,7 +381,9 @@ fn run_steps(
 
 /// A parameter table for chunks of `CHUNK` steps with `slots` dispatches each.
 fn param_table(dev: &Device, slots: usize) -> Result<Tensor> {
-    Tensor::empty(dev, &[CHUNK * slots * dev.uniform_alignment() as usize / 4])
+    let t = Tensor::empty(dev, &[CHUNK * slots * dev.uniform_alignment() as usize / 4])?;
+    t.set_memory_kind(MemoryKind::Activations);
+    Ok(t)
 }
 
 /// `- loss: … - accuracy: …` (no accuracy for regression losses).
@@ -520,6 +526,9 @@ pub(crate) fn fit(
             })
             .collect::<Result<_>>()?,
     };
+    for g in grads.w.iter().chain(grads.b.iter().flatten()) {
+        g.set_memory_kind(MemoryKind::Gradients);
+    }
     let ps = params(model, &grads);
     let sizes: Vec<usize> = ps.iter().map(|(p, _)| p.numel()).collect();
     let rule0 = optimizer.rule(optimizer.lr());
@@ -528,7 +537,11 @@ pub(crate) fn fit(
             .iter()
             .map(|&n| {
                 (0..rule0.state_count())
-                    .map(|_| Tensor::zeros(&dev, &[n]))
+                    .map(|_| {
+                        let t = Tensor::zeros(&dev, &[n])?;
+                        t.set_memory_kind(MemoryKind::OptimizerState);
+                        Ok(t)
+                    })
                     .collect::<Result<Vec<_>>>()
             })
             .collect::<Result<_>>()?;
@@ -536,6 +549,7 @@ pub(crate) fn fit(
     }
     let idx = IndexBuffer::new(&dev, &vec![0u32; n_train])?;
     let acc = Tensor::zeros(&dev, &[4])?;
+    acc.set_memory_kind(MemoryKind::Activations);
     let table = param_table(&dev, 2 + sizes.len())?;
     let full = plan(model, data, &idx, b, Some(&grads), &acc, &table)?;
     let rem = n_train % b;
@@ -553,6 +567,7 @@ pub(crate) fn fit(
     let mut perm: Vec<u32> = (0..n_train as u32).collect();
     for epoch in 0..o.epochs {
         let t_epoch = Instant::now();
+        let window = dev.utilisation_window();
         let lr = o.lr_schedule.map_or(optimizer.lr(), |f| f(epoch));
         if !(lr > 0.0 && lr.is_finite()) {
             return Err(Error::InvalidArgument {
@@ -621,6 +636,7 @@ pub(crate) fn fit(
             }
         }
         let (l, c, n) = read_acc(&acc)?;
+        let busy = window.utilisation().fraction();
         let (loss, accuracy) = (l / n, if has_acc { c / n } else { f64::NAN });
         if !loss.is_finite() {
             if let Some(pb) = &bar {
@@ -657,6 +673,7 @@ pub(crate) fn fit(
             n_train as f64 / train_secs / 1e3
         ));
         history.epoch_seconds.push(train_secs);
+        history.utilisation.push(busy);
         if let Some(pb) = bar {
             pb.finish_and_clear();
             println!("Epoch {}/{} {line}", epoch + 1, o.epochs);

@@ -325,3 +325,114 @@ pub fn format_rows(rows: &[Row]) -> String {
     }
     s
 }
+
+/// What a [`DeviceWatch`] noticed at the end of an epoch.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WatchEvent {
+    /// The sensor reports clocks reduced for thermal or power reasons.
+    Throttled,
+    /// The temperature is at or above the watch's threshold.
+    Hot {
+        /// °C.
+        temperature_c: f64,
+    },
+    /// The device's queue was busy for less than the threshold share of the epoch.
+    LowUtilisation {
+        /// Busy fraction, 0..1.
+        fraction: f64,
+    },
+}
+
+/// Per-epoch telemetry for training: reads the device's sensor, logs it (`log::info`), and
+/// warns (`log::warn`) when the device is throttling, hot, or idle for much of the epoch
+/// (work starved by the host). Use it from [`crate::nn::FitOptions::on_epoch_end`]:
+///
+/// ```no_run
+/// # use suanli::nn::{FitOptions, History};
+/// # let dev = suanli::Device::open("auto")?;
+/// let mut watch = suanli::telemetry::DeviceWatch::new(&dev);
+/// let mut on_epoch = |epoch: usize, h: &History| {
+///     watch.epoch_end(epoch, h);
+///     true // keep training
+/// };
+/// let opts = FitOptions { on_epoch_end: Some(&mut on_epoch), ..Default::default() };
+/// # Ok::<(), suanli::Error>(())
+/// ```
+pub struct DeviceWatch {
+    name: String,
+    sensor: Box<dyn Sensor>,
+    /// Warn at or above this temperature (°C; default 85).
+    pub hot_c: f64,
+    /// Warn below this busy fraction (default 0.5).
+    pub low_utilisation: f64,
+    /// The last epoch's reading.
+    pub last: Option<Reading>,
+}
+
+impl DeviceWatch {
+    /// A watch over `device`'s sensor.
+    pub fn new(device: &crate::Device) -> DeviceWatch {
+        DeviceWatch::with_sensor(device.name(), sensor_for(device.info()))
+    }
+
+    /// A watch over a given sensor (tests, or a sensor chosen by hand).
+    pub fn with_sensor(name: &str, sensor: Box<dyn Sensor>) -> DeviceWatch {
+        DeviceWatch {
+            name: name.to_string(),
+            sensor,
+            hot_c: 85.0,
+            low_utilisation: 0.5,
+            last: None,
+        }
+    }
+
+    /// Reads the sensor after `epoch` (0-based) and checks it and the epoch's utilisation
+    /// from `history`; returns what it warned about.
+    pub fn epoch_end(&mut self, epoch: usize, history: &crate::nn::History) -> Vec<WatchEvent> {
+        let r = self.sensor.read();
+        let mut events = Vec::new();
+        if r.throttled == Some(true) {
+            events.push(WatchEvent::Throttled);
+        }
+        if let Some(t) = r.temperature_c.filter(|t| *t >= self.hot_c) {
+            events.push(WatchEvent::Hot { temperature_c: t });
+        }
+        if let Some(&u) = history.utilisation.last() {
+            if u < self.low_utilisation {
+                events.push(WatchEvent::LowUtilisation { fraction: u });
+            }
+        }
+        let util = history
+            .utilisation
+            .last()
+            .map_or("n/a".into(), |u| format!("{:.0}%", 100.0 * u));
+        log::info!(
+            "epoch {} on {}: queue busy {util}; sensor ({}) {}",
+            epoch + 1,
+            self.name,
+            r.source,
+            r.summary()
+        );
+        for e in &events {
+            match e {
+                WatchEvent::Throttled => log::warn!(
+                    "{} is throttling (clocks reduced for thermal or power reasons)",
+                    self.name
+                ),
+                WatchEvent::Hot { temperature_c } => log::warn!(
+                    "{} runs at {temperature_c:.0}°C (threshold {:.0}°C)",
+                    self.name,
+                    self.hot_c
+                ),
+                WatchEvent::LowUtilisation { fraction } => log::warn!(
+                    "{} was busy only {:.0}% of epoch {}: the host is not feeding it fast enough",
+                    self.name,
+                    100.0 * fraction,
+                    epoch + 1
+                ),
+            }
+        }
+        self.last = Some(r);
+        events
+    }
+}
