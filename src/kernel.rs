@@ -349,6 +349,7 @@ impl Device {
             })
             .collect();
         let label = format!("{name}::{entry}");
+        let t_compile = std::time::Instant::now();
         let pipeline = self.scoped("compile pipeline", || {
             let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(&label),
@@ -376,7 +377,10 @@ impl Device {
             });
             (pipeline, layout)
         })?;
-        log::debug!("compiled pipeline {label} {constants:?}");
+        log::debug!(
+            "compiled pipeline {label} {constants:?} in {:.0} ms",
+            t_compile.elapsed().as_secs_f64() * 1e3
+        );
         let p = Arc::new(Pipeline {
             pipeline: pipeline.0,
             layout: pipeline.1,
