@@ -5,10 +5,15 @@
 //! cargo run --release --example mnist_mlp
 //! cargo run --release --example mnist_mlp -- --epochs 3 --batch-size 128 --device cpu --save model.safetensors
 //! cargo run --release --example mnist_mlp -- --bench --epochs 4     # median epoch time over epochs 2..N
+//! cargo run --release --example mnist_mlp -- --checkpoint run.ckpt    # checkpoint every epoch
+//! cargo run --release --example mnist_mlp -- --resume run.ckpt        # continue to --epochs
 //! ```
 //! Flags: --epochs N (10), --batch-size N (32), --lr X (0.001), --device SPEC (auto),
 //! --seed N (0), --save PATH, --quiet, --bench, --profile (per-kernel GPU time after training;
-//! it waits for every submission, so epochs run slower while it is on).
+//! it waits for every submission, so epochs run slower while it is on), --checkpoint PATH
+//! (weights, optimizer state, epoch and seed after every epoch, atomically), --resume PATH
+//! (continue from a checkpoint, and keep checkpointing to it), --train-rows N (train on the
+//! first N images only; for quick tries).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -28,6 +33,9 @@ struct Args {
     quiet: bool,
     bench: bool,
     profile: bool,
+    checkpoint: Option<PathBuf>,
+    resume: Option<PathBuf>,
+    train_rows: Option<usize>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -41,6 +49,9 @@ fn parse_args() -> Result<Args, String> {
         quiet: false,
         bench: false,
         profile: false,
+        checkpoint: None,
+        resume: None,
+        train_rows: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -55,8 +66,11 @@ fn parse_args() -> Result<Args, String> {
             "--quiet" => a.quiet = true,
             "--bench" => a.bench = true,
             "--profile" => a.profile = true,
+            "--checkpoint" => a.checkpoint = Some(PathBuf::from(value("--checkpoint")?)),
+            "--resume" => a.resume = Some(PathBuf::from(value("--resume")?)),
+            "--train-rows" => a.train_rows = Some(value("--train-rows")?.parse().map_err(|e| format!("--train-rows: {e}"))?),
             "-h" | "--help" => {
-                return Err("usage: mnist_mlp [--epochs N] [--batch-size N] [--lr X] [--device SPEC] [--seed N] [--save PATH] [--quiet] [--bench] [--profile]".into())
+                return Err("usage: mnist_mlp [--epochs N] [--batch-size N] [--lr X] [--device SPEC] [--seed N] [--save PATH] [--quiet] [--bench] [--profile] [--checkpoint PATH] [--resume PATH] [--train-rows N]".into())
             }
             other => return Err(format!("unknown flag {other:?} (try --help)")),
         }
@@ -152,12 +166,16 @@ fn run(args: &Args) -> suanli::Result<()> {
     // ---- data: uploaded once, u8 pixels scaled on the device --------------------------------
     let t = Instant::now();
     let mnist = Mnist::load()?;
+    let rows = args
+        .train_rows
+        .unwrap_or(mnist.train_labels.len())
+        .min(mnist.train_labels.len());
     let train = Dataset::from_u8(
         &dev,
-        &mnist.train_images,
+        &mnist.train_images[..rows * 784],
         784,
         1.0 / 255.0,
-        &mnist.train_labels,
+        &mnist.train_labels[..rows],
     )?;
     let test = Dataset::from_u8(
         &dev,
@@ -173,20 +191,38 @@ fn run(args: &Args) -> suanli::Result<()> {
         t.elapsed().as_secs_f64()
     );
 
-    // ---- model ----------------------------------------------------------------------------
-    let mut model = Sequential::with_seed(&dev, args.seed);
-    model.add(Dense::new(128, "relu").input_dim(784))?;
-    model.add(Dense::new(64, "relu"))?;
-    model.add(Dense::new(10, "softmax"))?;
-    model.compile(
-        Optimizer::Adam {
-            lr: args.lr,
-            beta1: 0.9,
-            beta2: 0.999,
-            eps: 1e-7,
-        },
-        Loss::SparseCategoricalCrossentropy,
-    )?;
+    // ---- model (or a checkpoint to continue) -------------------------------------------------
+    let (mut model, resume) = match &args.resume {
+        Some(path) => {
+            let (m, ck) = Sequential::load_checkpoint(&dev, path)?;
+            println!(
+                "Resuming from {} after epoch {} (seed {}, optimizer step {})",
+                path.display(),
+                ck.epoch,
+                ck.seed,
+                ck.step
+            );
+            (m, Some(ck))
+        }
+        None => {
+            let mut m = Sequential::with_seed(&dev, args.seed);
+            m.add(Dense::new(128, "relu").input_dim(784))?;
+            m.add(Dense::new(64, "relu"))?;
+            m.add(Dense::new(10, "softmax"))?;
+            m.compile(
+                Optimizer::Adam {
+                    lr: args.lr,
+                    beta1: 0.9,
+                    beta2: 0.999,
+                    eps: 1e-7,
+                },
+                Loss::SparseCategoricalCrossentropy,
+            )?;
+            (m, None)
+        }
+    };
+    // Resuming keeps checkpointing to the same file unless told otherwise.
+    let checkpoint = args.checkpoint.clone().or(args.resume.clone());
     if !args.quiet {
         print!("{}", model.summary());
     }
@@ -210,6 +246,8 @@ fn run(args: &Args) -> suanli::Result<()> {
             seed: args.seed,
             validation_data: Some(&test),
             verbose: !args.quiet,
+            checkpoint: checkpoint.as_deref(),
+            resume: resume.as_ref(),
             on_epoch_end: Some(&mut on_epoch),
             ..Default::default()
         },

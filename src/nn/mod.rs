@@ -19,9 +19,11 @@
 //! # Ok::<(), suanli::Error>(())
 //! ```
 
+mod checkpoint;
 mod layers;
 mod model;
 mod train;
 
+pub use checkpoint::Checkpoint;
 pub use layers::{Dense, Initializer, LayerActivation};
 pub use model::{EarlyStopping, EpochCallback, FitOptions, History, Loss, Optimizer, Sequential};

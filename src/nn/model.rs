@@ -12,7 +12,7 @@ use crate::random::Rng;
 use crate::{Device, Error, Result, Tensor};
 
 /// An optimizer with Keras's default hyper-parameters unless set.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Optimizer {
     /// SGD (Keras defaults: lr 0.01, no momentum).
     Sgd {
@@ -150,7 +150,7 @@ impl Optimizer {
 /// A loss function. Cross-entropies are computed from the logits in one fused, numerically
 /// stable kernel: with a softmax (sigmoid for binary) last layer the model outputs
 /// probabilities as in Keras, with a linear one it outputs logits (Keras's `from_logits`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Loss {
     /// Cross-entropy on integer class labels; last layer softmax or linear.
     SparseCategoricalCrossentropy,
@@ -204,8 +204,13 @@ pub struct FitOptions<'a> {
     pub lr_schedule: Option<&'a dyn Fn(usize) -> f64>,
     /// Early stopping.
     pub early_stopping: Option<EarlyStopping>,
-    /// Saves the model here (atomically) at the end of every epoch.
+    /// Writes a checkpoint here (atomically) at the end of every epoch: weights, optimizer
+    /// state, epoch, seed and history ([`Sequential::save_checkpoint`]).
     pub checkpoint: Option<&'a Path>,
+    /// Continue a run from a checkpoint ([`Sequential::load_checkpoint`]): training starts
+    /// at epoch `checkpoint.epoch` (so `epochs` is the total, as Keras's `initial_epoch`), with
+    /// the checkpoint's seed, and the returned history includes the earlier epochs.
+    pub resume: Option<&'a crate::nn::Checkpoint>,
     /// Called after every epoch with the epoch (0-based) and the history so far; return
     /// false to stop.
     pub on_epoch_end: Option<EpochCallback<'a>>,
@@ -224,13 +229,14 @@ impl Default for FitOptions<'_> {
             lr_schedule: None,
             early_stopping: None,
             checkpoint: None,
+            resume: None,
             on_epoch_end: None,
         }
     }
 }
 
 /// Per-epoch results of [`Sequential::fit`].
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct History {
     /// Mean training loss per epoch.
     pub loss: Vec<f64>,
@@ -562,7 +568,20 @@ impl Sequential {
     /// `dense_{i}.kernel` (inputs, units) and `dense_{i}.bias`, the architecture as JSON in the
     /// metadata under `"architecture"`.
     pub fn save(&self, path: &Path) -> Result<()> {
-        let mut owned: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
+        let (owned, arch) = self.weight_tensors()?;
+        let meta = HashMap::from([
+            ("format".to_string(), "suanli-sequential-v1".to_string()),
+            (
+                "architecture".to_string(),
+                serde_json::Value::Array(arch).to_string(),
+            ),
+        ]);
+        write_safetensors(path, "save", &owned, meta)
+    }
+
+    /// The weights as `(name, shape, little-endian f32 bytes)` and the architecture JSON.
+    pub(crate) fn weight_tensors(&self) -> Result<(Vec<NamedTensor>, Vec<serde_json::Value>)> {
+        let mut owned: Vec<NamedTensor> = Vec::new();
         let mut arch = Vec::new();
         for (i, l) in self.layers.iter().enumerate() {
             owned.push((
@@ -584,43 +603,31 @@ impl Sequential {
                 "input_dim": l.in_dim,
             }));
         }
-        let mut views = Vec::new();
-        for (name, shape, bytes) in &owned {
-            let v =
-                safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), bytes)
-                    .map_err(|e| Error::Gpu {
-                        op: "save",
-                        message: format!("internal error: tensor view: {e}"),
-                    })?;
-            views.push((name.clone(), v));
-        }
-        let meta = HashMap::from([
-            ("format".to_string(), "suanli-sequential-v1".to_string()),
-            (
-                "architecture".to_string(),
-                serde_json::Value::Array(arch).to_string(),
-            ),
-        ]);
-        let bytes = safetensors::tensor::serialize(views, Some(meta)).map_err(|e| Error::Gpu {
-            op: "save",
-            message: format!("internal error: serialize: {e}"),
-        })?;
-        crate::io::write_atomic(path, &bytes)
+        Ok((owned, arch))
     }
 
     /// Loads a model written by [`Sequential::save`] onto `device`; every tensor's presence,
     /// dtype and shape is checked against the architecture.
     pub fn load(device: &Device, path: &Path) -> Result<Sequential> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        Ok(Sequential::from_safetensors(device, path, &bytes)?.0)
+    }
+
+    /// The model in a safetensors file's bytes, and the file's metadata.
+    pub(crate) fn from_safetensors(
+        device: &Device,
+        path: &Path,
+        bytes: &[u8],
+    ) -> Result<(Sequential, HashMap<String, String>)> {
         let bad = |expected: String, found: String| Error::Malformed {
             path: path.to_path_buf(),
             format: "safetensors",
             expected,
             found,
         };
-        let st = safetensors::SafeTensors::deserialize(&bytes)
+        let st = safetensors::SafeTensors::deserialize(bytes)
             .map_err(|e| bad("a safetensors file".into(), e.to_string()))?;
-        let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes)
+        let (_, meta) = safetensors::SafeTensors::read_metadata(bytes)
             .map_err(|e| bad("a safetensors header".into(), e.to_string()))?;
         let meta = meta.metadata().clone().unwrap_or_default();
         let arch = meta
@@ -676,6 +683,32 @@ impl Sequential {
         if model.layers.is_empty() {
             return Err(bad("at least one layer".into(), "none".into()));
         }
-        Ok(model)
+        Ok((model, meta))
     }
+}
+
+/// A tensor to write: name, shape, little-endian f32 bytes.
+pub(crate) type NamedTensor = (String, Vec<usize>, Vec<u8>);
+
+/// Writes f32 tensors and metadata as a safetensors file, atomically.
+pub(crate) fn write_safetensors(
+    path: &Path,
+    op: &'static str,
+    owned: &[NamedTensor],
+    meta: HashMap<String, String>,
+) -> Result<()> {
+    let mut views = Vec::new();
+    for (name, shape, bytes) in owned {
+        let v = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), bytes)
+            .map_err(|e| Error::Gpu {
+                op,
+                message: format!("internal error: tensor view: {e}"),
+            })?;
+        views.push((name.clone(), v));
+    }
+    let bytes = safetensors::tensor::serialize(views, Some(meta)).map_err(|e| Error::Gpu {
+        op,
+        message: format!("internal error: serialize: {e}"),
+    })?;
+    crate::io::write_atomic(path, &bytes)
 }

@@ -386,6 +386,11 @@ fn param_table(dev: &Device, slots: usize) -> Result<Tensor> {
     Ok(t)
 }
 
+/// Epoch `epoch`'s shuffle of the previous order.
+fn shuffle(perm: &mut [u32], seed: u64, epoch: usize) {
+    Rng::new(seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)).shuffle(perm);
+}
+
 /// `- loss: … - accuracy: …` (no accuracy for regression losses).
 fn metrics_text(prefix: &str, loss: f64, accuracy: f64, has_acc: bool) -> String {
     if has_acc {
@@ -470,6 +475,32 @@ pub(crate) fn fit(
     model.check_dataset("fit", data)?;
     if let Some(v) = o.validation_data {
         model.check_dataset("fit (validation data)", v)?;
+    }
+    let start = o.resume.map_or(0, |c| c.epoch);
+    let seed = o.resume.map_or(o.seed, |c| c.seed);
+    if let Some(c) = o.resume {
+        if c.epoch >= o.epochs {
+            return Err(Error::InvalidArgument {
+                op: "fit",
+                name: "epochs",
+                expected: format!(
+                    "more than the checkpoint's {} completed epochs (epochs is the total)",
+                    c.epoch
+                ),
+                found: o.epochs.to_string(),
+            });
+        }
+        if c.step != model.step || model.opt_state.is_empty() != (c.step == 0) {
+            return Err(Error::InvalidArgument {
+                op: "fit",
+                name: "resume",
+                expected: format!(
+                    "the model loaded with this checkpoint (optimizer step {})",
+                    c.step
+                ),
+                found: format!("a model at optimizer step {}", model.step),
+            });
+        }
     }
     if o.epochs == 0 || o.batch_size == 0 {
         return Err(Error::InvalidArgument {
@@ -561,11 +592,35 @@ pub(crate) fn fit(
     let mut plans = vec![&full];
     plans.extend(tail.as_ref());
     let steps = batches(n_train, b);
-    let mut history = History::default();
+    let mut history = o
+        .resume
+        .map_or_else(History::default, |c| c.history.clone());
+    // Early stopping picks up where the earlier epochs left it.
     let mut best = f64::INFINITY;
     let mut since_best = 0;
+    let monitored: &[f64] = if history.val_loss.is_empty() {
+        &history.loss
+    } else {
+        &history.val_loss
+    };
+    for &m in monitored {
+        if o.early_stopping.is_some_and(|es| m < best - es.min_delta) {
+            best = m;
+            since_best = 0;
+        } else {
+            since_best += 1;
+        }
+    }
+    // Epoch e shuffles the previous epoch's order with a generator seeded by (seed, e): a
+    // resumed run replays the earlier shuffles (host only, microseconds) to stand where an
+    // uninterrupted run would.
     let mut perm: Vec<u32> = (0..n_train as u32).collect();
-    for epoch in 0..o.epochs {
+    if o.shuffle {
+        for e in 0..start {
+            shuffle(&mut perm, seed, e);
+        }
+    }
+    for epoch in start..o.epochs {
         let t_epoch = Instant::now();
         let window = dev.utilisation_window();
         let lr = o.lr_schedule.map_or(optimizer.lr(), |f| f(epoch));
@@ -586,8 +641,7 @@ pub(crate) fn fit(
         }
         let optim_prog = rec.finish_capture();
         if o.shuffle {
-            Rng::new(o.seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
-                .shuffle(&mut perm);
+            shuffle(&mut perm, seed, epoch);
         }
         idx.write(&dev, &perm);
         clear(&dev, &acc)?;
@@ -680,7 +734,7 @@ pub(crate) fn fit(
         }
         log::info!("epoch {} {line}", epoch + 1);
         if let Some(path) = o.checkpoint {
-            model.save(path)?;
+            model.save_checkpoint(path, epoch + 1, seed, &history)?;
         }
         if let Some(cb) = o.on_epoch_end.as_mut() {
             if !cb(epoch, &history) {

@@ -1,0 +1,316 @@
+//! Reliability: checkpoint and resume (bit-identical to an uninterrupted run), a NaN loss
+//! stops `fit` and keeps the last good checkpoint, a training process killed with SIGKILL
+//! mid-epoch leaves a checkpoint that loads and resumes, and bad checkpoint use is a typed
+//! error.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use suanli::data::Dataset;
+use suanli::nn::{Dense, FitOptions, Loss, Optimizer, Sequential};
+use suanli::random::Rng;
+use suanli::Error;
+
+/// A temporary directory unique to this test.
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("suanli-rel-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Noisy 3-class data in 12 dimensions: not separable, so training keeps moving the weights.
+fn data(dev: &suanli::Device, n: usize) -> Dataset {
+    let mut rng = Rng::new(5);
+    let mut x = Vec::with_capacity(n * 12);
+    let mut y = Vec::with_capacity(n);
+    for i in 0..n {
+        let c = i % 3;
+        for j in 0..12 {
+            x.push((rng.normal() + if j % 3 == c { 0.7 } else { 0.0 }) as f32);
+        }
+        y.push(c as u32);
+    }
+    Dataset::from_f32(dev, &x, 12, &y).unwrap()
+}
+
+fn model(dev: &suanli::Device, opt: Optimizer) -> Sequential {
+    let mut m = Sequential::with_seed(dev, 11);
+    m.add(Dense::new(16, "relu").input_dim(12)).unwrap();
+    m.add(Dense::new(8, "tanh")).unwrap();
+    m.add(Dense::new(3, "softmax")).unwrap();
+    m.compile(opt, Loss::SparseCategoricalCrossentropy).unwrap();
+    m
+}
+
+/// The model's tensors by name, as raw little-endian bytes (bit-exact comparison).
+fn weights(m: &Sequential, dir: &Path, name: &str) -> Vec<(String, Vec<u8>)> {
+    let p = dir.join(name);
+    m.save(&p).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let mut v: Vec<(String, Vec<u8>)> = st
+        .tensors()
+        .into_iter()
+        .map(|(n, t)| (n, t.data().to_vec()))
+        .collect();
+    v.sort();
+    assert!(!v.is_empty());
+    v
+}
+
+#[test]
+fn resume_after_epoch_3_is_bit_identical_to_an_uninterrupted_run() {
+    let dev = dev_or_skip!();
+    let dir = tmp("resume");
+    let train = data(&dev, 300);
+    for opt in [
+        Optimizer::adam(),
+        Optimizer::Sgd {
+            lr: 0.05,
+            momentum: 0.9,
+            nesterov: true,
+        },
+    ] {
+        let opts = |epochs| FitOptions {
+            epochs,
+            batch_size: 32, // 300 rows: a ragged last batch every epoch
+            seed: 42,
+            verbose: false,
+            ..Default::default()
+        };
+        // Uninterrupted: 5 epochs.
+        let mut a = model(&dev, opt);
+        let ha = a.fit(&train, opts(5)).unwrap();
+        // Interrupted after 3 epochs (checkpointing), then resumed from the file.
+        let ck = dir.join("run.ckpt");
+        let mut b = model(&dev, opt);
+        b.fit(
+            &train,
+            FitOptions {
+                checkpoint: Some(&ck),
+                ..opts(3)
+            },
+        )
+        .unwrap();
+        drop(b);
+        let (mut c, state) = Sequential::load_checkpoint(&dev, &ck).unwrap();
+        assert_eq!((state.epoch, state.seed), (3, 42));
+        assert_eq!(state.history.loss.len(), 3);
+        let hc = c
+            .fit(
+                &train,
+                FitOptions {
+                    resume: Some(&state),
+                    checkpoint: Some(&ck),
+                    ..opts(5)
+                },
+            )
+            .unwrap();
+        assert!(
+            weights(&a, &dir, "a.safetensors") == weights(&c, &dir, "c.safetensors"),
+            "{opt:?}: resumed weights differ from the uninterrupted run's"
+        );
+        assert_eq!(ha.loss, hc.loss, "{opt:?}");
+        assert_eq!(ha.accuracy, hc.accuracy, "{opt:?}");
+        // The checkpoint now stands at epoch 5, and a plain `load` reads its weights.
+        let (_, end) = Sequential::load_checkpoint(&dev, &ck).unwrap();
+        assert_eq!(end.epoch, 5);
+        let plain = Sequential::load(&dev, &ck).unwrap();
+        assert!(weights(&plain, &dir, "p.safetensors") == weights(&a, &dir, "a2.safetensors"));
+    }
+}
+
+#[test]
+fn non_finite_loss_stops_fit_and_keeps_the_last_checkpoint() {
+    let dev = dev_or_skip!();
+    let dir = tmp("nan");
+    let train = data(&dev, 200);
+    let ck = dir.join("run.ckpt");
+    let mut m = model(&dev, Optimizer::adam());
+    // Epoch 2 (index 1) steps by ~1e38 per step: the weights overflow to ±inf and the loss
+    // becomes NaN.
+    let schedule = |e: usize| if e == 0 { 1e-3 } else { 1e38 };
+    let err = m
+        .fit(
+            &train,
+            FitOptions {
+                epochs: 4,
+                verbose: false,
+                lr_schedule: Some(&schedule),
+                checkpoint: Some(&ck),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    match err {
+        Error::NonFinite { epoch, step, value } => {
+            assert_eq!(epoch, 2, "{err}");
+            assert!(step >= 1 && !value.is_finite());
+        }
+        other => panic!("expected NonFinite, got {other:?}"),
+    }
+    let (good, state) = Sequential::load_checkpoint(&dev, &ck).unwrap();
+    assert_eq!(state.epoch, 1, "the checkpoint must be epoch 1's");
+    assert!(state.history.loss[0].is_finite());
+    let x = suanli::Tensor::from_slice(&dev, &[0.5; 24], &[2, 12]).unwrap();
+    let p = good.predict(&x).unwrap().to_vec().unwrap();
+    assert!(p.iter().all(|v| v.is_finite()), "{p:?}");
+}
+
+#[test]
+fn checkpoint_misuse_is_a_typed_error() {
+    let dev = dev_or_skip!();
+    let dir = tmp("misuse");
+    let train = data(&dev, 64);
+    let mut m = model(&dev, Optimizer::adam());
+    let plain = dir.join("plain.safetensors");
+    m.save(&plain).unwrap();
+    // Plain weights are not a checkpoint.
+    assert!(matches!(
+        Sequential::load_checkpoint(&dev, &plain),
+        Err(Error::Malformed { .. })
+    ));
+    let ck = dir.join("run.ckpt");
+    let h = m
+        .fit(
+            &train,
+            FitOptions {
+                epochs: 2,
+                verbose: false,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    m.save_checkpoint(&ck, 2, 0, &h).unwrap();
+    let (mut r, state) = Sequential::load_checkpoint(&dev, &ck).unwrap();
+    // `epochs` is the total: 2 more than nothing is an error, not a silent no-op.
+    let e = r
+        .fit(
+            &train,
+            FitOptions {
+                epochs: 2,
+                resume: Some(&state),
+                verbose: false,
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidArgument { name: "epochs", .. }),
+        "{e}"
+    );
+    // A fresh model cannot resume someone else's optimizer state.
+    let mut fresh = model(&dev, Optimizer::adam());
+    let e = fresh
+        .fit(
+            &train,
+            FitOptions {
+                epochs: 3,
+                resume: Some(&state),
+                verbose: false,
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidArgument { name: "resume", .. }),
+        "{e}"
+    );
+    // A truncated checkpoint is malformed, not a panic.
+    let bytes = std::fs::read(&ck).unwrap();
+    let cut = dir.join("cut.ckpt");
+    std::fs::write(&cut, &bytes[..bytes.len() - 10]).unwrap();
+    assert!(matches!(
+        Sequential::load_checkpoint(&dev, &cut),
+        Err(Error::Malformed { .. })
+    ));
+}
+
+/// The built example next to this test binary (`cargo test` builds the examples).
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap().join("examples");
+    dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+}
+
+#[cfg(unix)]
+#[test]
+fn sigkill_mid_epoch_leaves_a_checkpoint_that_resumes() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    if common::device().is_none() {
+        return;
+    }
+    let bin = example("mnist_mlp");
+    assert!(
+        bin.exists(),
+        "{} missing: run through `cargo test`",
+        bin.display()
+    );
+    let dir = tmp("sigkill");
+    let ck = dir.join("mnist.ckpt");
+    let run = |extra: &[&str]| {
+        let mut c = Command::new(&bin);
+        c.args(["--quiet", "--train-rows", "3000", "--batch-size", "64"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    };
+    let ck_s = ck.to_str().unwrap();
+    let mut child = run(&["--epochs", "50", "--checkpoint", ck_s])
+        .spawn()
+        .unwrap();
+    // Wait for the first checkpoint, then kill the process in the middle of a later epoch.
+    let t0 = Instant::now();
+    while !ck.exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "no checkpoint after 300 s"
+        );
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("training exited early: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(700));
+    child.kill().unwrap(); // SIGKILL on Unix
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the process was killed");
+    // Whatever moment the kill hit, the file is a complete checkpoint (atomic rename).
+    let dev = common::device().unwrap();
+    let (_, state) = Sequential::load_checkpoint(&dev, &ck).unwrap();
+    assert!(state.epoch >= 1 && state.epoch < 50, "{}", state.epoch);
+    assert_eq!(state.history.loss.len(), state.epoch);
+    // No temporary file is left that a later run could mistake for the checkpoint.
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    assert_eq!(names, vec!["mnist.ckpt".to_string()]);
+    // Resume for one more epoch.
+    let target = (state.epoch + 1).to_string();
+    let out = run(&["--epochs", &target, "--resume", ck_s])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(&format!(
+            "Resuming from {} after epoch {}",
+            ck.display(),
+            state.epoch
+        )),
+        "{text}"
+    );
+    let (_, after) = Sequential::load_checkpoint(&dev, &ck).unwrap();
+    assert_eq!(after.epoch, state.epoch + 1);
+    assert_eq!(after.history.loss[..state.epoch], state.history.loss[..]);
+}
