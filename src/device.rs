@@ -85,7 +85,10 @@ pub(crate) struct DeviceInner {
     pub(crate) pipelines: PipelineCache,
     /// Errors wgpu reported outside any error scope, kept instead of panicking.
     pub(crate) uncaptured: Arc<Mutex<Vec<String>>>,
-    pub(crate) timeout: Duration,
+    /// Longest wait for the GPU, in milliseconds ([`Device::set_timeout`]).
+    pub(crate) timeout_ms: std::sync::atomic::AtomicU64,
+    /// Set by wgpu's device-lost callback.
+    pub(crate) lost: Arc<Mutex<Option<String>>>,
     /// Kernel profiler (off by default).
     pub(crate) profiler: crate::profile::Profiler,
     /// A small storage buffer bound where a kernel's optional read-write slot is unused.
@@ -182,6 +185,15 @@ impl Device {
         if !desc.is_gpu() {
             log::warn!("{} is a software adapter: it runs on the CPU", desc.name);
         }
+        let lost = Arc::new(Mutex::new(None));
+        let flag = lost.clone();
+        let name = desc.name.clone();
+        device.set_device_lost_callback(move |reason, message| {
+            log::error!("device {name} lost: {reason:?} {message}");
+            if let Ok(mut l) = flag.lock() {
+                *l = Some(format!("{reason:?}: {message}"));
+            }
+        });
         let pool = Pool::new(memory_limit, desc.limits.max_buffer_size);
         Ok(Device {
             inner: Arc::new(DeviceInner {
@@ -192,7 +204,8 @@ impl Device {
                 pool,
                 pipelines: PipelineCache::default(),
                 uncaptured,
-                timeout: Duration::from_secs(120),
+                timeout_ms: std::sync::atomic::AtomicU64::new(120_000),
+                lost,
                 matmul_variant: std::sync::OnceLock::new(),
                 dummy: std::sync::OnceLock::new(),
                 profiler: crate::profile::Profiler::default(),
@@ -257,6 +270,45 @@ impl Device {
         &self.inner.queue
     }
 
+    /// The longest any wait for the GPU may take before it fails with [`Error::Timeout`]
+    /// (default 120 s), so a wedged driver is an error, not a hang.
+    pub fn set_timeout(&self, timeout: Duration) {
+        let ms = timeout.as_millis().clamp(1, u64::MAX as u128) as u64;
+        self.inner
+            .timeout_ms
+            .store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The wait timeout ([`Device::set_timeout`]).
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(
+            self.inner
+                .timeout_ms
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+
+    /// True once the driver has reported the device lost.
+    pub fn is_lost(&self) -> bool {
+        self.inner.lost.lock().map_or(true, |l| l.is_some())
+    }
+
+    /// `Err(DeviceLost)` once the device is lost.
+    pub(crate) fn check_alive(&self, op: &'static str) -> Result<()> {
+        let reason = match self.inner.lost.lock() {
+            Ok(l) => l.clone(),
+            Err(_) => Some("internal error: lost-flag lock poisoned".into()),
+        };
+        match reason {
+            None => Ok(()),
+            Some(reason) => Err(Error::DeviceLost {
+                op,
+                device: self.name().to_string(),
+                reason,
+            }),
+        }
+    }
+
     /// Blocks until all submitted work has finished (or the device's timeout passes).
     pub fn synchronize(&self) -> Result<()> {
         self.wait(None, "synchronize")
@@ -267,12 +319,16 @@ impl Device {
         index: Option<wgpu::SubmissionIndex>,
         op: &'static str,
     ) -> Result<()> {
-        let timeout = self.inner.timeout;
+        self.check_alive(op)?;
+        let timeout = self.timeout();
         match self.inner.device.poll(wgpu::PollType::Wait {
             submission_index: index,
             timeout: Some(timeout),
         }) {
-            Ok(_) => self.take_uncaptured(op),
+            Ok(_) => {
+                self.check_alive(op)?;
+                self.take_uncaptured(op)
+            }
             Err(wgpu::PollError::Timeout) => Err(Error::Timeout {
                 op,
                 seconds: timeout.as_secs_f64(),

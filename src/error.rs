@@ -136,6 +136,18 @@ pub enum Error {
         message: String,
     },
 
+    /// The device was lost (driver reset, GPU removed, or destroyed): everything on it is
+    /// gone; open a new [`crate::Device`].
+    #[error("{op}: device {device} was lost ({reason}); open it again")]
+    DeviceLost {
+        /// What was being done.
+        op: &'static str,
+        /// The adapter.
+        device: String,
+        /// wgpu's reason and message.
+        reason: String,
+    },
+
     /// Waiting for the GPU took longer than the timeout.
     #[error("{op}: the GPU did not finish within {seconds} s")]
     Timeout {

@@ -860,6 +860,7 @@ impl<'d> Recorder<'d> {
             }
             _ => None,
         };
+        device.check_alive("submit")?;
         let cb = self.encoder.finish();
         let t_submit = std::time::Instant::now();
         device.inner.profiler.submitting();

@@ -242,14 +242,14 @@ impl Tensor {
         dev.wait(Some(idx), "Tensor::to_vec")?;
         // Another thread's poll may be the one running our callback: keep polling until it
         // has arrived, up to the device's timeout.
-        let deadline = std::time::Instant::now() + dev.inner.timeout;
+        let deadline = std::time::Instant::now() + dev.timeout();
         let mapped = loop {
             match rx.recv_timeout(std::time::Duration::from_millis(1)) {
                 Ok(r) => break r,
                 Err(_) if std::time::Instant::now() > deadline => {
                     return Err(Error::Timeout {
                         op: "Tensor::to_vec (buffer mapping)",
-                        seconds: dev.inner.timeout.as_secs_f64(),
+                        seconds: dev.timeout().as_secs_f64(),
                     })
                 }
                 Err(_) => {

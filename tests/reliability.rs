@@ -314,3 +314,98 @@ fn sigkill_mid_epoch_leaves_a_checkpoint_that_resumes() {
     assert_eq!(after.epoch, state.epoch + 1);
     assert_eq!(after.history.loss[..state.epoch], state.history.loss[..]);
 }
+
+#[test]
+fn device_tensor_and_model_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<suanli::Device>();
+    send_sync::<suanli::Tensor>();
+    send_sync::<Dataset>();
+    send::<Sequential>();
+}
+
+#[test]
+fn two_threads_training_on_one_device_match_sequential_runs() {
+    let dev = dev_or_skip!();
+    let dir = tmp("threads");
+    let run = |seed: u64| {
+        let train = data(&dev, 240);
+        let mut m = Sequential::with_seed(&dev, seed);
+        m.add(Dense::new(20, "relu").input_dim(12)).unwrap();
+        m.add(Dense::new(3, "softmax")).unwrap();
+        m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
+            .unwrap();
+        let h = m
+            .fit(
+                &train,
+                FitOptions {
+                    epochs: 3,
+                    batch_size: 16,
+                    seed,
+                    verbose: false,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        (m, h.loss)
+    };
+    // One after the other…
+    let (a, la) = run(1);
+    let (b, lb) = run(2);
+    let wa = weights(&a, &dir, "a.safetensors");
+    let wb = weights(&b, &dir, "b.safetensors");
+    // …and at the same time, on the same device.
+    let (ra, rb) = std::thread::scope(|s| {
+        let ta = s.spawn(|| run(1));
+        let tb = s.spawn(|| run(2));
+        (ta.join().unwrap(), tb.join().unwrap())
+    });
+    assert_eq!(ra.1, la);
+    assert_eq!(rb.1, lb);
+    assert!(weights(&ra.0, &dir, "ra.safetensors") == wa);
+    assert!(weights(&rb.0, &dir, "rb.safetensors") == wb);
+    assert!(wa != wb, "different seeds must give different models");
+}
+
+#[test]
+fn a_wedged_wait_times_out_instead_of_hanging() {
+    let Some(dev) = common::own_device(None) else {
+        return;
+    };
+    let a = suanli::Tensor::rand_uniform(&dev, &[1024, 1024], -1.0, 1.0, 9).unwrap();
+    let _ = a.matmul(&a).unwrap().to_vec().unwrap(); // compile and tune first
+    let mut keep = Vec::new();
+    for _ in 0..6 {
+        keep.push(a.matmul(&a).unwrap()); // ~0.4 s of queued work on lavapipe
+    }
+    dev.set_timeout(std::time::Duration::from_millis(1));
+    match dev.synchronize() {
+        Err(Error::Timeout { op, seconds }) => {
+            assert_eq!(op, "synchronize");
+            assert!(seconds <= 0.002);
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    // The work was not lost: with a sane timeout it finishes and reads back.
+    dev.set_timeout(std::time::Duration::from_secs(120));
+    dev.synchronize().unwrap();
+    let v = keep[5].to_vec().unwrap();
+    assert!(v.iter().all(|x| x.is_finite()));
+}
+
+#[test]
+fn a_lost_device_gives_typed_errors() {
+    let Some(dev) = common::own_device(None) else {
+        return;
+    };
+    let a = suanli::Tensor::rand_uniform(&dev, &[64, 64], -1.0, 1.0, 10).unwrap();
+    let _ = a.matmul(&a).unwrap().to_vec().unwrap();
+    dev.wgpu_device().destroy(); // what a driver reset looks like from here
+    let _ = dev.synchronize(); // lets wgpu deliver the lost callback
+    assert!(dev.is_lost());
+    let e = a.matmul(&a).and_then(|c| c.to_vec()).unwrap_err();
+    assert!(matches!(e, Error::DeviceLost { .. }), "{e}");
+    assert!(e.to_string().contains("lost"), "{e}");
+    assert!(matches!(dev.synchronize(), Err(Error::DeviceLost { .. })));
+}
