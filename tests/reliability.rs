@@ -409,3 +409,119 @@ fn a_lost_device_gives_typed_errors() {
     assert!(e.to_string().contains("lost"), "{e}");
     assert!(matches!(dev.synchronize(), Err(Error::DeviceLost { .. })));
 }
+
+#[test]
+fn tensors_from_another_device_are_rejected_by_every_entry_point() {
+    use suanli::{Activation, CustomKernel, Grid, KernelArg, Labels, Tensor};
+    let (Some(d1), Some(d2)) = (common::own_device(None), common::own_device(None)) else {
+        return;
+    };
+    let a = Tensor::rand_uniform(&d1, &[4, 4], -1.0, 1.0, 1).unwrap();
+    let b = Tensor::rand_uniform(&d2, &[4, 4], -1.0, 1.0, 2).unwrap();
+    let bias = Tensor::zeros(&d2, &[4]).unwrap();
+    let labels = Labels::new(&d2, &[0, 1, 2, 3]).unwrap();
+    let check = |what: &str, r: suanli::Result<Tensor>| match r {
+        Err(e @ Error::DeviceMismatch { .. }) => {
+            let s = e.to_string();
+            assert!(s.contains("device"), "{what}: {s}");
+        }
+        other => panic!("{what}: expected DeviceMismatch, got {other:?}"),
+    };
+    check("matmul", a.matmul(&b));
+    check("matmul_tn", a.matmul_tn(&b));
+    check("linear weight", a.linear(&b, None, Activation::Relu));
+    let w = Tensor::rand_uniform(&d1, &[4, 4], -1.0, 1.0, 3).unwrap();
+    check("linear bias", a.linear(&w, Some(&bias), Activation::Relu));
+    check("add", a.add(&b));
+    check("mul", a.mul(&b));
+    check("add_bias", a.add_bias(&bias));
+    check(
+        "activation_backward",
+        a.activation_backward(Activation::Tanh, &b),
+    );
+    check("softmax_cross_entropy", a.softmax_cross_entropy(&labels));
+    // Models and datasets.
+    let m = model(&d1, Optimizer::adam());
+    let x = Tensor::rand_uniform(&d2, &[2, 12], -1.0, 1.0, 4).unwrap();
+    check("predict", m.predict(&x));
+    let mut m = model(&d1, Optimizer::adam());
+    let other = data(&d2, 30);
+    assert!(matches!(
+        m.fit(
+            &other,
+            FitOptions {
+                verbose: false,
+                ..Default::default()
+            }
+        ),
+        Err(Error::DeviceMismatch { .. })
+    ));
+    assert!(matches!(
+        m.evaluate(&other, 8),
+        Err(Error::DeviceMismatch { .. })
+    ));
+    // A custom kernel compiled for d1, given a tensor of d2.
+    let k = CustomKernel::new(
+        &d1,
+        "copy",
+        "@group(0) @binding(0) var<storage, read> x: array<f32>;\n\
+         @group(0) @binding(1) var<storage, read_write> y: array<f32>;\n\
+         @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n\
+           if (g.x < arrayLength(&y)) { y[g.x] = x[g.x]; } }",
+        "main",
+    )
+    .unwrap();
+    let e = k
+        .launch(
+            &[KernelArg::ReadOnly(&b), KernelArg::Tensor(&a)],
+            Grid::Elements(16),
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::DeviceMismatch { .. }), "{e}");
+}
+
+#[test]
+fn three_short_epochs_do_not_grow_pool_or_rss() {
+    let Some(dev) = common::own_device(None) else {
+        return;
+    };
+    // 1,200 steps an epoch: a leak of even ~1 KB per step would show as > 1 MB per epoch.
+    let train = data(&dev, 2400);
+    let mut m = model(&dev, Optimizer::adam());
+    let mut seen = Vec::new();
+    let mut cb = |_: usize, _: &suanli::nn::History| {
+        let s = dev.memory_stats();
+        seen.push((
+            s.in_use,
+            s.cached,
+            s.allocations,
+            suanli::telemetry::process_rss(),
+        ));
+        true
+    };
+    m.fit(
+        &train,
+        FitOptions {
+            epochs: 3,
+            batch_size: 2,
+            verbose: false,
+            on_epoch_end: Some(&mut cb),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let (e2, e3) = (seen[1], seen[2]);
+    assert_eq!(
+        (e2.0, e2.1, e2.2),
+        (e3.0, e3.1, e3.2),
+        "pool changed: {seen:?}"
+    );
+    if let (Some(r2), Some(r3)) = (e2.3, e3.3) {
+        let growth = r3 as i64 - r2 as i64;
+        assert!(
+            growth < 1 << 20,
+            "RSS grew {growth} bytes between epochs 2 and 3 (1,200 steps): {seen:?}"
+        );
+        eprintln!("RSS epoch 2 → 3: {growth:+} bytes");
+    }
+}

@@ -23,6 +23,7 @@ mod checkpoint;
 mod layers;
 mod model;
 mod train;
+pub mod weights_file;
 
 pub use checkpoint::Checkpoint;
 pub use layers::{Dense, Initializer, LayerActivation};

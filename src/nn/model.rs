@@ -619,71 +619,23 @@ impl Sequential {
         path: &Path,
         bytes: &[u8],
     ) -> Result<(Sequential, HashMap<String, String>)> {
-        let bad = |expected: String, found: String| Error::Malformed {
-            path: path.to_path_buf(),
-            format: "safetensors",
-            expected,
-            found,
-        };
-        let st = safetensors::SafeTensors::deserialize(bytes)
-            .map_err(|e| bad("a safetensors file".into(), e.to_string()))?;
-        let (_, meta) = safetensors::SafeTensors::read_metadata(bytes)
-            .map_err(|e| bad("a safetensors header".into(), e.to_string()))?;
-        let meta = meta.metadata().clone().unwrap_or_default();
-        let arch = meta
-            .get("architecture")
-            .ok_or_else(|| bad("an \"architecture\" metadata entry".into(), "none".into()))?;
-        let arch: Vec<serde_json::Value> = serde_json::from_str(arch)
-            .map_err(|e| bad("architecture JSON (a list of layers)".into(), e.to_string()))?;
+        // Everything is validated on the host before the device sees a byte.
+        let file = crate::nn::weights_file::parse_model_file(path, bytes)?;
         let mut model = Sequential::new(device);
-        for (i, layer) in arch.iter().enumerate() {
-            let units = layer["units"]
-                .as_u64()
-                .ok_or_else(|| bad(format!("units of layer {i}"), layer.to_string()))?
-                as usize;
-            let act = layer["activation"]
-                .as_str()
-                .ok_or_else(|| bad(format!("activation of layer {i}"), layer.to_string()))?;
-            let use_bias = layer["use_bias"].as_bool().unwrap_or(true);
-            let in_dim = layer["input_dim"]
-                .as_u64()
-                .ok_or_else(|| bad(format!("input_dim of layer {i}"), layer.to_string()))?
-                as usize;
-            let mut b = Dense::new(units, act).use_bias(use_bias);
+        for (i, rec) in file.layers.iter().enumerate() {
+            let mut b = Dense::new(rec.units, &rec.activation).use_bias(rec.use_bias);
             if i == 0 {
-                b = b.input_dim(in_dim);
+                b = b.input_dim(rec.input_dim);
             }
             model.add(b)?;
             let l = &mut model.layers[i];
-            if l.in_dim != in_dim {
-                return Err(bad(
-                    format!("layer {i} input_dim {}", l.in_dim),
-                    in_dim.to_string(),
-                ));
-            }
-            let take = |name: String, shape: Vec<usize>| -> Result<Tensor> {
-                let t = st
-                    .tensor(&name)
-                    .map_err(|_| bad(format!("a tensor {name:?}"), "none".into()))?;
-                if t.dtype() != safetensors::Dtype::F32 || t.shape() != shape.as_slice() {
-                    return Err(bad(
-                        format!("{name} as F32 {shape:?}"),
-                        format!("{:?} {:?}", t.dtype(), t.shape()),
-                    ));
-                }
-                let v: Vec<f32> = bytemuck::pod_collect_to_vec(t.data());
-                Tensor::from_slice(device, &v, &shape)
-            };
-            l.w = take(format!("dense_{i}.kernel"), vec![in_dim, units])?;
-            if use_bias {
-                l.b = Some(take(format!("dense_{i}.bias"), vec![units])?);
+            l.w = Tensor::from_slice(device, &rec.kernel, &[rec.input_dim, rec.units])?;
+            if let Some(bias) = &rec.bias {
+                l.b = Some(Tensor::from_slice(device, bias, &[rec.units])?);
             }
             l.tag();
         }
-        if model.layers.is_empty() {
-            return Err(bad("at least one layer".into(), "none".into()));
-        }
-        Ok((model, meta))
+        Ok((model, file.metadata))
     }
 }
 

@@ -234,6 +234,15 @@ pub fn sensor_in(drm_root: &Path, desc: &AdapterDesc) -> Box<dyn Sensor> {
     }
 }
 
+/// This process's resident set size in bytes (Linux `/proc/self/status`; `None` elsewhere):
+/// the host-side half of "does a long run grow?".
+pub fn process_rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 /// One adapter's row of a snapshot.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {

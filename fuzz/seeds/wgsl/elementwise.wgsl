@@ -1,0 +1,119 @@
+// Elementwise kernels. Needs the activation.wgsl prelude (prepended by the crate).
+// Every entry point runs over a 1-D grid that may spill onto y (kernel::grid_1d): the linear
+// index is gid.x + gid.y * nwg.x * WG, guarded by params.n.
+//
+// Bindings: read-only inputs, then read-write outputs, then Params.
+
+struct Params {
+    n: u32,      // element count
+    value: f32,  // fill value / scale factor
+    cols: u32,   // bias length (bias_add)
+    alpha: f32,  // leaky-relu slope
+}
+
+const WG: u32 = 256u;
+
+override ACT: u32 = 0u; // activation code (activation.wgsl)
+override OP: u32 = 0u;  // binary op: 0 add, 1 sub, 2 mul, 3 div
+
+fn linear_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return gid.x + gid.y * nwg.x * WG;
+}
+
+// ---- fill: out[i] = value ------------------------------------------------------------
+@group(0) @binding(0) var<storage, read_write> fill_out: array<f32>;
+@group(0) @binding(1) var<uniform> fill_p: Params;
+
+@compute @workgroup_size(256)
+fn fill_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= fill_p.n) {
+        return;
+    }
+    fill_out[i] = fill_p.value;
+}
+
+// ---- unary: y = act(x), dx = dy * act'(x) ----------------------------------------------
+@group(0) @binding(0) var<storage, read> un_x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> un_y: array<f32>;
+@group(0) @binding(2) var<uniform> un_p: Params;
+
+@compute @workgroup_size(256)
+fn unary_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= un_p.n) {
+        return;
+    }
+    un_y[i] = activate(ACT, un_x[i], un_p.alpha);
+}
+
+@group(0) @binding(0) var<storage, read> ub_x: array<f32>;
+@group(0) @binding(1) var<storage, read> ub_dy: array<f32>;
+@group(0) @binding(2) var<storage, read_write> ub_dx: array<f32>;
+@group(0) @binding(3) var<uniform> ub_p: Params;
+
+@compute @workgroup_size(256)
+fn unary_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= ub_p.n) {
+        return;
+    }
+    ub_dx[i] = ub_dy[i] * activate_grad(ACT, ub_x[i], ub_p.alpha);
+}
+
+// ---- binary: c = a (op) b, same shapes -------------------------------------------------
+@group(0) @binding(0) var<storage, read> bin_a: array<f32>;
+@group(0) @binding(1) var<storage, read> bin_b: array<f32>;
+@group(0) @binding(2) var<storage, read_write> bin_c: array<f32>;
+@group(0) @binding(3) var<uniform> bin_p: Params;
+
+@compute @workgroup_size(256)
+fn binary_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= bin_p.n) {
+        return;
+    }
+    let x = bin_a[i];
+    let y = bin_b[i];
+    var r: f32;
+    switch OP {
+        case 1u: { r = x - y; }
+        case 2u: { r = x * y; }
+        case 3u: { r = x / y; }
+        default: { r = x + y; }
+    }
+    bin_c[i] = r;
+}
+
+// ---- scale: y = value * x --------------------------------------------------------------
+@compute @workgroup_size(256)
+fn scale_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= un_p.n) {
+        return;
+    }
+    un_y[i] = un_p.value * un_x[i];
+}
+
+// ---- bias_add: y[r, c] = x[r, c] + bias[c], x row-major with `cols` columns ------------
+@compute @workgroup_size(256)
+fn bias_add_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= bin_p.n) {
+        return;
+    }
+    bin_c[i] = bin_a[i] + bin_b[i % bin_p.cols];
+}
+
+// ---- unary backward from the output: dx = dy * act'(x) where y = act(x) is known -------
+// For activations whose derivative is a function of the output (linear, relu, leaky relu
+// with a positive slope, sigmoid, tanh): lets the forward pass fuse the activation into the
+// matmul and keep only its output. Bindings: y, dy, dx, params.
+@compute @workgroup_size(256)
+fn unary_output_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= ub_p.n) {
+        return;
+    }
+    ub_dx[i] = ub_dy[i] * activate_grad_from_output(ACT, ub_x[i], ub_p.alpha);
+}
