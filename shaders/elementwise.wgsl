@@ -117,3 +117,32 @@ fn unary_output_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin
     }
     ub_dx[i] = ub_dy[i] * activate_grad_from_output(ACT, ub_x[i], ub_p.alpha);
 }
+
+// ---- dropout: y = keep(i) ? x · value : 0 ------------------------------------------------
+// keep(i) = u(i) >= p with u(i) = the top 24 bits of hash32(i ^ hash32(seed)) / 2^24, a
+// uniform number in [0, 1); value = 1 / (1 - p) (inverted dropout: inference needs no scale).
+// The backward pass is the same kernel on dy with the same seed (the mask is recomputed,
+// not stored). hash32 is Chris Wellons's "lowbias32"; `reference::dropout_keep` mirrors it.
+@group(0) @binding(0) var<storage, read> do_x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> do_y: array<f32>;
+@group(0) @binding(2) var<uniform> do_p: Params; // n, value = 1/(1-p), cols = seed, alpha = p
+
+fn hash32(v: u32) -> u32 {
+    var x = v;
+    x ^= x >> 16u;
+    x *= 0x7feb352du;
+    x ^= x >> 15u;
+    x *= 0x846ca68bu;
+    x ^= x >> 16u;
+    return x;
+}
+
+@compute @workgroup_size(256)
+fn dropout_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= do_p.n) {
+        return;
+    }
+    let u = f32(hash32(i ^ hash32(do_p.cols)) >> 8u) * (1.0 / 16777216.0);
+    do_y[i] = select(0.0, do_x[i] * do_p.value, u >= do_p.alpha);
+}

@@ -430,6 +430,7 @@ impl Device {
                 untimed: 0,
             }),
             next_work: None,
+            table_uniforms: false,
         }
     }
 
@@ -451,6 +452,7 @@ impl Device {
     pub fn capture_with_table(&self, table: &wgpu::Buffer) -> Recorder<'_> {
         let mut r = self.capture();
         r.table = Some(table.clone());
+        r.table_uniforms = true;
         r
     }
 
@@ -511,6 +513,9 @@ pub struct Recorder<'d> {
     capture: Option<Vec<Prepared>>,
     /// While capturing with a parameter table: uniforms are bound to it at dynamic offsets.
     table: Option<wgpu::Buffer>,
+    /// While capturing with a table: whether the next dispatches bind their uniform there
+    /// (true) or get a fixed one (false); see [`Recorder::set_table_uniforms`].
+    table_uniforms: bool,
     /// Timestamps around each dispatch while the profiler is on.
     timing: Option<Timing>,
     /// Work the next dispatch declares (see [`Recorder::declare_work`]).
@@ -609,7 +614,7 @@ impl<'d> Recorder<'d> {
         }
         // With a parameter table the uniform is bound there at a dynamic offset (set at
         // replay); otherwise it gets its own small pooled buffer.
-        let dynamic = self.table.is_some() && params.is_some();
+        let dynamic = self.table.is_some() && self.table_uniforms && params.is_some();
         if dynamic != pipe.dynamic_uniform {
             return Err(Error::Gpu {
                 op: "dispatch",
@@ -708,7 +713,8 @@ impl<'d> Recorder<'d> {
         spec: &KernelSpec,
         constants: &[(&str, f64)],
     ) -> Result<Arc<Pipeline>> {
-        let dynamic = self.table.is_some() && spec.bindings.contains(&Access::Uniform);
+        let dynamic =
+            self.table.is_some() && self.table_uniforms && spec.bindings.contains(&Access::Uniform);
         let s = &spec.shader;
         self.device.pipeline_for(
             s.name,
@@ -720,6 +726,14 @@ impl<'d> Recorder<'d> {
         )
     }
 
+    /// While capturing with a table: `false` gives the following dispatches fixed uniforms,
+    /// `true` (the default) binds them to the table. A program may mix both: only the steps
+    /// that change per step (a dropout seed) then take table slots in
+    /// [`Recorder::replay_at`].
+    pub fn set_table_uniforms(&mut self, on: bool) {
+        self.table_uniforms = on;
+    }
+
     /// Ends a capture started with [`Device::capture`].
     pub fn finish_capture(self) -> Program {
         Program {
@@ -728,23 +742,27 @@ impl<'d> Recorder<'d> {
     }
 
     /// Records every dispatch of a program captured with a table
-    /// ([`Device::capture_with_table`]), dispatch `i` reading its uniform at `offsets[i]`.
+    /// ([`Device::capture_with_table`]): the `i`-th table-bound dispatch reads its uniform at
+    /// `offsets[i]`; dispatches captured with fixed uniforms need none.
     pub fn replay_at(&mut self, program: &Program, offsets: &[u32]) -> Result<()> {
-        if offsets.len() != program.ops.len() || program.ops.iter().any(|o| !o.dynamic) {
+        let dynamic = program.ops.iter().filter(|o| o.dynamic).count();
+        if offsets.len() != dynamic {
             return Err(Error::InvalidArgument {
                 op: "replay_at",
                 name: "offsets",
-                expected: format!(
-                    "{} offsets for a program captured with a table",
-                    program.ops.len()
-                ),
+                expected: format!("{dynamic} offsets, one per table-bound dispatch of the program"),
                 found: offsets.len().to_string(),
             });
         }
-        let mut ops = program.ops.iter().zip(offsets).map(|(p, off)| Op {
+        let mut next = offsets.iter();
+        let mut ops = program.ops.iter().map(|p| Op {
             pipe: &p.pipeline,
             bind_group: &p.bind_group,
-            offsets: std::slice::from_ref(off),
+            offsets: if p.dynamic {
+                next.next().map_or(&[][..], std::slice::from_ref)
+            } else {
+                &[]
+            },
             groups: p.groups,
             work: p.work,
         });

@@ -699,3 +699,86 @@ fn gather_rows_from_u8_dataset() {
         assert_rel_l2("gather", &got, &want, 1e-7);
     }
 }
+
+#[test]
+fn dropout_matches_reference_mask_and_rate() {
+    use suanli::kernels::elementwise;
+    let dev = dev_or_skip!();
+    for &n in &[1usize, 7, 63, 65, 783, 4099] {
+        for &p in &[0.0f32, 0.2, 0.5, 0.9] {
+            let x = random_vec(n, 300 + n as u64);
+            let xt = Tensor::from_slice(&dev, &x, &[n]).unwrap();
+            let y = Tensor::full(&dev, &[n], f32::NAN).unwrap();
+            let mut rec = dev.recorder();
+            elementwise::dropout(&mut rec, xt.buffer(), y.buffer(), n, p, 1234).unwrap();
+            rec.submit().unwrap();
+            let got = y.to_vec().unwrap();
+            let x64: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+            let want = reference::dropout(&x64, p, 1234);
+            assert_rel_l2(&format!("dropout n={n} p={p}"), &got, &want, 1e-6);
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(*g == 0.0, *w == 0.0, "n={n} p={p}: mask differs at {i}");
+            }
+        }
+    }
+    // The kept share is 1 − p, and another seed gives another mask.
+    let n = 200_000;
+    let ones = Tensor::full(&dev, &[n], 1.0).unwrap();
+    let count = |seed: u32| {
+        let y = Tensor::empty(&dev, &[n]).unwrap();
+        let mut rec = dev.recorder();
+        elementwise::dropout(&mut rec, ones.buffer(), y.buffer(), n, 0.3, seed).unwrap();
+        rec.submit().unwrap();
+        y.to_vec().unwrap()
+    };
+    let (a, b) = (count(1), count(2));
+    let kept = a.iter().filter(|v| **v != 0.0).count() as f64 / n as f64;
+    assert!((kept - 0.7).abs() < 0.005, "kept share {kept}");
+    let same = a
+        .iter()
+        .zip(&b)
+        .filter(|(x, y)| (**x == 0.0) == (**y == 0.0))
+        .count();
+    assert!(same < n * 62 / 100, "seeds 1 and 2 agree on {same} of {n}");
+    // Rates outside [0, 1) are refused.
+    let mut rec = dev.recorder();
+    for bad in [1.0f32, -0.1, f32::NAN] {
+        assert!(elementwise::dropout(&mut rec, ones.buffer(), ones.buffer(), n, bad, 0).is_err());
+    }
+}
+
+#[test]
+fn dropout_backward_is_the_mask_by_finite_differences() {
+    use suanli::kernels::elementwise;
+    let dev = dev_or_skip!();
+    // f(x) = Σ w·dropout(x): df/dx = dropout(w) (the same kernel on the upstream gradient).
+    let n = 65;
+    let (p, seed) = (0.4f32, 77u32);
+    let x: Vec<f64> = random_vec(n, 5).iter().map(|&v| v as f64).collect();
+    let w = random_vec(n, 6);
+    let f = |x: &[f64]| -> f64 {
+        reference::dropout(x, p, seed)
+            .iter()
+            .zip(&w)
+            .map(|(a, &b)| a * b as f64)
+            .sum()
+    };
+    let wt = Tensor::from_slice(&dev, &w, &[n]).unwrap();
+    let g = Tensor::full(&dev, &[n], f32::NAN).unwrap();
+    let mut rec = dev.recorder();
+    elementwise::dropout(&mut rec, wt.buffer(), g.buffer(), n, p, seed).unwrap();
+    rec.submit().unwrap();
+    let g = g.to_vec().unwrap();
+    let h = 1e-6;
+    for i in 0..n {
+        let (mut up, mut dn) = (x.clone(), x.clone());
+        up[i] += h;
+        dn[i] -= h;
+        let fd = (f(&up) - f(&dn)) / (2.0 * h);
+        assert!(
+            (fd - g[i] as f64).abs() < 1e-5 * (1.0 + fd.abs()),
+            "i={i}: fd {fd} vs {}",
+            g[i]
+        );
+    }
+}

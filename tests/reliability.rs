@@ -37,7 +37,9 @@ fn data(dev: &suanli::Device, n: usize) -> Dataset {
 
 fn model(dev: &suanli::Device, opt: Optimizer) -> Sequential {
     let mut m = Sequential::with_seed(dev, 11);
-    m.add(Dense::new(16, "relu").input_dim(12)).unwrap();
+    // Dropout too: its masks must also continue exactly after a resume.
+    m.add(Dense::new(16, "relu").input_dim(12).dropout(0.25))
+        .unwrap();
     m.add(Dense::new(8, "tanh")).unwrap();
     m.add(Dense::new(3, "softmax")).unwrap();
     m.compile(opt, Loss::SparseCategoricalCrossentropy).unwrap();

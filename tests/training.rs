@@ -251,7 +251,16 @@ fn gelu_sigmoid_and_leaky_layers_train_too() {
 }
 
 /// Loss of the model on (x, y) computed on the CPU in f64 from weights read back.
-fn cpu_loss(w: &[Vec<f32>], b: &[Vec<f32>], dims: &[usize], x: &[f32], y: &[u32]) -> f64 {
+/// The loss with the first hidden layer's output dropped by `(rate, mask seed)`: element
+/// (s, j) of the (batch, units) output kept when `reference::dropout_keep(s·units + j)`.
+fn cpu_loss_dropout(
+    w: &[Vec<f32>],
+    b: &[Vec<f32>],
+    dims: &[usize],
+    x: &[f32],
+    y: &[u32],
+    drop: Option<(f32, u32)>,
+) -> f64 {
     let n = y.len();
     let mut total = 0.0;
     for s in 0..n {
@@ -270,6 +279,12 @@ fn cpu_loss(w: &[Vec<f32>], b: &[Vec<f32>], dims: &[usize], x: &[f32], y: &[u32]
             } else {
                 z
             };
+            if let (0, Some((rate, seed))) = (l, drop) {
+                for (j, v) in h.iter_mut().enumerate() {
+                    let keep = suanli::reference::dropout_keep((s * o + j) as u32, rate, seed);
+                    *v = if keep { *v / (1.0 - rate) as f64 } else { 0.0 };
+                }
+            }
         }
         let m = h.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         let lse = m + h.iter().map(|v| (v - m).exp()).sum::<f64>().ln();
@@ -280,14 +295,30 @@ fn cpu_loss(w: &[Vec<f32>], b: &[Vec<f32>], dims: &[usize], x: &[f32], y: &[u32]
 
 #[test]
 fn one_sgd_step_matches_finite_difference_gradients() {
+    sgd_step_vs_finite_differences(None);
+}
+
+#[test]
+fn one_sgd_step_through_dropout_matches_finite_difference_gradients() {
+    // The step's mask: the first (and only) dropout layer at optimizer step 1 of seed 0.
+    sgd_step_vs_finite_differences(Some(0.4));
+}
+
+fn sgd_step_vs_finite_differences(dropout: Option<f32>) {
     // With plain SGD, one full-batch step moves every weight by -lr·dL/dw; compare that with
     // central differences of the f64 CPU loss at the starting weights.
     let dev = dev_or_skip!();
     let (x, y) = blobs(12, 7);
     let data = Dataset::from_f32(&dev, &x, 2, &y).unwrap();
     let mut m = Sequential::with_seed(&dev, 9);
-    m.add(Dense::new(5, "tanh").input_dim(2)).unwrap();
+    m.add(
+        Dense::new(5, "tanh")
+            .input_dim(2)
+            .dropout(dropout.unwrap_or(0.0)),
+    )
+    .unwrap();
     m.add(Dense::new(4, "softmax")).unwrap();
+    let drop = dropout.map(|r| (r, suanli::nn::dropout_mask_seed(0, 1, 0)));
     let lr = 0.5;
     m.compile(Optimizer::sgd(lr), Loss::SparseCategoricalCrossentropy)
         .unwrap();
@@ -327,9 +358,9 @@ fn one_sgd_step_matches_finite_difference_gradients() {
             };
             let orig = w0[t][i];
             set(&mut ws, &mut bs, orig + h);
-            let lp = cpu_loss(&ws, &bs, &dims, &x, &y);
+            let lp = cpu_loss_dropout(&ws, &bs, &dims, &x, &y, drop);
             set(&mut ws, &mut bs, orig - h);
-            let lm = cpu_loss(&ws, &bs, &dims, &x, &y);
+            let lm = cpu_loss_dropout(&ws, &bs, &dims, &x, &y, drop);
             set(&mut ws, &mut bs, orig);
             let fd = (lp - lm) / ((orig + h) as f64 - (orig - h) as f64);
             let gpu_grad = (w0[t][i] as f64 - w1[t][i] as f64) / lr;
@@ -718,4 +749,73 @@ fn memory_breakdown_by_kind_during_fit() {
         after.breakdown()
     );
     assert_eq!(after.in_use_by(MemoryKind::OptimizerState), 2 * params);
+}
+
+#[test]
+fn dropout_layers_train_validate_and_round_trip() {
+    let dev = dev_or_skip!();
+    let (x, y) = blobs(400, 3);
+    let data = Dataset::from_f32(&dev, &x, 2, &y).unwrap();
+    let mut m = Sequential::with_seed(&dev, 4);
+    m.add(Dense::new(32, "relu").input_dim(2).dropout(0.3))
+        .unwrap();
+    m.add(Dense::new(16, "gelu").dropout(0.2)).unwrap(); // derivative from the pre-activation
+    m.add(Dense::new(4, "softmax")).unwrap();
+    m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
+        .unwrap();
+    assert!(
+        m.summary().contains("dropout_0 (Dropout, 0.3)"),
+        "{}",
+        m.summary()
+    );
+    let h = m.fit(&data, quiet(30, 16)).unwrap();
+    assert!(h.loss[29] < h.loss[0] * 0.5, "loss {:?}", h.loss);
+    // Inference has no dropout: evaluation is deterministic and accurate.
+    let (l1, a1) = m.evaluate(&data, 64).unwrap();
+    let (l2, a2) = m.evaluate(&data, 64).unwrap();
+    assert_eq!((l1, a1), (l2, a2));
+    assert!(a1 >= 0.99, "accuracy {a1}");
+    // Saved and loaded with its rates; same predictions.
+    let p = tempdir().join("dropout.safetensors");
+    m.save(&p).unwrap();
+    let r = Sequential::load(&dev, &p).unwrap();
+    assert_eq!(r.summary(), m.summary());
+    let t = Tensor::from_slice(&dev, &x[..40], &[20, 2]).unwrap();
+    assert_eq!(
+        m.predict(&t).unwrap().to_vec().unwrap(),
+        r.predict(&t).unwrap().to_vec().unwrap()
+    );
+    // Rates outside [0, 1), and dropout on the output layer, are typed errors.
+    for bad in [1.0f32, -0.1, f32::NAN] {
+        let mut m = Sequential::new(&dev);
+        let e = m
+            .add(Dense::new(3, "relu").input_dim(2).dropout(bad))
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::InvalidArgument {
+                    name: "dropout",
+                    ..
+                }
+            ),
+            "{bad}: {e}"
+        );
+    }
+    let mut m = Sequential::new(&dev);
+    m.add(Dense::new(4, "softmax").input_dim(2).dropout(0.5))
+        .unwrap();
+    m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
+        .unwrap();
+    let e = m.fit(&data, quiet(1, 16)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                name: "dropout",
+                ..
+            }
+        ),
+        "{e}"
+    );
 }

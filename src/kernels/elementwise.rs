@@ -54,8 +54,17 @@ pub const UNARY_OUTPUT_BACKWARD: KernelSpec = KernelSpec {
     bindings: &[RO, RO, RW, U],
 };
 
+/// Inverted dropout: `y = keep(i) ? x / (1 − p) : 0` with a hashed mask; the backward pass is
+/// the same kernel on `dy` with the same seed.
+pub const DROPOUT: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "dropout_forward",
+    bindings: &[RO, RW, U],
+};
+
 /// Every entry point of this family.
 pub const KERNELS: &[KernelSpec] = &[
+    DROPOUT,
     FILL,
     UNARY,
     UNARY_BACKWARD,
@@ -279,5 +288,44 @@ pub fn activation_output_backward(
         &[("ACT", act.code() as f64)],
         &bufs,
         p,
+    )
+}
+
+/// The uniform of a dropout of `n` elements with rate `p` and mask seed `seed`.
+pub fn dropout_params(n: usize, p: f32, seed: u32) -> Params {
+    Params {
+        n: n as u32,
+        value: 1.0 / (1.0 - p),
+        cols: seed,
+        alpha: p,
+    }
+}
+
+/// Records `y = keep(i) ? x / (1 − p) : 0` over `n` elements (`0 ≤ p < 1`); the mask is a
+/// pure function of (`seed`, i), so the same call on the upstream gradient is the backward
+/// pass. See `reference::dropout_keep`.
+pub fn dropout(
+    rec: &mut Recorder<'_>,
+    x: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    n: usize,
+    p: f32,
+    seed: u32,
+) -> Result<()> {
+    if !(0.0..1.0).contains(&p) {
+        return Err(crate::Error::InvalidArgument {
+            op: "dropout",
+            name: "rate",
+            expected: "a rate in [0, 1)".into(),
+            found: p.to_string(),
+        });
+    }
+    let b = n as u64 * 4;
+    launch(
+        rec,
+        &DROPOUT,
+        &[],
+        &[(x, b), (y, b)],
+        dropout_params(n, p, seed),
     )
 }

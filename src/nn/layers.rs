@@ -135,6 +135,9 @@ pub struct Dense {
     pub initializer: Initializer,
     /// Input features; required on the first layer, inferred on the others.
     pub input_dim: Option<usize>,
+    /// Dropout rate applied to the layer's output while training (0: none), like a Keras
+    /// `Dropout` layer after it. Inverted dropout: inference uses the outputs as they are.
+    pub dropout: f32,
 }
 
 impl Dense {
@@ -148,6 +151,7 @@ impl Dense {
             use_bias: true,
             initializer: Initializer::GlorotUniform,
             input_dim: None,
+            dropout: 0.0,
         }
     }
 }
@@ -160,9 +164,17 @@ pub struct DenseBuilder {
     use_bias: bool,
     initializer: Initializer,
     input_dim: Option<usize>,
+    dropout: f32,
 }
 
 impl DenseBuilder {
+    /// Drops each output with probability `rate` while training (Keras's
+    /// `Dense(...)` followed by `Dropout(rate)`); `0 ≤ rate < 1`, not on the output layer.
+    pub fn dropout(mut self, rate: f32) -> Self {
+        self.dropout = rate;
+        self
+    }
+
     /// Sets the input size (first layer).
     pub fn input_dim(mut self, d: usize) -> Self {
         self.input_dim = Some(d);
@@ -199,12 +211,21 @@ impl DenseBuilder {
                 found: "0".into(),
             });
         }
+        if !(0.0..1.0).contains(&self.dropout) {
+            return Err(Error::InvalidArgument {
+                op: "Dense",
+                name: "dropout",
+                expected: "a rate in [0, 1)".into(),
+                found: self.dropout.to_string(),
+            });
+        }
         Ok(Dense {
             units: self.units,
             activation: self.activation.parse()?,
             use_bias: self.use_bias,
             initializer: self.initializer,
             input_dim: self.input_dim,
+            dropout: self.dropout,
         })
     }
 }
@@ -217,6 +238,7 @@ impl From<Dense> for DenseBuilder {
             use_bias: d.use_bias,
             initializer: d.initializer,
             input_dim: d.input_dim,
+            dropout: d.dropout,
         }
     }
 }

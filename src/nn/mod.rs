@@ -28,3 +28,4 @@ pub mod weights_file;
 pub use checkpoint::Checkpoint;
 pub use layers::{Dense, Initializer, LayerActivation};
 pub use model::{EarlyStopping, EpochCallback, FitOptions, History, Loss, Optimizer, Sequential};
+pub use train::dropout_mask_seed;

@@ -390,6 +390,14 @@ impl Sequential {
                 format!("(None, {})", l.cfg.units),
                 p
             ));
+            if l.cfg.dropout > 0.0 {
+                s.push_str(&format!(
+                    "{:<28}{:<22}{:>16}\n",
+                    format!("dropout_{i} (Dropout, {})", l.cfg.dropout),
+                    format!("(None, {})", l.cfg.units),
+                    0
+                ));
+            }
         }
         let total = self.param_count();
         s.push_str(&format!(
@@ -601,6 +609,7 @@ impl Sequential {
                 "activation": l.cfg.activation.to_string(),
                 "use_bias": l.cfg.use_bias,
                 "input_dim": l.in_dim,
+                "dropout": l.cfg.dropout,
             }));
         }
         Ok((owned, arch))
@@ -623,7 +632,9 @@ impl Sequential {
         let file = crate::nn::weights_file::parse_model_file(path, bytes)?;
         let mut model = Sequential::new(device);
         for (i, rec) in file.layers.iter().enumerate() {
-            let mut b = Dense::new(rec.units, &rec.activation).use_bias(rec.use_bias);
+            let mut b = Dense::new(rec.units, &rec.activation)
+                .use_bias(rec.use_bias)
+                .dropout(rec.dropout);
             if i == 0 {
                 b = b.input_dim(rec.input_dim);
             }

@@ -28,7 +28,11 @@ const CHUNK: usize = 32;
 struct Plan {
     b: usize,
     gather: Program,
+    /// Forward, loss, backward. Its dropout dispatches read their seed from the step's table
+    /// slots; `dropout_slots[i]` is the dropout layer (position in the model's dropout
+    /// list) of its `i`-th such dispatch.
     body: Program,
+    dropout_slots: Vec<usize>,
     // Buffers the programs are bound to (kept alive with them).
     _bufs: Vec<Tensor>,
 }
@@ -96,13 +100,20 @@ fn plan(
     let gather = g.finish_capture();
 
     let mut bufs = vec![x0.clone(), y.clone()];
-    let mut rec = dev.capture();
+    // Fixed uniforms, except the dropout masks' seeds, which change every step.
+    let mut rec = dev.capture_with_table(table.buffer());
+    rec.set_table_uniforms(false);
+    let training = grads.is_some();
+    let drop_index = dropout_layers(model);
+    let mut dropout_slots = Vec::new();
     // Forward: outs[l] is the layer's output (the last layer's logits); pre[l] its
-    // pre-activation where the derivative needs it.
+    // pre-activation where the derivative needs it; inputs[l] what layer l reads (the previous
+    // output after dropout, while training).
     let mut outs: Vec<Tensor> = Vec::with_capacity(nl);
     let mut pre: Vec<Option<Tensor>> = Vec::with_capacity(nl);
+    let mut inputs: Vec<Tensor> = vec![x0.clone()];
     for (l, layer) in layers.iter().enumerate() {
-        let input = if l == 0 { &x0 } else { &outs[l - 1] };
+        let input = &inputs[l].clone();
         // A cross-entropy folds the last layer's softmax/sigmoid in: that layer yields logits.
         let act = if l + 1 == nl && loss_kind.takes_logits() {
             Activation::Linear
@@ -138,6 +149,19 @@ fn plan(
             elementwise::activation(&mut rec, act, z.buffer(), out.buffer(), b * layer.cfg.units)?;
             pre.push(Some(z));
         }
+        let next = match drop_index[l] {
+            Some(k) if training => {
+                let d = Tensor::empty(dev, &[b, layer.cfg.units])?;
+                rec.set_table_uniforms(true);
+                let n = b * layer.cfg.units;
+                elementwise::dropout(&mut rec, out.buffer(), d.buffer(), n, layer.cfg.dropout, 0)?;
+                rec.set_table_uniforms(false);
+                dropout_slots.push(k);
+                d
+            }
+            _ => out.clone(),
+        };
+        inputs.push(next);
         outs.push(out);
     }
     let classes = layers[nl - 1].cfg.units;
@@ -223,7 +247,7 @@ fn plan(
         let mut dz = dz_last.clone();
         for l in (0..nl).rev() {
             let layer = &layers[l];
-            let input = if l == 0 { &x0 } else { &outs[l - 1] };
+            let input = &inputs[l];
             // dW = inputᵀ·dz (input stored (B, in) = (K, M)), and db = Σ_rows dz from the
             // same kernel's loads of dz.
             let epi = grads.b[l]
@@ -246,8 +270,56 @@ fn plan(
                 let act = prev.cfg.activation.elementwise();
                 let dz_prev = Tensor::empty(dev, &[b, layer.in_dim])?;
                 let mnk = (b, layer.in_dim, layer.cfg.units);
-                match &pre[l - 1] {
-                    None => {
+                let n = b * layer.in_dim;
+                match (&pre[l - 1], drop_index[l - 1]) {
+                    (pre_act, Some(k)) => {
+                        // Through the dropout: the same mask on the gradient, then the
+                        // activation's derivative.
+                        let da = Tensor::empty(dev, &[b, layer.in_dim])?;
+                        let dd = Tensor::empty(dev, &[b, layer.in_dim])?;
+                        mm(
+                            &mut rec,
+                            &dz,
+                            &layer.w,
+                            Epilogue::None,
+                            &dd,
+                            mnk,
+                            Layout::NT,
+                            Activation::Linear,
+                        )?;
+                        rec.set_table_uniforms(true);
+                        elementwise::dropout(
+                            &mut rec,
+                            dd.buffer(),
+                            da.buffer(),
+                            n,
+                            prev.cfg.dropout,
+                            0,
+                        )?;
+                        rec.set_table_uniforms(false);
+                        dropout_slots.push(k);
+                        match pre_act {
+                            None => elementwise::activation_output_backward(
+                                &mut rec,
+                                act,
+                                outs[l - 1].buffer(),
+                                da.buffer(),
+                                dz_prev.buffer(),
+                                n,
+                            )?,
+                            Some(z) => elementwise::activation_backward(
+                                &mut rec,
+                                act,
+                                z.buffer(),
+                                da.buffer(),
+                                dz_prev.buffer(),
+                                n,
+                            )?,
+                        }
+                        bufs.push(da);
+                        bufs.push(dd);
+                    }
+                    (None, None) => {
                         let gate = Epilogue::Gate(outs[l - 1].buffer(), act);
                         mm(
                             &mut rec,
@@ -260,7 +332,7 @@ fn plan(
                             Activation::Linear,
                         )?;
                     }
-                    Some(z) => {
+                    (Some(z), None) => {
                         let da = Tensor::empty(dev, &[b, layer.in_dim])?;
                         mm(
                             &mut rec,
@@ -289,6 +361,7 @@ fn plan(
         bufs.push(dz);
     }
     let body = rec.finish_capture();
+    bufs.extend(inputs);
     bufs.extend(outs);
     bufs.extend(pre.into_iter().flatten());
     bufs.push(loss);
@@ -300,8 +373,48 @@ fn plan(
         b,
         gather,
         body,
+        dropout_slots,
         _bufs: bufs,
     })
+}
+
+/// For each layer, its position among the layers with dropout (None without).
+fn dropout_layers(model: &Sequential) -> Vec<Option<usize>> {
+    let mut k = 0;
+    model
+        .layers
+        .iter()
+        .map(|l| {
+            (l.cfg.dropout > 0.0).then(|| {
+                k += 1;
+                k - 1
+            })
+        })
+        .collect()
+}
+
+/// Units and rate of each layer with dropout, in order.
+fn dropout_specs(model: &Sequential) -> Vec<(usize, f32)> {
+    model
+        .layers
+        .iter()
+        .filter(|l| l.cfg.dropout > 0.0)
+        .map(|l| (l.cfg.units, l.cfg.dropout))
+        .collect()
+}
+
+/// The dropout mask seed of the `k`-th layer with dropout at optimizer step `t` (1-based,
+/// counted over the model's life) of a run with shuffle seed `seed`: a pure function of the
+/// three, so a resumed run draws the same masks. Element `i` of that layer's (batch, units)
+/// output is kept when `reference::dropout_keep(i, rate, mask_seed)`.
+pub fn dropout_mask_seed(seed: u64, t: u64, k: usize) -> u32 {
+    let mut x = seed
+        ^ t.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (k as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    // splitmix64's finaliser.
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (x ^ (x >> 31)) as u32
 }
 
 /// The parameters in optimizer order: (param, grad) per kernel and bias.
@@ -329,9 +442,10 @@ fn clear(dev: &Device, t: &Tensor) -> Result<()> {
 }
 
 /// Replays `steps` (batch offsets and sizes); `optim` steps the optimizer after each, from
-/// step number `t0 + 1` on. Per-step uniforms (batch offsets, bias corrections) are written
-/// into `table` once for the whole chunk, one aligned slot per dispatch per step
-/// (`2 + parameters` slots a step), and read at dynamic offsets: no per-step copy.
+/// step number `t0 + 1` on. Per-step uniforms (batch offsets, dropout seeds, bias
+/// corrections) are written into `table` once for the whole chunk, one aligned slot each
+/// (`2 + dropout layers + parameters` slots a step), and read at dynamic offsets: no
+/// per-step copy. `drops` (units, rate) are the dropout layers, used only while training.
 #[allow(clippy::too_many_arguments)] // the loop's state, spelled out
 fn run_steps(
     dev: &Device,
@@ -340,10 +454,13 @@ fn run_steps(
     plans: &[&Plan],
     steps: &[(usize, usize)],
     optim: Option<(&Program, &Rule, &[usize], u64)>,
+    drops: &[(usize, f32)],
+    seed: u64,
     table: &Tensor,
 ) -> Result<()> {
     let align = dev.uniform_alignment() as usize;
-    let slots = 2 + optim.map_or(0, |o| o.2.len());
+    let nd = if optim.is_some() { drops.len() } else { 0 };
+    let slots = 2 + nd + optim.map_or(0, |o| o.2.len());
     let mut bytes = vec![0u8; slots * align * steps.len()];
     let mut put =
         |slot: usize, v: &[u8]| bytes[slot * align..slot * align + v.len()].copy_from_slice(v);
@@ -352,10 +469,15 @@ fn run_steps(
         put(s * slots, bytemuck::bytes_of(&xr.params()));
         put(s * slots + 1, bytemuck::bytes_of(&yr.params()));
         if let Some((_, rule, sizes, t0)) = optim {
+            let t = t0 + s as u64 + 1;
+            for (k, &(units, rate)) in drops.iter().enumerate() {
+                let p = elementwise::dropout_params(b * units, rate, dropout_mask_seed(seed, t, k));
+                put(s * slots + 2 + k, bytemuck::bytes_of(&p));
+            }
             for (i, &n) in sizes.iter().enumerate() {
                 put(
-                    s * slots + 2 + i,
-                    bytemuck::bytes_of(&rule.params(n, t0 + s as u64 + 1)),
+                    s * slots + 2 + nd + i,
+                    bytemuck::bytes_of(&rule.params(n, t)),
                 );
             }
         }
@@ -369,9 +491,10 @@ fn run_steps(
         })?;
         let slot = |j: usize| ((s * slots + j) * align) as u32;
         rec.replay_at(&plan.gather, &[slot(0), slot(1)])?;
-        rec.replay(&plan.body);
+        let drop_offsets: Vec<u32> = plan.dropout_slots.iter().map(|&k| slot(2 + k)).collect();
+        rec.replay_at(&plan.body, &drop_offsets)?;
         if let Some((prog, _, sizes, _)) = optim {
-            let offsets: Vec<u32> = (0..sizes.len()).map(|i| slot(2 + i)).collect();
+            let offsets: Vec<u32> = (0..sizes.len()).map(|i| slot(2 + nd + i)).collect();
             rec.replay_at(prog, &offsets)?;
         }
     }
@@ -448,7 +571,7 @@ pub(crate) fn evaluate_rows(
     let mut plans = vec![&full];
     plans.extend(tail.as_ref());
     for chunk in steps.chunks(CHUNK) {
-        run_steps(dev, data, &idx, &plans, chunk, None, &table)?;
+        run_steps(dev, data, &idx, &plans, chunk, None, &[], 0, &table)?;
     }
     let (loss, correct, n) = read_acc(&acc)?;
     let accuracy = if model.loss == Some(Loss::MeanSquaredError) {
@@ -581,7 +704,19 @@ pub(crate) fn fit(
     let idx = IndexBuffer::new(&dev, &vec![0u32; n_train])?;
     let acc = Tensor::zeros(&dev, &[4])?;
     acc.set_memory_kind(MemoryKind::Activations);
-    let table = param_table(&dev, 2 + sizes.len())?;
+    let drops = dropout_specs(model);
+    if model.layers.last().is_some_and(|l| l.cfg.dropout > 0.0) {
+        return Err(Error::InvalidArgument {
+            op: "fit",
+            name: "dropout",
+            expected: "dropout on hidden layers only".into(),
+            found: format!(
+                "dropout {} on the output layer",
+                model.layers[model.layers.len() - 1].cfg.dropout
+            ),
+        });
+    }
+    let table = param_table(&dev, 2 + drops.len() + sizes.len())?;
     let full = plan(model, data, &idx, b, Some(&grads), &acc, &table)?;
     let rem = n_train % b;
     let tail = if rem > 0 {
@@ -669,6 +804,8 @@ pub(crate) fn fit(
                 &plans,
                 chunk,
                 Some((&optim_prog, &rule, &sizes, model.step)),
+                &drops,
+                seed,
                 &table,
             )?;
             model.step += chunk.len() as u64;

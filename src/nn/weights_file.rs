@@ -25,6 +25,8 @@ pub struct LayerRecord {
     pub use_bias: bool,
     /// Inputs.
     pub input_dim: usize,
+    /// Dropout rate while training (0 when absent).
+    pub dropout: f32,
     /// Row-major (input_dim, units).
     pub kernel: Vec<f32>,
     /// (units), with a bias.
@@ -87,6 +89,18 @@ pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
                 .as_bool()
                 .ok_or_else(|| bad(format!("use_bias of layer {i} (a bool)"), v.to_string()))?,
         };
+        let dropout = match &layer["dropout"] {
+            serde_json::Value::Null => 0.0,
+            v => v
+                .as_f64()
+                .filter(|r| (0.0..1.0).contains(r))
+                .ok_or_else(|| {
+                    bad(
+                        format!("dropout of layer {i} (a rate in [0, 1))"),
+                        v.to_string(),
+                    )
+                })? as f32,
+        };
         if let Some(prev) = layers.last() {
             if prev.units != input_dim {
                 return Err(bad(
@@ -122,6 +136,7 @@ pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
             activation,
             use_bias,
             input_dim,
+            dropout,
             kernel,
             bias,
         });

@@ -26,7 +26,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::{AdapterDesc, Result, Vendor};
+use crate::{AdapterDesc, Result};
+#[cfg(feature = "nvml")]
+use crate::Vendor;
 
 pub use sysfs::{energy_delta, SysfsSensor};
 
