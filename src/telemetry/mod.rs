@@ -26,9 +26,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::{AdapterDesc, Result};
 #[cfg(feature = "nvml")]
 use crate::Vendor;
+use crate::{AdapterDesc, Result};
 
 pub use sysfs::{energy_delta, SysfsSensor};
 
