@@ -139,11 +139,11 @@ impl DeviceGroup {
                 results[i] = Some(Err(JobError {
                     job: i,
                     device: None,
-                    error: Error::OutOfMemory {
+                    error: Box::new(Error::OutOfMemory {
                         requested: job.memory,
                         in_use: 0,
                         limit: max_cap,
-                    },
+                    }),
                 }));
             } else {
                 queue.push_back((i, job));
@@ -175,10 +175,10 @@ impl DeviceGroup {
                     Err(JobError {
                         job: i,
                         device: None,
-                        error: Error::Gpu {
+                        error: Box::new(Error::Gpu {
                             op: "DeviceGroup::map",
                             message: "internal error: job never ran".into(),
-                        },
+                        }),
                     })
                 })
             })
@@ -208,8 +208,8 @@ pub struct JobError {
     pub job: usize,
     /// The device it ran on (`None`: no device could hold it).
     pub device: Option<String>,
-    /// What went wrong.
-    pub error: Error,
+    /// What went wrong (boxed: errors carry messages and results stay small).
+    pub error: Box<Error>,
 }
 
 impl std::fmt::Display for JobError {
@@ -296,11 +296,11 @@ fn worker<T, R, F>(
                         Err(JobError {
                             job: i,
                             device: None,
-                            error: Error::OutOfMemory {
+                            error: Box::new(Error::OutOfMemory {
                                 requested: need,
                                 in_use,
                                 limit: caps[w],
-                            },
+                            }),
                         }),
                     ));
                     continue;
@@ -328,7 +328,7 @@ fn worker<T, R, F>(
         let r = f(dev, job.input).map_err(|error| JobError {
             job: i,
             device: Some(dev.name().to_string()),
-            error,
+            error: Box::new(error),
         });
         let secs = t.elapsed().as_secs_f64();
         let mut st = lock();

@@ -77,7 +77,7 @@ fn memory_limits_decide_where_jobs_may_run() {
         Err(e) => {
             assert_eq!(e.job, 10);
             assert!(e.device.is_none());
-            assert!(matches!(e.error, Error::OutOfMemory { .. }), "{e}");
+            assert!(matches!(*e.error, Error::OutOfMemory { .. }), "{e}");
         }
         Ok(_) => panic!("an impossible job succeeded"),
     }
@@ -103,7 +103,7 @@ fn a_failing_job_names_itself_and_its_device_and_loses_nothing() {
             assert_eq!(e.job, 3);
             let name = e.device.as_deref().unwrap();
             assert!(g.devices().iter().any(|d| d.name() == name));
-            assert!(matches!(e.error, Error::ShapeMismatch { .. }), "{e}");
+            assert!(matches!(*e.error, Error::ShapeMismatch { .. }), "{e}");
             assert!(e.to_string().starts_with("job 3 on "), "{e}");
         } else {
             assert_eq!(*r.as_ref().unwrap(), k * 10);
