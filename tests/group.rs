@@ -124,7 +124,7 @@ fn groups_parse_specs() {
         g.devices()[1].id(),
         "two independent devices"
     );
-    assert!(DeviceGroup::parse("all").unwrap().len() >= 1);
+    assert!(!DeviceGroup::parse("all").unwrap().is_empty());
     assert!(DeviceGroup::parse("").is_err());
     assert!(DeviceGroup::parse("gpu:99").is_err());
 }
