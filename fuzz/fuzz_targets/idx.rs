@@ -6,7 +6,12 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(idx) = suanli::data::parse_idx(std::path::Path::new("fuzz.idx"), data) {
-        let n: usize = idx.dims.iter().product();
-        assert_eq!(n, idx.data.len(), "dims {:?} vs {} bytes", idx.dims, idx.data.len());
+        // The product as the reader computes it: a zero dimension makes it 0 even when
+        // the others would overflow.
+        let n = idx
+            .dims
+            .iter()
+            .fold(1u64, |a, &d| a.saturating_mul(d as u64));
+        assert_eq!(n, idx.data.len() as u64, "dims {:?} vs {} bytes", idx.dims, idx.data.len());
     }
 });

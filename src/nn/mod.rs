@@ -22,6 +22,7 @@
 mod checkpoint;
 mod layers;
 mod model;
+pub mod parallel;
 mod train;
 pub mod weights_file;
 

@@ -280,7 +280,7 @@ pub struct Sequential {
     pub(crate) opt_state: Vec<Vec<Tensor>>,
     /// Optimizer steps taken so far (Adam's t).
     pub(crate) step: u64,
-    seed: u64,
+    pub(crate) seed: u64,
 }
 
 impl Sequential {

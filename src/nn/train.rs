@@ -23,23 +23,50 @@ use crate::random::Rng;
 use crate::{Device, Error, Result, Tensor};
 
 /// Steps per submission.
-const CHUNK: usize = 32;
+pub(crate) const CHUNK: usize = 32;
 
-struct Plan {
-    b: usize,
-    gather: Program,
+pub(crate) struct Plan {
+    pub(crate) b: usize,
+    pub(crate) gather: Program,
     /// Forward, loss, backward. Its dropout dispatches read their seed from the step's table
     /// slots; `dropout_slots[i]` is the dropout layer (position in the model's dropout
     /// list) of its `i`-th such dispatch.
-    body: Program,
-    dropout_slots: Vec<usize>,
+    pub(crate) body: Program,
+    pub(crate) dropout_slots: Vec<usize>,
     // Buffers the programs are bound to (kept alive with them).
     _bufs: Vec<Tensor>,
 }
 
-struct Grads {
-    w: Vec<Tensor>,
-    b: Vec<Option<Tensor>>,
+pub(crate) struct Grads {
+    pub(crate) w: Vec<Tensor>,
+    pub(crate) b: Vec<Option<Tensor>>,
+}
+
+impl Grads {
+    /// Gradient buffers shaped like the model's parameters.
+    pub(crate) fn new(model: &Sequential) -> Result<Grads> {
+        let dev = &model.device;
+        let g = Grads {
+            w: model
+                .layers
+                .iter()
+                .map(|l| Tensor::empty(dev, &[l.in_dim, l.cfg.units]))
+                .collect::<Result<_>>()?,
+            b: model
+                .layers
+                .iter()
+                .map(|l| {
+                    l.b.as_ref()
+                        .map(|_| Tensor::empty(dev, &[l.cfg.units]))
+                        .transpose()
+                })
+                .collect::<Result<_>>()?,
+        };
+        for t in g.w.iter().chain(g.b.iter().flatten()) {
+            t.set_memory_kind(MemoryKind::Gradients);
+        }
+        Ok(g)
+    }
 }
 
 #[allow(clippy::too_many_arguments)] // one matmul's operands and shape, spelled out
@@ -80,7 +107,7 @@ fn bias_of(layer: &crate::nn::model::Layer) -> Epilogue<'_> {
 /// Builds the programs for batch size `b`. `grads` is None for evaluation (forward, loss and
 /// metrics only).
 #[allow(clippy::too_many_arguments)] // the plan's inputs, spelled out
-fn plan(
+pub(crate) fn plan(
     model: &Sequential,
     data: &Dataset,
     idx: &IndexBuffer,
@@ -394,7 +421,7 @@ fn dropout_layers(model: &Sequential) -> Vec<Option<usize>> {
 }
 
 /// Units and rate of each layer with dropout, in order.
-fn dropout_specs(model: &Sequential) -> Vec<(usize, f32)> {
+pub(crate) fn dropout_specs(model: &Sequential) -> Vec<(usize, f32)> {
     model
         .layers
         .iter()
@@ -418,7 +445,7 @@ pub fn dropout_mask_seed(seed: u64, t: u64, k: usize) -> u32 {
 }
 
 /// The parameters in optimizer order: (param, grad) per kernel and bias.
-fn params(model: &Sequential, grads: &Grads) -> Vec<(Tensor, Tensor)> {
+pub(crate) fn params(model: &Sequential, grads: &Grads) -> Vec<(Tensor, Tensor)> {
     let mut v = Vec::new();
     for (l, layer) in model.layers.iter().enumerate() {
         v.push((layer.w.clone(), grads.w[l].clone()));
@@ -429,12 +456,12 @@ fn params(model: &Sequential, grads: &Grads) -> Vec<(Tensor, Tensor)> {
     v
 }
 
-fn read_acc(acc: &Tensor) -> Result<(f64, f64, f64)> {
+pub(crate) fn read_acc(acc: &Tensor) -> Result<(f64, f64, f64)> {
     let v = acc.to_vec()?;
     Ok((v[0] as f64, v[1] as f64, v[2] as f64))
 }
 
-fn clear(dev: &Device, t: &Tensor) -> Result<()> {
+pub(crate) fn clear(dev: &Device, t: &Tensor) -> Result<()> {
     let mut rec = dev.recorder();
     rec.clear(t.buffer());
     rec.submit()?;
@@ -503,14 +530,14 @@ fn run_steps(
 }
 
 /// A parameter table for chunks of `CHUNK` steps with `slots` dispatches each.
-fn param_table(dev: &Device, slots: usize) -> Result<Tensor> {
+pub(crate) fn param_table(dev: &Device, slots: usize) -> Result<Tensor> {
     let t = Tensor::empty(dev, &[CHUNK * slots * dev.uniform_alignment() as usize / 4])?;
     t.set_memory_kind(MemoryKind::Activations);
     Ok(t)
 }
 
 /// Epoch `epoch`'s shuffle of the previous order.
-fn shuffle(perm: &mut [u32], seed: u64, epoch: usize) {
+pub(crate) fn shuffle(perm: &mut [u32], seed: u64, epoch: usize) {
     Rng::new(seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)).shuffle(perm);
 }
 
@@ -523,7 +550,7 @@ fn metrics_text(prefix: &str, loss: f64, accuracy: f64, has_acc: bool) -> String
     }
 }
 
-fn batches(rows: usize, b: usize) -> Vec<(usize, usize)> {
+pub(crate) fn batches(rows: usize, b: usize) -> Vec<(usize, usize)> {
     (0..rows.div_ceil(b))
         .map(|s| (s * b, b.min(rows - s * b)))
         .collect()
@@ -664,25 +691,7 @@ pub(crate) fn fit(
     let dev = model.device.clone();
     let b = o.batch_size.min(n_train);
     let has_acc = model.loss != Some(Loss::MeanSquaredError);
-    let grads = Grads {
-        w: model
-            .layers
-            .iter()
-            .map(|l| Tensor::empty(&dev, &[l.in_dim, l.cfg.units]))
-            .collect::<Result<_>>()?,
-        b: model
-            .layers
-            .iter()
-            .map(|l| {
-                l.b.as_ref()
-                    .map(|_| Tensor::empty(&dev, &[l.cfg.units]))
-                    .transpose()
-            })
-            .collect::<Result<_>>()?,
-    };
-    for g in grads.w.iter().chain(grads.b.iter().flatten()) {
-        g.set_memory_kind(MemoryKind::Gradients);
-    }
+    let grads = Grads::new(model)?;
     let ps = params(model, &grads);
     let sizes: Vec<usize> = ps.iter().map(|(p, _)| p.numel()).collect();
     let rule0 = optimizer.rule(optimizer.lr());

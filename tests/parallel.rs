@@ -1,0 +1,246 @@
+//! Data-parallel training on two devices (the test adapter opened twice): equal to
+//! single-device training on the same global batches, replicas identical, and the balancer
+//! moving work away from a slowed device without ever starving it.
+
+mod common;
+
+use suanli::data::Dataset;
+use suanli::group::DeviceGroup;
+use suanli::nn::parallel::{Balancer, ParallelOptions};
+use suanli::nn::{Dense, FitOptions, Loss, Optimizer, Sequential};
+use suanli::random::Rng;
+
+fn rows(n: usize) -> (Vec<f32>, Vec<u32>) {
+    let mut rng = Rng::new(21);
+    let mut x = Vec::with_capacity(n * 10);
+    let mut y = Vec::with_capacity(n);
+    for i in 0..n {
+        let c = i % 4;
+        for j in 0..10 {
+            x.push((rng.normal() + if j % 4 == c { 0.8 } else { 0.0 }) as f32);
+        }
+        y.push(c as u32);
+    }
+    (x, y)
+}
+
+fn model(dev: &suanli::Device) -> Sequential {
+    let mut m = Sequential::with_seed(dev, 5);
+    m.add(Dense::new(24, "relu").input_dim(10)).unwrap();
+    m.add(Dense::new(4, "softmax")).unwrap();
+    m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
+        .unwrap();
+    m
+}
+
+fn weights(m: &Sequential) -> Vec<f32> {
+    let p = std::env::temp_dir().join(format!(
+        "suanli-par-{}-{:?}.safetensors",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    m.save(&p).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let mut names = st.names();
+    names.sort();
+    names
+        .iter()
+        .flat_map(|n| bytemuck::pod_collect_to_vec::<u8, f32>(st.tensor(n).unwrap().data()))
+        .collect()
+}
+
+fn group() -> Option<DeviceGroup> {
+    let a = common::own_device(None)?;
+    let b = common::own_device(None)?;
+    Some(DeviceGroup::from_devices(vec![a, b]).unwrap())
+}
+
+#[test]
+fn two_devices_equal_one_device_after_20_steps() {
+    let Some(g) = group() else {
+        return;
+    };
+    let (x, y) = rows(640); // 20 steps of 32
+    let opts = || FitOptions {
+        epochs: 1,
+        batch_size: 32,
+        seed: 3,
+        verbose: false,
+        ..Default::default()
+    };
+    let one = g.devices()[0].clone();
+    let mut single = model(&one);
+    let h1 = single
+        .fit(&Dataset::from_f32(&one, &x, 10, &y).unwrap(), opts())
+        .unwrap();
+    let data: Vec<Dataset> = g
+        .devices()
+        .iter()
+        .map(|d| Dataset::from_f32(d, &x, 10, &y).unwrap())
+        .collect();
+    let mut par = model(&one);
+    // Uneven shares from the start, so shards differ in size.
+    let p = par
+        .fit_parallel(
+            &g,
+            &data,
+            opts(),
+            &ParallelOptions {
+                initial_shares: Some(vec![0.7, 0.3]),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(p.replicas_identical);
+    assert_eq!(p.shares.len(), 20);
+    let (a, b) = (weights(&single), weights(&par));
+    let num: f64 = a
+        .iter()
+        .zip(&b)
+        .map(|(u, v)| ((u - v) as f64).powi(2))
+        .sum();
+    let den: f64 = a.iter().map(|u| (*u as f64).powi(2)).sum();
+    let rel = (num / den).sqrt();
+    assert!(rel < 1e-5, "relative L2 difference {rel:e} after 20 steps");
+    assert!(
+        (h1.loss[0] - p.history.loss[0]).abs() < 1e-5 * h1.loss[0],
+        "{} vs {}",
+        h1.loss[0],
+        p.history.loss[0]
+    );
+    assert!(p.bytes_per_step > 0);
+}
+
+#[test]
+fn balancer_converges_to_the_speed_ratio_without_oscillating() {
+    // Device 1 is 2× slower: the shares should settle at 2/3 and 1/3.
+    let mut b = Balancer::new(2, None);
+    let speed = [2000.0, 1000.0]; // rows per second
+    let mut trace = Vec::new();
+    for _ in 0..30 {
+        let sizes = b.split(96);
+        assert!(sizes.iter().all(|&s| s > 0), "{sizes:?}");
+        let secs: Vec<f64> = sizes
+            .iter()
+            .zip(speed)
+            .map(|(&s, v)| s as f64 / v)
+            .collect();
+        b.observe(&sizes, &secs, &[1.0, 1.0]);
+        trace.push(b.shares()[1]);
+    }
+    let settled = trace
+        .iter()
+        .position(|s| (s - 1.0 / 3.0).abs() < 0.02)
+        .unwrap();
+    assert!(settled <= 8, "took {settled} steps: {trace:?}");
+    // Once settled it stays put (the dead band stops the jitter of integer shard sizes).
+    for s in &trace[settled..] {
+        assert!((s - 1.0 / 3.0).abs() < 0.02, "{trace:?}");
+    }
+    // A much slower device keeps its floor.
+    let mut b = Balancer::new(2, None);
+    for _ in 0..50 {
+        let sizes = b.split(64);
+        let secs = [sizes[0] as f64 / 1e6, sizes[1] as f64 / 1.0];
+        b.observe(&sizes, &secs, &[1.0, 1.0]);
+    }
+    assert!(
+        (b.shares()[1] - b.min_share).abs() < 1e-12,
+        "{:?}",
+        b.shares()
+    );
+    assert!(b.split(64)[1] >= 1);
+    // A throttled device's target is cut.
+    let mut b = Balancer::new(2, None);
+    for _ in 0..20 {
+        let sizes = b.split(100);
+        let secs: Vec<f64> = sizes.iter().map(|&s| s as f64 / 1000.0).collect();
+        b.observe(&sizes, &secs, &[1.0, 0.8]);
+    }
+    assert!((b.shares()[1] - 0.8 / 1.8).abs() < 0.02, "{:?}", b.shares());
+}
+
+#[test]
+fn a_slowed_device_loses_share() {
+    let Some(g) = group() else {
+        return;
+    };
+    let (x, y) = rows(1280);
+    let data: Vec<Dataset> = g
+        .devices()
+        .iter()
+        .map(|d| Dataset::from_f32(d, &x, 10, &y).unwrap())
+        .collect();
+    let mut m = model(&g.devices()[0]);
+    let p = m
+        .fit_parallel(
+            &g,
+            &data,
+            FitOptions {
+                epochs: 1,
+                batch_size: 64,
+                verbose: false,
+                ..Default::default()
+            },
+            &ParallelOptions {
+                slowdown: vec![1.0, 3.0],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let last = p.shares.last().unwrap();
+    assert!(
+        last[1] < 0.42,
+        "slowed device still has {:.2} of the batch",
+        last[1]
+    );
+    assert!(
+        p.shares.iter().all(|s| s[1] > 0.1),
+        "a share went (nearly) to zero"
+    );
+    assert!(p.replicas_identical);
+    // Where it settled: the last quarter of the steps stays within a band (no oscillation).
+    let tail = &p.shares[p.shares.len() * 3 / 4..];
+    let (lo, hi) = tail
+        .iter()
+        .fold((1.0f64, 0.0f64), |(l, h), s| (l.min(s[1]), h.max(s[1])));
+    assert!(
+        hi - lo < 0.15,
+        "share of the slowed device swung {lo:.2}..{hi:.2}"
+    );
+}
+
+#[test]
+fn parallel_fit_rejects_mismatched_data() {
+    let Some(g) = group() else {
+        return;
+    };
+    let (x, y) = rows(64);
+    let d0 = Dataset::from_f32(&g.devices()[0], &x, 10, &y).unwrap();
+    let mut m = model(&g.devices()[0]);
+    // One dataset for two devices.
+    let e = m
+        .fit_parallel(
+            &g,
+            std::slice::from_ref(&d0),
+            FitOptions::default(),
+            &ParallelOptions::default(),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(e, suanli::Error::InvalidArgument { name: "data", .. }),
+        "{e}"
+    );
+    // Both on device 0.
+    let d1 = Dataset::from_f32(&g.devices()[0], &x, 10, &y).unwrap();
+    let e = m
+        .fit_parallel(
+            &g,
+            &[d0, d1],
+            FitOptions::default(),
+            &ParallelOptions::default(),
+        )
+        .unwrap_err();
+    assert!(matches!(e, suanli::Error::DeviceMismatch { .. }), "{e}");
+}
