@@ -13,7 +13,9 @@
 //! it waits for every submission, so epochs run slower while it is on), --checkpoint PATH
 //! (weights, optimizer state, epoch and seed after every epoch, atomically), --resume PATH
 //! (continue from a checkpoint, and keep checkpointing to it), --train-rows N (train on the
-//! first N images only; for quick tries).
+//! first N images only; for quick tries), --devices LIST (data-parallel over several devices:
+//! `gpu:0,gpu:1`, `all`, or `cpu,cpu` to try it on the software adapter; prints each device's
+//! share and throughput per epoch).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -36,6 +38,7 @@ struct Args {
     checkpoint: Option<PathBuf>,
     resume: Option<PathBuf>,
     train_rows: Option<usize>,
+    devices: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -52,6 +55,7 @@ fn parse_args() -> Result<Args, String> {
         checkpoint: None,
         resume: None,
         train_rows: None,
+        devices: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -68,9 +72,10 @@ fn parse_args() -> Result<Args, String> {
             "--profile" => a.profile = true,
             "--checkpoint" => a.checkpoint = Some(PathBuf::from(value("--checkpoint")?)),
             "--resume" => a.resume = Some(PathBuf::from(value("--resume")?)),
+            "--devices" => a.devices = Some(value("--devices")?),
             "--train-rows" => a.train_rows = Some(value("--train-rows")?.parse().map_err(|e| format!("--train-rows: {e}"))?),
             "-h" | "--help" => {
-                return Err("usage: mnist_mlp [--epochs N] [--batch-size N] [--lr X] [--device SPEC] [--seed N] [--save PATH] [--quiet] [--bench] [--profile] [--checkpoint PATH] [--resume PATH] [--train-rows N]".into())
+                return Err("usage: mnist_mlp [--epochs N] [--batch-size N] [--lr X] [--device SPEC] [--seed N] [--save PATH] [--quiet] [--bench] [--profile] [--checkpoint PATH] [--resume PATH] [--train-rows N] [--devices LIST]".into())
             }
             other => return Err(format!("unknown flag {other:?} (try --help)")),
         }
@@ -150,7 +155,24 @@ fn compare_with_pytorch(args: &Args, ours: f64) {
 
 fn run(args: &Args) -> suanli::Result<()> {
     // ---- device ---------------------------------------------------------------------------
-    let dev = Device::open(&args.device)?;
+    let group = match &args.devices {
+        Some(list) => {
+            if args.checkpoint.is_some() || args.resume.is_some() || args.profile {
+                return Err(suanli::Error::InvalidArgument {
+                    op: "mnist_mlp",
+                    name: "--devices",
+                    expected: "no --checkpoint, --resume or --profile with it (single device only for now)".into(),
+                    found: list.clone(),
+                });
+            }
+            Some(suanli::DeviceGroup::parse(list)?)
+        }
+        None => None,
+    };
+    let dev = match &group {
+        Some(g) => g.devices()[0].clone(),
+        None => Device::open(&args.device)?,
+    };
     let info = dev.info();
     println!(
         "Device: {} ({}, {}, {})",
@@ -238,20 +260,65 @@ fn run(args: &Args) -> suanli::Result<()> {
         true
     };
     let t = Instant::now();
-    let history = model.fit(
-        &train,
-        FitOptions {
-            epochs: args.epochs,
-            batch_size: args.batch_size,
-            seed: args.seed,
-            validation_data: Some(&test),
-            verbose: !args.quiet,
-            checkpoint: checkpoint.as_deref(),
-            resume: resume.as_ref(),
-            on_epoch_end: Some(&mut on_epoch),
-            ..Default::default()
-        },
-    )?;
+    let history = if let Some(g) = &group {
+        // Data-parallel: the training set on every device, the model replicated.
+        println!(
+            "Data-parallel over {} devices: {}",
+            g.len(),
+            g.devices()
+                .iter()
+                .map(|d| format!("{} (id {})", d.name(), d.id()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let sets = g
+            .devices()
+            .iter()
+            .map(|d| {
+                Dataset::from_u8(
+                    d,
+                    &mnist.train_images[..rows * 784],
+                    784,
+                    1.0 / 255.0,
+                    &mnist.train_labels[..rows],
+                )
+            })
+            .collect::<suanli::Result<Vec<_>>>()?;
+        let p = model.fit_parallel(
+            g,
+            &sets,
+            FitOptions {
+                epochs: args.epochs,
+                batch_size: args.batch_size,
+                seed: args.seed,
+                verbose: !args.quiet,
+                on_epoch_end: Some(&mut on_epoch),
+                ..Default::default()
+            },
+            &suanli::nn::parallel::ParallelOptions::default(),
+        )?;
+        println!(
+            "Gradients moved through the host: {:.1} KB per step per device; replicas identical: {}",
+            p.bytes_per_step as f64 / 1e3,
+            p.replicas_identical
+        );
+        p.history
+    } else {
+        model.fit(
+            &train,
+            FitOptions {
+                epochs: args.epochs,
+                batch_size: args.batch_size,
+                seed: args.seed,
+                validation_data: Some(&test),
+                verbose: !args.quiet,
+                checkpoint: checkpoint.as_deref(),
+                resume: resume.as_ref(),
+                on_epoch_end: Some(&mut on_epoch),
+                ..Default::default()
+            },
+        )?
+    };
     let total = t.elapsed().as_secs_f64();
     if args.profile {
         dev.set_profiling(false);

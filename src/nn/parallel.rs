@@ -625,10 +625,7 @@ impl Replica {
 
 /// Waits until every pending shard's device reports its work done; returns each device's
 /// seconds from submission to completion.
-fn wait_all(
-    reps: &[Replica],
-    pending: Vec<(usize, Pending)>,
-) -> Result<Vec<(usize, f64)>> {
+fn wait_all(reps: &[Replica], pending: Vec<(usize, Pending)>) -> Result<Vec<(usize, f64)>> {
     let deadline = Instant::now() + reps[0].dev.timeout();
     let mut out = Vec::with_capacity(pending.len());
     let mut left = pending;
