@@ -291,6 +291,7 @@ fn run(args: &Args) -> suanli::Result<()> {
                 epochs: args.epochs,
                 batch_size: args.batch_size,
                 seed: args.seed,
+                validation_data: Some(&test),
                 verbose: !args.quiet,
                 on_epoch_end: Some(&mut on_epoch),
                 ..Default::default()

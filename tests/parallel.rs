@@ -70,9 +70,16 @@ fn two_devices_equal_one_device_after_20_steps() {
         ..Default::default()
     };
     let one = g.devices()[0].clone();
+    let val = Dataset::from_f32(&one, &x[..640], 10, &y[..64]).unwrap();
     let mut single = model(&one);
     let h1 = single
-        .fit(&Dataset::from_f32(&one, &x, 10, &y).unwrap(), opts())
+        .fit(
+            &Dataset::from_f32(&one, &x, 10, &y).unwrap(),
+            FitOptions {
+                validation_data: Some(&val),
+                ..opts()
+            },
+        )
         .unwrap();
     let data: Vec<Dataset> = g
         .devices()
@@ -85,7 +92,10 @@ fn two_devices_equal_one_device_after_20_steps() {
         .fit_parallel(
             &g,
             &data,
-            opts(),
+            FitOptions {
+                validation_data: Some(&val),
+                ..opts()
+            },
             &ParallelOptions {
                 initial_shares: Some(vec![0.7, 0.3]),
                 ..Default::default()
@@ -110,6 +120,8 @@ fn two_devices_equal_one_device_after_20_steps() {
         p.history.loss[0]
     );
     assert!(p.bytes_per_step > 0);
+    let (v1, v2) = (h1.val_loss[0], p.history.val_loss[0]);
+    assert!((v1 - v2).abs() < 1e-5 * v1, "validation loss {v1} vs {v2}");
 }
 
 #[test]

@@ -220,8 +220,10 @@ impl Sequential {
 
     /// Data-parallel training over `group` (see the module docs). `data[d]` is the training
     /// set on device `d` (the same rows on every device). Uses `options`' epochs, batch size
-    /// (the global batch), shuffle, seed, verbosity, learning-rate schedule and epoch
-    /// callback. This model supplies the starting weights and receives the trained ones.
+    /// (the global batch), shuffle, seed, verbosity, learning-rate schedule, validation data
+    /// (on the group's first device) and epoch callback; validation split, early stopping,
+    /// checkpoints and resume are single-device only for now. This model supplies the
+    /// starting weights and receives the trained ones.
     pub fn fit_parallel(
         &mut self,
         group: &DeviceGroup,
@@ -426,6 +428,14 @@ impl Sequential {
             h.accuracy.push(c / n);
             h.epoch_seconds.push(secs);
             h.utilisation.push(f64::NAN);
+            let val = match o.validation_data {
+                Some(v) => Some(reps[0].model.evaluate(v, 1000)?),
+                None => None,
+            };
+            if let Some((vl, va)) = val {
+                h.val_loss.push(vl);
+                h.val_accuracy.push(va);
+            }
             out.throughput
                 .push(work.iter().map(|(s, t)| *s as f64 / t.max(1e-9)).collect());
             let w0 = reps[0].weights()?;
@@ -463,8 +473,11 @@ impl Sequential {
                         format!("{} {:.0}% {:.1}k/s", dev.id(), 100.0 * s, tp / 1e3)
                     })
                     .collect();
+                let val = val.map_or(String::new(), |(vl, va)| {
+                    format!(" - val_loss: {vl:.4} - val_accuracy: {va:.4}")
+                });
                 println!(
-                    "Epoch {}/{} - {secs:.1}s - loss: {:.4} - accuracy: {:.4} - shares [{}]",
+                    "Epoch {}/{} - {secs:.1}s - loss: {:.4} - accuracy: {:.4}{val} - shares [{}]",
                     epoch + 1,
                     o.epochs,
                     l / n,
