@@ -192,13 +192,16 @@ fn run(args: &Args) -> suanli::Result<()> {
         .train_rows
         .unwrap_or(mnist.train_labels.len())
         .min(mnist.train_labels.len());
-    let train = Dataset::from_u8(
-        &dev,
-        &mnist.train_images[..rows * 784],
-        784,
-        1.0 / 255.0,
-        &mnist.train_labels[..rows],
-    )?;
+    let upload_train = |d: &Device| {
+        Dataset::from_u8(
+            d,
+            &mnist.train_images[..rows * 784],
+            784,
+            1.0 / 255.0,
+            &mnist.train_labels[..rows],
+        )
+    };
+    let train = upload_train(&dev)?;
     let test = Dataset::from_u8(
         &dev,
         &mnist.test_images,
@@ -259,6 +262,15 @@ fn run(args: &Args) -> suanli::Result<()> {
         watch.epoch_end(epoch, h);
         true
     };
+    let options = FitOptions {
+        epochs: args.epochs,
+        batch_size: args.batch_size,
+        seed: args.seed,
+        validation_data: Some(&test),
+        verbose: !args.quiet,
+        on_epoch_end: Some(&mut on_epoch),
+        ..Default::default()
+    };
     let t = Instant::now();
     let history = if let Some(g) = &group {
         // Data-parallel: the training set on every device, the model replicated.
@@ -274,28 +286,12 @@ fn run(args: &Args) -> suanli::Result<()> {
         let sets = g
             .devices()
             .iter()
-            .map(|d| {
-                Dataset::from_u8(
-                    d,
-                    &mnist.train_images[..rows * 784],
-                    784,
-                    1.0 / 255.0,
-                    &mnist.train_labels[..rows],
-                )
-            })
+            .map(upload_train)
             .collect::<suanli::Result<Vec<_>>>()?;
         let p = model.fit_parallel(
             g,
             &sets,
-            FitOptions {
-                epochs: args.epochs,
-                batch_size: args.batch_size,
-                seed: args.seed,
-                validation_data: Some(&test),
-                verbose: !args.quiet,
-                on_epoch_end: Some(&mut on_epoch),
-                ..Default::default()
-            },
+            options,
             &suanli::nn::parallel::ParallelOptions::default(),
         )?;
         println!(
@@ -308,15 +304,9 @@ fn run(args: &Args) -> suanli::Result<()> {
         model.fit(
             &train,
             FitOptions {
-                epochs: args.epochs,
-                batch_size: args.batch_size,
-                seed: args.seed,
-                validation_data: Some(&test),
-                verbose: !args.quiet,
                 checkpoint: checkpoint.as_deref(),
                 resume: resume.as_ref(),
-                on_epoch_end: Some(&mut on_epoch),
-                ..Default::default()
+                ..options
             },
         )?
     };

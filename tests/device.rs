@@ -5,7 +5,7 @@ mod common;
 use std::collections::HashMap;
 
 use suanli::config::{parse_bytes, parse_visible, Config, Overrides};
-use suanli::device::{arrange, select, ComputeFeatures, ComputeLimits};
+use suanli::device::{arrange, select};
 use suanli::{AdapterDesc, BackendKind, DeviceKind, DeviceSpec, Error, Vendor};
 
 fn fake(
@@ -15,32 +15,7 @@ fn fake(
     backend: BackendKind,
     pci: &str,
 ) -> AdapterDesc {
-    AdapterDesc {
-        index: 99,
-        gpu_index: None,
-        software_index: None,
-        backend_index: 99,
-        name: name.into(),
-        vendor: Vendor::classify(vendor_id, kind),
-        vendor_id,
-        device_id: 0x1234,
-        kind,
-        backend,
-        driver: String::new(),
-        driver_info: String::new(),
-        pci_bus_id: pci.into(),
-        limits: ComputeLimits {
-            max_buffer_size: 1 << 30,
-            max_storage_binding: 1 << 27,
-            max_workgroup_storage: 32768,
-            max_invocations: 1024,
-            max_workgroup_size: [1024, 1024, 64],
-            max_workgroups_per_dimension: 65535,
-            max_storage_buffers: 8,
-            subgroup_size: (32, 32),
-        },
-        features: ComputeFeatures::default(),
-    }
+    common::fake_adapter(name, vendor_id, 0x1234, kind, backend, pci)
 }
 
 /// A machine with an Intel iGPU, an NVIDIA dGPU seen through Vulkan and GL, lavapipe on

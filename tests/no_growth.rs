@@ -4,33 +4,7 @@
 
 mod common;
 
-use suanli::data::Dataset;
-use suanli::nn::{Dense, FitOptions, Loss, Optimizer, Sequential};
-use suanli::random::Rng;
-
-fn data(dev: &suanli::Device, n: usize) -> Dataset {
-    let mut rng = Rng::new(5);
-    let mut x = Vec::with_capacity(n * 12);
-    let mut y = Vec::with_capacity(n);
-    for i in 0..n {
-        let c = i % 3;
-        for j in 0..12 {
-            x.push((rng.normal() + if j % 3 == c { 0.7 } else { 0.0 }) as f32);
-        }
-        y.push(c as u32);
-    }
-    Dataset::from_f32(dev, &x, 12, &y).unwrap()
-}
-
-fn model(dev: &suanli::Device, opt: Optimizer) -> Sequential {
-    let mut m = Sequential::with_seed(dev, 11);
-    m.add(Dense::new(16, "relu").input_dim(12).dropout(0.25))
-        .unwrap();
-    m.add(Dense::new(8, "tanh")).unwrap();
-    m.add(Dense::new(3, "softmax")).unwrap();
-    m.compile(opt, Loss::SparseCategoricalCrossentropy).unwrap();
-    m
-}
+use suanli::nn::{FitOptions, Optimizer};
 
 #[test]
 fn three_short_epochs_do_not_grow_pool_or_rss() {
@@ -38,8 +12,8 @@ fn three_short_epochs_do_not_grow_pool_or_rss() {
         return;
     };
     // 1,200 steps an epoch: a leak of even ~1 KB per step would show as > 1 MB per epoch.
-    let train = data(&dev, 2400);
-    let mut m = model(&dev, Optimizer::adam());
+    let train = common::noisy_classes(&dev, 2400);
+    let mut m = common::small_model(&dev, Optimizer::adam());
     let mut seen = Vec::new();
     let mut cb = |_: usize, _: &suanli::nn::History| {
         let s = dev.memory_stats();

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 
 use suanli::data::Dataset;
 use suanli::nn::{Dense, FitOptions, Loss, Optimizer, Sequential};
-use suanli::random::Rng;
 use suanli::Error;
 
 /// A temporary directory unique to this test.
@@ -18,32 +17,6 @@ fn tmp(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-/// Noisy 3-class data in 12 dimensions: not separable, so training keeps moving the weights.
-fn data(dev: &suanli::Device, n: usize) -> Dataset {
-    let mut rng = Rng::new(5);
-    let mut x = Vec::with_capacity(n * 12);
-    let mut y = Vec::with_capacity(n);
-    for i in 0..n {
-        let c = i % 3;
-        for j in 0..12 {
-            x.push((rng.normal() + if j % 3 == c { 0.7 } else { 0.0 }) as f32);
-        }
-        y.push(c as u32);
-    }
-    Dataset::from_f32(dev, &x, 12, &y).unwrap()
-}
-
-fn model(dev: &suanli::Device, opt: Optimizer) -> Sequential {
-    let mut m = Sequential::with_seed(dev, 11);
-    // Dropout too: its masks must also continue exactly after a resume.
-    m.add(Dense::new(16, "relu").input_dim(12).dropout(0.25))
-        .unwrap();
-    m.add(Dense::new(8, "tanh")).unwrap();
-    m.add(Dense::new(3, "softmax")).unwrap();
-    m.compile(opt, Loss::SparseCategoricalCrossentropy).unwrap();
-    m
 }
 
 /// The model's tensors by name, as raw little-endian bytes (bit-exact comparison).
@@ -66,7 +39,7 @@ fn weights(m: &Sequential, dir: &Path, name: &str) -> Vec<(String, Vec<u8>)> {
 fn resume_after_epoch_3_is_bit_identical_to_an_uninterrupted_run() {
     let dev = dev_or_skip!();
     let dir = tmp("resume");
-    let train = data(&dev, 300);
+    let train = common::noisy_classes(&dev, 300);
     for opt in [
         Optimizer::adam(),
         Optimizer::Sgd {
@@ -83,11 +56,11 @@ fn resume_after_epoch_3_is_bit_identical_to_an_uninterrupted_run() {
             ..Default::default()
         };
         // Uninterrupted: 5 epochs.
-        let mut a = model(&dev, opt);
+        let mut a = common::small_model(&dev, opt);
         let ha = a.fit(&train, opts(5)).unwrap();
         // Interrupted after 3 epochs (checkpointing), then resumed from the file.
         let ck = dir.join("run.ckpt");
-        let mut b = model(&dev, opt);
+        let mut b = common::small_model(&dev, opt);
         b.fit(
             &train,
             FitOptions {
@@ -128,9 +101,9 @@ fn resume_after_epoch_3_is_bit_identical_to_an_uninterrupted_run() {
 fn non_finite_loss_stops_fit_and_keeps_the_last_checkpoint() {
     let dev = dev_or_skip!();
     let dir = tmp("nan");
-    let train = data(&dev, 200);
+    let train = common::noisy_classes(&dev, 200);
     let ck = dir.join("run.ckpt");
-    let mut m = model(&dev, Optimizer::adam());
+    let mut m = common::small_model(&dev, Optimizer::adam());
     // Epoch 2 (index 1) steps by ~1e38 per step: the weights overflow to ±inf and the loss
     // becomes NaN.
     let schedule = |e: usize| if e == 0 { 1e-3 } else { 1e38 };
@@ -165,8 +138,8 @@ fn non_finite_loss_stops_fit_and_keeps_the_last_checkpoint() {
 fn checkpoint_misuse_is_a_typed_error() {
     let dev = dev_or_skip!();
     let dir = tmp("misuse");
-    let train = data(&dev, 64);
-    let mut m = model(&dev, Optimizer::adam());
+    let train = common::noisy_classes(&dev, 64);
+    let mut m = common::small_model(&dev, Optimizer::adam());
     let plain = dir.join("plain.safetensors");
     m.save(&plain).unwrap();
     // Plain weights are not a checkpoint.
@@ -204,7 +177,7 @@ fn checkpoint_misuse_is_a_typed_error() {
         "{e}"
     );
     // A fresh model cannot resume someone else's optimizer state.
-    let mut fresh = model(&dev, Optimizer::adam());
+    let mut fresh = common::small_model(&dev, Optimizer::adam());
     let e = fresh
         .fit(
             &train,
@@ -332,7 +305,7 @@ fn two_threads_training_on_one_device_match_sequential_runs() {
     let dev = dev_or_skip!();
     let dir = tmp("threads");
     let run = |seed: u64| {
-        let train = data(&dev, 240);
+        let train = common::noisy_classes(&dev, 240);
         let mut m = Sequential::with_seed(&dev, seed);
         m.add(Dense::new(20, "relu").input_dim(12)).unwrap();
         m.add(Dense::new(3, "softmax")).unwrap();
@@ -443,11 +416,11 @@ fn tensors_from_another_device_are_rejected_by_every_entry_point() {
     );
     check("softmax_cross_entropy", a.softmax_cross_entropy(&labels));
     // Models and datasets.
-    let m = model(&d1, Optimizer::adam());
+    let m = common::small_model(&d1, Optimizer::adam());
     let x = Tensor::rand_uniform(&d2, &[2, 12], -1.0, 1.0, 4).unwrap();
     check("predict", m.predict(&x));
-    let mut m = model(&d1, Optimizer::adam());
-    let other = data(&d2, 30);
+    let mut m = common::small_model(&d1, Optimizer::adam());
+    let other = common::noisy_classes(&d2, 30);
     assert!(matches!(
         m.fit(
             &other,

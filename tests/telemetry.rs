@@ -2,40 +2,16 @@
 //! PCI address and ids, energy-counter wrap-around, missing files, NVML absent, and the
 //! `monitor --once --json` output.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use suanli::device::{ComputeFeatures, ComputeLimits};
 use suanli::telemetry::{energy_delta, sensor_in, Monitor, PciAddress};
-use suanli::{AdapterDesc, BackendKind, DeviceKind, Vendor};
+use suanli::{AdapterDesc, BackendKind, DeviceKind};
 
 fn adapter(name: &str, vendor_id: u32, device_id: u32, kind: DeviceKind, pci: &str) -> AdapterDesc {
-    AdapterDesc {
-        index: 0,
-        gpu_index: kind.is_hardware().then_some(0),
-        software_index: (!kind.is_hardware()).then_some(0),
-        backend_index: 0,
-        name: name.into(),
-        vendor: Vendor::classify(vendor_id, kind),
-        vendor_id,
-        device_id,
-        kind,
-        backend: BackendKind::Vulkan,
-        driver: String::new(),
-        driver_info: String::new(),
-        pci_bus_id: pci.into(),
-        limits: ComputeLimits {
-            max_buffer_size: 1 << 30,
-            max_storage_binding: 1 << 27,
-            max_workgroup_storage: 32768,
-            max_invocations: 1024,
-            max_workgroup_size: [1024, 1024, 64],
-            max_workgroups_per_dimension: 65535,
-            max_storage_buffers: 8,
-            subgroup_size: (32, 32),
-        },
-        features: ComputeFeatures::default(),
-    }
+    common::fake_adapter(name, vendor_id, device_id, kind, BackendKind::Vulkan, pci)
 }
 
 /// A fresh fixture root under the target directory.

@@ -249,18 +249,7 @@ impl Sequential {
                 found: data.len().to_string(),
             });
         }
-        if o.epochs == 0 || o.batch_size == 0 {
-            return Err(Error::InvalidArgument {
-                op: "fit_parallel",
-                name: if o.epochs == 0 {
-                    "epochs"
-                } else {
-                    "batch_size"
-                },
-                expected: "at least 1".into(),
-                found: "0".into(),
-            });
-        }
+        train::check_counts("fit_parallel", o)?;
         let rows = data[0].rows;
         for (d, (ds, dev)) in data.iter().zip(group.devices()).enumerate() {
             if ds.rows != rows || ds.row_len != data[0].row_len {

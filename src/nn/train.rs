@@ -536,6 +536,23 @@ pub(crate) fn param_table(dev: &Device, slots: usize) -> Result<Tensor> {
     Ok(t)
 }
 
+/// `epochs` and `batch_size` are at least 1.
+pub(crate) fn check_counts(op: &'static str, o: &FitOptions<'_>) -> Result<()> {
+    if o.epochs == 0 || o.batch_size == 0 {
+        return Err(Error::InvalidArgument {
+            op,
+            name: if o.epochs == 0 {
+                "epochs"
+            } else {
+                "batch_size"
+            },
+            expected: "at least 1".into(),
+            found: "0".into(),
+        });
+    }
+    Ok(())
+}
+
 /// Epoch `epoch`'s shuffle of the previous order.
 pub(crate) fn shuffle(perm: &mut [u32], seed: u64, epoch: usize) {
     Rng::new(seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)).shuffle(perm);
@@ -652,18 +669,7 @@ pub(crate) fn fit(
             });
         }
     }
-    if o.epochs == 0 || o.batch_size == 0 {
-        return Err(Error::InvalidArgument {
-            op: "fit",
-            name: if o.epochs == 0 {
-                "epochs"
-            } else {
-                "batch_size"
-            },
-            expected: "at least 1".into(),
-            found: "0".into(),
-        });
-    }
+    check_counts("fit", &o)?;
     if !(0.0..1.0).contains(&o.validation_split) {
         return Err(Error::InvalidArgument {
             op: "fit",

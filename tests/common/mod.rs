@@ -102,3 +102,68 @@ pub fn random_vec(n: usize, seed: u64) -> Vec<f32> {
     let mut rng = suanli::random::Rng::new(seed);
     (0..n).map(|_| rng.uniform(-1.0, 1.0) as f32).collect()
 }
+
+/// Noisy 3-class data in 12 dimensions (not separable, so training keeps moving weights).
+pub fn noisy_classes(dev: &Device, n: usize) -> suanli::data::Dataset {
+    let mut rng = suanli::random::Rng::new(5);
+    let mut x = Vec::with_capacity(n * 12);
+    let mut y = Vec::with_capacity(n);
+    for i in 0..n {
+        let c = i % 3;
+        for j in 0..12 {
+            x.push((rng.normal() + if j % 3 == c { 0.7 } else { 0.0 }) as f32);
+        }
+        y.push(c as u32);
+    }
+    suanli::data::Dataset::from_f32(dev, &x, 12, &y).unwrap()
+}
+
+/// A 12-16-8-3 classifier (with dropout on the first layer) for `noisy_classes`.
+pub fn small_model(dev: &Device, opt: suanli::nn::Optimizer) -> suanli::nn::Sequential {
+    use suanli::nn::{Dense, Loss, Sequential};
+    let mut m = Sequential::with_seed(dev, 11);
+    m.add(Dense::new(16, "relu").input_dim(12).dropout(0.25))
+        .unwrap();
+    m.add(Dense::new(8, "tanh")).unwrap();
+    m.add(Dense::new(3, "softmax")).unwrap();
+    m.compile(opt, Loss::SparseCategoricalCrossentropy).unwrap();
+    m
+}
+
+/// An adapter description for tests that need no real adapter.
+pub fn fake_adapter(
+    name: &str,
+    vendor_id: u32,
+    device_id: u32,
+    kind: suanli::DeviceKind,
+    backend: suanli::BackendKind,
+    pci: &str,
+) -> suanli::AdapterDesc {
+    use suanli::device::{ComputeFeatures, ComputeLimits};
+    suanli::AdapterDesc {
+        index: 99,
+        gpu_index: None,
+        software_index: None,
+        backend_index: 99,
+        name: name.into(),
+        vendor: suanli::Vendor::classify(vendor_id, kind),
+        vendor_id,
+        device_id,
+        kind,
+        backend,
+        driver: String::new(),
+        driver_info: String::new(),
+        pci_bus_id: pci.into(),
+        limits: ComputeLimits {
+            max_buffer_size: 1 << 30,
+            max_storage_binding: 1 << 27,
+            max_workgroup_storage: 32768,
+            max_invocations: 1024,
+            max_workgroup_size: [1024, 1024, 64],
+            max_workgroups_per_dimension: 65535,
+            max_storage_buffers: 8,
+            subgroup_size: (32, 32),
+        },
+        features: ComputeFeatures::default(),
+    }
+}
