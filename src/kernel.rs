@@ -839,7 +839,19 @@ impl<'d> Recorder<'d> {
 
     /// Records a buffer-to-buffer copy.
     pub(crate) fn copy(&mut self, src: &wgpu::Buffer, dst: &wgpu::Buffer, bytes: u64) {
-        self.encoder.copy_buffer_to_buffer(src, 0, dst, 0, bytes);
+        self.copy_at(src, dst, 0, bytes);
+    }
+
+    /// Records copying `bytes` from the start of `src` to `dst` at `dst_offset`.
+    pub(crate) fn copy_at(
+        &mut self,
+        src: &wgpu::Buffer,
+        dst: &wgpu::Buffer,
+        dst_offset: u64,
+        bytes: u64,
+    ) {
+        self.encoder
+            .copy_buffer_to_buffer(src, 0, dst, dst_offset, bytes);
     }
 
     /// Records zero-filling a buffer.

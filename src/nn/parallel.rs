@@ -301,7 +301,15 @@ impl Sequential {
             let table = train::param_table(dev, 2 + drops.len() + ps.len())?;
             let acc = Tensor::zeros(dev, &[4])?;
             let idx = IndexBuffer::new(dev, &vec![0u32; rows])?;
+            let total: u64 = ps.iter().map(|(p, _)| p.numel() as u64 * 4).sum();
+            let staging = dev.wgpu_device().create_buffer(&wgpu::BufferDescriptor {
+                label: Some("suanli gradient readback"),
+                size: total,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
             reps.push(Replica {
+                staging,
                 dev: dev.clone(),
                 model: m,
                 grads,
@@ -372,26 +380,21 @@ impl Sequential {
                         work[d].1 += secs[d];
                     }
                 }
-                // Combine the shard gradients, weighted by shard size, and share them.
-                let mut combined: Vec<Vec<f64>> = Vec::new();
-                for (d, r) in reps.iter().enumerate() {
-                    if sizes[d] == 0 {
-                        continue;
-                    }
+                // Combine the shard gradients (copied to each device's staging buffer in the
+                // same submission as the shard), weighted by shard size, and share them.
+                let mut combined: Vec<f64> = vec![0.0; nparams];
+                let active: Vec<usize> = (0..nd).filter(|&d| sizes[d] > 0).collect();
+                for (d, v) in read_staging(&reps, &active)? {
                     let w = sizes[d] as f64 / b as f64;
-                    for (k, (_, g)) in r.params().iter().enumerate() {
-                        let v = g.to_vec()?;
-                        if combined.len() <= k {
-                            combined.push(vec![0.0; v.len()]);
-                        }
-                        for (c, x) in combined[k].iter_mut().zip(&v) {
-                            *c += w * *x as f64;
-                        }
+                    for (c, x) in combined.iter_mut().zip(&v) {
+                        *c += w * *x as f64;
                     }
                 }
-                let combined: Vec<Vec<f32>> = combined
-                    .into_iter()
-                    .map(|v| v.into_iter().map(|x| x as f32).collect())
+                let mut combined: Vec<f32> = combined.into_iter().map(|x| x as f32).collect();
+                let combined: Vec<Vec<f32>> = reps[0]
+                    .params()
+                    .iter()
+                    .map(|(p, _)| combined.drain(..p.numel()).collect())
                     .collect();
                 for (r, prog) in reps.iter_mut().zip(&progs) {
                     r.step_optimizer(prog, &rule, &combined, t)?;
@@ -495,6 +498,8 @@ fn data_at(data: &[Dataset], d: usize) -> &Dataset {
 
 /// One device's replica and its training state.
 struct Replica {
+    /// The shard's gradients, all parameters back to back, for one mapping per step.
+    staging: wgpu::Buffer,
     dev: Device,
     model: Sequential,
     grads: Grads,
@@ -576,6 +581,13 @@ impl Replica {
             .map(|&k| ((2 + k) * align) as u32)
             .collect();
         rec.replay_at(&plan.body, &offs)?;
+        // The gradients go to the staging buffer in the same submission.
+        let mut at = 0;
+        for (_, g) in self.params() {
+            let bytes = g.numel() as u64 * 4;
+            rec.copy_at(g.buffer(), &self.staging, at, bytes);
+            at += bytes;
+        }
         let t0 = Instant::now();
         rec.submit()?;
         let flag = Arc::new(Mutex::new(None));
@@ -623,6 +635,55 @@ impl Replica {
     fn weights(&self) -> Result<Vec<Vec<f32>>> {
         self.params().iter().map(|(p, _)| p.to_vec()).collect()
     }
+}
+
+/// Maps the staging buffers of devices `active` (their work is done) and returns their
+/// contents as floats.
+fn read_staging(reps: &[Replica], active: &[usize]) -> Result<Vec<(usize, Vec<f32>)>> {
+    let mut rx = Vec::with_capacity(active.len());
+    for &d in active {
+        let (tx, r) = std::sync::mpsc::channel();
+        reps[d]
+            .staging
+            .map_async(wgpu::MapMode::Read, .., move |res| {
+                let _ = tx.send(res);
+            });
+        rx.push((d, r));
+    }
+    let mut out = Vec::with_capacity(active.len());
+    for (d, r) in rx {
+        let dev = &reps[d].dev;
+        dev.synchronize()?;
+        let deadline = Instant::now() + dev.timeout();
+        let res = loop {
+            match r.recv_timeout(Duration::from_millis(1)) {
+                Ok(res) => break res,
+                Err(_) if Instant::now() > deadline => {
+                    return Err(Error::Timeout {
+                        op: "fit_parallel (gradient readback)",
+                        seconds: dev.timeout().as_secs_f64(),
+                    })
+                }
+                Err(_) => {
+                    let _ = dev.wgpu_device().poll(wgpu::PollType::Poll);
+                }
+            }
+        };
+        res.map_err(|e| Error::Gpu {
+            op: "fit_parallel (gradient readback)",
+            message: e.to_string(),
+        })?;
+        let staging = &reps[d].staging;
+        let view = staging.get_mapped_range(..).map_err(|e| Error::Gpu {
+            op: "fit_parallel (gradient readback)",
+            message: e.to_string(),
+        })?;
+        let v: Vec<f32> = bytemuck::pod_collect_to_vec(&view);
+        drop(view);
+        staging.unmap();
+        out.push((d, v));
+    }
+    Ok(out)
 }
 
 /// Waits until every pending shard's device reports its work done; returns each device's
