@@ -11,8 +11,9 @@
 //!
 //! A [`Balancer`] sets the shares: equal at first (or from
 //! [`ParallelOptions::initial_shares`]), then from each device's measured throughput
-//! (samples/s of its shard, smoothed), moved halfway to the target each step, with a dead
-//! band so they settle instead of oscillating and a floor so no device drops out. A device
+//! (samples/s of its shard, smoothed), moved halfway to the target each step. They hold
+//! while the devices finish within 5% of each other, and within a dead band of the target,
+//! so they settle instead of oscillating; a floor keeps every device in. A device
 //! whose sensor reports throttling, or a temperature at or above the watch's threshold, gets
 //! its target cut by a fifth (and the event is logged).
 
@@ -35,6 +36,12 @@ use crate::{Device, Error, Result, Tensor};
 pub struct Balancer {
     shares: Vec<f64>,
     rates: Vec<Option<f64>>,
+    /// Smoothed shard seconds per device.
+    times: Vec<Option<f64>>,
+    /// Shares hold while the smoothed finish times differ by less than this fraction
+    /// (default 0.05): when every device finishes together there is nothing to gain, and
+    /// step-time noise would otherwise walk the shares around.
+    pub time_band: f64,
     /// No device's share goes below this (default `0.25 / devices`).
     pub min_share: f64,
     /// Targets closer than this to the current share are ignored (default 0.01).
@@ -53,6 +60,8 @@ impl Balancer {
         Balancer {
             shares,
             rates: vec![None; n],
+            times: vec![None; n],
+            time_band: 0.05,
             min_share: 0.25 / n as f64,
             dead_band: 0.01,
         }
@@ -97,8 +106,17 @@ impl Balancer {
             }
             let r = sizes[d] as f64 / secs[d];
             self.rates[d] = Some(self.rates[d].map_or(r, |old| 0.5 * old + 0.5 * r));
+            self.times[d] = Some(self.times[d].map_or(secs[d], |old| 0.5 * old + 0.5 * secs[d]));
         }
         if self.rates.iter().any(Option::is_none) {
+            return;
+        }
+        let (lo, hi) = self
+            .times
+            .iter()
+            .flatten()
+            .fold((f64::INFINITY, 0.0f64), |(l, h), &t| (l.min(t), h.max(t)));
+        if hi / lo - 1.0 < self.time_band && penalty.iter().all(|p| *p == 1.0) {
             return;
         }
         let weighted: Vec<f64> = self
