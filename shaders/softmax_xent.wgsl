@@ -152,3 +152,47 @@ fn xent_metrics_forward(@builtin(local_invocation_index) li: u32) {
         m_acc[2] += f32(p4.rows);
     }
 }
+
+// Training step's loss end, fused: xent_backward and xent_metrics_forward in one dispatch of
+// one work-group (for batches up to a few thousand rows, where a second dispatch costs more
+// than the rows): per row the loss and (softmax - onehot)·scale, and the metrics'
+// accumulation with the same row partition and tree as xent_metrics_forward, so the results
+// are the same bits as the two kernels'.
+// Bindings: x, labels (read-only), loss, grad, acc (read-write), params(5).
+@group(0) @binding(4) var<storage, read_write> t_acc: array<f32>;
+@group(0) @binding(5) var<uniform> p5: Params;
+
+@compute @workgroup_size(64)
+fn xent_train_forward(@builtin(local_invocation_index) li: u32) {
+    let cols = p5.cols;
+    var part = vec2<f32>(0.0);
+    for (var r = li; r < p5.rows; r += WG) {
+        let ms = row_loss(r, cols);
+        let base = r * cols;
+        let label = u32(labels[r]);
+        let inv = 1.0 / ms.y;
+        var best = 0u;
+        for (var c = 0u; c < cols; c++) {
+            let v = x[base + c];
+            let sm = select(exp(v - ms.x) * inv, v, FROM_PROBS);
+            grad[base + c] = (sm - select(0.0, 1.0, c == label)) * p5.scale;
+            if (v > x[base + best]) {
+                best = c;
+            }
+        }
+        part += vec2<f32>(loss[r], select(0.0, 1.0, best == label));
+    }
+    m_part[li] = part;
+    workgroupBarrier();
+    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
+        if (li < stride) {
+            m_part[li] += m_part[li + stride];
+        }
+        workgroupBarrier();
+    }
+    if (li == 0u) {
+        t_acc[0] += m_part[0].x;
+        t_acc[1] += m_part[0].y;
+        t_acc[2] += f32(p5.rows);
+    }
+}

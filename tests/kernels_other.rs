@@ -782,3 +782,96 @@ fn dropout_backward_is_the_mask_by_finite_differences() {
         );
     }
 }
+
+#[test]
+fn fused_training_xent_matches_the_two_kernels_and_the_reference() {
+    use suanli::kernels::softmax_xent;
+    let dev = dev_or_skip!();
+    let mut rng = suanli::random::Rng::new(17);
+    for &(r, c) in &[
+        (1usize, 10usize),
+        (7, 1),
+        (63, 17),
+        (65, 10),
+        (783, 10),
+        (130, 3),
+    ] {
+        let x: Vec<f32> = random_vec(r * c, (r * 31 + c) as u64)
+            .iter()
+            .map(|v| 4.0 * v)
+            .collect();
+        let labels: Vec<u32> = (0..r).map(|_| rng.below(c as u64) as u32).collect();
+        let lab_f: Vec<f32> = labels.iter().map(|&l| l as f32).collect();
+        let xt = Tensor::from_slice(&dev, &x, &[r, c]).unwrap();
+        let lt = Tensor::from_slice(&dev, &lab_f, &[r]).unwrap();
+        let run = |fused: bool| {
+            let loss = Tensor::full(&dev, &[r], f32::NAN).unwrap();
+            let grad = Tensor::full(&dev, &[r, c], f32::NAN).unwrap();
+            let acc = Tensor::zeros(&dev, &[4]).unwrap();
+            let mut rec = dev.recorder();
+            let (xb, lb) = (xt.buffer(), lt.buffer());
+            let scale = 1.0 / r as f32;
+            if fused {
+                softmax_xent::xent_train(
+                    &mut rec,
+                    xb,
+                    lb,
+                    loss.buffer(),
+                    grad.buffer(),
+                    acc.buffer(),
+                    r,
+                    c,
+                    scale,
+                    false,
+                )
+                .unwrap();
+            } else {
+                softmax_xent::xent(
+                    &mut rec,
+                    xb,
+                    lb,
+                    loss.buffer(),
+                    Some(grad.buffer()),
+                    r,
+                    c,
+                    scale,
+                    false,
+                )
+                .unwrap();
+                softmax_xent::metrics(&mut rec, xb, lb, loss.buffer(), acc.buffer(), r, c).unwrap();
+            }
+            rec.submit().unwrap();
+            (
+                loss.to_vec().unwrap(),
+                grad.to_vec().unwrap(),
+                acc.to_vec().unwrap(),
+            )
+        };
+        let (fl, fg, fa) = run(true);
+        let (sl, sg, sa) = run(false);
+        assert_eq!(
+            (&fl, &fg, &fa[..3]),
+            (&sl, &sg, &sa[..3]),
+            "r={r} c={c}: fused differs"
+        );
+        // Against the f64 reference.
+        let (want_loss, want_grad) = reference::xent(&x, &labels, r, c, 1.0 / r as f64);
+        assert_rel_l2(&format!("loss r={r} c={c}"), &fl, &want_loss, 1e-5);
+        assert_rel_l2(&format!("grad r={r} c={c}"), &fg, &want_grad, 1e-5);
+        let correct = (0..r)
+            .filter(|&i| {
+                let row = &x[i * c..(i + 1) * c];
+                let best = (0..c).fold(0, |b, j| if row[j] > row[b] { j } else { b });
+                best == labels[i] as usize
+            })
+            .count();
+        assert_eq!(fa[1] as usize, correct, "r={r} c={c}");
+        assert_eq!(fa[2] as usize, r);
+        let total: f64 = want_loss.iter().sum();
+        assert!(
+            (fa[0] as f64 - total).abs() <= 1e-5 * total.abs().max(1.0),
+            "{} vs {total}",
+            fa[0]
+        );
+    }
+}

@@ -35,8 +35,20 @@ pub const METRICS: KernelSpec = KernelSpec {
     bindings: &[RO, RO, RO, RW, U],
 };
 
+/// [`XENT_BACKWARD`] and [`METRICS`] in one single-work-group dispatch, same bits.
+/// Bindings: x, labels, loss, grad, acc, params.
+pub const XENT_TRAIN: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "xent_train_forward",
+    bindings: &[RO, RO, RW, RW, RW, U],
+};
+
 /// Every entry point of this family.
-pub const KERNELS: &[KernelSpec] = &[SOFTMAX, XENT, XENT_BACKWARD, METRICS];
+pub const KERNELS: &[KernelSpec] = &[SOFTMAX, XENT, XENT_BACKWARD, METRICS, XENT_TRAIN];
+
+/// Largest batch the fused training kernel takes (one work-group loops over the rows); above
+/// it [`xent_train`] records the two kernels.
+pub const FUSED_MAX_ROWS: usize = 4096;
 
 /// Mirrors `Params` in softmax_xent.wgsl (the row-wise families share one layout).
 pub type Params = super::RowParams;
@@ -138,4 +150,51 @@ pub fn metrics(
     let r = rows as u64 * 4;
     let bufs = [(x, r * cols as u64), (labels, r), (loss, r), (acc, 12)];
     rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), [1, 1, 1])
+}
+
+/// The loss end of a training step: per-row loss and `grad = (softmax − onehot)·scale`, and
+/// `acc += [Σ loss, #correct, rows]`. One dispatch up to [`FUSED_MAX_ROWS`] rows (the same
+/// bits as [`xent`] then [`metrics`], which it records above that).
+#[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
+pub fn xent_train(
+    rec: &mut Recorder<'_>,
+    x: &wgpu::Buffer,
+    labels: &wgpu::Buffer,
+    loss: &wgpu::Buffer,
+    grad: &wgpu::Buffer,
+    acc: &wgpu::Buffer,
+    rows: usize,
+    cols: usize,
+    scale: f32,
+    from_probs: bool,
+) -> Result<()> {
+    if rows > FUSED_MAX_ROWS {
+        xent(
+            rec,
+            x,
+            labels,
+            loss,
+            Some(grad),
+            rows,
+            cols,
+            scale,
+            from_probs,
+        )?;
+        return metrics(rec, x, labels, loss, acc, rows, cols);
+    }
+    let pipe = rec.pipeline(&XENT_TRAIN, &[("FROM_PROBS", from_probs as u32 as f64)])?;
+    let p = Params {
+        rows: rows as u32,
+        cols: cols as u32,
+        scale,
+        _pad: 0,
+    };
+    let n = (rows * cols) as u64 * 4;
+    let r = rows as u64 * 4;
+    rec.dispatch(
+        &pipe,
+        &[(x, n), (labels, r), (loss, r), (grad, n), (acc, 12)],
+        Some(bytemuck::bytes_of(&p)),
+        [1, 1, 1],
+    )
 }

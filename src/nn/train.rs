@@ -203,14 +203,26 @@ pub(crate) fn plan(
         Loss::MeanSquaredError => Some(DenseLoss::MeanSquared),
     };
     match dense {
+        // Training: loss, gradient and metrics in one dispatch.
+        None if training => softmax_xent::xent_train(
+            &mut rec,
+            last.buffer(),
+            y.buffer(),
+            loss.buffer(),
+            dz_last.buffer(),
+            acc.buffer(),
+            b,
+            classes,
+            scale,
+            false,
+        )?,
         None => {
-            let g = grads.map(|_| dz_last.buffer());
             softmax_xent::xent(
                 &mut rec,
                 last.buffer(),
                 y.buffer(),
                 loss.buffer(),
-                g,
+                None,
                 b,
                 classes,
                 scale,
