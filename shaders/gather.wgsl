@@ -65,3 +65,40 @@ fn gather_u8x4_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
     let bytes = vec4<u32>(word & 0xffu, (word >> 8u) & 0xffu, (word >> 16u) & 0xffu, word >> 24u);
     out4[b * words + w] = vec4<f32>(bytes) * p.scale;
 }
+
+// gather_u8x4_forward and the batch's targets in one dispatch (a training step's gather):
+// invocation (w, b) writes word w of row b's pixels when w < row_len / 4, and target w of
+// row b when w < target_len (the grid covers the larger of the two).
+// Bindings: data, indices, targets (read-only), x (vec4), y (read-write), params.
+struct PairParams {
+    x: Params,
+    target_len: u32,
+    _p1: u32,
+    _p2: u32,
+    _p3: u32,
+}
+
+@group(0) @binding(2) var<storage, read> pair_targets: array<f32>;
+@group(0) @binding(3) var<storage, read_write> pair_x: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> pair_y: array<f32>;
+@group(0) @binding(5) var<uniform> pair_p: PairParams;
+
+@compute @workgroup_size(256)
+fn gather_u8x4_pair_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let w = gid.x;
+    let b = gid.y;
+    if (b >= pair_p.x.batch) {
+        return;
+    }
+    let row = indices[pair_p.x.offset + b];
+    let words = pair_p.x.row_len / 4u;
+    if (w < words) {
+        let word = data[row * words + w];
+        let bytes = vec4<u32>(word & 0xffu, (word >> 8u) & 0xffu, (word >> 16u) & 0xffu, word >> 24u);
+        pair_x[b * words + w] = vec4<f32>(bytes) * pair_p.x.scale;
+    }
+    let tl = pair_p.target_len;
+    if (w < tl) {
+        pair_y[b * tl + w] = pair_targets[row * tl + w];
+    }
+}

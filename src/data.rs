@@ -442,7 +442,14 @@ impl Dataset {
         ]
     }
 
-    /// Records gathering rows `indices[offset..offset + batch]` into `x` and `y`.
+    /// Whether features and targets are gathered by one dispatch (byte rows of whole words).
+    fn gathers_as_pair(&self) -> bool {
+        matches!(self.features, Features::U8(..)) && self.row_len.is_multiple_of(4)
+    }
+
+    /// Records gathering rows `indices[offset..offset + batch]` into `x` and `y`: one
+    /// dispatch for byte rows of whole words, two otherwise; their uniforms, in order, are
+    /// [`Dataset::gather_uniforms`].
     #[allow(clippy::too_many_arguments)] // buffers and shape, spelled out
     pub(crate) fn gather(
         &self,
@@ -456,9 +463,32 @@ impl Dataset {
         use crate::kernels::gather;
         let [xr, yr] = self.rows(indices, offset, batch);
         match &self.features {
+            Features::U8(b, _) if self.gathers_as_pair() => {
+                return gather::gather_pair(rec, b, &self.labels, xr, self.target_len, x, y)
+            }
             Features::U8(b, _) => gather::gather(rec, b, xr, x)?,
             Features::F32(t) => gather::gather_f32(rec, t, xr, x)?,
         }
         gather::gather_f32(rec, &self.labels, yr, y)
+    }
+
+    /// The uniforms of [`Dataset::gather`]'s dispatches for another batch of rows (a
+    /// training step writes them into its parameter table).
+    pub(crate) fn gather_uniforms(
+        &self,
+        indices: &IndexBuffer,
+        offset: usize,
+        batch: usize,
+    ) -> Vec<Vec<u8>> {
+        use crate::kernels::gather::PairParams;
+        let [xr, yr] = self.rows(indices, offset, batch);
+        if self.gathers_as_pair() {
+            vec![bytemuck::bytes_of(&PairParams::new(&xr, self.target_len)).to_vec()]
+        } else {
+            vec![
+                bytemuck::bytes_of(&xr.params()).to_vec(),
+                bytemuck::bytes_of(&yr.params()).to_vec(),
+            ]
+        }
     }
 }

@@ -875,3 +875,63 @@ fn fused_training_xent_matches_the_two_kernels_and_the_reference() {
         );
     }
 }
+
+#[test]
+fn pair_gather_matches_pixels_and_targets_of_the_same_rows() {
+    let dev = dev_or_skip!();
+    let mut rng = suanli::random::Rng::new(8);
+    // (rows, row_len, batch, targets per row): MNIST-like, tiny, targets wider than the row.
+    for &(rows, row_len, batch, tl) in &[
+        (10usize, 784usize, 7usize, 1usize),
+        (3, 4, 1, 1),
+        (100, 12, 65, 10),
+        (40, 8, 33, 700),
+    ] {
+        let data: Vec<u8> = (0..rows * row_len).map(|_| rng.below(256) as u8).collect();
+        let targets: Vec<f32> = random_vec(rows * tl, 44 + rows as u64);
+        let idx: Vec<u32> = (0..batch + 3)
+            .map(|_| rng.below(rows as u64) as u32)
+            .collect();
+        let db = ByteBuffer::new(&dev, &data).unwrap();
+        let tt = Tensor::from_slice(&dev, &targets, &[rows * tl]).unwrap();
+        let ib = IndexBuffer::new(&dev, &idx).unwrap();
+        let x = Tensor::full(&dev, &[batch * row_len], f32::NAN).unwrap();
+        let y = Tensor::full(&dev, &[batch * tl], f32::NAN).unwrap();
+        let sel = gather::Rows {
+            indices: &ib,
+            offset: 3,
+            batch,
+            row_len,
+            scale: 1.0 / 255.0,
+        };
+        let mut rec = dev.recorder();
+        gather::gather_pair(&mut rec, &db, &tt, sel, tl, x.buffer(), y.buffer()).unwrap();
+        rec.submit().unwrap();
+        let want_x: Vec<f64> = (0..batch * row_len)
+            .map(|i| data[idx[3 + i / row_len] as usize * row_len + i % row_len] as f64 / 255.0)
+            .collect();
+        let want_y: Vec<f64> = (0..batch * tl)
+            .map(|i| targets[idx[3 + i / tl] as usize * tl + i % tl] as f64)
+            .collect();
+        assert_rel_l2("pair gather x", &x.to_vec().unwrap(), &want_x, 1e-7);
+        let got_y = y.to_vec().unwrap();
+        assert!(
+            got_y.iter().zip(&want_y).all(|(g, w)| *g as f64 == *w),
+            "targets must be copied exactly"
+        );
+    }
+    // Rows that are not whole words are refused (the two-dispatch path takes them).
+    let db = ByteBuffer::new(&dev, &[1, 2, 3]).unwrap();
+    let tt = Tensor::zeros(&dev, &[1]).unwrap();
+    let ib = IndexBuffer::new(&dev, &[0]).unwrap();
+    let x = Tensor::empty(&dev, &[3]).unwrap();
+    let sel = gather::Rows {
+        indices: &ib,
+        offset: 0,
+        batch: 1,
+        row_len: 3,
+        scale: 1.0,
+    };
+    let mut rec = dev.recorder();
+    assert!(gather::gather_pair(&mut rec, &db, &tt, sel, 1, x.buffer(), tt.buffer()).is_err());
+}

@@ -42,8 +42,46 @@ pub const GATHER_X4: KernelSpec = KernelSpec {
     ],
 };
 
+/// [`GATHER_X4`] and the rows' targets in one dispatch. Bindings: data, indices, targets, x,
+/// y, params.
+pub const GATHER_PAIR: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "gather_u8x4_pair_forward",
+    bindings: &[
+        Access::ReadOnly,
+        Access::ReadOnly,
+        Access::ReadOnly,
+        Access::ReadWrite,
+        Access::ReadWrite,
+        Access::Uniform,
+    ],
+};
+
 /// Every entry point of this family.
-pub const KERNELS: &[KernelSpec] = &[GATHER, GATHER_F32, GATHER_X4];
+pub const KERNELS: &[KernelSpec] = &[GATHER, GATHER_F32, GATHER_X4, GATHER_PAIR];
+
+/// Mirrors `PairParams` in gather.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct PairParams {
+    /// The pixels' selection.
+    pub x: Params,
+    /// Targets per row.
+    pub target_len: u32,
+    /// Padding to 32 bytes.
+    pub _pad: [u32; 3],
+}
+
+impl PairParams {
+    /// The uniform for pixels `x` and `target_len` targets per row of the same rows.
+    pub fn new(x: &Rows<'_>, target_len: usize) -> PairParams {
+        PairParams {
+            x: x.params(),
+            target_len: target_len as u32,
+            _pad: [0; 3],
+        }
+    }
+}
 
 /// Mirrors `Params` in gather.wgsl.
 #[repr(C)]
@@ -233,4 +271,56 @@ impl IndexBuffer {
     pub fn buffer(&self) -> &wgpu::Buffer {
         self.buffer.buffer()
     }
+}
+
+/// Records [`gather`] (rows of a multiple of 4 bytes) and the same rows' targets
+/// (`targets`: f32, `target_len` per row) into `x` and `y`, in one dispatch.
+pub fn gather_pair(
+    rec: &mut Recorder<'_>,
+    data: &ByteBuffer,
+    targets: &crate::Tensor,
+    rows: Rows<'_>,
+    target_len: usize,
+    x: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+) -> Result<()> {
+    if !rows.row_len.is_multiple_of(4) {
+        return Err(crate::Error::InvalidArgument {
+            op: "gather_pair",
+            name: "row_len",
+            expected: "a multiple of 4 bytes".into(),
+            found: rows.row_len.to_string(),
+        });
+    }
+    let dev = rec.device();
+    let max = dev.info().limits.max_workgroups_per_dimension as usize;
+    if rows.batch > max {
+        return Err(crate::Error::InvalidArgument {
+            op: "gather_pair",
+            name: "batch",
+            expected: format!("at most {max} rows per gather"),
+            found: rows.batch.to_string(),
+        });
+    }
+    let pipe = rec.pipeline(&GATHER_PAIR, &[])?;
+    let p = PairParams::new(&rows, target_len);
+    let width = (rows.row_len / 4).max(target_len);
+    let groups = [width.div_ceil(256) as u32, rows.batch as u32, 1];
+    let nx = (rows.batch * rows.row_len) as u64;
+    let ny = (rows.batch * target_len) as u64;
+    rec.declare_work(0.0, (nx * 5 + ny * 8 + rows.batch as u64 * 4) as f64);
+    let bufs = [
+        (
+            data.buffer.buffer(),
+            (data.len.div_ceil(4).max(1) * 4) as u64,
+        ),
+        (
+            rows.indices.buffer.buffer(),
+            (rows.indices.len.max(1) * 4) as u64,
+        ),
+        (targets.buffer(), targets.byte_len().max(4)),
+        (x, nx * 4),
+        (y, ny * 4),
+    ];
+    rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), groups)
 }

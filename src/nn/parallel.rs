@@ -578,11 +578,11 @@ impl Replica {
         let plan = &self.plans[&n];
         let align = self.dev.uniform_alignment() as usize;
         let mut bytes = vec![0u8; (2 + self.drops.len()) * align];
-        let [xr, yr] = data.rows(&self.idx, start, n);
         let mut put =
             |slot: usize, v: &[u8]| bytes[slot * align..slot * align + v.len()].copy_from_slice(v);
-        put(0, bytemuck::bytes_of(&xr.params()));
-        put(1, bytemuck::bytes_of(&yr.params()));
+        for (j, u) in data.gather_uniforms(&self.idx, start, n).iter().enumerate() {
+            put(j, u);
+        }
         for (k, &(units, rate)) in self.drops.iter().enumerate() {
             let p =
                 elementwise::dropout_params(n * units, rate, train::dropout_mask_seed(seed, t, k));
@@ -592,7 +592,7 @@ impl Replica {
             .wgpu_queue()
             .write_buffer(self.table.buffer(), 0, &bytes);
         let mut rec = self.dev.recorder();
-        rec.replay_at(&plan.gather, &[0, align as u32])?;
+        rec.replay_at(&plan.gather, &[0, align as u32][..plan.gather.len()])?;
         let offs: Vec<u32> = plan
             .dropout_slots
             .iter()

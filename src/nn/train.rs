@@ -504,9 +504,10 @@ fn run_steps(
     let mut put =
         |slot: usize, v: &[u8]| bytes[slot * align..slot * align + v.len()].copy_from_slice(v);
     for (s, &(offset, b)) in steps.iter().enumerate() {
-        let [xr, yr] = data.rows(idx, offset, b);
-        put(s * slots, bytemuck::bytes_of(&xr.params()));
-        put(s * slots + 1, bytemuck::bytes_of(&yr.params()));
+        // The gather's one or two dispatches: slots 0 and 1.
+        for (j, u) in data.gather_uniforms(idx, offset, b).iter().enumerate() {
+            put(s * slots + j, u);
+        }
         if let Some((_, rule, sizes, t0)) = optim {
             let t = t0 + s as u64 + 1;
             for (k, &(units, rate)) in drops.iter().enumerate() {
@@ -529,7 +530,7 @@ fn run_steps(
             message: format!("internal error: no plan for batch {b}"),
         })?;
         let slot = |j: usize| ((s * slots + j) * align) as u32;
-        rec.replay_at(&plan.gather, &[slot(0), slot(1)])?;
+        rec.replay_at(&plan.gather, &[slot(0), slot(1)][..plan.gather.len()])?;
         let drop_offsets: Vec<u32> = plan.dropout_slots.iter().map(|&k| slot(2 + k)).collect();
         rec.replay_at(&plan.body, &drop_offsets)?;
         if let Some((prog, _, sizes, _)) = optim {
