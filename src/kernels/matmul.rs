@@ -370,15 +370,21 @@ pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Varia
 }
 
 /// Candidates the tuner times on this device.
+///
+/// On a software adapter with the subgroup kernels, the shared-memory tiled kernel is left
+/// out: it is built for hardware GPUs and measured 1.7-2.2 GFLOP/s on llvmpipe against 17-30
+/// for the subgroup kernels, so timing it only lengthens a first run (compile plus ~0.4 s).
 pub fn candidates(dev: &Device) -> Vec<Variant> {
-    [
-        Variant::Tiled,
+    let sg = [
         Variant::Subgroup8 { rows: 16 },
         Variant::Subgroup8 { rows: 32 },
-    ]
-    .into_iter()
-    .filter(|v| v.eligible(dev))
-    .collect()
+    ];
+    let skip_tiled = !dev.is_gpu() && sg.iter().any(|v| v.eligible(dev));
+    std::iter::once(Variant::Tiled)
+        .filter(|_| !skip_tiled)
+        .chain(sg)
+        .filter(|v| v.eligible(dev))
+        .collect()
 }
 
 fn cache_file(dev: &Device) -> Option<std::path::PathBuf> {
