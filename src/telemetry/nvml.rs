@@ -1,6 +1,6 @@
 //! NVIDIA telemetry through NVML, loaded at run time (`libnvidia-ml.so` / `nvml.dll`) by the
 //! `nvml-wrapper` crate: nothing NVIDIA is needed to build, and where the library or driver
-//! is absent [`open`] says so and the adapter's readings are `n/a`.
+//! is absent [`status`] says why and the adapter's readings are `n/a`.
 
 use std::sync::{Arc, OnceLock};
 
