@@ -125,6 +125,20 @@ fn xent_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
 
 var<workgroup> m_part: array<vec2<f32>, 64>;
 
+// Sums the work-group's per-invocation (loss, correct) pairs with a fixed tree (the same bits
+// every run); every invocation gets the total. Call from uniform control flow.
+fn metrics_tree(li: u32, part: vec2<f32>) -> vec2<f32> {
+    m_part[li] = part;
+    workgroupBarrier();
+    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
+        if (li < stride) {
+            m_part[li] += m_part[li + stride];
+        }
+        workgroupBarrier();
+    }
+    return m_part[0];
+}
+
 @compute @workgroup_size(64)
 fn xent_metrics_forward(@builtin(local_invocation_index) li: u32) {
     var part = vec2<f32>(0.0);
@@ -138,17 +152,10 @@ fn xent_metrics_forward(@builtin(local_invocation_index) li: u32) {
         }
         part += vec2<f32>(m_loss[r], select(0.0, 1.0, best == u32(labels[r])));
     }
-    m_part[li] = part;
-    workgroupBarrier();
-    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-        if (li < stride) {
-            m_part[li] += m_part[li + stride];
-        }
-        workgroupBarrier();
-    }
+    let total = metrics_tree(li, part);
     if (li == 0u) {
-        m_acc[0] += m_part[0].x;
-        m_acc[1] += m_part[0].y;
+        m_acc[0] += total.x;
+        m_acc[1] += total.y;
         m_acc[2] += f32(p4.rows);
     }
 }
@@ -182,17 +189,10 @@ fn xent_train_forward(@builtin(local_invocation_index) li: u32) {
         }
         part += vec2<f32>(loss[r], select(0.0, 1.0, best == label));
     }
-    m_part[li] = part;
-    workgroupBarrier();
-    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-        if (li < stride) {
-            m_part[li] += m_part[li + stride];
-        }
-        workgroupBarrier();
-    }
+    let total = metrics_tree(li, part);
     if (li == 0u) {
-        t_acc[0] += m_part[0].x;
-        t_acc[1] += m_part[0].y;
+        t_acc[0] += total.x;
+        t_acc[1] += total.y;
         t_acc[2] += f32(p5.rows);
     }
 }
