@@ -8,8 +8,6 @@
 //! cargo bench --bench parallel -- gpu:0,gpu:1     # real GPUs
 //! ```
 
-use std::time::Instant;
-
 use suanli::data::{Dataset, Mnist};
 use suanli::nn::parallel::ParallelOptions;
 use suanli::nn::{Dense, FitOptions, Loss, Optimizer, Sequential};
@@ -94,9 +92,7 @@ fn main() -> suanli::Result<()> {
     );
     // All devices.
     let mut m = model(&d0)?;
-    let t = Instant::now();
     let p = m.fit_parallel(&group, &sets, opts(), &ParallelOptions::default())?;
-    let _ = t;
     let s = p.history.epoch_seconds[1];
     println!(
         "{:<34} {:>12.2} {:>14.0} {:>16}",

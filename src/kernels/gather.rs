@@ -184,6 +184,28 @@ impl Rows<'_> {
     }
 }
 
+/// The 2-D grid of a gather: x over `width` invocations per row, y over the batch rows.
+fn grid(rec: &Recorder<'_>, op: &'static str, width: usize, batch: usize) -> Result<[u32; 3]> {
+    let max = rec.device().info().limits.max_workgroups_per_dimension as usize;
+    if batch > max {
+        return Err(crate::Error::InvalidArgument {
+            op,
+            name: "batch",
+            expected: format!("at most {max} rows per gather"),
+            found: batch.to_string(),
+        });
+    }
+    Ok([width.div_ceil(256) as u32, batch as u32, 1])
+}
+
+/// The index binding of a selection.
+fn index_binding<'a>(rows: &Rows<'a>) -> (&'a wgpu::Buffer, u64) {
+    (
+        rows.indices.buffer.buffer(),
+        (rows.indices.len.max(1) * 4) as u64,
+    )
+}
+
 fn launch(
     rec: &mut Recorder<'_>,
     spec: &KernelSpec,
@@ -191,37 +213,19 @@ fn launch(
     rows: Rows<'_>,
     out: &wgpu::Buffer,
 ) -> Result<()> {
-    let dev = rec.device();
     let pipe = rec.pipeline(spec, &[])?;
     let p = rows.params();
     let n = (rows.batch * rows.row_len) as u64;
-    // x over a row's elements, y over the batch rows.
-    let max = dev.info().limits.max_workgroups_per_dimension as usize;
-    if rows.batch > max {
-        return Err(crate::Error::InvalidArgument {
-            op: "gather",
-            name: "batch",
-            expected: format!("at most {max} rows per gather"),
-            found: rows.batch.to_string(),
-        });
-    }
     // One invocation per element, or per 4-byte word for the x4 kernel.
     let per_row = if spec.entry == GATHER_X4.entry {
         rows.row_len / 4
     } else {
         rows.row_len
     };
-    let groups = [per_row.div_ceil(256) as u32, rows.batch as u32, 1];
+    let groups = grid(rec, "gather", per_row, rows.batch)?;
     let elem = if spec.entry == GATHER_F32.entry { 4 } else { 1 };
     rec.declare_work(0.0, (n * (elem + 4) + rows.batch as u64 * 4) as f64);
-    let bufs = [
-        data,
-        (
-            rows.indices.buffer.buffer(),
-            (rows.indices.len.max(1) * 4) as u64,
-        ),
-        (out, n * 4),
-    ];
+    let bufs = [data, index_binding(&rows), (out, n * 4)];
     rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), groups)
 }
 
@@ -238,16 +242,7 @@ pub fn gather(
     } else {
         &GATHER
     };
-    launch(
-        rec,
-        spec,
-        (
-            data.buffer.buffer(),
-            (data.len.div_ceil(4).max(1) * 4) as u64,
-        ),
-        rows,
-        out,
-    )
+    launch(rec, spec, data.binding(), rows, out)
 }
 
 /// Records a gather from an f32 dataset into `out`.
@@ -264,6 +259,16 @@ pub fn gather_f32(
         rows,
         out,
     )
+}
+
+impl ByteBuffer {
+    /// The storage binding: the bytes as whole u32 words.
+    fn binding(&self) -> (&wgpu::Buffer, u64) {
+        (
+            self.buffer.buffer(),
+            (self.len.div_ceil(4).max(1) * 4) as u64,
+        )
+    }
 }
 
 impl IndexBuffer {
@@ -292,32 +297,20 @@ pub fn gather_pair(
             found: rows.row_len.to_string(),
         });
     }
-    let dev = rec.device();
-    let max = dev.info().limits.max_workgroups_per_dimension as usize;
-    if rows.batch > max {
-        return Err(crate::Error::InvalidArgument {
-            op: "gather_pair",
-            name: "batch",
-            expected: format!("at most {max} rows per gather"),
-            found: rows.batch.to_string(),
-        });
-    }
+    let groups = grid(
+        rec,
+        "gather_pair",
+        (rows.row_len / 4).max(target_len),
+        rows.batch,
+    )?;
     let pipe = rec.pipeline(&GATHER_PAIR, &[])?;
     let p = PairParams::new(&rows, target_len);
-    let width = (rows.row_len / 4).max(target_len);
-    let groups = [width.div_ceil(256) as u32, rows.batch as u32, 1];
     let nx = (rows.batch * rows.row_len) as u64;
     let ny = (rows.batch * target_len) as u64;
     rec.declare_work(0.0, (nx * 5 + ny * 8 + rows.batch as u64 * 4) as f64);
     let bufs = [
-        (
-            data.buffer.buffer(),
-            (data.len.div_ceil(4).max(1) * 4) as u64,
-        ),
-        (
-            rows.indices.buffer.buffer(),
-            (rows.indices.len.max(1) * 4) as u64,
-        ),
+        data.binding(),
+        index_binding(&rows),
         (targets.buffer(), targets.byte_len().max(4)),
         (x, nx * 4),
         (y, ny * 4),

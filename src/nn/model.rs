@@ -262,7 +262,7 @@ pub(crate) struct Layer {
 
 impl Layer {
     /// Tags the weights as parameters (memory breakdown).
-    fn tag(&self) {
+    pub(crate) fn tag(&self) {
         self.w.set_memory_kind(MemoryKind::Parameters);
         if let Some(b) = &self.b {
             b.set_memory_kind(MemoryKind::Parameters);

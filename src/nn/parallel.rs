@@ -25,7 +25,7 @@ use crate::data::Dataset;
 use crate::group::DeviceGroup;
 use crate::kernel::Program;
 use crate::kernels::gather::IndexBuffer;
-use crate::kernels::{elementwise, optim};
+use crate::kernels::optim;
 use crate::memory::MemoryKind;
 use crate::nn::model::{FitOptions, History, Sequential};
 use crate::nn::train::{self, Grads, Plan};
@@ -211,10 +211,7 @@ impl Sequential {
             if let Some(b) = &l.b {
                 r.b = Some(Tensor::from_slice(device, &b.to_vec()?, b.shape())?);
             }
-            r.w.set_memory_kind(MemoryKind::Parameters);
-            if let Some(b) = &r.b {
-                b.set_memory_kind(MemoryKind::Parameters);
-            }
+            r.tag();
         }
         if let (Some(o), Some(l)) = (self.optimizer, self.loss) {
             m.compile(o, l)?;
@@ -300,21 +297,8 @@ impl Sequential {
             m.check_dataset("fit_parallel", ds)?;
             let grads = Grads::new(&m)?;
             let ps = train::params(&m, &grads);
-            let rule0 = optimizer.rule(optimizer.lr());
-            if m.opt_state.len() != ps.len() {
-                m.opt_state = ps
-                    .iter()
-                    .map(|(p, _)| {
-                        (0..rule0.state_count())
-                            .map(|_| {
-                                let t = Tensor::zeros(dev, &[p.numel()])?;
-                                t.set_memory_kind(MemoryKind::OptimizerState);
-                                Ok(t)
-                            })
-                            .collect::<Result<Vec<_>>>()
-                    })
-                    .collect::<Result<_>>()?;
-            }
+            let sizes: Vec<usize> = ps.iter().map(|(p, _)| p.numel()).collect();
+            train::init_opt_state(&mut m, &optimizer.rule(optimizer.lr()), &sizes)?;
             let drops = train::dropout_specs(&m);
             let table = train::param_table(dev, 2 + drops.len() + ps.len())?;
             let acc = Tensor::zeros(dev, &[4])?;
@@ -382,7 +366,7 @@ impl Sequential {
                     let n = sizes[d];
                     if n > 0 {
                         fresh[d] = !r.plans.contains_key(&n);
-                        pending.push((d, r.shard(data_at(data, d), start, n, o.seed, t)?));
+                        pending.push((d, r.shard(&data[d], start, n, o.seed, t)?));
                     }
                     start += n;
                 }
@@ -510,10 +494,6 @@ impl Sequential {
     }
 }
 
-fn data_at(data: &[Dataset], d: usize) -> &Dataset {
-    &data[d]
-}
-
 /// One device's replica and its training state.
 struct Replica {
     /// The shard's gradients, all parameters back to back, for one mapping per step.
@@ -541,13 +521,7 @@ impl Replica {
     }
 
     fn optimizer_program(&self, rule: &optim::Rule) -> Result<Program> {
-        let mut rec = self.dev.capture_with_table(self.table.buffer());
-        for (i, (p, g)) in self.params().iter().enumerate() {
-            let st: Vec<&wgpu::Buffer> =
-                self.model.opt_state[i].iter().map(|t| t.buffer()).collect();
-            optim::step(&mut rec, rule, g.buffer(), p.buffer(), &st, p.numel(), 1)?;
-        }
-        Ok(rec.finish_capture())
+        train::optimizer_program(&self.model, rule, &self.params(), &self.table)
     }
 
     /// Submits the forward and backward pass over permutation rows `start..start + n` and
@@ -578,16 +552,16 @@ impl Replica {
         let plan = &self.plans[&n];
         let align = self.dev.uniform_alignment() as usize;
         let mut bytes = vec![0u8; (2 + self.drops.len()) * align];
-        let mut put =
-            |slot: usize, v: &[u8]| bytes[slot * align..slot * align + v.len()].copy_from_slice(v);
-        for (j, u) in data.gather_uniforms(&self.idx, start, n).iter().enumerate() {
-            put(j, u);
-        }
-        for (k, &(units, rate)) in self.drops.iter().enumerate() {
-            let p =
-                elementwise::dropout_params(n * units, rate, train::dropout_mask_seed(seed, t, k));
-            put(2 + k, bytemuck::bytes_of(&p));
-        }
+        train::put_step_uniforms(
+            data,
+            &self.idx,
+            start,
+            n,
+            &self.drops,
+            seed,
+            t,
+            &mut |j, u| bytes[j * align..j * align + u.len()].copy_from_slice(u),
+        );
         self.dev
             .wgpu_queue()
             .write_buffer(self.table.buffer(), 0, &bytes);

@@ -504,16 +504,12 @@ fn run_steps(
     let mut put =
         |slot: usize, v: &[u8]| bytes[slot * align..slot * align + v.len()].copy_from_slice(v);
     for (s, &(offset, b)) in steps.iter().enumerate() {
-        // The gather's one or two dispatches: slots 0 and 1.
-        for (j, u) in data.gather_uniforms(idx, offset, b).iter().enumerate() {
-            put(s * slots + j, u);
-        }
-        if let Some((_, rule, sizes, t0)) = optim {
-            let t = t0 + s as u64 + 1;
-            for (k, &(units, rate)) in drops.iter().enumerate() {
-                let p = elementwise::dropout_params(b * units, rate, dropout_mask_seed(seed, t, k));
-                put(s * slots + 2 + k, bytemuck::bytes_of(&p));
-            }
+        let t = optim.map_or(0, |o| o.3 + s as u64 + 1);
+        let drops = if optim.is_some() { drops } else { &[] };
+        put_step_uniforms(data, idx, offset, b, drops, seed, t, &mut |j, u| {
+            put(s * slots + j, u)
+        });
+        if let Some((_, rule, sizes, _)) = optim {
             for (i, &n) in sizes.iter().enumerate() {
                 put(
                     s * slots + 2 + nd + i,
@@ -547,6 +543,67 @@ pub(crate) fn param_table(dev: &Device, slots: usize) -> Result<Tensor> {
     let t = Tensor::empty(dev, &[CHUNK * slots * dev.uniform_alignment() as usize / 4])?;
     t.set_memory_kind(MemoryKind::Activations);
     Ok(t)
+}
+
+/// Zeroed optimizer state for every parameter, unless the model already has it (a
+/// continued `fit` or a loaded checkpoint); fresh state restarts the step count.
+pub(crate) fn init_opt_state(model: &mut Sequential, rule: &Rule, sizes: &[usize]) -> Result<()> {
+    if model.opt_state.len() == sizes.len() {
+        return Ok(());
+    }
+    let dev = model.device.clone();
+    model.opt_state = sizes
+        .iter()
+        .map(|&n| {
+            (0..rule.state_count())
+                .map(|_| {
+                    let t = Tensor::zeros(&dev, &[n])?;
+                    t.set_memory_kind(MemoryKind::OptimizerState);
+                    Ok(t)
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<_>>()?;
+    model.step = 0;
+    Ok(())
+}
+
+/// The optimizer step over `ps` (param, grad) as a program whose uniforms are read from
+/// `table` (bias corrections change every step).
+pub(crate) fn optimizer_program(
+    model: &Sequential,
+    rule: &Rule,
+    ps: &[(Tensor, Tensor)],
+    table: &Tensor,
+) -> Result<Program> {
+    let mut rec = model.device.capture_with_table(table.buffer());
+    for (i, (p, g)) in ps.iter().enumerate() {
+        let st: Vec<&wgpu::Buffer> = model.opt_state[i].iter().map(|t| t.buffer()).collect();
+        optim::step(&mut rec, rule, g.buffer(), p.buffer(), &st, p.numel(), 1)?;
+    }
+    Ok(rec.finish_capture())
+}
+
+/// Writes the uniforms a plan of batch `b` reads at step `t`: the gather's (slots 0 and 1)
+/// and each dropout layer's mask seed (slots `2..2 + drops.len()`), through `put(slot, bytes)`.
+#[allow(clippy::too_many_arguments)] // the step's inputs, spelled out
+pub(crate) fn put_step_uniforms(
+    data: &Dataset,
+    idx: &IndexBuffer,
+    offset: usize,
+    b: usize,
+    drops: &[(usize, f32)],
+    seed: u64,
+    t: u64,
+    put: &mut dyn FnMut(usize, &[u8]),
+) {
+    for (j, u) in data.gather_uniforms(idx, offset, b).iter().enumerate() {
+        put(j, u);
+    }
+    for (k, &(units, rate)) in drops.iter().enumerate() {
+        let p = elementwise::dropout_params(b * units, rate, dropout_mask_seed(seed, t, k));
+        put(2 + k, bytemuck::bytes_of(&p));
+    }
 }
 
 /// `epochs` and `batch_size` are at least 1.
@@ -714,21 +771,7 @@ pub(crate) fn fit(
     let ps = params(model, &grads);
     let sizes: Vec<usize> = ps.iter().map(|(p, _)| p.numel()).collect();
     let rule0 = optimizer.rule(optimizer.lr());
-    if model.opt_state.len() != ps.len() {
-        model.opt_state = sizes
-            .iter()
-            .map(|&n| {
-                (0..rule0.state_count())
-                    .map(|_| {
-                        let t = Tensor::zeros(&dev, &[n])?;
-                        t.set_memory_kind(MemoryKind::OptimizerState);
-                        Ok(t)
-                    })
-                    .collect::<Result<Vec<_>>>()
-            })
-            .collect::<Result<_>>()?;
-        model.step = 0;
-    }
+    init_opt_state(model, &rule0, &sizes)?;
     let idx = IndexBuffer::new(&dev, &vec![0u32; n_train])?;
     let acc = Tensor::zeros(&dev, &[4])?;
     acc.set_memory_kind(MemoryKind::Activations);
@@ -797,12 +840,7 @@ pub(crate) fn fit(
         }
         let rule = optimizer.rule(lr);
         // The optimizer program for this learning rate (uniforms are overwritten per step).
-        let mut rec = dev.capture_with_table(table.buffer());
-        for (i, (p, g)) in ps.iter().enumerate() {
-            let st: Vec<&wgpu::Buffer> = model.opt_state[i].iter().map(|t| t.buffer()).collect();
-            optim::step(&mut rec, &rule, g.buffer(), p.buffer(), &st, p.numel(), 1)?;
-        }
-        let optim_prog = rec.finish_capture();
+        let optim_prog = optimizer_program(model, &rule, &ps, &table)?;
         if o.shuffle {
             shuffle(&mut perm, seed, epoch);
         }
