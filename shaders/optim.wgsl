@@ -1,12 +1,6 @@
-// Fused single-pass optimizer updates over a flat parameter tensor. The host computes the
-// step scalars (bias corrections, learning rate) in f64 and passes them in Params.
-//   sgd_step:     PyTorch SGD: g += wd·θ; v = μ·v + g; g = nesterov ? g + μ·v : v (μ > 0); θ -= lr·g
-//   adam_step:    Adam (Kingma & Ba 2015) with L2 weight decay folded into g (as torch.optim.Adam)
-//   adamw_step:   AdamW (Loshchilov & Hutter 2019): θ *= 1 - lr·wd, then the Adam update
-//                 m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g²;
-//                 θ -= step_size · m / (sqrt(v) / bc2_sqrt + eps)
-//                 with step_size = lr / (1 - β1^t), bc2_sqrt = sqrt(1 - β2^t)
-//   rmsprop_step: v = ρ·v + (1-ρ)·g²; θ -= lr · g / (sqrt(v) + eps)   (g += wd·θ first)
+// Fused single-pass optimizer updates over a flat parameter tensor, one entry point per rule.
+// The rules themselves (formulas and codes) are in the optim_rule.wgsl prelude, shared with
+// the matmul epilogue that updates a weight as its gradient is computed.
 //
 // Each invocation updates four consecutive elements as one vec4 (on llvmpipe a 16-byte load
 // costs about what a 4-byte one does). Buffers are bound rounded up to 16 bytes: the last
@@ -15,32 +9,39 @@
 //
 // Bindings: grad (read-only), param, then state buffers (read-write), params.
 
-struct Params {
-    n: u32,
-    lr: f32,
-    beta1: f32,
-    beta2: f32,
-    eps: f32,
-    weight_decay: f32,
-    step_size: f32,
-    bc2_sqrt: f32,
-    momentum: f32,
-    nesterov: u32,
-    rho: f32,
-    _pad: u32,
-}
-
 @group(0) @binding(0) var<storage, read> grad: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read_write> param: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> state1: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> state2: array<vec4<f32>>;
-@group(0) @binding(3) var<uniform> p3: Params;
-@group(0) @binding(4) var<uniform> p4: Params;
+@group(0) @binding(3) var<uniform> p3: OptParams;
+@group(0) @binding(4) var<uniform> p4: OptParams;
 
 const WG: u32 = 256u;
 
 fn index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.x + gid.y * nwg.x * WG;
+}
+
+// One update of element group i by a rule with one state (SGD, RMSprop): state1 only, so the
+// entry point does not use binding 3 as storage (it is their uniform).
+fn update1(rule: u32, q: OptParams, i: u32) {
+    var s1 = vec4<f32>(0.0);
+    if (opt_uses_s1(rule, q)) {
+        s1 = state1[i];
+    }
+    let o = opt_apply(rule, q, param[i], grad[i], s1, vec4<f32>(0.0));
+    if (opt_uses_s1(rule, q)) {
+        state1[i] = o.s1;
+    }
+    param[i] = o.theta;
+}
+
+// One update of element group i by a rule with two states (Adam, AdamW).
+fn update2(rule: u32, q: OptParams, i: u32) {
+    let o = opt_apply(rule, q, param[i], grad[i], state1[i], state2[i]);
+    state1[i] = o.s1;
+    state2[i] = o.s2;
+    param[i] = o.theta;
 }
 
 // Bindings: grad, param, velocity, params(3).
@@ -50,29 +51,7 @@ fn sgd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     if (i * 4u >= p3.n) {
         return;
     }
-    let theta = param[i];
-    var g = grad[i] + p3.weight_decay * theta;
-    if (p3.momentum > 0.0) {
-        let v = p3.momentum * state1[i] + g;
-        state1[i] = v;
-        g = select(v, g + p3.momentum * v, p3.nesterov != 0u);
-    }
-    param[i] = theta - p3.lr * g;
-}
-
-fn adam(i: u32, decoupled: bool) {
-    var theta = param[i];
-    var g = grad[i];
-    if (decoupled) {
-        theta *= 1.0 - p4.lr * p4.weight_decay;
-    } else {
-        g += p4.weight_decay * theta;
-    }
-    let m = p4.beta1 * state1[i] + (1.0 - p4.beta1) * g;
-    let v = p4.beta2 * state2[i] + (1.0 - p4.beta2) * g * g;
-    state1[i] = m;
-    state2[i] = v;
-    param[i] = theta - p4.step_size * m / (sqrt(v) / p4.bc2_sqrt + p4.eps);
+    update1(OPT_SGD, p3, i);
 }
 
 // Bindings: grad, param, m, v, params(4).
@@ -82,7 +61,7 @@ fn adam_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     if (i * 4u >= p4.n) {
         return;
     }
-    adam(i, false);
+    update2(OPT_ADAM, p4, i);
 }
 
 // Bindings: grad, param, m, v, params(4).
@@ -92,7 +71,7 @@ fn adamw_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     if (i * 4u >= p4.n) {
         return;
     }
-    adam(i, true);
+    update2(OPT_ADAMW, p4, i);
 }
 
 // Bindings: grad, param, v (mean square), params(3).
@@ -102,9 +81,5 @@ fn rmsprop_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     if (i * 4u >= p3.n) {
         return;
     }
-    let theta = param[i];
-    let g = grad[i] + p3.weight_decay * theta;
-    let v = p3.rho * state1[i] + (1.0 - p3.rho) * g * g;
-    state1[i] = v;
-    param[i] = theta - p3.lr * g / (sqrt(v) + p3.eps);
+    update1(OPT_RMSPROP, p3, i);
 }

@@ -256,3 +256,84 @@ fn parallel_fit_rejects_mismatched_data() {
         .unwrap_err();
     assert!(matches!(e, suanli::Error::DeviceMismatch { .. }), "{e}");
 }
+
+/// `fit` applies the optimizer inside each layer's weight-gradient product; `fit_parallel`
+/// (here on one device) writes gradients and runs the separate optimizer kernels. Both run
+/// the same rule code (optim_rule.wgsl) on the same gradients, so 30 steps of every optimizer
+/// (with a bias-less layer among them) must agree.
+#[test]
+fn fused_optimizer_step_equals_the_separate_one_for_every_optimizer() {
+    let Some(dev) = common::own_device(None) else {
+        return;
+    };
+    let group = DeviceGroup::from_devices(vec![dev.clone()]).unwrap();
+    let (x, y) = rows(960); // 30 steps of 32
+    let data = Dataset::from_f32(&dev, &x, 10, &y).unwrap();
+    let opts = || FitOptions {
+        epochs: 1,
+        batch_size: 32,
+        seed: 4,
+        verbose: false,
+        ..Default::default()
+    };
+    for opt in [
+        Optimizer::Sgd {
+            lr: 0.05,
+            momentum: 0.9,
+            nesterov: true,
+        },
+        Optimizer::adam(),
+        Optimizer::AdamW {
+            lr: 3e-3,
+            weight_decay: 0.004,
+        },
+        Optimizer::RmsProp { lr: 1e-3, rho: 0.9 },
+    ] {
+        let build = || {
+            let mut m = Sequential::with_seed(&dev, 8);
+            m.add(Dense::new(24, "relu").input_dim(10)).unwrap();
+            m.add(Dense::new(16, "tanh").use_bias(false)).unwrap();
+            m.add(Dense::new(4, "softmax")).unwrap();
+            m.compile(opt, Loss::SparseCategoricalCrossentropy).unwrap();
+            m
+        };
+        let mut fused = build();
+        let h = fused.fit(&data, opts()).unwrap();
+        let mut separate = build();
+        let p = separate
+            .fit_parallel(
+                &group,
+                std::slice::from_ref(&data),
+                opts(),
+                &ParallelOptions::default(),
+            )
+            .unwrap();
+        let (a, b) = (weights(&fused), weights(&separate));
+        let before = weights(&build());
+        // The weights moved, and both paths moved them the same way.
+        let moved: f64 = a
+            .iter()
+            .zip(&before)
+            .map(|(u, v)| ((u - v) as f64).powi(2))
+            .sum();
+        assert!(moved > 0.0, "{opt:?}: fit left the weights unchanged");
+        let num: f64 = a
+            .iter()
+            .zip(&b)
+            .map(|(u, v)| ((u - v) as f64).powi(2))
+            .sum();
+        let den: f64 = a.iter().map(|u| (*u as f64).powi(2)).sum();
+        let rel = (num / den).sqrt();
+        eprintln!("{opt:?}: relative L2 difference fused vs separate {rel:e}");
+        assert!(
+            rel < 1e-6,
+            "{opt:?}: relative L2 difference {rel:e} after 30 steps"
+        );
+        assert!(
+            (h.loss[0] - p.history.loss[0]).abs() < 1e-6 * h.loss[0],
+            "{opt:?}: loss {} vs {}",
+            h.loss[0],
+            p.history.loss[0]
+        );
+    }
+}

@@ -18,20 +18,29 @@
 use std::time::Instant;
 
 use crate::kernel::{Access, KernelSpec, Recorder, Shader};
+use crate::kernels::optim::{self, Rule};
 use crate::{Device, Error, Result};
 
-/// matmul.wgsl, after the activation prelude.
-pub const SHADER: Shader = crate::shader!("matmul" after "activation");
-/// matmul_subgroup.wgsl, after the activation prelude and matmul.wgsl (whose helpers it uses).
-pub const SHADER_SUBGROUP: Shader = crate::shader!("matmul_subgroup" after "activation", "matmul");
+/// matmul.wgsl, after the activation and optimizer-rule preludes.
+pub const SHADER: Shader = crate::shader!("matmul" after "activation", "optim_rule");
+/// matmul_subgroup.wgsl, after the preludes and matmul.wgsl (whose helpers it uses).
+pub const SHADER_SUBGROUP: Shader =
+    crate::shader!("matmul_subgroup" after "activation", "optim_rule", "matmul");
 
 const BINDINGS: &[Access] = &[
     Access::ReadOnly,  // a
     Access::ReadOnly,  // b
     Access::ReadWrite, // aux: bias, column sums or gate (a dummy when unused)
     Access::ReadWrite, // c
+    Access::ReadWrite, // st1: C's first optimizer state (a dummy without an update)
+    Access::ReadWrite, // st2: C's second optimizer state
+    Access::ReadWrite, // bst1: the bias's first optimizer state
+    Access::ReadWrite, // bst2: the bias's second optimizer state
     Access::Uniform,   // params
 ];
+
+/// Storage buffers a matmul binds (the kernels declare eight).
+const STORAGE_BINDINGS: u32 = 8;
 
 /// One output per invocation: the baseline.
 pub const NAIVE: KernelSpec = KernelSpec {
@@ -83,6 +92,8 @@ pub struct Params {
     pub k: u32,
     /// Leaky-ReLU slope.
     pub alpha: f32,
+    /// The optimizer step of [`Epilogue::Update`] (zero otherwise).
+    pub q: optim::Params,
 }
 
 /// An activation function, fused into matmul epilogues and used by elementwise kernels.
@@ -154,6 +165,11 @@ pub enum Variant {
     },
 }
 
+/// Below this N or K a product counts as narrow (see [`Variant::for_shape`]).
+const NARROW: u32 = 16;
+/// The most multiply-adds a narrow product may have and still go to the naive kernel.
+const NARROW_MACS: u64 = 1 << 20;
+
 /// Whether the aligned vec4 twin of the subgroup kernel applies to these arguments.
 fn vec4_ok(args: &MatmulArgs<'_>) -> bool {
     match args.layout {
@@ -218,9 +234,25 @@ impl Variant {
         }
     }
 
-    /// The variant actually run for `m` rows: the 16-row subgroup kernel when `m` is small,
-    /// so a batch of 1 does not compute 32 clamped rows. (Switching narrow outputs, N < 32, to
-    /// the naive kernel measured no better in training on lavapipe: 6.3 s vs 6.8 s an epoch.)
+    /// The variant [`record`] runs for an (M, N, K) product with this device choice: the naive
+    /// kernel for a narrow product (N or K below 16, at most 2²⁰ multiply-adds: the 64→10
+    /// layer of an MLP and its gradients), the choice itself otherwise.
+    ///
+    /// The subgroup kernel works on 32-wide blocks of N and K, so on a narrow product most of
+    /// its lanes compute padding, and at these sizes a dispatch costs the same either way on
+    /// lavapipe (130-230 µs, set by the dispatch itself). What differs is compilation: each
+    /// specialisation of the unrolled subgroup kernel takes 1.4-3.4 s of LLVM time on a cold
+    /// shader cache, the naive kernel about 15 ms.
+    pub fn for_shape(self, m: u32, n: u32, k: u32) -> Variant {
+        let macs = m as u64 * n as u64 * k as u64;
+        match self {
+            Variant::Subgroup8 { .. } if n.min(k) < NARROW && macs <= NARROW_MACS => Variant::Naive,
+            v => v,
+        }
+    }
+
+    /// The subgroup kernel's row count for `m` rows: 16 when `m` is small, so a batch of 1
+    /// does not compute 32 clamped rows.
     fn for_rows(self, m: u32) -> Variant {
         match self {
             Variant::Subgroup8 { .. } if m <= 16 => Variant::Subgroup8 { rows: 16 },
@@ -244,6 +276,40 @@ pub enum Epilogue<'a> {
     /// activation whose derivative is a function of its output: backprop `dz = (dy·Wᵀ) ⊙ f'(y)`
     /// in one kernel. The matmul's own activation must then be linear.
     Gate(&'a wgpu::Buffer, Activation),
+    /// The product is the gradient of C, which holds a parameter: C is updated in place by an
+    /// optimizer step instead of being overwritten (and with a bias, the column sums of op(B)
+    /// update it too). A weight-gradient product `xᵀ·dz` with this epilogue is a whole
+    /// optimizer step for a dense layer: no gradient buffer, no separate optimizer dispatch.
+    /// The activation must be linear and `accumulate` false.
+    Update(Update<'a>),
+}
+
+/// An optimizer step fused into the matmul epilogue ([`Epilogue::Update`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Update<'a> {
+    /// The rule and its hyper-parameters.
+    pub rule: Rule,
+    /// The step number `t` (1-based) of the recorded uniform. A program captured with a
+    /// parameter table reads its step scalars from the table instead (see
+    /// [`update_params`]).
+    pub step: u64,
+    /// C's optimizer states: [`Rule::state_count`] buffers of M·N elements.
+    pub state: &'a [&'a wgpu::Buffer],
+    /// The bias (N elements) and its states, updated with the column sums of op(B) as its
+    /// gradient.
+    pub bias: Option<(&'a wgpu::Buffer, &'a [&'a wgpu::Buffer])>,
+}
+
+/// The uniform of an [`Epilogue::Update`] matmul of shape (M, N, K) at step `t`: what a
+/// training loop writes into its parameter table every step.
+pub fn update_params(m: u32, n: u32, k: u32, rule: &Rule, t: u64) -> Params {
+    Params {
+        m,
+        n,
+        k,
+        alpha: 0.0,
+        q: rule.params(m as usize * n as usize, t),
+    }
 }
 
 impl Epilogue<'_> {
@@ -253,6 +319,7 @@ impl Epilogue<'_> {
             Epilogue::Bias(_) => 1,
             Epilogue::ColSum(_) => 2,
             Epilogue::Gate(..) => 3,
+            Epilogue::Update(u) => 2 * u.bias.is_some() as u32,
         }
     }
 }
@@ -282,9 +349,10 @@ pub struct MatmulArgs<'a> {
     pub accumulate: bool,
 }
 
-/// Records one matmul with the device's chosen variant (tuning on first use).
+/// Records one matmul with the device's chosen variant (tuning on first use), or the naive
+/// kernel for a narrow product (see [`Variant::for_shape`]).
 pub fn record(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>) -> Result<()> {
-    let v = choose(rec.device())?;
+    let v = choose(rec.device())?.for_shape(args.m, args.n, args.k);
     record_with(rec, args, v)
 }
 
@@ -309,6 +377,16 @@ pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Varia
     }
     let variant = variant.for_rows(args.m);
     let spec = variant.spec(vec4_ok(args));
+    if dev.info().limits.max_storage_buffers < STORAGE_BINDINGS {
+        return Err(Error::InvalidArgument {
+            op: "matmul",
+            name: "device",
+            expected: format!(
+                "an adapter with at least {STORAGE_BINDINGS} storage buffers per shader stage"
+            ),
+            found: format!("{} ({})", dev.info().limits.max_storage_buffers, dev.name()),
+        });
+    }
     let gate = match args.epilogue {
         Epilogue::Gate(_, g) => {
             if !crate::kernels::elementwise::derivative_from_output(g)
@@ -325,6 +403,46 @@ pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Varia
         }
         _ => None,
     };
+    let (m, n, k) = (args.m as u64, args.n as u64, args.k as u64);
+    let dummy = dev.dummy_buffer();
+    // Optimizer states of C and of the bias (dummies without an update).
+    let mut states = [(dummy, 16u64); 4];
+    let update = match args.epilogue {
+        Epilogue::Update(u) => {
+            let want = u.rule.state_count();
+            let bias_states = u.bias.map(|(_, s)| s.len());
+            if args.act != Activation::Linear
+                || args.accumulate
+                || u.state.len() != want
+                || bias_states.is_some_and(|c| c != want)
+            {
+                return Err(Error::InvalidArgument {
+                    op: "matmul",
+                    name: "epilogue",
+                    expected: format!(
+                        "an update with a linear activation, no accumulation and {want} state buffer(s) for C and the bias"
+                    ),
+                    found: format!(
+                        "activation {:?}, accumulate {}, {} state(s) for C, {:?} for the bias",
+                        args.act,
+                        args.accumulate,
+                        u.state.len(),
+                        bias_states
+                    ),
+                });
+            }
+            for (i, b) in u.state.iter().enumerate() {
+                states[i] = (b, m * n * 4);
+            }
+            if let Some((_, bs)) = u.bias {
+                for (i, b) in bs.iter().enumerate() {
+                    states[2 + i] = (b, n * 4);
+                }
+            }
+            Some(u)
+        }
+        _ => None,
+    };
     let constants = [
         ("TRANS_A", (args.layout == Layout::TN) as u32 as f64),
         ("TRANS_B", (args.layout == Layout::NT) as u32 as f64),
@@ -332,26 +450,38 @@ pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Varia
         ("GATE", gate.map_or(0, |g| g.code()) as f64),
         ("ACCUMULATE", args.accumulate as u32 as f64),
         ("ACT", args.act.code() as f64),
+        ("OPT", update.map_or(0, |u| u.rule.code()) as f64),
     ];
     let pipe = rec.pipeline(spec, &constants)?;
-    let (m, n, k) = (args.m as u64, args.n as u64, args.k as u64);
-    let params = Params {
-        m: args.m,
-        n: args.n,
-        k: args.k,
-        alpha: gate.map_or(args.act.alpha(), |g| g.alpha()),
+    let params = match update {
+        Some(u) => update_params(args.m, args.n, args.k, &u.rule, u.step),
+        None => Params {
+            m: args.m,
+            n: args.n,
+            k: args.k,
+            alpha: gate.map_or(args.act.alpha(), |g| g.alpha()),
+            q: optim::Params::default(),
+        },
     };
     let aux = match args.epilogue {
-        Epilogue::None => (dev.dummy_buffer(), 16),
-        Epilogue::Bias(b) | Epilogue::ColSum(b) => (b, n * 4),
+        Epilogue::None | Epilogue::Update(Update { bias: None, .. }) => (dummy, 16),
+        Epilogue::Bias(b)
+        | Epilogue::ColSum(b)
+        | Epilogue::Update(Update {
+            bias: Some((b, _)), ..
+        }) => (b, n * 4),
         Epilogue::Gate(b, _) => (b, m * n * 4),
     };
-    let aux_bytes = if matches!(args.epilogue, Epilogue::None) {
+    let aux_bytes = if aux.1 == 16 && std::ptr::eq(aux.0, dummy) {
         0
     } else {
         aux.1
     };
-    let c_bytes = m * n * 4 * (1 + args.accumulate as u64);
+    // An update reads and writes C and its states instead of writing C once.
+    let c_bytes = match update {
+        Some(u) => m * n * 4 * 2 * (1 + u.state.len() as u64),
+        None => m * n * 4 * (1 + args.accumulate as u64),
+    };
     rec.declare_work(
         (2 * m * n * k) as f64,
         (4 * (m * k + k * n) + aux_bytes + c_bytes) as f64,
@@ -363,6 +493,10 @@ pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Varia
             (args.b, k * n * 4),
             aux,
             (args.c, m * n * 4),
+            states[0],
+            states[1],
+            states[2],
+            states[3],
         ],
         Some(bytemuck::bytes_of(&params)),
         variant.groups(args.m, args.n),

@@ -3,7 +3,8 @@
 //! Each module declares its [`Shader`], its entry points as [`KernelSpec`] constants (the
 //! binding layout in one place), its `Params` struct mirroring the WGSL uniform field by field,
 //! and functions that record launches into a [`Recorder`](crate::kernel::Recorder).
-//! `activation.wgsl` is a prelude shared by the families that fuse activations; the subgroup
+//! `activation.wgsl` is a prelude shared by the families that fuse activations, and
+//! `optim_rule.wgsl` one shared by the optimizers and the matmul epilogue that applies them; the subgroup
 //! matmul lives in `matmul_subgroup.wgsl` (bound in [`matmul`]) because subgroup operations
 //! make a module unusable on adapters without them.
 
@@ -35,9 +36,13 @@ pub struct RowParams {
 /// The activation prelude on its own (it is valid WGSL by itself).
 pub const ACTIVATION: Shader = crate::shader!("activation");
 
+/// The optimizer-rule prelude on its own (valid WGSL by itself).
+pub const OPTIM_RULE: Shader = crate::shader!("optim_rule");
+
 /// Every built-in shader as assembled by the crate.
 pub const SHADERS: &[Shader] = &[
     ACTIVATION,
+    OPTIM_RULE,
     elementwise::SHADER,
     gather::SHADER,
     loss::SHADER,

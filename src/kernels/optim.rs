@@ -1,6 +1,9 @@
 //! `shaders/optim.wgsl`: fused optimizer steps. Step scalars are computed here in f64.
 //!
-//! Formulas (also in the WGSL header): SGD with momentum, Nesterov and weight decay as in
+//! The rules live in the `optim_rule.wgsl` prelude, shared with the matmul epilogue that
+//! applies them to a weight while computing its gradient
+//! ([`Epilogue::Update`](crate::kernels::matmul::Epilogue::Update)).
+//! Formulas (also in the WGSL prelude): SGD with momentum, Nesterov and weight decay as in
 //! `torch.optim.SGD`; Adam (Kingma & Ba 2015) with L2 decay as in `torch.optim.Adam`; AdamW
 //! (Loshchilov & Hutter 2019); RMSprop (Tieleman & Hinton 2012) as in Keras, without momentum.
 
@@ -8,7 +11,7 @@ use crate::kernel::{grid_1d, Access, KernelSpec, Recorder, Shader};
 use crate::Result;
 
 /// optim.wgsl.
-pub const SHADER: Shader = crate::shader!("optim");
+pub const SHADER: Shader = crate::shader!("optim" after "optim_rule");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 
@@ -40,7 +43,7 @@ pub const RMSPROP: KernelSpec = KernelSpec {
 /// Every entry point of this family.
 pub const KERNELS: &[KernelSpec] = &[SGD, ADAM, ADAMW, RMSPROP];
 
-/// Mirrors `Params` in optim.wgsl.
+/// Mirrors `OptParams` in optim_rule.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Params {
@@ -66,8 +69,14 @@ pub struct Params {
     pub nesterov: u32,
     /// RMSprop ρ.
     pub rho: f32,
-    /// Padding.
-    pub _pad: u32,
+    /// Adam: `1 − β1`, computed in f64 (in f32 on the device, `1 − 0.999f32` is off by 1.3e-5).
+    pub one_minus_beta1: f32,
+    /// Adam: `1 − β2`, computed in f64.
+    pub one_minus_beta2: f32,
+    /// RMSprop: `1 − ρ`, computed in f64.
+    pub one_minus_rho: f32,
+    /// Padding to 64 bytes.
+    pub _pad: [u32; 2],
 }
 
 /// An optimizer's update rule and hyper-parameters.
@@ -151,6 +160,8 @@ impl Rule {
                 p.lr = lr as f32;
                 p.beta1 = beta1 as f32;
                 p.beta2 = beta2 as f32;
+                p.one_minus_beta1 = (1.0 - beta1) as f32;
+                p.one_minus_beta2 = (1.0 - beta2) as f32;
                 p.eps = eps as f32;
                 p.weight_decay = weight_decay as f32;
                 p.step_size = (lr / (1.0 - beta1.powi(t))) as f32;
@@ -164,11 +175,24 @@ impl Rule {
             } => {
                 p.lr = lr as f32;
                 p.rho = rho as f32;
+                p.one_minus_rho = (1.0 - rho) as f32;
                 p.eps = eps as f32;
                 p.weight_decay = weight_decay as f32;
             }
         }
         p
+    }
+
+    /// The rule's code in `optim_rule.wgsl` (1 SGD, 2 Adam, 3 AdamW, 4 RMSprop).
+    pub fn code(&self) -> u32 {
+        match self {
+            Rule::Sgd { .. } => 1,
+            Rule::Adam {
+                decoupled: false, ..
+            } => 2,
+            Rule::Adam { .. } => 3,
+            Rule::RmsProp { .. } => 4,
+        }
     }
 
     fn spec(&self) -> &'static KernelSpec {

@@ -543,7 +543,7 @@ impl Replica {
                 data,
                 &self.idx,
                 n,
-                Some(&self.grads),
+                train::Backward::Grads(&self.grads),
                 &self.acc,
                 &self.table,
             )?;
@@ -567,10 +567,11 @@ impl Replica {
             .write_buffer(self.table.buffer(), 0, &bytes);
         let mut rec = self.dev.recorder();
         rec.replay_at(&plan.gather, &[0, align as u32][..plan.gather.len()])?;
+        let nd = self.drops.len();
         let offs: Vec<u32> = plan
-            .dropout_slots
+            .dynamic
             .iter()
-            .map(|&k| ((2 + k) * align) as u32)
+            .map(|&d| (train::dyn_slot(d, nd) * align) as u32)
             .collect();
         rec.replay_at(&plan.body, &offs)?;
         // The gradients go to the staging buffer in the same submission.

@@ -2,10 +2,14 @@
 //!
 //! Per batch size a [`Plan`] holds the batch buffers and two captured [`Program`]s: `gather`
 //! (batch rows and labels from the resident dataset) and `body` (forward with fused
-//! bias/activation, fused softmax cross-entropy backward, metrics, backward). The optimizer
-//! program is shared. Each step only copies its per-step uniforms (the batch offset into the
-//! epoch's permutation, the optimizer's bias corrections) from a table written once per chunk
-//! of steps, then replays the programs: no allocation, no bind group, no readback per step.
+//! bias/activation, fused softmax cross-entropy backward, metrics, backward). In `fit` the
+//! backward applies the optimizer inside each layer's weight-gradient product
+//! ([`Backward::Fused`]): no gradient buffers and no optimizer dispatches, 10 dispatches a step
+//! for a 3-layer MLP. Data-parallel training needs the gradients themselves
+//! ([`Backward::Grads`]) and runs a separate optimizer program after combining them. Each step
+//! only reads its per-step uniforms (the batch offset into the epoch's permutation, dropout
+//! seeds, the optimizer's step scalars) from a table written once per chunk of steps, then
+//! replays the programs: no allocation, no bind group, no readback per step.
 
 use std::time::Instant;
 
@@ -28,13 +32,46 @@ pub(crate) const CHUNK: usize = 32;
 pub(crate) struct Plan {
     pub(crate) b: usize,
     pub(crate) gather: Program,
-    /// Forward, loss, backward. Its dropout dispatches read their seed from the step's table
-    /// slots; `dropout_slots[i]` is the dropout layer (position in the model's dropout
-    /// list) of its `i`-th such dispatch.
+    /// Forward, loss, backward (and, with [`Backward::Fused`], the optimizer step). Its
+    /// table-bound dispatches read per-step uniforms; `dynamic[i]` says what its `i`-th such
+    /// dispatch reads.
     pub(crate) body: Program,
-    pub(crate) dropout_slots: Vec<usize>,
+    pub(crate) dynamic: Vec<Dyn>,
     // Buffers the programs are bound to (kept alive with them).
     _bufs: Vec<Tensor>,
+}
+
+/// What a table-bound dispatch of a plan's body reads at each step.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Dyn {
+    /// The mask seed of dropout layer `k` (position in the model's dropout list).
+    Dropout(usize),
+    /// The fused optimizer step of layer `layer`, whose weight-gradient product has shape
+    /// `mnk` ([`matmul::update_params`]).
+    Update { layer: usize, mnk: (u32, u32, u32) },
+}
+
+/// What a plan's body does after the loss.
+#[derive(Clone, Copy)]
+pub(crate) enum Backward<'a> {
+    /// Nothing: evaluation.
+    None,
+    /// Gradients into these buffers; the optimizer runs separately (several devices combine
+    /// the gradients first).
+    Grads(&'a Grads),
+    /// Each layer's weight-gradient product applies this optimizer to the layer in place
+    /// ([`Epilogue::Update`]), with the model's optimizer state and the step scalars from the
+    /// table: no gradient buffers, no optimizer dispatches.
+    Fused(Rule),
+}
+
+/// Slot layout of one step in the parameter table: `[gather 0, gather 1, dropout 0..nd, then
+/// one per layer update or per optimizer-program parameter]`.
+pub(crate) fn dyn_slot(d: Dyn, dropout_layers: usize) -> usize {
+    match d {
+        Dyn::Dropout(k) => 2 + k,
+        Dyn::Update { layer, .. } => 2 + dropout_layers + layer,
+    }
 }
 
 pub(crate) struct Grads {
@@ -104,15 +141,14 @@ fn bias_of(layer: &crate::nn::model::Layer) -> Epilogue<'_> {
         .map_or(Epilogue::None, |b| Epilogue::Bias(b.buffer()))
 }
 
-/// Builds the programs for batch size `b`. `grads` is None for evaluation (forward, loss and
-/// metrics only).
+/// Builds the programs for batch size `b`; `backward` says what follows the loss.
 #[allow(clippy::too_many_arguments)] // the plan's inputs, spelled out
 pub(crate) fn plan(
     model: &Sequential,
     data: &Dataset,
     idx: &IndexBuffer,
     b: usize,
-    grads: Option<&Grads>,
+    backward: Backward<'_>,
     acc: &Tensor,
     table: &Tensor,
 ) -> Result<Plan> {
@@ -130,9 +166,9 @@ pub(crate) fn plan(
     // Fixed uniforms, except the dropout masks' seeds, which change every step.
     let mut rec = dev.capture_with_table(table.buffer());
     rec.set_table_uniforms(false);
-    let training = grads.is_some();
+    let training = !matches!(backward, Backward::None);
     let drop_index = dropout_layers(model);
-    let mut dropout_slots = Vec::new();
+    let mut dynamic = Vec::new();
     // Forward: outs[l] is the layer's output (the last layer's logits); pre[l] its
     // pre-activation where the derivative needs it; inputs[l] what layer l reads (the previous
     // output after dropout, while training).
@@ -183,7 +219,7 @@ pub(crate) fn plan(
                 let n = b * layer.cfg.units;
                 elementwise::dropout(&mut rec, out.buffer(), d.buffer(), n, layer.cfg.dropout, 0)?;
                 rec.set_table_uniforms(false);
-                dropout_slots.push(k);
+                dynamic.push(Dyn::Dropout(k));
                 d
             }
             _ => out.clone(),
@@ -258,7 +294,7 @@ pub(crate) fn plan(
                 classes,
                 scale,
             )?;
-            if through_act && grads.is_some() {
+            if through_act && training {
                 elementwise::activation_output_backward(
                     &mut rec,
                     act,
@@ -281,33 +317,28 @@ pub(crate) fn plan(
             bufs.push(dy);
         }
     }
-    if let Some(grads) = grads {
-        // Backward: dz is the gradient at the current layer's pre-activation.
+    if training {
+        // Optimizer-state index of each layer's kernel (the bias follows it).
+        let mut first_param = Vec::with_capacity(nl);
+        let mut i = 0;
+        for layer in layers {
+            first_param.push(i);
+            i += 1 + layer.b.is_some() as usize;
+        }
+        // Backward: dz is the gradient at the current layer's pre-activation. The input
+        // gradient is computed first, while the weight still holds this step's value: a fused
+        // update overwrites it.
         let mut dz = dz_last.clone();
         for l in (0..nl).rev() {
             let layer = &layers[l];
             let input = &inputs[l];
-            // dW = inputᵀ·dz (input stored (B, in) = (K, M)), and db = Σ_rows dz from the
-            // same kernel's loads of dz.
-            let epi = grads.b[l]
-                .as_ref()
-                .map_or(Epilogue::None, |gb| Epilogue::ColSum(gb.buffer()));
-            mm(
-                &mut rec,
-                input,
-                &dz,
-                epi,
-                &grads.w[l],
-                (layer.in_dim, layer.cfg.units, b),
-                Layout::TN,
-                Activation::Linear,
-            )?;
+            let mut dz_prev = None;
             if l > 0 {
                 // dz_prev = (dz·Wᵀ) ⊙ f'(·): W stored (in, units) = (N, K); the activation's
                 // derivative is fused into the epilogue when it follows from the output.
                 let prev = &layers[l - 1];
                 let act = prev.cfg.activation.elementwise();
-                let dz_prev = Tensor::empty(dev, &[b, layer.in_dim])?;
+                let dz_prev_t = Tensor::empty(dev, &[b, layer.in_dim])?;
                 let mnk = (b, layer.in_dim, layer.cfg.units);
                 let n = b * layer.in_dim;
                 match (&pre[l - 1], drop_index[l - 1]) {
@@ -336,14 +367,14 @@ pub(crate) fn plan(
                             0,
                         )?;
                         rec.set_table_uniforms(false);
-                        dropout_slots.push(k);
+                        dynamic.push(Dyn::Dropout(k));
                         match pre_act {
                             None => elementwise::activation_output_backward(
                                 &mut rec,
                                 act,
                                 outs[l - 1].buffer(),
                                 da.buffer(),
-                                dz_prev.buffer(),
+                                dz_prev_t.buffer(),
                                 n,
                             )?,
                             Some(z) => elementwise::activation_backward(
@@ -351,7 +382,7 @@ pub(crate) fn plan(
                                 act,
                                 z.buffer(),
                                 da.buffer(),
-                                dz_prev.buffer(),
+                                dz_prev_t.buffer(),
                                 n,
                             )?,
                         }
@@ -365,7 +396,7 @@ pub(crate) fn plan(
                             &dz,
                             &layer.w,
                             gate,
-                            &dz_prev,
+                            &dz_prev_t,
                             mnk,
                             Layout::NT,
                             Activation::Linear,
@@ -388,13 +419,69 @@ pub(crate) fn plan(
                             act,
                             z.buffer(),
                             da.buffer(),
-                            dz_prev.buffer(),
+                            dz_prev_t.buffer(),
                             b * layer.in_dim,
                         )?;
                         bufs.push(da);
                     }
                 }
-                bufs.push(std::mem::replace(&mut dz, dz_prev));
+                dz_prev = Some(dz_prev_t);
+            }
+            // dW = inputᵀ·dz (input stored (B, in) = (K, M)), and db = Σ_rows dz from the
+            // same kernel's loads of dz: into gradient buffers, or straight into the optimizer.
+            let mnk = (layer.in_dim, layer.cfg.units, b);
+            match backward {
+                Backward::Grads(grads) => {
+                    let epi = grads.b[l]
+                        .as_ref()
+                        .map_or(Epilogue::None, |gb| Epilogue::ColSum(gb.buffer()));
+                    mm(
+                        &mut rec,
+                        input,
+                        &dz,
+                        epi,
+                        &grads.w[l],
+                        mnk,
+                        Layout::TN,
+                        Activation::Linear,
+                    )?;
+                }
+                Backward::Fused(rule) => {
+                    let st = |i: usize| -> Vec<&wgpu::Buffer> {
+                        model.opt_state[i].iter().map(|t| t.buffer()).collect()
+                    };
+                    let w_state = st(first_param[l]);
+                    let b_state = if layer.b.is_some() {
+                        st(first_param[l] + 1)
+                    } else {
+                        Vec::new()
+                    };
+                    let bias = layer.b.as_ref().map(|bt| (bt.buffer(), &b_state[..]));
+                    let epi = Epilogue::Update(matmul::Update {
+                        rule,
+                        step: 1,
+                        state: &w_state,
+                        bias,
+                    });
+                    rec.set_table_uniforms(true);
+                    mm(
+                        &mut rec,
+                        input,
+                        &dz,
+                        epi,
+                        &layer.w,
+                        mnk,
+                        Layout::TN,
+                        Activation::Linear,
+                    )?;
+                    rec.set_table_uniforms(false);
+                    let mnk = (mnk.0 as u32, mnk.1 as u32, mnk.2 as u32);
+                    dynamic.push(Dyn::Update { layer: l, mnk });
+                }
+                Backward::None => {}
+            }
+            if let Some(p) = dz_prev {
+                bufs.push(std::mem::replace(&mut dz, p));
             }
         }
         bufs.push(dz);
@@ -412,7 +499,7 @@ pub(crate) fn plan(
         b,
         gather,
         body,
-        dropout_slots,
+        dynamic,
         _bufs: bufs,
     })
 }
@@ -456,6 +543,18 @@ pub fn dropout_mask_seed(seed: u64, t: u64, k: usize) -> u32 {
     (x ^ (x >> 31)) as u32
 }
 
+/// Element counts of the parameters in optimizer order (kernel, then bias, per layer).
+pub(crate) fn param_sizes(model: &Sequential) -> Vec<usize> {
+    let mut v = Vec::new();
+    for layer in &model.layers {
+        v.push(layer.w.numel());
+        if let Some(b) = &layer.b {
+            v.push(b.numel());
+        }
+    }
+    v
+}
+
 /// The parameters in optimizer order: (param, grad) per kernel and bias.
 pub(crate) fn params(model: &Sequential, grads: &Grads) -> Vec<(Tensor, Tensor)> {
     let mut v = Vec::new();
@@ -480,11 +579,22 @@ pub(crate) fn clear(dev: &Device, t: &Tensor) -> Result<()> {
     Ok(())
 }
 
-/// Replays `steps` (batch offsets and sizes); `optim` steps the optimizer after each, from
-/// step number `t0 + 1` on. Per-step uniforms (batch offsets, dropout seeds, bias
-/// corrections) are written into `table` once for the whole chunk, one aligned slot each
-/// (`2 + dropout layers + parameters` slots a step), and read at dynamic offsets: no
-/// per-step copy. `drops` (units, rate) are the dropout layers, used only while training.
+/// The optimizer side of a training chunk.
+#[derive(Clone, Copy)]
+pub(crate) struct StepOptim<'a> {
+    pub(crate) rule: &'a Rule,
+    /// Optimizer steps taken before the chunk.
+    pub(crate) t0: u64,
+    /// A separate optimizer program and its parameter sizes ([`Backward::Grads`] plans), or
+    /// None when the plans' bodies apply the rule themselves ([`Backward::Fused`]).
+    pub(crate) program: Option<(&'a Program, &'a [usize])>,
+}
+
+/// Replays `steps` (batch offsets and sizes); with `optim`, each step is a training step
+/// numbered from `t0 + 1` on. Per-step uniforms (batch offsets, dropout seeds, optimizer
+/// step scalars) are written into `table` once for the whole chunk, one aligned slot each
+/// (laid out as [`dyn_slot`] says), and read at dynamic offsets: no per-step copy. `drops`
+/// (units, rate) are the dropout layers, used only while training.
 #[allow(clippy::too_many_arguments)] // the loop's state, spelled out
 fn run_steps(
     dev: &Device,
@@ -492,44 +602,81 @@ fn run_steps(
     idx: &IndexBuffer,
     plans: &[&Plan],
     steps: &[(usize, usize)],
-    optim: Option<(&Program, &Rule, &[usize], u64)>,
+    optim: Option<StepOptim<'_>>,
     drops: &[(usize, f32)],
     seed: u64,
     table: &Tensor,
 ) -> Result<()> {
     let align = dev.uniform_alignment() as usize;
     let nd = if optim.is_some() { drops.len() } else { 0 };
-    let slots = 2 + nd + optim.map_or(0, |o| o.2.len());
+    let plan_of = |b: usize| {
+        plans.iter().find(|p| p.b == b).ok_or_else(|| Error::Gpu {
+            op: "fit",
+            message: format!("internal error: no plan for batch {b}"),
+        })
+    };
+    let updates = plans.first().map_or(0, |p| {
+        p.dynamic
+            .iter()
+            .filter(|d| matches!(d, Dyn::Update { .. }))
+            .count()
+    });
+    let slots = 2
+        + nd
+        + match optim {
+            Some(StepOptim {
+                program: Some((_, sizes)),
+                ..
+            }) => sizes.len(),
+            _ => updates,
+        };
     let mut bytes = vec![0u8; slots * align * steps.len()];
     let mut put =
         |slot: usize, v: &[u8]| bytes[slot * align..slot * align + v.len()].copy_from_slice(v);
     for (s, &(offset, b)) in steps.iter().enumerate() {
-        let t = optim.map_or(0, |o| o.3 + s as u64 + 1);
+        let plan = plan_of(b)?;
+        let t = optim.map_or(0, |o| o.t0 + s as u64 + 1);
         let drops = if optim.is_some() { drops } else { &[] };
         put_step_uniforms(data, idx, offset, b, drops, seed, t, &mut |j, u| {
             put(s * slots + j, u)
         });
-        if let Some((_, rule, sizes, _)) = optim {
-            for (i, &n) in sizes.iter().enumerate() {
-                put(
-                    s * slots + 2 + nd + i,
-                    bytemuck::bytes_of(&rule.params(n, t)),
-                );
+        let Some(o) = optim else { continue };
+        match o.program {
+            Some((_, sizes)) => {
+                for (i, &n) in sizes.iter().enumerate() {
+                    put(
+                        s * slots + 2 + nd + i,
+                        bytemuck::bytes_of(&o.rule.params(n, t)),
+                    );
+                }
+            }
+            None => {
+                for &d in &plan.dynamic {
+                    if let Dyn::Update { mnk: (m, n, k), .. } = d {
+                        let p = matmul::update_params(m, n, k, o.rule, t);
+                        put(s * slots + dyn_slot(d, nd), bytemuck::bytes_of(&p));
+                    }
+                }
             }
         }
     }
     dev.wgpu_queue().write_buffer(table.buffer(), 0, &bytes);
     let mut rec = dev.recorder();
     for (s, &(_, b)) in steps.iter().enumerate() {
-        let plan = plans.iter().find(|p| p.b == b).ok_or_else(|| Error::Gpu {
-            op: "fit",
-            message: format!("internal error: no plan for batch {b}"),
-        })?;
+        let plan = plan_of(b)?;
         let slot = |j: usize| ((s * slots + j) * align) as u32;
         rec.replay_at(&plan.gather, &[slot(0), slot(1)][..plan.gather.len()])?;
-        let drop_offsets: Vec<u32> = plan.dropout_slots.iter().map(|&k| slot(2 + k)).collect();
-        rec.replay_at(&plan.body, &drop_offsets)?;
-        if let Some((prog, _, sizes, _)) = optim {
+        let offsets: Vec<u32> = plan
+            .dynamic
+            .iter()
+            .map(|&d| slot(dyn_slot(d, nd)))
+            .collect();
+        rec.replay_at(&plan.body, &offsets)?;
+        if let Some(StepOptim {
+            program: Some((prog, sizes)),
+            ..
+        }) = optim
+        {
             let offsets: Vec<u32> = (0..sizes.len()).map(|i| slot(2 + nd + i)).collect();
             rec.replay_at(prog, &offsets)?;
         }
@@ -675,10 +822,10 @@ pub(crate) fn evaluate_rows(
     let acc = Tensor::zeros(dev, &[4])?;
     let steps = batches(n, b);
     let table = param_table(dev, 2)?;
-    let full = plan(model, data, &idx, b, None, &acc, &table)?;
+    let full = plan(model, data, &idx, b, Backward::None, &acc, &table)?;
     let rem = n % b;
     let tail = if rem > 0 {
-        Some(plan(model, data, &idx, rem, None, &acc, &table)?)
+        Some(plan(model, data, &idx, rem, Backward::None, &acc, &table)?)
     } else {
         None
     };
@@ -767,9 +914,7 @@ pub(crate) fn fit(
     let dev = model.device.clone();
     let b = o.batch_size.min(n_train);
     let has_acc = model.loss != Some(Loss::MeanSquaredError);
-    let grads = Grads::new(model)?;
-    let ps = params(model, &grads);
-    let sizes: Vec<usize> = ps.iter().map(|(p, _)| p.numel()).collect();
+    let sizes = param_sizes(model);
     let rule0 = optimizer.rule(optimizer.lr());
     init_opt_state(model, &rule0, &sizes)?;
     let idx = IndexBuffer::new(&dev, &vec![0u32; n_train])?;
@@ -787,11 +932,13 @@ pub(crate) fn fit(
             ),
         });
     }
-    let table = param_table(&dev, 2 + drops.len() + sizes.len())?;
-    let full = plan(model, data, &idx, b, Some(&grads), &acc, &table)?;
+    // The optimizer runs inside each layer's weight-gradient product (one slot per layer).
+    let table = param_table(&dev, 2 + drops.len() + model.layers.len())?;
+    let fused = Backward::Fused(rule0);
+    let full = plan(model, data, &idx, b, fused, &acc, &table)?;
     let rem = n_train % b;
     let tail = if rem > 0 {
-        Some(plan(model, data, &idx, rem, Some(&grads), &acc, &table)?)
+        Some(plan(model, data, &idx, rem, fused, &acc, &table)?)
     } else {
         None
     };
@@ -839,8 +986,6 @@ pub(crate) fn fit(
             });
         }
         let rule = optimizer.rule(lr);
-        // The optimizer program for this learning rate (uniforms are overwritten per step).
-        let optim_prog = optimizer_program(model, &rule, &ps, &table)?;
         if o.shuffle {
             shuffle(&mut perm, seed, epoch);
         }
@@ -869,7 +1014,11 @@ pub(crate) fn fit(
                 &idx,
                 &plans,
                 chunk,
-                Some((&optim_prog, &rule, &sizes, model.step)),
+                Some(StepOptim {
+                    rule: &rule,
+                    t0: model.step,
+                    program: None,
+                }),
                 &drops,
                 seed,
                 &table,
