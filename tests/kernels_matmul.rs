@@ -556,3 +556,44 @@ fn fused_optimizer_update_every_variant_every_rule() {
         assert!(record_with(&mut dev.recorder(), &args, Variant::Naive).is_err());
     }
 }
+
+#[test]
+fn narrow_products_go_to_the_naive_kernel() {
+    let sg = Variant::Subgroup8 { rows: 32 };
+    // The MLP's 64→10 layer and its gradients at batch 32: narrow and small.
+    assert_eq!(sg.for_shape(32, 10, 64), Variant::Naive);
+    assert_eq!(sg.for_shape(64, 10, 32), Variant::Naive);
+    assert_eq!(sg.for_shape(32, 64, 10), Variant::Naive);
+    // Wide enough, or too much work for the naive kernel: unchanged.
+    assert_eq!(sg.for_shape(32, 128, 784), sg);
+    assert_eq!(sg.for_shape(784, 128, 32), sg);
+    assert_eq!(sg.for_shape(60000, 10, 64), sg);
+    assert_eq!(Variant::Tiled.for_shape(32, 10, 64), Variant::Tiled);
+    // What `record` runs for them is right.
+    let dev = dev_or_skip!();
+    let chosen = matmul::choose(&dev).unwrap();
+    for (i, &(m, n, k, layout)) in [
+        (32usize, 10usize, 64usize, Layout::NN),
+        (64, 10, 32, Layout::TN),
+        (32, 64, 10, Layout::NT),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let case = Case {
+            m,
+            n,
+            k,
+            layout,
+            act: Activation::Linear,
+            epi: Epi::ColSum,
+            accumulate: false,
+        };
+        check(
+            &dev,
+            chosen.for_shape(m as u32, n as u32, k as u32),
+            &case,
+            90 + i as u64,
+        );
+    }
+}

@@ -591,9 +591,12 @@ pub fn choose(dev: &Device) -> Result<Variant> {
     Ok(*dev.inner.matmul_variant.get().unwrap_or(&v))
 }
 
-/// Times every candidate on a 256×512×512 NN product with bias and ReLU (median of 5 after a
-/// warm-up) and
-/// returns the fastest.
+/// Rounds of the tuner: each times every candidate once.
+const TUNE_ROUNDS: usize = 9;
+
+/// Times every candidate on a 256×512×512 NN product with bias and ReLU (after a warm-up, the
+/// median of [`TUNE_ROUNDS`] rounds in which the candidates alternate) and returns the
+/// fastest.
 pub fn tune(dev: &Device) -> Result<Variant> {
     let (m, n, k) = (256u32, 512u32, 512u32);
     let a = crate::Tensor::rand_uniform(dev, &[m as usize, k as usize], -1.0, 1.0, 1)?;
@@ -614,10 +617,23 @@ pub fn tune(dev: &Device) -> Result<Variant> {
         act: Activation::Relu,
         accumulate: false,
     };
+    // Candidates alternate within each round, so a slow spell of a noisy machine (lavapipe
+    // varies by ±30% over seconds) lands on all of them instead of deciding the choice.
+    let cands = candidates(dev);
+    for &v in &cands {
+        time_variant(dev, &args, v, 0)?; // compiles it (first dispatch on lavapipe)
+    }
+    let mut times = vec![Vec::with_capacity(TUNE_ROUNDS); cands.len()];
+    for _ in 0..TUNE_ROUNDS {
+        for (i, &v) in cands.iter().enumerate() {
+            times[i].push(time_once(dev, &args, v)?);
+        }
+    }
     let mut best: Option<(f64, Variant)> = None;
     let mut report = Vec::new();
-    for v in candidates(dev) {
-        let secs = time_variant(dev, &args, v, 5)?;
+    for (&v, mut t) in cands.iter().zip(times) {
+        t.sort_by(f64::total_cmp);
+        let secs = t[t.len() / 2];
         report.push(format!(
             "{} {:.1} GFLOP/s",
             v.name(),
@@ -637,24 +653,31 @@ pub fn tune(dev: &Device) -> Result<Variant> {
     Ok(v)
 }
 
-/// Median wall time in seconds of one matmul with `variant` (after one warm-up run).
+/// Median wall time in seconds of one matmul with `variant` over `runs` runs, after one
+/// warm-up run (with `runs` 0, the warm-up's time).
 pub fn time_variant(
     dev: &Device,
     args: &MatmulArgs<'_>,
     variant: Variant,
     runs: usize,
 ) -> Result<f64> {
-    let mut times = Vec::with_capacity(runs);
-    for i in 0..=runs {
-        let t0 = Instant::now();
-        let mut rec = dev.recorder();
-        record_with(&mut rec, args, variant)?;
-        let idx = rec.submit()?;
-        dev.wait(Some(idx), "matmul timing")?;
-        if i > 0 {
-            times.push(t0.elapsed().as_secs_f64());
-        }
+    let warm = time_once(dev, args, variant)?;
+    if runs == 0 {
+        return Ok(warm);
     }
+    let mut times = (0..runs)
+        .map(|_| time_once(dev, args, variant))
+        .collect::<Result<Vec<_>>>()?;
     times.sort_by(f64::total_cmp);
     Ok(times[times.len() / 2])
+}
+
+/// Wall time in seconds of one recorded, submitted and awaited matmul.
+fn time_once(dev: &Device, args: &MatmulArgs<'_>, variant: Variant) -> Result<f64> {
+    let t0 = Instant::now();
+    let mut rec = dev.recorder();
+    record_with(&mut rec, args, variant)?;
+    let idx = rec.submit()?;
+    dev.wait(Some(idx), "matmul timing")?;
+    Ok(t0.elapsed().as_secs_f64())
 }
