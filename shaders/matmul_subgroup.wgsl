@@ -13,7 +13,8 @@
 // each lane then loads its own 4 columns of B for each k, reused across all R rows.
 // Broadcasts need constant lane indices and accumulators must stay in named registers, hence
 // the fully unrolled code. Entry points: matmul_sg8_r{R}_forward (any layout, scalar loads,
-// every shape) and matmul_sg8v4_r{R}_forward (NN, K and N multiples of 4, 16-byte loads).
+// every shape), matmul_sg8v4_r{R}_forward (K and N multiples of 4, 16-byte loads) and
+// matmul_sg8_narrow_forward (N at most 16: a lane per row instead).
 // Rows beyond M and columns beyond N are clamped (computed, never stored); K beyond its end
 // contributes zero through the A operand.
 
@@ -97,6 +98,82 @@ fn store_colsum4(col0: u32, s: vec4<f32>) {
 fn sg_load_b4(kk: u32, bcol: vec4<u32>, bks: u32) -> vec4<f32> {
     let base = kk * bks;
     return vec4<f32>(b[base + bcol.x], b[base + bcol.y], b[base + bcol.z], b[base + bcol.w]);
+}
+
+// C with at most 16 columns (the last layer of a classifier and its weight gradient): a lane
+// per row of C, 8 rows per work-group, every column in its own accumulator. Per k a lane loads
+// A[row, k] and B[k, lane] and B[k, lane + 8]; subgroupBroadcast gives every lane the whole
+// row of B. Any layout and epilogue (store_c and store_colsum do the rest).
+@compute @workgroup_size(8)
+fn matmul_sg8_narrow_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane: u32,
+) {
+    let row = wid.x * 8u + lane;
+    let wide = p.n > 8u;
+    var c0 = 0.0;
+    var c1 = 0.0;
+    var c2 = 0.0;
+    var c3 = 0.0;
+    var c4 = 0.0;
+    var c5 = 0.0;
+    var c6 = 0.0;
+    var c7 = 0.0;
+    var c8 = 0.0;
+    var c9 = 0.0;
+    var c10 = 0.0;
+    var c11 = 0.0;
+    var c12 = 0.0;
+    var c13 = 0.0;
+    var c14 = 0.0;
+    var c15 = 0.0;
+    var slo = 0.0;
+    var shi = 0.0;
+    for (var kk = 0u; kk < p.k; kk++) {
+        let x = load_a(row, kk);
+        let blo = load_b(kk, lane);
+        slo += blo;
+        { let s = subgroupBroadcast(blo, 0u); c0 = fma(x, s, c0); }
+        { let s = subgroupBroadcast(blo, 1u); c1 = fma(x, s, c1); }
+        { let s = subgroupBroadcast(blo, 2u); c2 = fma(x, s, c2); }
+        { let s = subgroupBroadcast(blo, 3u); c3 = fma(x, s, c3); }
+        { let s = subgroupBroadcast(blo, 4u); c4 = fma(x, s, c4); }
+        { let s = subgroupBroadcast(blo, 5u); c5 = fma(x, s, c5); }
+        { let s = subgroupBroadcast(blo, 6u); c6 = fma(x, s, c6); }
+        { let s = subgroupBroadcast(blo, 7u); c7 = fma(x, s, c7); }
+        if (wide) {
+            let bhi = load_b(kk, lane + 8u);
+            shi += bhi;
+            { let s = subgroupBroadcast(bhi, 0u); c8 = fma(x, s, c8); }
+            { let s = subgroupBroadcast(bhi, 1u); c9 = fma(x, s, c9); }
+            { let s = subgroupBroadcast(bhi, 2u); c10 = fma(x, s, c10); }
+            { let s = subgroupBroadcast(bhi, 3u); c11 = fma(x, s, c11); }
+            { let s = subgroupBroadcast(bhi, 4u); c12 = fma(x, s, c12); }
+            { let s = subgroupBroadcast(bhi, 5u); c13 = fma(x, s, c13); }
+            { let s = subgroupBroadcast(bhi, 6u); c14 = fma(x, s, c14); }
+            { let s = subgroupBroadcast(bhi, 7u); c15 = fma(x, s, c15); }
+        }
+    }
+    if (EPI == 2u && wid.x == 0u) {
+        if (lane < p.n) { store_colsum(lane, slo); }
+        if (lane + 8u < p.n) { store_colsum(lane + 8u, shi); }
+    }
+    store_c(row, 0u, c0);
+    store_c(row, 1u, c1);
+    store_c(row, 2u, c2);
+    store_c(row, 3u, c3);
+    store_c(row, 4u, c4);
+    store_c(row, 5u, c5);
+    store_c(row, 6u, c6);
+    store_c(row, 7u, c7);
+    store_c(row, 8u, c8);
+    store_c(row, 9u, c9);
+    store_c(row, 10u, c10);
+    store_c(row, 11u, c11);
+    store_c(row, 12u, c12);
+    store_c(row, 13u, c13);
+    store_c(row, 14u, c14);
+    store_c(row, 15u, c15);
 }
 
 @compute @workgroup_size(8)

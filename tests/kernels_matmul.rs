@@ -427,6 +427,12 @@ fn fused_optimizer_update_every_variant_every_rule() {
             cases.push((v, mnk, Layout::TN, 1, false));
         }
     }
+    if Variant::Subgroup8Narrow.eligible(&dev) {
+        for &mnk in &[(64usize, 10usize, 32usize), (13, 7, 70), (9, 16, 5)] {
+            cases.push((Variant::Subgroup8Narrow, mnk, Layout::TN, 2, true));
+            cases.push((Variant::Subgroup8Narrow, mnk, Layout::TN, 1, false));
+        }
+    }
     let mut seed = 500;
     for (v, (m, n, k), layout, ri, with_bias) in cases {
         let rule = &rules[ri];
@@ -558,19 +564,22 @@ fn fused_optimizer_update_every_variant_every_rule() {
 }
 
 #[test]
-fn narrow_products_go_to_the_naive_kernel() {
+fn narrow_and_shallow_products_get_their_kernels() {
     let sg = Variant::Subgroup8 { rows: 32 };
-    // The MLP's 64→10 layer and its gradients at batch 32: narrow and small.
-    assert_eq!(sg.for_shape(32, 10, 64), Variant::Naive);
-    assert_eq!(sg.for_shape(64, 10, 32), Variant::Naive);
+    // At most 16 columns: the narrow subgroup kernel, whatever M and K.
+    assert_eq!(sg.for_shape(32, 10, 64), Variant::Subgroup8Narrow);
+    assert_eq!(sg.for_shape(64, 10, 32), Variant::Subgroup8Narrow);
+    assert_eq!(sg.for_shape(128, 10, 64), Variant::Subgroup8Narrow);
+    assert_eq!(sg.for_shape(60000, 16, 784), Variant::Subgroup8Narrow);
+    // K below 16 and small: naive; larger or wider: unchanged.
     assert_eq!(sg.for_shape(32, 64, 10), Variant::Naive);
-    // Wide enough, or too much work for the naive kernel: unchanged.
+    assert_eq!(sg.for_shape(128, 64, 10), sg);
     assert_eq!(sg.for_shape(32, 128, 784), sg);
     assert_eq!(sg.for_shape(784, 128, 32), sg);
-    assert_eq!(sg.for_shape(60000, 10, 64), sg);
+    assert_eq!(sg.for_shape(32, 17, 64), sg);
     assert_eq!(Variant::Tiled.for_shape(32, 10, 64), Variant::Tiled);
-    // What `record` runs for them is right.
     let dev = dev_or_skip!();
+    // What `record` runs for them is right.
     let chosen = matmul::choose(&dev).unwrap();
     for (i, &(m, n, k, layout)) in [
         (32usize, 10usize, 64usize, Layout::NN),
@@ -596,4 +605,57 @@ fn narrow_products_go_to_the_naive_kernel() {
             90 + i as u64,
         );
     }
+    let narrow = Variant::Subgroup8Narrow;
+    if !narrow.eligible(&dev) {
+        return;
+    }
+    // The narrow kernel on its own: ragged M and K, every N up to 16 (one and two halves of
+    // the subgroup), every layout and epilogue.
+    let mut seed = 3000;
+    for &(m, n, k) in &[
+        (1usize, 1usize, 1usize),
+        (7, 7, 63),
+        (65, 8, 7),
+        (63, 9, 65),
+        (783, 10, 64),
+        (13, 16, 783),
+        (128, 10, 1),
+    ] {
+        for layout in [Layout::NN, Layout::TN, Layout::NT] {
+            for (epi, act, accumulate) in [
+                (Epi::None, Activation::Linear, false),
+                (Epi::Bias, Activation::Tanh, false),
+                (Epi::ColSum, Activation::Linear, false),
+                (Epi::Gate(Activation::Relu), Activation::Linear, false),
+                (Epi::None, Activation::Linear, true),
+            ] {
+                seed += 7;
+                let case = Case {
+                    m,
+                    n,
+                    k,
+                    layout,
+                    act,
+                    epi,
+                    accumulate,
+                };
+                check(&dev, narrow, &case, seed);
+            }
+        }
+    }
+    // More than 16 columns is refused, not computed wrong.
+    let t = Tensor::zeros(&dev, &[64]).unwrap();
+    let args = MatmulArgs {
+        a: t.buffer(),
+        b: t.buffer(),
+        epilogue: Epilogue::None,
+        c: t.buffer(),
+        m: 1,
+        n: 17,
+        k: 1,
+        layout: Layout::NN,
+        act: Activation::Linear,
+        accumulate: false,
+    };
+    assert!(record_with(&mut dev.recorder(), &args, narrow).is_err());
 }

@@ -69,6 +69,8 @@ pub const SUBGROUP8_R32: KernelSpec = sg("matmul_sg8_r32_forward");
 pub const SUBGROUP8_VEC4_R16: KernelSpec = sg("matmul_sg8v4_r16_forward");
 /// 16-byte-load twin, 32 rows.
 pub const SUBGROUP8_VEC4_R32: KernelSpec = sg("matmul_sg8v4_r32_forward");
+/// At most 16 columns: a lane per row of C, each column in its own accumulator.
+pub const SUBGROUP8_NARROW: KernelSpec = sg("matmul_sg8_narrow_forward");
 
 /// Every entry point of this family.
 pub const KERNELS: &[KernelSpec] = &[
@@ -78,6 +80,7 @@ pub const KERNELS: &[KernelSpec] = &[
     SUBGROUP8_R32,
     SUBGROUP8_VEC4_R16,
     SUBGROUP8_VEC4_R32,
+    SUBGROUP8_NARROW,
 ];
 
 /// Mirrors `Params` in matmul.wgsl.
@@ -163,12 +166,20 @@ pub enum Variant {
         /// Rows of C per work-group.
         rows: u32,
     },
+    /// The subgroup kernel for C with at most 16 columns ([`SUBGROUP8_NARROW`]); not a tuner
+    /// candidate: [`Variant::for_shape`] picks it for narrow products.
+    Subgroup8Narrow,
 }
 
-/// Below this N or K a product counts as narrow (see [`Variant::for_shape`]).
-const NARROW: u32 = 16;
-/// The most multiply-adds a narrow product may have and still go to the naive kernel.
-const NARROW_MACS: u64 = 1 << 20;
+/// The most columns [`Variant::Subgroup8Narrow`] handles.
+pub const NARROW_N: u32 = 16;
+/// Below this K a product counts as shallow (see [`Variant::for_shape`]).
+const NARROW_K: u32 = 16;
+/// The most multiply-adds a shallow product may have and still go to the naive kernel: about
+/// what the naive kernel does in the time of a dispatch's fixed cost on lavapipe (it runs at
+/// ~0.6 GFLOP/s there; at 82k multiply-adds, the 64→10 layer at batch 128, it took 270-330
+/// µs against ~130 for the subgroup kernel).
+const NARROW_MACS: u64 = 1 << 15;
 
 /// Whether the aligned vec4 twin of the subgroup kernel applies to these arguments.
 fn vec4_ok(args: &MatmulArgs<'_>) -> bool {
@@ -197,6 +208,7 @@ impl Variant {
             Variant::Naive => "naive".into(),
             Variant::Tiled => "tiled".into(),
             Variant::Subgroup8 { rows } => format!("sg8x{rows}"),
+            Variant::Subgroup8Narrow => "sg8narrow".into(),
         }
     }
 
@@ -212,6 +224,7 @@ impl Variant {
                     && l.subgroup_size == (8, 8)
                     && matches!(rows, 16 | 32)
             }
+            Variant::Subgroup8Narrow => Variant::Subgroup8 { rows: 16 }.eligible(dev),
         }
     }
 
@@ -223,6 +236,7 @@ impl Variant {
             (Variant::Subgroup8 { .. }, false) => &SUBGROUP8_R32,
             (Variant::Subgroup8 { rows: 16 }, true) => &SUBGROUP8_VEC4_R16,
             (Variant::Subgroup8 { .. }, true) => &SUBGROUP8_VEC4_R32,
+            (Variant::Subgroup8Narrow, _) => &SUBGROUP8_NARROW,
         }
     }
 
@@ -231,22 +245,27 @@ impl Variant {
             Variant::Naive => [n.div_ceil(16), m.div_ceil(16), 1],
             Variant::Tiled => [n.div_ceil(64), m.div_ceil(64), 1],
             Variant::Subgroup8 { rows } => [n.div_ceil(32), m.div_ceil(rows), 1],
+            Variant::Subgroup8Narrow => [m.div_ceil(8), 1, 1],
         }
     }
 
-    /// The variant [`record`] runs for an (M, N, K) product with this device choice: the naive
-    /// kernel for a narrow product (N or K below 16, at most 2²⁰ multiply-adds: the 64→10
-    /// layer of an MLP and its gradients), the choice itself otherwise.
+    /// The variant [`record`] runs for an (M, N, K) product with this device choice.
     ///
-    /// The subgroup kernel works on 32-wide blocks of N and K, so on a narrow product most of
-    /// its lanes compute padding, and at these sizes a dispatch costs the same either way on
-    /// lavapipe (130-230 µs, set by the dispatch itself). What differs is compilation: each
-    /// specialisation of the unrolled subgroup kernel takes 1.4-3.4 s of LLVM time on a cold
-    /// shader cache, the naive kernel about 15 ms.
+    /// With the subgroup kernels, whose work-groups cover 32-wide blocks of N and K (so on a
+    /// narrow product most lanes would compute padding):
+    /// - N at most 16 (a classifier's last layer and its weight gradient) goes to
+    ///   [`Variant::Subgroup8Narrow`], a lane per row;
+    /// - K below 16 with at most 2¹⁵ multiply-adds (the input gradient of a 10-class layer at
+    ///   batch 32) goes to the naive kernel: at that size a dispatch's fixed cost dominates
+    ///   either way.
+    ///
+    /// Both also spare a cold start: each specialisation of the unrolled subgroup kernels takes
+    /// 1.4-3.4 s of LLVM compilation on lavapipe's first use, these kernels milliseconds.
     pub fn for_shape(self, m: u32, n: u32, k: u32) -> Variant {
         let macs = m as u64 * n as u64 * k as u64;
         match self {
-            Variant::Subgroup8 { .. } if n.min(k) < NARROW && macs <= NARROW_MACS => Variant::Naive,
+            Variant::Subgroup8 { .. } if n <= NARROW_N => Variant::Subgroup8Narrow,
+            Variant::Subgroup8 { .. } if k < NARROW_K && macs <= NARROW_MACS => Variant::Naive,
             v => v,
         }
     }
@@ -373,6 +392,14 @@ pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Varia
             name: "variant",
             expected: "a variant this adapter supports".into(),
             found: variant.name(),
+        });
+    }
+    if variant == Variant::Subgroup8Narrow && args.n > NARROW_N {
+        return Err(Error::InvalidArgument {
+            op: "matmul",
+            name: "variant",
+            expected: format!("at most {NARROW_N} columns for the narrow kernel"),
+            found: format!("N={}", args.n),
         });
     }
     let variant = variant.for_rows(args.m);
