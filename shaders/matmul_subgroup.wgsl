@@ -13,8 +13,9 @@
 // each lane then loads its own 4 columns of B for each k, reused across all R rows.
 // Broadcasts need constant lane indices and accumulators must stay in named registers, hence
 // the fully unrolled code. Entry points: matmul_sg8_r{R}_forward (any layout, scalar loads,
-// every shape), matmul_sg8v4_r{R}_forward (K and N multiples of 4, 16-byte loads) and
-// matmul_sg8_narrow_forward (N at most 16: a lane per row instead).
+// every shape), matmul_sg8v4_r{R}_forward (K and N multiples of 4, 16-byte loads),
+// matmul_sg8_narrow_forward (N at most 16: a lane per row instead) and
+// matmul_sg8_shallow_forward (K at most 16: a lane per column, op(B) in registers).
 // Rows beyond M and columns beyond N are clamped (computed, never stored); K beyond its end
 // contributes zero through the A operand.
 
@@ -174,6 +175,67 @@ fn matmul_sg8_narrow_forward(
     store_c(row, 13u, c13);
     store_c(row, 14u, c14);
     store_c(row, 15u, c15);
+}
+
+// K at most 16 (the input gradient through a classifier's last layer): a lane per column of
+// C, 8 columns and SHALLOW_ROWS rows per work-group, op(B)'s column (K values, zero past K) in
+// registers. Per row a lane loads A[row, lane] and A[row, lane + 8]; subgroupBroadcast gives
+// every lane the whole row. Any layout and epilogue (store_c and store_colsum do the rest).
+const SHALLOW_ROWS: u32 = 32u;
+
+@compute @workgroup_size(8)
+fn matmul_sg8_shallow_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane: u32,
+) {
+    let col = wid.x * 8u + lane;
+    let row0 = wid.y * SHALLOW_ROWS;
+    let deep = p.k > 8u;
+    let b0 = load_b(0u, col);
+    let b1 = load_b(1u, col);
+    let b2 = load_b(2u, col);
+    let b3 = load_b(3u, col);
+    let b4 = load_b(4u, col);
+    let b5 = load_b(5u, col);
+    let b6 = load_b(6u, col);
+    let b7 = load_b(7u, col);
+    let b8 = load_b(8u, col);
+    let b9 = load_b(9u, col);
+    let b10 = load_b(10u, col);
+    let b11 = load_b(11u, col);
+    let b12 = load_b(12u, col);
+    let b13 = load_b(13u, col);
+    let b14 = load_b(14u, col);
+    let b15 = load_b(15u, col);
+    let rows = min(SHALLOW_ROWS, p.m - min(row0, p.m));
+    for (var r = 0u; r < rows; r++) {
+        let row = row0 + r;
+        var acc = 0.0;
+        let alo = load_a(row, lane);
+        acc = fma(subgroupBroadcast(alo, 0u), b0, acc);
+        acc = fma(subgroupBroadcast(alo, 1u), b1, acc);
+        acc = fma(subgroupBroadcast(alo, 2u), b2, acc);
+        acc = fma(subgroupBroadcast(alo, 3u), b3, acc);
+        acc = fma(subgroupBroadcast(alo, 4u), b4, acc);
+        acc = fma(subgroupBroadcast(alo, 5u), b5, acc);
+        acc = fma(subgroupBroadcast(alo, 6u), b6, acc);
+        acc = fma(subgroupBroadcast(alo, 7u), b7, acc);
+        if (deep) {
+            let ahi = load_a(row, lane + 8u);
+            acc = fma(subgroupBroadcast(ahi, 0u), b8, acc);
+            acc = fma(subgroupBroadcast(ahi, 1u), b9, acc);
+            acc = fma(subgroupBroadcast(ahi, 2u), b10, acc);
+            acc = fma(subgroupBroadcast(ahi, 3u), b11, acc);
+            acc = fma(subgroupBroadcast(ahi, 4u), b12, acc);
+            acc = fma(subgroupBroadcast(ahi, 5u), b13, acc);
+            acc = fma(subgroupBroadcast(ahi, 6u), b14, acc);
+            acc = fma(subgroupBroadcast(ahi, 7u), b15, acc);
+        }
+        store_c(row, col, acc);
+    }
+    if (EPI == 2u && wid.y == 0u && col < p.n) {
+        store_colsum(col, b0 + b1 + b2 + b3 + b4 + b5 + b6 + b7 + b8 + b9 + b10 + b11 + b12 + b13 + b14 + b15);
+    }
 }
 
 @compute @workgroup_size(8)

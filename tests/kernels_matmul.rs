@@ -432,6 +432,10 @@ fn fused_optimizer_update_every_variant_every_rule() {
             cases.push((Variant::Subgroup8Narrow, mnk, Layout::TN, 2, true));
             cases.push((Variant::Subgroup8Narrow, mnk, Layout::TN, 1, false));
         }
+        for &mnk in &[(784usize, 128usize, 16usize), (13, 70, 7)] {
+            cases.push((Variant::Subgroup8Shallow, mnk, Layout::TN, 2, true));
+            cases.push((Variant::Subgroup8Shallow, mnk, Layout::TN, 1, false));
+        }
     }
     let mut seed = 500;
     for (v, (m, n, k), layout, ri, with_bias) in cases {
@@ -571,9 +575,11 @@ fn narrow_and_shallow_products_get_their_kernels() {
     assert_eq!(sg.for_shape(64, 10, 32), Variant::Subgroup8Narrow);
     assert_eq!(sg.for_shape(128, 10, 64), Variant::Subgroup8Narrow);
     assert_eq!(sg.for_shape(60000, 16, 784), Variant::Subgroup8Narrow);
-    // K below 16 and small: naive; larger or wider: unchanged.
-    assert_eq!(sg.for_shape(32, 64, 10), Variant::Naive);
-    assert_eq!(sg.for_shape(128, 64, 10), sg);
+    // Otherwise K at most 16: the shallow subgroup kernel; neither: unchanged.
+    assert_eq!(sg.for_shape(32, 64, 10), Variant::Subgroup8Shallow);
+    assert_eq!(sg.for_shape(128, 64, 10), Variant::Subgroup8Shallow);
+    assert_eq!(sg.for_shape(128, 784, 16), Variant::Subgroup8Shallow);
+    assert_eq!(sg.for_shape(128, 784, 17), sg);
     assert_eq!(sg.for_shape(32, 128, 784), sg);
     assert_eq!(sg.for_shape(784, 128, 32), sg);
     assert_eq!(sg.for_shape(32, 17, 64), sg);
@@ -605,14 +611,13 @@ fn narrow_and_shallow_products_get_their_kernels() {
             90 + i as u64,
         );
     }
-    let narrow = Variant::Subgroup8Narrow;
-    if !narrow.eligible(&dev) {
+    if !Variant::Subgroup8Narrow.eligible(&dev) {
         return;
     }
-    // The narrow kernel on its own: ragged M and K, every N up to 16 (one and two halves of
-    // the subgroup), every layout and epilogue.
+    // The narrow and shallow kernels on their own: ragged M, every N (narrow) or K (shallow)
+    // up to 16 (one and two halves of the subgroup), every layout and epilogue.
     let mut seed = 3000;
-    for &(m, n, k) in &[
+    let narrow = [
         (1usize, 1usize, 1usize),
         (7, 7, 63),
         (65, 8, 7),
@@ -620,42 +625,63 @@ fn narrow_and_shallow_products_get_their_kernels() {
         (783, 10, 64),
         (13, 16, 783),
         (128, 10, 1),
+    ];
+    let shallow = [
+        (1usize, 1usize, 1usize),
+        (7, 63, 7),
+        (65, 17, 8),
+        (63, 65, 9),
+        (783, 64, 10),
+        (33, 783, 16),
+        (1, 128, 13),
+    ];
+    for (v, shapes) in [
+        (Variant::Subgroup8Narrow, &narrow),
+        (Variant::Subgroup8Shallow, &shallow),
     ] {
-        for layout in [Layout::NN, Layout::TN, Layout::NT] {
-            for (epi, act, accumulate) in [
-                (Epi::None, Activation::Linear, false),
-                (Epi::Bias, Activation::Tanh, false),
-                (Epi::ColSum, Activation::Linear, false),
-                (Epi::Gate(Activation::Relu), Activation::Linear, false),
-                (Epi::None, Activation::Linear, true),
-            ] {
-                seed += 7;
-                let case = Case {
-                    m,
-                    n,
-                    k,
-                    layout,
-                    act,
-                    epi,
-                    accumulate,
-                };
-                check(&dev, narrow, &case, seed);
+        for &(m, n, k) in shapes {
+            for layout in [Layout::NN, Layout::TN, Layout::NT] {
+                for (epi, act, accumulate) in [
+                    (Epi::None, Activation::Linear, false),
+                    (Epi::Bias, Activation::Tanh, false),
+                    (Epi::ColSum, Activation::Linear, false),
+                    (Epi::Gate(Activation::Relu), Activation::Linear, false),
+                    (Epi::None, Activation::Linear, true),
+                ] {
+                    seed += 7;
+                    let case = Case {
+                        m,
+                        n,
+                        k,
+                        layout,
+                        act,
+                        epi,
+                        accumulate,
+                    };
+                    check(&dev, v, &case, seed);
+                }
             }
         }
     }
-    // More than 16 columns is refused, not computed wrong.
+    // More than 16 columns (narrow) or a depth beyond 16 (shallow) is refused, not computed
+    // wrong.
     let t = Tensor::zeros(&dev, &[64]).unwrap();
-    let args = MatmulArgs {
-        a: t.buffer(),
-        b: t.buffer(),
-        epilogue: Epilogue::None,
-        c: t.buffer(),
-        m: 1,
-        n: 17,
-        k: 1,
-        layout: Layout::NN,
-        act: Activation::Linear,
-        accumulate: false,
-    };
-    assert!(record_with(&mut dev.recorder(), &args, narrow).is_err());
+    for (v, n, k) in [
+        (Variant::Subgroup8Narrow, 17, 1),
+        (Variant::Subgroup8Shallow, 1, 17),
+    ] {
+        let args = MatmulArgs {
+            a: t.buffer(),
+            b: t.buffer(),
+            epilogue: Epilogue::None,
+            c: t.buffer(),
+            m: 1,
+            n,
+            k,
+            layout: Layout::NN,
+            act: Activation::Linear,
+            accumulate: false,
+        };
+        assert!(record_with(&mut dev.recorder(), &args, v).is_err());
+    }
 }

@@ -71,6 +71,8 @@ pub const SUBGROUP8_VEC4_R16: KernelSpec = sg("matmul_sg8v4_r16_forward");
 pub const SUBGROUP8_VEC4_R32: KernelSpec = sg("matmul_sg8v4_r32_forward");
 /// At most 16 columns: a lane per row of C, each column in its own accumulator.
 pub const SUBGROUP8_NARROW: KernelSpec = sg("matmul_sg8_narrow_forward");
+/// K at most 16: a lane per column of C, op(B)'s column in registers.
+pub const SUBGROUP8_SHALLOW: KernelSpec = sg("matmul_sg8_shallow_forward");
 
 /// Every entry point of this family.
 pub const KERNELS: &[KernelSpec] = &[
@@ -81,6 +83,7 @@ pub const KERNELS: &[KernelSpec] = &[
     SUBGROUP8_VEC4_R16,
     SUBGROUP8_VEC4_R32,
     SUBGROUP8_NARROW,
+    SUBGROUP8_SHALLOW,
 ];
 
 /// Mirrors `Params` in matmul.wgsl.
@@ -169,17 +172,16 @@ pub enum Variant {
     /// The subgroup kernel for C with at most 16 columns ([`SUBGROUP8_NARROW`]); not a tuner
     /// candidate: [`Variant::for_shape`] picks it for narrow products.
     Subgroup8Narrow,
+    /// The subgroup kernel for K at most 16 ([`SUBGROUP8_SHALLOW`]); picked by
+    /// [`Variant::for_shape`] for shallow products.
+    Subgroup8Shallow,
 }
 
-/// The most columns [`Variant::Subgroup8Narrow`] handles.
-pub const NARROW_N: u32 = 16;
-/// Below this K a product counts as shallow (see [`Variant::for_shape`]).
-const NARROW_K: u32 = 16;
-/// The most multiply-adds a shallow product may have and still go to the naive kernel: about
-/// what the naive kernel does in the time of a dispatch's fixed cost on lavapipe (it runs at
-/// ~0.6 GFLOP/s there; at 82k multiply-adds, the 64→10 layer at batch 128, it took 270-330
-/// µs against ~130 for the subgroup kernel).
-const NARROW_MACS: u64 = 1 << 15;
+/// The most columns [`Variant::Subgroup8Narrow`] handles, and the deepest K
+/// [`Variant::Subgroup8Shallow`] does.
+pub const NARROW: u32 = 16;
+/// Rows of C per work-group of the shallow kernel (`SHALLOW_ROWS` in the WGSL).
+const SHALLOW_ROWS: u32 = 32;
 
 /// Whether the aligned vec4 twin of the subgroup kernel applies to these arguments.
 fn vec4_ok(args: &MatmulArgs<'_>) -> bool {
@@ -209,6 +211,7 @@ impl Variant {
             Variant::Tiled => "tiled".into(),
             Variant::Subgroup8 { rows } => format!("sg8x{rows}"),
             Variant::Subgroup8Narrow => "sg8narrow".into(),
+            Variant::Subgroup8Shallow => "sg8shallow".into(),
         }
     }
 
@@ -224,7 +227,9 @@ impl Variant {
                     && l.subgroup_size == (8, 8)
                     && matches!(rows, 16 | 32)
             }
-            Variant::Subgroup8Narrow => Variant::Subgroup8 { rows: 16 }.eligible(dev),
+            Variant::Subgroup8Narrow | Variant::Subgroup8Shallow => {
+                Variant::Subgroup8 { rows: 16 }.eligible(dev)
+            }
         }
     }
 
@@ -237,6 +242,7 @@ impl Variant {
             (Variant::Subgroup8 { rows: 16 }, true) => &SUBGROUP8_VEC4_R16,
             (Variant::Subgroup8 { .. }, true) => &SUBGROUP8_VEC4_R32,
             (Variant::Subgroup8Narrow, _) => &SUBGROUP8_NARROW,
+            (Variant::Subgroup8Shallow, _) => &SUBGROUP8_SHALLOW,
         }
     }
 
@@ -246,26 +252,25 @@ impl Variant {
             Variant::Tiled => [n.div_ceil(64), m.div_ceil(64), 1],
             Variant::Subgroup8 { rows } => [n.div_ceil(32), m.div_ceil(rows), 1],
             Variant::Subgroup8Narrow => [m.div_ceil(8), 1, 1],
+            Variant::Subgroup8Shallow => [n.div_ceil(8), m.div_ceil(SHALLOW_ROWS), 1],
         }
     }
 
     /// The variant [`record`] runs for an (M, N, K) product with this device choice.
     ///
-    /// With the subgroup kernels, whose work-groups cover 32-wide blocks of N and K (so on a
-    /// narrow product most lanes would compute padding):
+    /// The subgroup kernels' work-groups cover 32-wide blocks of N and K, so on a narrow or
+    /// shallow product most lanes would compute padding. With them:
     /// - N at most 16 (a classifier's last layer and its weight gradient) goes to
     ///   [`Variant::Subgroup8Narrow`], a lane per row;
-    /// - K below 16 with at most 2¹⁵ multiply-adds (the input gradient of a 10-class layer at
-    ///   batch 32) goes to the naive kernel: at that size a dispatch's fixed cost dominates
-    ///   either way.
+    /// - otherwise K at most 16 (the input gradient through that layer) goes to
+    ///   [`Variant::Subgroup8Shallow`], a lane per column.
     ///
     /// Both also spare a cold start: each specialisation of the unrolled subgroup kernels takes
-    /// 1.4-3.4 s of LLVM compilation on lavapipe's first use, these kernels milliseconds.
-    pub fn for_shape(self, m: u32, n: u32, k: u32) -> Variant {
-        let macs = m as u64 * n as u64 * k as u64;
+    /// 1.4-3.4 s of LLVM compilation on lavapipe's first use, these two a few milliseconds.
+    pub fn for_shape(self, _m: u32, n: u32, k: u32) -> Variant {
         match self {
-            Variant::Subgroup8 { .. } if n <= NARROW_N => Variant::Subgroup8Narrow,
-            Variant::Subgroup8 { .. } if k < NARROW_K && macs <= NARROW_MACS => Variant::Naive,
+            Variant::Subgroup8 { .. } if n <= NARROW => Variant::Subgroup8Narrow,
+            Variant::Subgroup8 { .. } if k <= NARROW => Variant::Subgroup8Shallow,
             v => v,
         }
     }
@@ -394,12 +399,16 @@ pub fn record_with(rec: &mut Recorder<'_>, args: &MatmulArgs<'_>, variant: Varia
             found: variant.name(),
         });
     }
-    if variant == Variant::Subgroup8Narrow && args.n > NARROW_N {
+    if (variant == Variant::Subgroup8Narrow && args.n > NARROW)
+        || (variant == Variant::Subgroup8Shallow && args.k > NARROW)
+    {
         return Err(Error::InvalidArgument {
             op: "matmul",
             name: "variant",
-            expected: format!("at most {NARROW_N} columns for the narrow kernel"),
-            found: format!("N={}", args.n),
+            expected: format!(
+                "at most {NARROW} columns for the narrow kernel, a depth of at most {NARROW} for the shallow one"
+            ),
+            found: format!("{} with N={}, K={}", variant.name(), args.n, args.k),
         });
     }
     let variant = variant.for_rows(args.m);
