@@ -8,6 +8,7 @@
 //! ```text
 //! cargo bench --bench step            # batch 32
 //! cargo bench --bench step -- 128     # another batch size
+//! FIRST=1 cargo bench --bench step     # also the first submission of each (cold compile)
 //! ```
 
 use std::time::Instant;
@@ -19,7 +20,8 @@ use suanli::{Device, Result, Tensor};
 
 const REPS: usize = 200;
 
-/// Median µs per replay of what `f` records.
+/// Median µs per replay of what `f` records; with `FIRST` set, also prints how long the first
+/// submission took (pipeline compilation on a cold shader cache, then `REPS` replays).
 fn time(dev: &Device, mut f: impl FnMut(&mut Recorder<'_>) -> Result<()>) -> Result<f64> {
     let mut cap = dev.capture();
     f(&mut cap)?;
@@ -35,6 +37,11 @@ fn time(dev: &Device, mut f: impl FnMut(&mut Recorder<'_>) -> Result<()>) -> Res
         dev.synchronize()?;
         if i > 0 {
             ts.push(t0.elapsed().as_secs_f64() / REPS as f64 * 1e6);
+        } else if std::env::var_os("FIRST").is_some() {
+            print!(
+                "[first submission {:7.1} ms] ",
+                t0.elapsed().as_secs_f64() * 1e3
+            );
         }
     }
     ts.sort_by(f64::total_cmp);

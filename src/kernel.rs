@@ -243,10 +243,20 @@ struct PipelineKey {
     dynamic_uniform: bool,
 }
 
-/// Per-device cache of compiled pipelines.
+/// Per-device cache of compiled pipelines, and of shader modules by source: a kernel family's
+/// WGSL is parsed and validated (by naga here and by wgpu) once per device, not once per entry
+/// point and specialisation (the subgroup matmul's 2,000 lines took ~50 ms a time).
 #[derive(Default)]
 pub(crate) struct PipelineCache {
     map: Mutex<HashMap<PipelineKey, Arc<Pipeline>>>,
+    modules: Mutex<HashMap<u64, Arc<ShaderModule>>>,
+}
+
+/// A validated shader: naga's module (for reflection) and the device's module.
+struct ShaderModule {
+    naga: naga::Module,
+    info: naga::valid::ModuleInfo,
+    wgpu: wgpu::ShaderModule,
 }
 
 impl PipelineCache {
@@ -281,6 +291,34 @@ fn hash_str(s: &str) -> u64 {
 }
 
 impl Device {
+    /// The validated module of a WGSL source, parsed once per device.
+    fn shader_module(&self, name: &str, source: &str, hash: u64) -> Result<Arc<ShaderModule>> {
+        let cached = self
+            .inner
+            .pipelines
+            .modules
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&hash).cloned());
+        if let Some(m) = cached {
+            return Ok(m);
+        }
+        let (naga, info) = validate_wgsl(name, source)?;
+        let wgpu = self.scoped("create shader module", || {
+            self.inner
+                .device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(name),
+                    source: wgpu::ShaderSource::Wgsl(source.into()),
+                })
+        })?;
+        let m = Arc::new(ShaderModule { naga, info, wgpu });
+        if let Ok(mut map) = self.inner.pipelines.modules.lock() {
+            map.insert(hash, m.clone());
+        }
+        Ok(m)
+    }
+
     /// The cached pipeline for any WGSL entry point with the given binding declaration.
     pub(crate) fn pipeline_for(
         &self,
@@ -311,8 +349,8 @@ impl Device {
         {
             return Ok(p);
         }
-        let (module, info) = validate_wgsl(name, source)?;
-        let refl = reflect(name, &module, &info, entry)?;
+        let shader = self.shader_module(name, source, key.source_hash)?;
+        let refl = reflect(name, &shader.naga, &shader.info, entry)?;
         let declared: Vec<(u32, Access)> = bindings
             .iter()
             .enumerate()
@@ -351,10 +389,7 @@ impl Device {
         let label = format!("{name}::{entry}");
         let t_compile = std::time::Instant::now();
         let pipeline = self.scoped("compile pipeline", || {
-            let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(&label),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            });
+            let module = &shader.wgpu;
             let layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                 label: Some(&label),
                 entries: &entries,
@@ -367,7 +402,7 @@ impl Device {
             let pipeline = d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(&label),
                 layout: Some(&pl),
-                module: &module,
+                module,
                 entry_point: Some(entry),
                 compilation_options: wgpu::PipelineCompilationOptions {
                     constants,
