@@ -1005,6 +1005,12 @@ pub(crate) fn fit(
         } else {
             None
         };
+        if let (Some(pb), true) = (&bar, epoch == start) {
+            // On a software adapter a kernel is compiled at its first dispatch (seconds for
+            // the unrolled matmuls on a cold shader cache): say so instead of looking stuck.
+            pb.set_message("first steps: the driver compiles the kernels (cached afterwards)");
+            pb.tick();
+        }
         let mut last_show = Instant::now();
         let mut done = 0;
         for chunk in steps.chunks(CHUNK) {
