@@ -631,7 +631,7 @@ pub fn choose(dev: &Device) -> Result<Variant> {
 const TUNE_ROUNDS: usize = 9;
 
 /// Times every candidate on a 256×512×512 NN product with bias and ReLU (after a warm-up, the
-/// median of [`TUNE_ROUNDS`] rounds in which the candidates alternate) and returns the
+/// median of 9 rounds in which the candidates alternate) and returns the
 /// fastest.
 pub fn tune(dev: &Device) -> Result<Variant> {
     let (m, n, k) = (256u32, 512u32, 512u32);
