@@ -465,41 +465,12 @@ fn fused_optimizer_update_every_variant_every_rule() {
         // are sign-like where |g| is near its f32 rounding error.)
         let gt = Tensor::full(&dev, &[m * n], f32::NAN).unwrap();
         let cs = Tensor::full(&dev, &[n], f32::NAN).unwrap();
-        let plain = MatmulArgs {
-            a: at.buffer(),
-            b: bt.buffer(),
-            epilogue: Epilogue::ColSum(cs.buffer()),
-            c: gt.buffer(),
-            m: m as u32,
-            n: n as u32,
-            k: k as u32,
-            layout,
-            act: Activation::Linear,
-            accumulate: false,
-        };
-        let mut rec = dev.recorder();
-        record_with(&mut rec, &plain, v).unwrap();
-        rec.submit().unwrap();
-        let g32 = gt.to_vec().unwrap();
-        let g64 = reference::matmul(&a, &b, None, None, m, n, k, layout, Activation::Linear);
-        common::assert_rel_l2("gradient", &g32, &g64, tol(k));
-        let g: Vec<f64> = g32.iter().map(|&x| x as f64).collect();
-        let op_b: Vec<f64> = cs.to_vec().unwrap().iter().map(|&x| x as f64).collect();
-        let mut w_ref: Vec<f64> = w0.iter().map(|&x| x as f64).collect();
-        let mut b_ref: Vec<f64> = b0.iter().map(|&x| x as f64).collect();
-        let mut s_ref = vec![vec![0.0; m * n]; ns];
-        let mut bs_ref = vec![vec![0.0; n]; ns];
-        for t in 1..=3 {
+        let run = |epilogue: Epilogue<'_>, c: &Tensor| {
             let args = MatmulArgs {
                 a: at.buffer(),
                 b: bt.buffer(),
-                epilogue: Epilogue::Update(Update {
-                    rule: *rule,
-                    step: t,
-                    state: &sb,
-                    bias: with_bias.then_some((bias.buffer(), &bsb[..])),
-                }),
-                c: wt.buffer(),
+                epilogue,
+                c: c.buffer(),
                 m: m as u32,
                 n: n as u32,
                 k: k as u32,
@@ -510,6 +481,25 @@ fn fused_optimizer_update_every_variant_every_rule() {
             let mut rec = dev.recorder();
             record_with(&mut rec, &args, v).unwrap();
             rec.submit().unwrap();
+        };
+        run(Epilogue::ColSum(cs.buffer()), &gt);
+        let g32 = gt.to_vec().unwrap();
+        let g64 = reference::matmul(&a, &b, None, None, m, n, k, layout, Activation::Linear);
+        common::assert_rel_l2("gradient", &g32, &g64, tol(k));
+        let g: Vec<f64> = g32.iter().map(|&x| x as f64).collect();
+        let op_b: Vec<f64> = cs.to_vec().unwrap().iter().map(|&x| x as f64).collect();
+        let mut w_ref: Vec<f64> = w0.iter().map(|&x| x as f64).collect();
+        let mut b_ref: Vec<f64> = b0.iter().map(|&x| x as f64).collect();
+        let mut s_ref = vec![vec![0.0; m * n]; ns];
+        let mut bs_ref = vec![vec![0.0; n]; ns];
+        for t in 1..=3 {
+            let update = Update {
+                rule: *rule,
+                step: t,
+                state: &sb,
+                bias: with_bias.then_some((bias.buffer(), &bsb[..])),
+            };
+            run(Epilogue::Update(update), &wt);
             reference::optim_step(rule, &g, &mut w_ref, &mut s_ref, t);
             if with_bias {
                 reference::optim_step(rule, &op_b, &mut b_ref, &mut bs_ref, t);
