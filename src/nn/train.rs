@@ -66,7 +66,7 @@ pub(crate) enum Backward<'a> {
 }
 
 /// Slot layout of one step in the parameter table: `[gather 0, gather 1, dropout 0..nd, then
-/// one per layer update or per optimizer-program parameter]`.
+/// one per layer update]`.
 pub(crate) fn dyn_slot(d: Dyn, dropout_layers: usize) -> usize {
     match d {
         Dyn::Dropout(k) => 2 + k,
@@ -579,15 +579,13 @@ pub(crate) fn clear(dev: &Device, t: &Tensor) -> Result<()> {
     Ok(())
 }
 
-/// The optimizer side of a training chunk.
+/// The optimizer side of a training chunk: the plans' bodies apply `rule` themselves
+/// ([`Backward::Fused`]).
 #[derive(Clone, Copy)]
 pub(crate) struct StepOptim<'a> {
     pub(crate) rule: &'a Rule,
     /// Optimizer steps taken before the chunk.
     pub(crate) t0: u64,
-    /// A separate optimizer program and its parameter sizes ([`Backward::Grads`] plans), or
-    /// None when the plans' bodies apply the rule themselves ([`Backward::Fused`]).
-    pub(crate) program: Option<(&'a Program, &'a [usize])>,
 }
 
 /// Replays `steps` (batch offsets and sizes); with `optim`, each step is a training step
@@ -621,15 +619,7 @@ fn run_steps(
             .filter(|d| matches!(d, Dyn::Update { .. }))
             .count()
     });
-    let slots = 2
-        + nd
-        + match optim {
-            Some(StepOptim {
-                program: Some((_, sizes)),
-                ..
-            }) => sizes.len(),
-            _ => updates,
-        };
+    let slots = 2 + nd + updates;
     let mut bytes = vec![0u8; slots * align * steps.len()];
     let mut put =
         |slot: usize, v: &[u8]| bytes[slot * align..slot * align + v.len()].copy_from_slice(v);
@@ -641,22 +631,10 @@ fn run_steps(
             put(s * slots + j, u)
         });
         let Some(o) = optim else { continue };
-        match o.program {
-            Some((_, sizes)) => {
-                for (i, &n) in sizes.iter().enumerate() {
-                    put(
-                        s * slots + 2 + nd + i,
-                        bytemuck::bytes_of(&o.rule.params(n, t)),
-                    );
-                }
-            }
-            None => {
-                for &d in &plan.dynamic {
-                    if let Dyn::Update { mnk: (m, n, k), .. } = d {
-                        let p = matmul::update_params(m, n, k, o.rule, t);
-                        put(s * slots + dyn_slot(d, nd), bytemuck::bytes_of(&p));
-                    }
-                }
+        for &d in &plan.dynamic {
+            if let Dyn::Update { mnk: (m, n, k), .. } = d {
+                let p = matmul::update_params(m, n, k, o.rule, t);
+                put(s * slots + dyn_slot(d, nd), bytemuck::bytes_of(&p));
             }
         }
     }
@@ -672,14 +650,6 @@ fn run_steps(
             .map(|&d| slot(dyn_slot(d, nd)))
             .collect();
         rec.replay_at(&plan.body, &offsets)?;
-        if let Some(StepOptim {
-            program: Some((prog, sizes)),
-            ..
-        }) = optim
-        {
-            let offsets: Vec<u32> = (0..sizes.len()).map(|i| slot(2 + nd + i)).collect();
-            rec.replay_at(prog, &offsets)?;
-        }
     }
     rec.submit()?;
     Ok(())
@@ -1023,7 +993,6 @@ pub(crate) fn fit(
                 Some(StepOptim {
                     rule: &rule,
                     t0: model.step,
-                    program: None,
                 }),
                 &drops,
                 seed,
