@@ -309,6 +309,47 @@ pub enum Epilogue<'a> {
 }
 
 /// An optimizer step fused into the matmul epilogue ([`Epilogue::Update`]).
+///
+/// One SGD step of a dense layer `y = x·W + b` from the gradient `dy` of its output: the
+/// weight gradient `xᵀ·dy` and the bias gradient `Σ_rows dy` are applied as they are
+/// computed, and never stored.
+///
+/// ```no_run
+/// use suanli::kernels::matmul::{self, Activation, Epilogue, Layout, MatmulArgs, Update};
+/// use suanli::kernels::optim::Rule;
+/// use suanli::{Device, Tensor};
+/// let dev = Device::open("auto")?;
+/// let (batch, inputs, units) = (32, 784, 128);
+/// let x = Tensor::rand_uniform(&dev, &[batch, inputs], 0.0, 1.0, 1)?;
+/// let dy = Tensor::rand_uniform(&dev, &[batch, units], -1.0, 1.0, 2)?;
+/// let w = Tensor::rand_uniform(&dev, &[inputs, units], -0.1, 0.1, 3)?;
+/// let b = Tensor::zeros(&dev, &[units])?;
+/// let (w_velocity, b_velocity) = (Tensor::zeros(&dev, &[inputs * units])?, Tensor::zeros(&dev, &[units])?);
+/// let rule = Rule::Sgd { lr: 0.01, momentum: 0.9, nesterov: false, weight_decay: 0.0 };
+/// let mut rec = dev.recorder();
+/// matmul::record(
+///     &mut rec,
+///     &MatmulArgs {
+///         a: x.buffer(), // stored (batch, inputs) = (K, M): the TN layout
+///         b: dy.buffer(),
+///         epilogue: Epilogue::Update(Update {
+///             rule,
+///             step: 1,
+///             state: &[w_velocity.buffer()],
+///             bias: Some((b.buffer(), &[b_velocity.buffer()])),
+///         }),
+///         c: w.buffer(),
+///         m: inputs as u32,
+///         n: units as u32,
+///         k: batch as u32,
+///         layout: Layout::TN,
+///         act: Activation::Linear,
+///         accumulate: false,
+///     },
+/// )?;
+/// rec.submit()?;
+/// # Ok::<(), suanli::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Update<'a> {
     /// The rule and its hyper-parameters.
