@@ -63,12 +63,7 @@ pub fn backward(
     scale: f32,
 ) -> Result<()> {
     let pipe = rec.pipeline(&BACKWARD, &[("LOSS", kind.code())])?;
-    let p = Params {
-        rows: rows as u32,
-        cols: cols as u32,
-        scale,
-        _pad: 0,
-    };
+    let p = Params::new(rows, cols, scale);
     let n = (rows * cols) as u64 * 4;
     let g = grid_1d(
         rows as u64,
@@ -96,12 +91,7 @@ pub fn metrics(
     cols: usize,
 ) -> Result<()> {
     let pipe = rec.pipeline(&METRICS, &[("LOSS", kind.code())])?;
-    let p = Params {
-        rows: rows as u32,
-        cols: cols as u32,
-        scale: 1.0,
-        _pad: 0,
-    };
+    let p = Params::new(rows, cols, 1.0);
     let n = (rows * cols) as u64 * 4;
     rec.dispatch(
         &pipe,

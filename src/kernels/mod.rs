@@ -33,6 +33,18 @@ pub struct RowParams {
     pub _pad: u32,
 }
 
+impl RowParams {
+    /// The uniform for a (rows, cols) matrix with this multiplier.
+    pub fn new(rows: usize, cols: usize, scale: f32) -> RowParams {
+        RowParams {
+            rows: rows as u32,
+            cols: cols as u32,
+            scale,
+            _pad: 0,
+        }
+    }
+}
+
 /// The activation prelude on its own (it is valid WGSL by itself).
 pub const ACTIVATION: Shader = crate::shader!("activation");
 

@@ -84,12 +84,7 @@ pub fn rows_with(
     };
     let spec = if subgroups { &ROWS_SUBGROUP } else { &ROWS };
     let pipe = rec.pipeline(spec, &[("OP", code as f64)])?;
-    let p = Params {
-        rows: rows as u32,
-        cols: cols as u32,
-        scale,
-        _pad: 0,
-    };
+    let p = Params::new(rows, cols, scale);
     // One work-group per row, spilled onto y.
     let groups = grid_1d(
         rows as u64,
@@ -111,12 +106,7 @@ pub fn cols(
 ) -> Result<()> {
     let dev = rec.device();
     let pipe = rec.pipeline(&COLS, &[])?;
-    let p = Params {
-        rows: rows as u32,
-        cols: cols as u32,
-        scale,
-        _pad: 0,
-    };
+    let p = Params::new(rows, cols, scale);
     let groups = grid_1d(
         cols as u64,
         256,

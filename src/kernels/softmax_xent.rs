@@ -74,12 +74,7 @@ pub fn softmax(
     log: bool,
 ) -> Result<()> {
     let pipe = rec.pipeline(&SOFTMAX, &[("LOG", log as u32 as f64)])?;
-    let p = Params {
-        rows: rows as u32,
-        cols: cols as u32,
-        scale: 1.0,
-        _pad: 0,
-    };
+    let p = Params::new(rows, cols, 1.0);
     let n = (rows * cols) as u64 * 4;
     let g = groups(rec, rows);
     rec.dispatch(&pipe, &[(x, n), (y, n)], Some(bytemuck::bytes_of(&p)), g)
@@ -105,12 +100,7 @@ pub fn xent(
         &XENT
     };
     let pipe = rec.pipeline(spec, &[("FROM_PROBS", from_probs as u32 as f64)])?;
-    let p = Params {
-        rows: rows as u32,
-        cols: cols as u32,
-        scale,
-        _pad: 0,
-    };
+    let p = Params::new(rows, cols, scale);
     let n = (rows * cols) as u64 * 4;
     let r = rows as u64 * 4;
     let g = groups(rec, rows);
@@ -141,12 +131,7 @@ pub fn metrics(
     cols: usize,
 ) -> Result<()> {
     let pipe = rec.pipeline(&METRICS, &[])?;
-    let p = Params {
-        rows: rows as u32,
-        cols: cols as u32,
-        scale: 1.0,
-        _pad: 0,
-    };
+    let p = Params::new(rows, cols, 1.0);
     let r = rows as u64 * 4;
     let bufs = [(x, r * cols as u64), (labels, r), (loss, r), (acc, 12)];
     rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), [1, 1, 1])
@@ -183,12 +168,7 @@ pub fn xent_train(
         return metrics(rec, x, labels, loss, acc, rows, cols);
     }
     let pipe = rec.pipeline(&XENT_TRAIN, &[("FROM_PROBS", from_probs as u32 as f64)])?;
-    let p = Params {
-        rows: rows as u32,
-        cols: cols as u32,
-        scale,
-        _pad: 0,
-    };
+    let p = Params::new(rows, cols, scale);
     let n = (rows * cols) as u64 * 4;
     let r = rows as u64 * 4;
     rec.dispatch(
