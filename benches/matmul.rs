@@ -10,8 +10,10 @@
 
 use std::time::Instant;
 
-use suanli::kernels::matmul::{self, time_variant, Activation, Layout, MatmulArgs, Variant};
-use suanli::{Device, Tensor};
+use suanli::internals::kernels::matmul::{self, MatmulArgs};
+use suanli::internals::kernels::matmul_tune::{self, time_variant};
+use suanli::internals::kernels::matmul_variant::Variant;
+use suanli::{Activation, Device, Layout, Tensor};
 
 fn cpu_gemm(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32], layout: Layout) {
     // Row-major strides: (column stride, row stride) per operand.
@@ -68,7 +70,7 @@ fn main() -> suanli::Result<()> {
         dev.info().limits.subgroup_size
     );
     let t0 = Instant::now();
-    let chosen = matmul::choose(&dev)?;
+    let chosen = matmul_tune::prepare(&dev)?;
     println!(
         "tuner picked {} in {:.2} s (cached afterwards)\n",
         chosen.name(),
@@ -100,7 +102,7 @@ fn main() -> suanli::Result<()> {
             Variant::Subgroup8 { rows: 32 },
         ]
         .into_iter()
-        .filter(|v| v.eligible(&dev)),
+        .filter(|v| v.eligible(dev.info())),
     );
 
     print!("{:<20}", "shape (M×N×K)");

@@ -65,7 +65,6 @@ fn main() -> suanli::Result<()> {
         FitOptions {
             epochs,
             batch_size: batch,
-            verbose: false,
             on_epoch_end: Some(&mut cb),
             ..Default::default()
         },

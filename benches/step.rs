@@ -13,23 +13,24 @@
 
 use std::time::Instant;
 
-use suanli::kernel::Recorder;
-use suanli::kernels::matmul::{self, Activation, Epilogue, Layout, MatmulArgs, Update};
-use suanli::kernels::optim::{self, Rule};
-use suanli::{Device, Result, Tensor};
+use suanli::exec::{Capture, Record, Recorder};
+use suanli::internals::kernels::matmul::{Epilogue, MatmulArgs, Update};
+use suanli::internals::kernels::{matmul_tune, optim};
+use suanli::{Activation, Device, Layout, Result, Rule, Tensor};
 
 const REPS: usize = 200;
 
 /// Median µs per replay of what `f` records; with `FIRST` set, also prints how long the first
 /// submission took (pipeline compilation on a cold shader cache, then `REPS` replays).
-fn time(dev: &Device, mut f: impl FnMut(&mut Recorder<'_>) -> Result<()>) -> Result<f64> {
-    let mut cap = dev.capture();
+fn time(dev: &Device, mut f: impl FnMut(&mut dyn Record) -> Result<()>) -> Result<f64> {
+    matmul_tune::prepare(dev)?;
+    let mut cap = Capture::new(dev);
     f(&mut cap)?;
-    let prog = cap.finish_capture();
+    let prog = cap.finish();
     let mut ts = Vec::new();
     for i in 0..6 {
         let t0 = Instant::now();
-        let mut rec = dev.recorder();
+        let mut rec = Recorder::new(dev);
         for _ in 0..REPS {
             rec.replay(&prog);
         }
@@ -57,13 +58,8 @@ struct Mm<'a> {
 }
 
 impl Mm<'_> {
-    fn record(
-        &self,
-        rec: &mut Recorder<'_>,
-        epilogue: Epilogue<'_>,
-        act: Activation,
-    ) -> Result<()> {
-        matmul::record(
+    fn record(&self, rec: &mut dyn Record, epilogue: Epilogue<'_>, act: Activation) -> Result<()> {
+        matmul_tune::record(
             rec,
             &MatmulArgs {
                 a: self.a.buffer(),

@@ -21,8 +21,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use suanli::data::{Dataset, Mnist};
-use suanli::nn::{Dense, FitOptions, Loss, Optimizer, Sequential};
-use suanli::{Device, Tensor};
+use suanli::multi::ParallelOptions;
+use suanli::nn::{Dense, FitOptions, Loss, Optimizer, ProgressBar, Sequential};
+use suanli::{Activation, Device, Tensor};
 
 // ---- command line -----------------------------------------------------------------------
 struct Args {
@@ -156,17 +157,7 @@ fn compare_with_pytorch(args: &Args, ours: f64) {
 fn run(args: &Args) -> suanli::Result<()> {
     // ---- device ---------------------------------------------------------------------------
     let group = match &args.devices {
-        Some(list) => {
-            if args.checkpoint.is_some() || args.resume.is_some() || args.profile {
-                return Err(suanli::Error::InvalidArgument {
-                    op: "mnist_mlp",
-                    name: "--devices",
-                    expected: "no --checkpoint, --resume or --profile with it (single device only for now)".into(),
-                    found: list.clone(),
-                });
-            }
-            Some(suanli::DeviceGroup::parse(list)?)
-        }
+        Some(list) => Some(suanli::DeviceGroup::parse(list)?),
         None => None,
     };
     let dev = match &group {
@@ -231,9 +222,9 @@ fn run(args: &Args) -> suanli::Result<()> {
         }
         None => {
             let mut m = Sequential::with_seed(&dev, args.seed);
-            m.add(Dense::new(128, "relu").input_dim(784))?;
-            m.add(Dense::new(64, "relu"))?;
-            m.add(Dense::new(10, "softmax"))?;
+            m.add(Dense::new(128, Activation::Relu).input_dim(784))?;
+            m.add(Dense::new(64, Activation::Relu))?;
+            m.add(Dense::new(10, Activation::Softmax))?;
             m.compile(
                 Optimizer::Adam {
                     lr: args.lr,
@@ -246,8 +237,6 @@ fn run(args: &Args) -> suanli::Result<()> {
             (m, None)
         }
     };
-    // Resuming keeps checkpointing to the same file unless told otherwise.
-    let checkpoint = args.checkpoint.clone().or(args.resume.clone());
     if !args.quiet {
         print!("{}", model.summary());
     }
@@ -259,16 +248,26 @@ fn run(args: &Args) -> suanli::Result<()> {
     // Telemetry each epoch (RUST_LOG=info shows it; throttling, heat and idle epochs warn).
     let mut watch = suanli::telemetry::DeviceWatch::new(&dev);
     let mut on_epoch = |epoch: usize, h: &suanli::nn::History| {
-        watch.epoch_end(epoch, h);
+        watch.epoch_end(epoch, h.utilisation.last().copied());
         true
     };
+    // Keras-style progress: a live bar on the terminal and a line per epoch.
+    let mut bar = ProgressBar::stdout();
+    let mut callbacks: Vec<&mut dyn suanli::nn::Callback> = Vec::new();
+    if !args.quiet {
+        callbacks.push(&mut bar);
+    }
+    // Resuming keeps checkpointing to the same file unless told otherwise.
+    let checkpoint = args.checkpoint.clone().or(args.resume.clone());
     let options = FitOptions {
         epochs: args.epochs,
         batch_size: args.batch_size,
         seed: args.seed,
         validation_data: Some(&test),
-        verbose: !args.quiet,
         on_epoch_end: Some(&mut on_epoch),
+        callbacks,
+        checkpoint: checkpoint.as_deref(),
+        resume: resume.as_ref(),
         ..Default::default()
     };
     let t = Instant::now();
@@ -288,27 +287,14 @@ fn run(args: &Args) -> suanli::Result<()> {
             .iter()
             .map(upload_train)
             .collect::<suanli::Result<Vec<_>>>()?;
-        let p = model.fit_parallel(
-            g,
-            &sets,
-            options,
-            &suanli::nn::parallel::ParallelOptions::default(),
-        )?;
+        let p = model.fit_parallel(g, &sets, options, &ParallelOptions::default())?;
         println!(
-            "Gradients moved through the host: {:.1} KB per step per device; replicas identical: {}",
+            "Gradients moved through the host: {:.1} KB per step per device; replicas bit-identical at every epoch end",
             p.bytes_per_step as f64 / 1e3,
-            p.replicas_identical
         );
         p.history
     } else {
-        model.fit(
-            &train,
-            FitOptions {
-                checkpoint: checkpoint.as_deref(),
-                resume: resume.as_ref(),
-                ..options
-            },
-        )?
+        model.fit(&train, options)?
     };
     let total = t.elapsed().as_secs_f64();
     if args.profile {
@@ -346,10 +332,13 @@ fn run(args: &Args) -> suanli::Result<()> {
     }
 
     // ---- results ----------------------------------------------------------------------------
-    let (test_loss, test_acc) = model.evaluate(&test, 1000)?;
+    let eval = model.evaluate(&test, 1000)?;
     println!(
         "Test accuracy: {:.4} (loss {:.4}) after {} epochs in {:.1}s",
-        test_acc, test_loss, args.epochs, total
+        eval.accuracy.unwrap_or(f64::NAN),
+        eval.loss,
+        args.epochs,
+        total
     );
     if args.bench {
         let mut e: Vec<f64> = history.epoch_seconds.iter().skip(1).copied().collect();
@@ -358,15 +347,35 @@ fn run(args: &Args) -> suanli::Result<()> {
         }
         e.sort_by(f64::total_cmp);
         let median = e[e.len() / 2];
+        let m = dev.memory_stats();
+        let steps = train.len().div_ceil(args.batch_size);
+        println!("bench:");
+        println!("  {:<28} {:>12}", "batch size", args.batch_size);
         println!(
-            "bench: batch {} | first epoch {:.2}s | median epoch (2..{}) {:.2}s | {:.1}k samples/s | pool {:?}",
-            args.batch_size,
-            history.epoch_seconds[0],
-            args.epochs,
-            median,
-            train.len() as f64 / median / 1e3,
-            dev.memory_stats()
+            "  {:<28} {:>11.2}s",
+            "first epoch", history.epoch_seconds[0]
         );
+        println!(
+            "  {:<28} {:>11.2}s",
+            format!("median epoch (2..{})", args.epochs),
+            median
+        );
+        println!(
+            "  {:<28} {:>10.1}µs",
+            "per step",
+            median / steps as f64 * 1e6
+        );
+        println!(
+            "  {:<28} {:>10.1}k/s",
+            "samples per second",
+            train.len() as f64 / median / 1e3
+        );
+        println!(
+            "  {:<28} {:>10.1}MB",
+            "pool peak",
+            m.peak_in_use as f64 / 1e6
+        );
+        println!("  {:<28} {:>12}", "pool allocations", m.allocations);
         compare_with_pytorch(args, median);
     }
     // A sanity check through the plain predict path on a few test images.

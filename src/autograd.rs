@@ -25,10 +25,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::error::{Error, Result};
+use crate::exec::recorder::Recorder;
 use crate::kernels::elementwise;
-use crate::kernels::elementwise::derivative_from_output;
-use crate::kernels::matmul::{Activation, Layout};
-use crate::{Error, Labels, Result, Tensor};
+use crate::ops::Labels;
+use crate::tensor::Tensor;
+use crate::vocab::{Activation, Layout};
 
 type Backward = Box<dyn Fn(&Tensor) -> Result<Vec<Option<Tensor>>> + Send + Sync>;
 
@@ -237,7 +239,10 @@ impl Var {
         if let Some(b) = b {
             self.same_tape("linear", b)?;
         }
-        let from_out = derivative_from_output(act);
+        if act == Activation::Softmax {
+            return self.linear(w, b, Activation::Linear)?.softmax();
+        }
+        let from_out = act.derivative_from_output();
         let (y, z) = if from_out {
             (self.value.linear(&w.value, b.map(|b| &b.value), act)?, None)
         } else {
@@ -254,7 +259,7 @@ impl Var {
             inputs,
             Box::new(move |dy| {
                 let dz = Tensor::empty(dy.device(), dy.shape())?;
-                let mut rec = dy.device().recorder();
+                let mut rec = Recorder::new(dy.device());
                 match &z {
                     None => elementwise::activation_output_backward(
                         &mut rec,
@@ -294,8 +299,11 @@ impl Var {
         ))
     }
 
-    /// Elementwise activation.
+    /// Elementwise activation (softmax: [`Var::softmax`]).
     pub fn activation(&self, act: Activation) -> Result<Var> {
+        if act == Activation::Softmax {
+            return self.softmax();
+        }
         let y = self.value.activation(act)?;
         let x = self.value.clone();
         Ok(self.op(

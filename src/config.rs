@@ -6,21 +6,27 @@
 //! | visible devices | `SUANLI_VISIBLE_DEVICES` | `visible_devices = "0,2"` | hardware GPUs to expose, renumbered from 0 |
 //! | memory limit | `SUANLI_MEMORY_LIMIT` | `memory_limit = "2GiB"` | per-device cap on pooled buffer bytes |
 //!
+//! | matmul kernel | `SUANLI_MATMUL` | `matmul = "tiled"` | forces a matmul variant instead of the tuner's choice |
+//! | cache folder | `SUANLI_CACHE_DIR` | `cache_dir = "/path"` | where measured choices are kept (default `$XDG_CACHE_HOME/suanli`, else `~/.cache/suanli`) |
+//!
 //! Precedence: an explicit API argument beats the environment, which beats the file. The file
 //! is `$SUANLI_CONFIG` if set (it must then exist), else `suanli.toml` in the working directory
 //! if present. wgpu's own `WGPU_BACKEND` restricts the backends searched, and
 //! `WGPU_ADAPTER_NAME` acts as a name-substring device spec when neither the API nor
 //! `SUANLI_DEVICE` chose a device.
 //!
-//! Resolution is a pure function ([`Config::resolve`]) of explicit values, an environment map
-//! and the file's text, so it is tested without touching the process environment.
+//! This module is the only place in the crate that reads the process environment: everything
+//! else receives a [`Config`] (or asks a function here, such as [`mnist_dir`]), so behaviour
+//! never hangs on a variable read deep inside a kernel. Resolution is a pure function
+//! ([`Config::resolve`]) of explicit values, an environment map and the file's text, so it is
+//! tested without touching the process environment.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Which backend an adapter runs on, as far as device specs are concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -232,6 +238,13 @@ pub struct Config {
     pub visible_devices: Option<Vec<usize>>,
     /// Per-device memory limit in bytes (`None`: only the adapter's own limits).
     pub memory_limit: Option<u64>,
+    /// The backends to search, as `WGPU_BACKEND` spells them (`"vulkan,gl"`; `None`: Vulkan,
+    /// Metal and DX12, then GL only if those find nothing).
+    pub backends: Option<String>,
+    /// A matmul variant forced by name (`SUANLI_MATMUL`), checked by the matmul kernels.
+    pub matmul: Option<String>,
+    /// Where measured per-device choices (the matmul tuner's) are cached; `None`: not cached.
+    pub cache_dir: Option<PathBuf>,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -240,6 +253,8 @@ struct FileConfig {
     device: Option<String>,
     visible_devices: Option<toml::Value>,
     memory_limit: Option<toml::Value>,
+    matmul: Option<String>,
+    cache_dir: Option<String>,
 }
 
 /// Values passed explicitly through the API; they beat the environment and the file.
@@ -257,7 +272,12 @@ impl Config {
     /// Reads the process environment and the config file, with no explicit overrides.
     pub fn from_env() -> Result<Config> {
         let env: HashMap<String, String> = std::env::vars()
-            .filter(|(k, _)| k.starts_with("SUANLI_") || k.starts_with("WGPU_"))
+            .filter(|(k, _)| {
+                k.starts_with("SUANLI_")
+                    || k.starts_with("WGPU_")
+                    || k == "XDG_CACHE_HOME"
+                    || k == "HOME"
+            })
             .collect();
         let (file_text, file_name) = match env.get("SUANLI_CONFIG") {
             Some(p) => {
@@ -366,10 +386,95 @@ impl Config {
             None
         };
 
+        let matmul = env
+            .get("SUANLI_MATMUL")
+            .cloned()
+            .or(file.matmul)
+            .filter(|s| !s.trim().is_empty());
+        let cache_dir = if let Some(d) = env.get("SUANLI_CACHE_DIR") {
+            Some(PathBuf::from(d))
+        } else if let Some(d) = file.cache_dir {
+            Some(PathBuf::from(d))
+        } else if let Some(d) = env.get("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+            Some(PathBuf::from(d).join("suanli"))
+        } else {
+            env.get("HOME")
+                .filter(|d| !d.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache").join("suanli"))
+        };
+        let backends = env
+            .get("WGPU_BACKEND")
+            .cloned()
+            .filter(|s| !s.trim().is_empty());
+        if let Some(b) = &backends {
+            if wgpu::Backends::from_comma_list(b).is_empty() {
+                return Err(cfg_err(
+                    "WGPU_BACKEND",
+                    b,
+                    env_src,
+                    "expected a comma-separated list of vulkan, metal, dx12, gl".into(),
+                ));
+            }
+        }
+
         Ok(Config {
             device,
             visible_devices,
             memory_limit,
+            backends,
+            matmul,
+            cache_dir,
         })
     }
+
+    /// The backends to search, and whether they were chosen explicitly (`WGPU_BACKEND`):
+    /// without a choice, GL is tried only when Vulkan, Metal and DX12 find nothing.
+    pub fn backends_to_search(&self) -> (wgpu::Backends, bool) {
+        match &self.backends {
+            Some(b) => (wgpu::Backends::from_comma_list(b), true),
+            None => (wgpu::Backends::PRIMARY, false),
+        }
+    }
+}
+
+/// `$MNIST_DIR`, if set: the folder the MNIST loader must use (it is an error when the files
+/// are not there, rather than a silent fall-back to another copy).
+pub fn mnist_dir() -> Option<PathBuf> {
+    std::env::var_os("MNIST_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The user's home folder (`$HOME`), for per-user data such as `~/.suanli/datasets`.
+pub fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Keeps a compute-only start quiet on a headless Linux machine.
+///
+/// Mesa installs an implicit Vulkan layer (`VK_LAYER_MESA_device_select`) that, while the
+/// adapters are enumerated, connects to a Wayland display to find the default GPU; without
+/// `XDG_RUNTIME_DIR` libwayland prints `error: XDG_RUNTIME_DIR is invalid or not set in the
+/// environment.` to stderr twice, which reads like a failure. The layer only reorders adapters
+/// for display use (suanli orders them itself), and its manifest honours `NODEVICE_SELECT=1`,
+/// so on a headless start (no `XDG_RUNTIME_DIR`) that is set for this process, unless the user
+/// asked the layer for something (`MESA_VK_DEVICE_SELECT`) or set `NODEVICE_SELECT`
+/// themselves. It runs once, before the first Vulkan instance exists (discovery calls it
+/// first), so no Vulkan code is reading the environment while it is written.
+pub(crate) fn quiet_headless_vulkan() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let headless = std::env::var_os("XDG_RUNTIME_DIR")
+            .is_none_or(|d| d.is_empty() || !Path::new(&d).is_dir());
+        let chosen = std::env::var_os("MESA_VK_DEVICE_SELECT").is_some()
+            || std::env::var_os("NODEVICE_SELECT").is_some();
+        if headless && !chosen {
+            log::debug!(
+                "headless start: NODEVICE_SELECT=1 keeps Mesa's device-select layer from probing a display"
+            );
+            std::env::set_var("NODEVICE_SELECT", "1");
+        }
+    });
 }

@@ -29,8 +29,12 @@
 
 use std::sync::Arc;
 
-use crate::kernel::{grid_1d, reflect, validate_wgsl, Access, Pipeline, ReflectedBinding};
-use crate::{Device, Error, Result, Tensor};
+use crate::error::{Error, Result};
+use crate::exec::dispatch::Record;
+use crate::exec::pipeline::{grid_1d, reflect, validate_wgsl, Access, Pipeline, ReflectedBinding};
+use crate::exec::recorder::Recorder;
+use crate::runtime::Device;
+use crate::tensor::Tensor;
 
 /// How many work-groups to launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,7 +101,10 @@ impl CustomKernel {
             }
         }
         let access: Vec<Access> = refl.bindings.iter().map(|b| b.access).collect();
-        let pipeline = device.pipeline_for(name, source, entry, &access, &[], false)?;
+        let pipeline =
+            device
+                .pipelines()
+                .get(device.core(), name, source, entry, &access, &[], false)?;
         Ok(CustomKernel {
             device: device.clone(),
             name: name.to_string(),
@@ -226,7 +233,7 @@ impl CustomKernel {
                 self.device.info().limits.max_workgroups_per_dimension,
             ),
         };
-        let mut rec = self.device.recorder();
+        let mut rec = Recorder::new(&self.device);
         rec.dispatch(&self.pipeline, &buffers, uniform, groups)?;
         rec.submit()?;
         Ok(())

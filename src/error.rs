@@ -181,6 +181,37 @@ pub enum Error {
         value: f64,
     },
 
+    /// Data could not be encoded for a file (safetensors, JSON): a host-side failure, not a
+    /// GPU one.
+    #[error("{op}: could not encode {what}: {message}")]
+    Serialize {
+        /// The operation.
+        op: &'static str,
+        /// What was being encoded.
+        what: &'static str,
+        /// The encoder's message.
+        message: String,
+    },
+
+    /// An internal invariant did not hold: a bug in suanli, not in the caller's input.
+    #[error("{op}: internal error: {message} (this is a bug in suanli; please report it)")]
+    Internal {
+        /// The operation.
+        op: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+
+    /// Training was stopped by a callback (a Ctrl-C check) before the epoch ended; the
+    /// model holds the weights of the last completed step.
+    #[error("training interrupted at epoch {epoch}, step {step}")]
+    Interrupted {
+        /// 1-based epoch.
+        epoch: usize,
+        /// Steps completed in that epoch.
+        step: usize,
+    },
+
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -193,6 +224,7 @@ pub enum Error {
 }
 
 impl Error {
+    /// An [`Error::Io`] for `path`.
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory is written,
 /// flushed to disk, then renamed over `path`, so a crash leaves either the old or the new

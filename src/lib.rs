@@ -2,8 +2,8 @@
 //!
 //! suanli finds every GPU (NVIDIA, AMD, Intel, Apple) through Vulkan, Metal or DX12, falls back
 //! to a software Vulkan driver (Mesa's lavapipe) where there is none, and runs numeric work on
-//! it: pooled buffers, cached pipelines, WGSL kernels validated with naga, and your own kernels
-//! on its tensors. No vendor SDK is needed.
+//! it: pooled buffers, cached pipelines, WGSL kernels validated with naga, your own kernels on
+//! its tensors, and Keras-style training. No vendor SDK is needed.
 //!
 //! ## Quick start
 //! ```no_run
@@ -20,43 +20,74 @@
 //! ```
 //!
 //! ## Map
-//! - [`devices`], [`Device`], [`DeviceSpec`], [`config`]: discovery, selection, configuration.
-//! - [`Tensor`]: f32 data on a device; [`memory`]: the caching pool behind it.
-//! - [`kernel`]: WGSL validation, the pipeline cache and dispatch; [`kernels`]: built-in
-//!   kernel families, one per file in `shaders/`.
-//! - [`CustomKernel`]: run your own WGSL on suanli tensors.
+//! The crate reads bottom to top; a module imports only from the layers below it
+//! (`tests/architecture.rs` enforces it, `docs/ARCHITECTURE.md` explains it):
+//!
+//! | layer | modules |
+//! |---|---|
+//! | base | [`error`], [`io`], [`random`] |
+//! | configuration and vocabulary | [`config`] (the only reader of the environment), [`vocab`] |
+//! | device | [`device`]: adapters, the wgpu handle, measured choices |
+//! | memory | [`memory`]: the caching pool |
+//! | execution services | [`exec::pipeline`], [`exec::profile`] |
+//! | the device handle | [`runtime`]: [`Device`] |
+//! | recording | [`exec`]: [`exec::Recorder`], [`exec::Capture`] |
+//! | tensors | [`tensor`]: [`Tensor`] |
+//! | kernels | `kernels` and the f64 `reference` (unstable: [`internals`]) |
+//! | ops | [`ops`], [`autograd`], [`custom`] ([`CustomKernel`]: your own WGSL) |
+//! | observation | [`telemetry`] |
+//! | data | [`data`] |
+//! | training | [`nn`] |
+//! | several devices | [`multi`] |
 //!
 //! Nothing is global: every operation takes a [`Device`] (or a tensor that knows its device),
 //! so several devices can be used from one process.
 
 #![warn(missing_docs)]
 
-pub mod adapter;
 pub mod autograd;
 pub mod config;
 pub mod custom;
 pub mod data;
 pub mod device;
 pub mod error;
-pub mod group;
+pub mod exec;
 pub mod io;
-pub mod kernel;
-pub mod kernels;
+mod kernels;
 pub mod memory;
+pub mod multi;
 pub mod nn;
 pub mod ops;
-pub mod profile;
 pub mod random;
-pub mod reference;
+mod reference;
+pub mod runtime;
 pub mod telemetry;
 pub mod tensor;
+pub mod vocab;
+
+#[doc(hidden)]
+pub mod internals {
+    //! Not a stable API. The crate's building blocks below the tensor ops, public only so
+    //! the crate's own tests and benchmarks can reach them: they change without notice.
+
+    /// The WGSL kernel families' bindings (one module per shader).
+    pub mod kernels {
+        pub use crate::kernels::*;
+    }
+
+    /// Deliberately naive f64 references of every kernel, for tests.
+    pub mod reference {
+        pub use crate::reference::*;
+    }
+}
 
 pub use config::{BackendKind, Config, DeviceSpec};
 pub use custom::{CustomKernel, Grid, KernelArg};
-pub use device::{devices, is_gpu_available, AdapterDesc, Device, DeviceKind, Vendor};
+pub use device::{devices, is_gpu_available, AdapterDesc, DeviceKind, Vendor};
 pub use error::{Error, Result};
-pub use group::DeviceGroup;
-pub use kernels::matmul::{Activation, Layout};
 pub use memory::MemoryStats;
+pub use multi::DeviceGroup;
 pub use ops::Labels;
+pub use runtime::Device;
 pub use tensor::Tensor;
+pub use vocab::{Activation, DenseLoss, Layout, Rule};

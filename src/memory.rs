@@ -12,7 +12,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::{Error, Result};
+use crate::device::core::DeviceCore;
+use crate::error::{Error, Result};
 
 /// Smallest bucket, in bytes.
 pub const MIN_BUCKET: u64 = 256;
@@ -38,7 +39,7 @@ pub fn bucket_size(bytes: u64) -> u64 {
 
 /// What a pooled buffer holds, for the per-kind breakdown in [`MemoryStats::by_kind`].
 /// Buffers start as [`MemoryKind::Other`]; the training code tags its tensors
-/// ([`crate::Tensor::set_memory_kind`]).
+/// ([`crate::tensor::Tensor::set_memory_kind`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemoryKind {
     /// Model weights and biases.
@@ -145,7 +146,7 @@ struct PoolState {
     stats: MemoryStats,
 }
 
-/// The pool itself; one per [`crate::Device`].
+/// The pool itself; one per [`crate::runtime::Device`].
 pub(crate) struct Pool {
     state: Arc<Mutex<PoolState>>,
     limit: Option<u64>,
@@ -189,7 +190,7 @@ impl Pool {
     }
 
     /// Takes a buffer of at least `bytes` bytes (contents undefined).
-    pub(crate) fn alloc(&self, device: &crate::Device, bytes: u64) -> Result<PooledBuffer> {
+    pub(crate) fn alloc(&self, core: &DeviceCore, bytes: u64) -> Result<PooledBuffer> {
         let size = bucket_size(bytes.max(4));
         let mut st = lock(&self.state);
         if size > self.max_buffer {
@@ -231,8 +232,8 @@ impl Pool {
             }
         }
         drop(st);
-        let buffer = device.scoped("allocate buffer", || {
-            device.inner.device.create_buffer(&wgpu::BufferDescriptor {
+        let buffer = core.scoped("allocate buffer", || {
+            core.device().create_buffer(&wgpu::BufferDescriptor {
                 label: Some("suanli pool"),
                 size,
                 usage: POOL_USAGE,

@@ -4,35 +4,72 @@
 //! and submits without waiting (reading a result back waits). Matrices are 2-D row-major; a
 //! 1-D tensor counts as one row where an op needs a matrix.
 
+use crate::error::{Error, Result};
+use crate::exec::dispatch::Record;
+use crate::exec::recorder::Recorder;
 use crate::kernels::elementwise::{self, BinaryOp};
-use crate::kernels::matmul::{self, Activation, Layout, MatmulArgs};
+use crate::kernels::matmul::{self, MatmulArgs};
+use crate::kernels::matmul_tune;
 use crate::kernels::reduce::{self, RowOp};
 use crate::kernels::softmax_xent;
-use crate::{Device, Error, Result, Tensor};
+use crate::runtime::Device;
+use crate::tensor::Tensor;
+use crate::vocab::{Activation, Layout};
 
-/// Class labels on the device (stored as f32 class indices) whose range was checked on the
-/// host when they were created, so losses can check them without a readback.
+/// An integer type that can hold a class index (`u8` pixels' labels, `u32`, `i64` from NumPy…).
+pub trait ClassIndex: Copy + std::fmt::Display {
+    /// The index, or `None` when it is negative.
+    fn index(self) -> Option<u64>;
+}
+
+macro_rules! class_index {
+    ($($t:ty),*) => {$(
+        impl ClassIndex for $t {
+            #[allow(clippy::unnecessary_fallible_conversions)] // the same body serves signed types
+            fn index(self) -> Option<u64> {
+                u64::try_from(self).ok()
+            }
+        }
+    )*};
+}
+class_index!(u8, u16, u32, u64, usize, i8, i16, i32, i64);
+
+/// Class labels on the device (stored as f32 class indices, exact below 2^24) whose range was
+/// checked on the host when they were created, so losses can check them without a readback.
+/// The one labels type: tensor ops and datasets both hold labels as this.
 #[derive(Clone, Debug)]
 pub struct Labels {
     tensor: Tensor,
     max: u32,
 }
 
+/// The largest class index a label may hold (f32 represents integers exactly below 2^24).
+pub const MAX_CLASS: u64 = (1 << 24) - 1;
+
 impl Labels {
-    /// Uploads class indices.
-    pub fn new(device: &Device, labels: &[u32]) -> Result<Labels> {
-        if let Some(&big) = labels.iter().find(|&&l| l >= 1 << 24) {
-            return Err(Error::InvalidArgument {
-                op: "Labels::new",
-                name: "labels",
-                expected: "class indices below 2^24".into(),
-                found: big.to_string(),
-            });
+    /// Uploads class indices of any integer type; each must lie in `0..2^24`.
+    pub fn new<L: ClassIndex>(device: &Device, labels: &[L]) -> Result<Labels> {
+        let mut data = Vec::with_capacity(labels.len());
+        let mut max = 0u32;
+        for &l in labels {
+            match l.index().filter(|&v| v <= MAX_CLASS) {
+                Some(v) => {
+                    max = max.max(v as u32);
+                    data.push(v as f32);
+                }
+                None => {
+                    return Err(Error::InvalidArgument {
+                        op: "Labels::new",
+                        name: "labels",
+                        expected: format!("class indices in 0..={MAX_CLASS}"),
+                        found: l.to_string(),
+                    })
+                }
+            }
         }
-        let data: Vec<f32> = labels.iter().map(|&l| l as f32).collect();
         Ok(Labels {
             tensor: Tensor::from_slice(device, &data, &[labels.len()])?,
-            max: labels.iter().copied().max().unwrap_or(0),
+            max,
         })
     }
 
@@ -91,8 +128,15 @@ fn nonempty(op: &'static str, t: &Tensor) -> Result<()> {
 }
 
 impl Tensor {
-    fn run(&self, f: impl FnOnce(&mut crate::kernel::Recorder<'_>) -> Result<()>) -> Result<()> {
-        let mut rec = self.device().recorder();
+    /// A tensor filled with `value` (on the device, no upload).
+    pub fn full(device: &Device, shape: &[usize], value: f32) -> Result<Tensor> {
+        let t = Tensor::empty(device, shape)?;
+        t.run(|rec| elementwise::fill(rec, t.buffer(), t.numel(), value))?;
+        Ok(t)
+    }
+
+    fn run(&self, f: impl FnOnce(&mut dyn Record) -> Result<()>) -> Result<()> {
+        let mut rec = Recorder::new(self.device());
         f(&mut rec)?;
         rec.submit()?;
         Ok(())
@@ -107,6 +151,11 @@ impl Tensor {
         layout: Layout,
     ) -> Result<Tensor> {
         const OP: &str = "matmul";
+        if act == Activation::Softmax {
+            return self
+                .linear_with(w, bias, Activation::Linear, layout)?
+                .softmax(1);
+        }
         w.check_device(self.device(), OP)?;
         let (ar, ac) = matrix(OP, self)?;
         let (br, bc) = matrix(OP, w)?;
@@ -152,7 +201,7 @@ impl Tensor {
             act,
             accumulate: false,
         };
-        self.run(|rec| matmul::record(rec, &args))?;
+        self.run(|rec| matmul_tune::record(rec, &args))?;
         Ok(out)
     }
 
@@ -184,8 +233,11 @@ impl Tensor {
         self.linear_with(w, bias, act, Layout::NN)
     }
 
-    /// `act(self)` elementwise.
+    /// `act(self)` elementwise (softmax: along the last axis).
     pub fn activation(&self, act: Activation) -> Result<Tensor> {
+        if act == Activation::Softmax {
+            return self.softmax(self.shape().len().saturating_sub(1));
+        }
         let out = Tensor::empty(self.device(), self.shape())?;
         let n = self.numel();
         self.run(|rec| elementwise::activation(rec, act, self.buffer(), out.buffer(), n))?;

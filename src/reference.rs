@@ -1,9 +1,14 @@
 //! Deliberately naive f64 CPU references of every kernel, used by the tests (and readable as
 //! the specification of what each kernel computes). Inputs are f32 as stored on the device;
-//! outputs are f64.
+//! outputs are f64. The pointwise activation references panic for [`Activation::Softmax`],
+//! which is a row operation ([`softmax`]).
+//!
+//! Not a stable API: public for the crate's tests and benchmarks.
 
-use crate::kernels::matmul::{Activation, Layout};
-use crate::kernels::optim::Rule;
+use crate::vocab::{Activation, DenseLoss, Layout, Rule};
+
+/// The softmax activation has no pointwise reference: it is a row operation ([`softmax`]).
+const ROWWISE: &str = "softmax is a row operation: use reference::softmax";
 
 /// `act(x)` in f64.
 pub fn activate(act: Activation, x: f64) -> f64 {
@@ -24,6 +29,7 @@ pub fn activate(act: Activation, x: f64) -> f64 {
             0.5 * x * (1.0 + u.tanh())
         }
         Activation::Gelu => 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2)),
+        Activation::Softmax => panic!("{ROWWISE}"),
     }
 }
 
@@ -54,6 +60,7 @@ pub fn activate_grad(act: Activation, x: f64) -> f64 {
             0.5 * (1.0 + erf(x / std::f64::consts::SQRT_2))
                 + x * (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt()
         }
+        Activation::Softmax => panic!("{ROWWISE}"),
     }
 }
 
@@ -103,7 +110,7 @@ pub fn erf(x: f64) -> f64 {
     r.copysign(x)
 }
 
-/// C = act(op(A)·op(B) + bias) (+ C_old if given), shapes as in [`crate::kernels::matmul`].
+/// C = act(op(A)·op(B) + bias) (+ C_old if given), shapes as in [`Layout`].
 #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one for one
 pub fn matmul(
     a: &[f32],
@@ -271,14 +278,13 @@ pub fn optim_step(rule: &Rule, grad: &[f64], param: &mut [f64], state: &mut [Vec
 /// Dense-target losses per row and their gradients `(∂ mean loss / ∂x)·(scale·B)`, as
 /// loss.wgsl computes them: categorical and binary cross-entropy from logits, MSE on outputs.
 pub fn dense_loss(
-    kind: crate::kernels::loss::DenseLoss,
+    kind: DenseLoss,
     x: &[f32],
     t: &[f32],
     rows: usize,
     cols: usize,
     scale: f64,
 ) -> (Vec<f64>, Vec<f64>) {
-    use crate::kernels::loss::DenseLoss;
     let mut loss = vec![0.0; rows];
     let mut grad = vec![0.0; rows * cols];
     for r in 0..rows {

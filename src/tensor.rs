@@ -1,18 +1,22 @@
-//! Tensors: f32 data in a pooled device buffer, with a shape and an owning device.
+//! Tensors: f32 data in a pooled device buffer, with a shape and an owning device; and the
+//! device arrays of bytes and indices that datasets and gathers use.
 //!
-//! A `Tensor` is an `Arc` handle: cloning shares the buffer. Creation functions return
-//! `Result` because they allocate (memory limits) and check shapes.
+//! A `Tensor` is a handle: cloning shares the buffer, and [`Tensor::reshape`] is a view (the
+//! same buffer under another shape). Creation functions return `Result` because they allocate
+//! (memory limits) and check shapes. The tensor ops (`matmul`, `relu`, …) are in
+//! [`crate::ops`], above the kernels they run.
 
 use std::fmt;
 use std::sync::Arc;
 
-use crate::memory::PooledBuffer;
+use crate::error::{Error, Result};
+use crate::exec::recorder::Recorder;
+use crate::memory::{MemoryKind, PooledBuffer};
 use crate::random::Rng;
-use crate::{Device, Error, Result};
+use crate::runtime::Device;
 
-struct TensorInner {
+struct Storage {
     buffer: PooledBuffer,
-    shape: Vec<usize>,
     device: Device,
 }
 
@@ -28,15 +32,22 @@ struct TensorInner {
 /// ```
 #[derive(Clone)]
 pub struct Tensor {
-    inner: Arc<TensorInner>,
+    storage: Arc<Storage>,
+    shape: Arc<[usize]>,
 }
+
+const _: () = {
+    // Tensors move between threads with their device (DeviceGroup workers).
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Tensor>();
+};
 
 impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "Tensor(shape={:?}, device={:?})",
-            self.inner.shape, self.inner.device
+            self.shape, self.storage.device
         )
     }
 }
@@ -66,13 +77,13 @@ impl Tensor {
     /// An uninitialised tensor (contents undefined); used by kernels for outputs.
     pub fn empty(device: &Device, shape: &[usize]) -> Result<Tensor> {
         let n = numel_of("Tensor::empty", shape)?;
-        let buffer = device.inner.pool.alloc(device, (n as u64) * 4)?;
+        let buffer = device.pool().alloc(device.core(), (n as u64) * 4)?;
         Ok(Tensor {
-            inner: Arc::new(TensorInner {
+            storage: Arc::new(Storage {
                 buffer,
-                shape: shape.to_vec(),
                 device: device.clone(),
             }),
+            shape: shape.into(),
         })
     }
 
@@ -89,8 +100,7 @@ impl Tensor {
         let t = Tensor::empty(device, shape)?;
         if !data.is_empty() {
             device
-                .inner
-                .queue
+                .wgpu_queue()
                 .write_buffer(t.buffer(), 0, bytemuck::cast_slice(data));
         }
         Ok(t)
@@ -99,17 +109,8 @@ impl Tensor {
     /// A tensor of zeros.
     pub fn zeros(device: &Device, shape: &[usize]) -> Result<Tensor> {
         let t = Tensor::empty(device, shape)?;
-        let mut rec = device.recorder();
+        let mut rec = Recorder::new(device);
         rec.clear(t.buffer());
-        rec.submit()?;
-        Ok(t)
-    }
-
-    /// A tensor filled with `value` (on the GPU, no upload).
-    pub fn full(device: &Device, shape: &[usize], value: f32) -> Result<Tensor> {
-        let t = Tensor::empty(device, shape)?;
-        let mut rec = device.recorder();
-        crate::kernels::elementwise::fill(&mut rec, t.buffer(), t.numel(), value)?;
         rec.submit()?;
         Ok(t)
     }
@@ -164,12 +165,12 @@ impl Tensor {
 
     /// The shape.
     pub fn shape(&self) -> &[usize] {
-        &self.inner.shape
+        &self.shape
     }
 
     /// Number of elements.
     pub fn numel(&self) -> usize {
-        self.inner.shape.iter().product()
+        self.shape.iter().product()
     }
 
     /// Size of the data in bytes (`numel * 4`).
@@ -179,26 +180,27 @@ impl Tensor {
 
     /// The owning device.
     pub fn device(&self) -> &Device {
-        &self.inner.device
+        &self.storage.device
     }
 
     /// Tags the tensor's memory for the per-kind breakdown of [`Device::memory_stats`]
-    /// (shared by clones: they share the buffer).
-    pub fn set_memory_kind(&self, kind: crate::memory::MemoryKind) {
-        self.inner.buffer.set_kind(kind);
+    /// (shared by clones and views: they share the buffer).
+    pub fn set_memory_kind(&self, kind: MemoryKind) {
+        self.storage.buffer.set_kind(kind);
     }
 
     /// The underlying buffer (at least `byte_len()` bytes; may be larger, from the pool).
     pub fn buffer(&self) -> &wgpu::Buffer {
-        self.inner.buffer.buffer()
+        self.storage.buffer.buffer()
     }
 
-    /// True if both handles share one buffer.
+    /// True if both handles share one buffer (clones and views of one another).
     pub fn same_buffer(&self, other: &Tensor) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner)
+        Arc::ptr_eq(&self.storage, &other.storage)
     }
 
-    /// A new tensor with the same data and a different shape of equal element count.
+    /// The same data under another shape of equal element count: a view that shares the
+    /// buffer (writing through one is seen through the other), no copy.
     pub fn reshape(&self, shape: &[usize]) -> Result<Tensor> {
         let n = numel_of("Tensor::reshape", shape)?;
         if n != self.numel() {
@@ -208,67 +210,33 @@ impl Tensor {
                 found: format!("{n} elements for {shape:?}"),
             });
         }
-        let t = Tensor::empty(self.device(), shape)?;
-        let mut rec = self.device().recorder();
-        if n > 0 {
-            rec.copy(self.buffer(), t.buffer(), self.byte_len());
-        }
-        rec.submit()?;
-        Ok(t)
+        Ok(Tensor {
+            storage: self.storage.clone(),
+            shape: shape.into(),
+        })
     }
 
-    /// Reads the data back to the host (waits for pending work).
+    /// Reads the data back to the host (waits for pending work, at most the device's
+    /// timeout).
     pub fn to_vec(&self) -> Result<Vec<f32>> {
         let bytes = self.byte_len();
         if bytes == 0 {
             return Ok(Vec::new());
         }
         let dev = self.device();
-        let staging = dev.scoped("allocate readback buffer", || {
-            dev.inner.device.create_buffer(&wgpu::BufferDescriptor {
+        let staging = dev.core().scoped("allocate readback buffer", || {
+            dev.wgpu_device().create_buffer(&wgpu::BufferDescriptor {
                 label: Some("suanli readback"),
                 size: bytes,
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             })
         })?;
-        let mut rec = dev.recorder();
+        let mut rec = Recorder::new(dev);
         rec.copy(self.buffer(), &staging, bytes);
-        let idx = rec.submit()?;
-        let (tx, rx) = std::sync::mpsc::channel();
-        staging.map_async(wgpu::MapMode::Read, .., move |r| {
-            let _ = tx.send(r);
-        });
-        dev.wait(Some(idx), "Tensor::to_vec")?;
-        // Another thread's poll may be the one running our callback: keep polling until it
-        // has arrived, up to the device's timeout.
-        let deadline = std::time::Instant::now() + dev.timeout();
-        let mapped = loop {
-            match rx.recv_timeout(std::time::Duration::from_millis(1)) {
-                Ok(r) => break r,
-                Err(_) if std::time::Instant::now() > deadline => {
-                    return Err(Error::Timeout {
-                        op: "Tensor::to_vec (buffer mapping)",
-                        seconds: dev.timeout().as_secs_f64(),
-                    })
-                }
-                Err(_) => {
-                    let _ = dev.inner.device.poll(wgpu::PollType::Poll);
-                }
-            }
-        };
-        mapped.map_err(|e| Error::Gpu {
-            op: "Tensor::to_vec",
-            message: e.to_string(),
-        })?;
-        let view = staging.get_mapped_range(..).map_err(|e| Error::Gpu {
-            op: "Tensor::to_vec",
-            message: e.to_string(),
-        })?;
-        let out: Vec<f32> = bytemuck::pod_collect_to_vec(&view);
-        drop(view);
-        staging.unmap();
-        Ok(out)
+        rec.submit()?;
+        let raw = dev.core().map_read(&staging, "Tensor::to_vec")?;
+        Ok(bytemuck::pod_collect_to_vec(&raw))
     }
 
     pub(crate) fn check_device(&self, device: &Device, op: &'static str) -> Result<()> {
@@ -281,5 +249,91 @@ impl Tensor {
                 found: format!("{:?}", self.device()),
             })
         }
+    }
+}
+
+/// A u8 array on the device, packed four bytes per u32 word (a dataset's pixels).
+#[derive(Debug)]
+pub struct ByteBuffer {
+    buffer: PooledBuffer,
+    /// Number of bytes.
+    pub len: usize,
+}
+
+impl ByteBuffer {
+    /// Uploads bytes.
+    pub fn new(dev: &Device, bytes: &[u8]) -> Result<ByteBuffer> {
+        let padded_len = bytes.len().div_ceil(4).max(1) * 4;
+        let buffer = dev.pool().alloc(dev.core(), padded_len as u64)?;
+        buffer.set_kind(MemoryKind::Datasets);
+        let mut padded = bytes.to_vec();
+        padded.resize(padded_len, 0);
+        dev.wgpu_queue().write_buffer(buffer.buffer(), 0, &padded);
+        Ok(ByteBuffer {
+            buffer,
+            len: bytes.len(),
+        })
+    }
+
+    /// The underlying buffer.
+    pub fn buffer(&self) -> &wgpu::Buffer {
+        self.buffer.buffer()
+    }
+
+    /// The storage binding: the bytes as whole u32 words.
+    pub fn binding(&self) -> (&wgpu::Buffer, u64) {
+        (self.buffer(), (self.len.div_ceil(4).max(1) * 4) as u64)
+    }
+}
+
+/// A u32 array on the device (gather indices: an epoch's permutation of rows).
+#[derive(Debug)]
+pub struct IndexBuffer {
+    buffer: PooledBuffer,
+    /// Number of indices.
+    pub len: usize,
+}
+
+impl IndexBuffer {
+    /// Uploads indices.
+    pub fn new(dev: &Device, indices: &[u32]) -> Result<IndexBuffer> {
+        let buffer = dev
+            .pool()
+            .alloc(dev.core(), (indices.len().max(1) * 4) as u64)?;
+        buffer.set_kind(MemoryKind::Datasets);
+        if !indices.is_empty() {
+            dev.wgpu_queue()
+                .write_buffer(buffer.buffer(), 0, bytemuck::cast_slice(indices));
+        }
+        Ok(IndexBuffer {
+            buffer,
+            len: indices.len(),
+        })
+    }
+
+    /// Overwrites the indices from the start (a new epoch's permutation); at most `len`.
+    pub fn write(&self, dev: &Device, indices: &[u32]) -> Result<()> {
+        if indices.len() > self.len {
+            return Err(Error::ShapeMismatch {
+                op: "IndexBuffer::write",
+                expected: format!("at most {} indices", self.len),
+                found: indices.len().to_string(),
+            });
+        }
+        if !indices.is_empty() {
+            dev.wgpu_queue()
+                .write_buffer(self.buffer(), 0, bytemuck::cast_slice(indices));
+        }
+        Ok(())
+    }
+
+    /// The underlying buffer.
+    pub fn buffer(&self) -> &wgpu::Buffer {
+        self.buffer.buffer()
+    }
+
+    /// The storage binding of the indices.
+    pub fn binding(&self) -> (&wgpu::Buffer, u64) {
+        (self.buffer(), (self.len.max(1) * 4) as u64)
     }
 }

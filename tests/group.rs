@@ -3,7 +3,7 @@
 
 mod common;
 
-use suanli::group::{DeviceGroup, Job};
+use suanli::multi::{DeviceGroup, Job};
 use suanli::{Error, Tensor};
 
 fn two(limit_a: Option<u64>) -> Option<DeviceGroup> {

@@ -7,11 +7,12 @@
 
 mod common;
 
-use suanli::kernels::matmul::{
-    self, candidates, record_with, Activation, Epilogue, Layout, MatmulArgs, Variant,
-};
-use suanli::reference;
-use suanli::{Device, Tensor};
+use suanli::exec::Recorder;
+use suanli::internals::kernels::matmul::{record_with, Epilogue, MatmulArgs};
+use suanli::internals::kernels::matmul_tune;
+use suanli::internals::kernels::matmul_variant::{candidates, Variant};
+use suanli::internals::reference;
+use suanli::{Activation, Device, Error, Layout, Tensor};
 
 fn tol(k: usize) -> f64 {
     1e-5 * (k as f64 / 128.0).sqrt().max(1.0)
@@ -33,7 +34,7 @@ fn variants(dev: &Device) -> Vec<Variant> {
     let mut v = vec![Variant::Naive, Variant::Tiled];
     for rows in [16, 32] {
         let s = Variant::Subgroup8 { rows };
-        if s.eligible(dev) {
+        if s.eligible(dev.info()) {
             v.push(s);
         }
     }
@@ -102,7 +103,7 @@ fn check(dev: &Device, variant: Variant, c: &Case, seed: u64) {
         act: c.act,
         accumulate: c.accumulate,
     };
-    let mut rec = dev.recorder();
+    let mut rec = Recorder::new(&dev);
     record_with(&mut rec, &args, variant).unwrap();
     rec.submit().unwrap();
     let out = ct.to_vec().unwrap();
@@ -187,7 +188,7 @@ fn fused_bias_activation_and_accumulate() {
     let mut vs = vec![
         Variant::Naive,
         Variant::Tiled,
-        matmul::choose(&dev).unwrap(),
+        matmul_tune::prepare(&dev).unwrap(),
     ];
     vs.dedup();
     for v in vs {
@@ -274,14 +275,14 @@ fn column_sums_and_gates_every_variant() {
         act: Activation::Linear,
         accumulate: false,
     };
-    assert!(record_with(&mut dev.recorder(), &args, Variant::Naive).is_err());
+    assert!(record_with(&mut Recorder::new(&dev), &args, Variant::Naive).is_err());
 }
 
 #[test]
 fn large_square_with_the_chosen_variant() {
     let dev = dev_or_skip!();
-    let v = matmul::choose(&dev).unwrap();
-    assert!(candidates(&dev).contains(&v) || std::env::var("SUANLI_MATMUL").is_ok());
+    let v = matmul_tune::prepare(&dev).unwrap();
+    assert!(candidates(dev.info()).contains(&v) || std::env::var("SUANLI_MATMUL").is_ok());
     let case = Case {
         m: 1000,
         n: 1000,
@@ -297,7 +298,7 @@ fn large_square_with_the_chosen_variant() {
 #[test]
 fn random_shapes_property() {
     let dev = dev_or_skip!();
-    let v = matmul::choose(&dev).unwrap();
+    let v = matmul_tune::prepare(&dev).unwrap();
     let mut rng = suanli::random::Rng::new(2024);
     for i in 0..24 {
         let m = 1 + rng.below(150) as usize;
@@ -337,7 +338,6 @@ fn tensor_api_shapes_and_errors() {
     let bias = Tensor::from_slice(&dev, &[-10.0, 0.0], &[2]).unwrap();
     let y = a.linear(&b, Some(&bias), Activation::Relu).unwrap();
     assert_eq!(y.to_vec().unwrap(), vec![0.0, 5.0, 0.0, 11.0]);
-    use suanli::Error;
     assert!(matches!(a.matmul(&a), Err(Error::ShapeMismatch { .. })));
     assert!(matches!(
         a.linear(&b, Some(&a), Activation::Linear),
@@ -362,8 +362,8 @@ fn delta_err(after: &[f32], before: &[f32], want_after: &[f64]) -> f64 {
 
 #[test]
 fn fused_optimizer_update_every_variant_every_rule() {
-    use suanli::kernels::matmul::Update;
-    use suanli::kernels::optim::Rule;
+    use suanli::internals::kernels::matmul::Update;
+    use suanli::Rule;
     let dev = dev_or_skip!();
     let rules = [
         Rule::Sgd {
@@ -427,7 +427,7 @@ fn fused_optimizer_update_every_variant_every_rule() {
             cases.push((v, mnk, Layout::TN, 1, false));
         }
     }
-    if Variant::Subgroup8Narrow.eligible(&dev) {
+    if Variant::Subgroup8Narrow.eligible(dev.info()) {
         for &mnk in &[(64usize, 10usize, 32usize), (13, 7, 70), (9, 16, 5)] {
             cases.push((Variant::Subgroup8Narrow, mnk, Layout::TN, 2, true));
             cases.push((Variant::Subgroup8Narrow, mnk, Layout::TN, 1, false));
@@ -478,7 +478,7 @@ fn fused_optimizer_update_every_variant_every_rule() {
                 act: Activation::Linear,
                 accumulate: false,
             };
-            let mut rec = dev.recorder();
+            let mut rec = Recorder::new(&dev);
             record_with(&mut rec, &args, v).unwrap();
             rec.submit().unwrap();
         };
@@ -527,15 +527,20 @@ fn fused_optimizer_update_every_variant_every_rule() {
             assert_eq!(bias_after, b0, "{what}: bias touched without a bias update");
         }
     }
-    // Refused: a non-linear activation, accumulation, or the wrong number of states.
+    // Refused, each for its own reason (Adam needs two states: only the last case has one):
+    // a non-linear activation, accumulation, the wrong number of states. The accepted case
+    // shows the arguments are otherwise right.
     let t = Tensor::zeros(&dev, &[4]).unwrap();
-    let one = [t.buffer()];
+    let s2 = Tensor::zeros(&dev, &[4]).unwrap();
+    let (one, two) = ([t.buffer()], [t.buffer(), s2.buffer()]);
     let adam = rules[2];
-    for (act, accumulate, state) in [
-        (Activation::Relu, false, &one[..]),
-        (Activation::Linear, true, &one[..]),
-        (Activation::Linear, false, &one[..]),
+    for (act, accumulate, state, refused) in [
+        (Activation::Relu, false, &two[..], Some("act")),
+        (Activation::Linear, true, &two[..], Some("accumulate")),
+        (Activation::Linear, false, &one[..], Some("state")),
+        (Activation::Linear, false, &two[..], None),
     ] {
+        let c = Tensor::zeros(&dev, &[4]).unwrap();
         let args = MatmulArgs {
             a: t.buffer(),
             b: t.buffer(),
@@ -545,7 +550,7 @@ fn fused_optimizer_update_every_variant_every_rule() {
                 state,
                 bias: None,
             }),
-            c: t.buffer(),
+            c: c.buffer(),
             m: 2,
             n: 2,
             k: 1,
@@ -553,7 +558,14 @@ fn fused_optimizer_update_every_variant_every_rule() {
             act,
             accumulate,
         };
-        assert!(record_with(&mut dev.recorder(), &args, Variant::Naive).is_err());
+        let r = record_with(&mut Recorder::new(&dev), &args, Variant::Naive);
+        match (refused, r) {
+            (None, Ok(())) => {}
+            (Some(want), Err(Error::InvalidArgument { name, .. })) => {
+                assert_eq!(name, want, "refused for the wrong reason")
+            }
+            (want, other) => panic!("expected refusal {want:?}, got {other:?}"),
+        }
     }
 }
 
@@ -576,7 +588,7 @@ fn narrow_and_shallow_products_get_their_kernels() {
     assert_eq!(Variant::Tiled.for_shape(32, 10, 64), Variant::Tiled);
     let dev = dev_or_skip!();
     // What `record` runs for them is right.
-    let chosen = matmul::choose(&dev).unwrap();
+    let chosen = matmul_tune::prepare(&dev).unwrap();
     for (i, &(m, n, k, layout)) in [
         (32usize, 10usize, 64usize, Layout::NN),
         (64, 10, 32, Layout::TN),
@@ -601,7 +613,7 @@ fn narrow_and_shallow_products_get_their_kernels() {
             90 + i as u64,
         );
     }
-    if !Variant::Subgroup8Narrow.eligible(&dev) {
+    if !Variant::Subgroup8Narrow.eligible(dev.info()) {
         return;
     }
     // The narrow and shallow kernels on their own: ragged M, every N (narrow) or K (shallow)
@@ -672,6 +684,6 @@ fn narrow_and_shallow_products_get_their_kernels() {
             act: Activation::Linear,
             accumulate: false,
         };
-        assert!(record_with(&mut dev.recorder(), &args, v).is_err());
+        assert!(record_with(&mut Recorder::new(&dev), &args, v).is_err());
     }
 }

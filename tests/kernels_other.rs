@@ -5,9 +5,12 @@
 mod common;
 
 use common::{assert_rel_l2, random_vec};
-use suanli::kernels::gather::{self, ByteBuffer, IndexBuffer};
-use suanli::kernels::optim::{self, Rule};
-use suanli::{reference, Activation, Device, Labels, Tensor};
+use suanli::exec::Recorder;
+use suanli::internals::kernels::gather;
+use suanli::internals::kernels::optim;
+use suanli::internals::reference;
+use suanli::tensor::{ByteBuffer, IndexBuffer};
+use suanli::{Activation, Device, Labels, Rule, Tensor};
 
 const SIZES: &[usize] = &[1, 7, 63, 64, 65, 257, 783, 1000, 65_537];
 const ACTS: &[Activation] = &[
@@ -64,17 +67,17 @@ fn activations_forward_and_backward() {
 
 #[test]
 fn backward_from_output_matches_backward_from_input() {
-    use suanli::kernels::elementwise::{activation_output_backward, derivative_from_output};
+    use suanli::internals::kernels::elementwise::activation_output_backward;
     let dev = dev_or_skip!();
     for &n in &[1usize, 65, 1000] {
         let x = scaled(&random_vec(n, 1), 4.0);
         let dy = random_vec(n, 2);
         let xt = Tensor::from_slice(&dev, &x, &[n]).unwrap();
         let dyt = Tensor::from_slice(&dev, &dy, &[n]).unwrap();
-        for &act in ACTS.iter().filter(|a| derivative_from_output(**a)) {
+        for &act in ACTS.iter().filter(|a| a.derivative_from_output()) {
             let y = xt.activation(act).unwrap();
             let dx = Tensor::full(&dev, &[n], f32::NAN).unwrap();
-            let mut rec = dev.recorder();
+            let mut rec = Recorder::new(&dev);
             activation_output_backward(&mut rec, act, y.buffer(), dyt.buffer(), dx.buffer(), n)
                 .unwrap();
             rec.submit().unwrap();
@@ -91,7 +94,7 @@ fn backward_from_output_matches_backward_from_input() {
             );
         }
     }
-    let mut rec = dev.recorder();
+    let mut rec = Recorder::new(&dev);
     let t = Tensor::zeros(&dev, &[4]).unwrap();
     assert!(activation_output_backward(
         &mut rec,
@@ -304,7 +307,7 @@ fn reductions_rows_cols_max_argmax() {
 
 #[test]
 fn row_reductions_plain_and_subgroup_paths() {
-    use suanli::kernels::reduce::{rows_with, RowOp};
+    use suanli::internals::kernels::reduce::{rows_with, RowOp};
     let dev = dev_or_skip!();
     let mut paths = vec![false];
     if dev.info().features.subgroups {
@@ -317,7 +320,7 @@ fn row_reductions_plain_and_subgroup_paths() {
             let xt = Tensor::from_slice(&dev, &x, &[r, c]).unwrap();
             let run = |op: RowOp, scale: f32| {
                 let out = Tensor::full(&dev, &[r], f32::NAN).unwrap();
-                let mut rec = dev.recorder();
+                let mut rec = Recorder::new(&dev);
                 rows_with(&mut rec, op, xt.buffer(), out.buffer(), r, c, scale, sg).unwrap();
                 rec.submit().unwrap();
                 out.to_vec().unwrap()
@@ -496,7 +499,8 @@ fn cross_entropy_forward_backward() {
 
 #[test]
 fn dense_target_losses() {
-    use suanli::kernels::loss::{self, DenseLoss};
+    use suanli::internals::kernels::loss;
+    use suanli::DenseLoss;
     let dev = dev_or_skip!();
     for kind in [
         DenseLoss::CategoricalFromLogits,
@@ -520,7 +524,7 @@ fn dense_target_losses() {
             let lt = Tensor::full(&dev, &[r], f32::NAN).unwrap();
             let gt = Tensor::full(&dev, &[r * c], f32::NAN).unwrap();
             let scale = 1.0 / r as f32;
-            let mut rec = dev.recorder();
+            let mut rec = Recorder::new(&dev);
             loss::backward(
                 &mut rec,
                 kind,
@@ -642,7 +646,7 @@ fn optimizers_match_reference_over_five_steps() {
             for t in 1..=5u64 {
                 let g = random_vec(n, 1000 * t + ri as u64);
                 let gt = Tensor::from_slice(&dev, &g, &[n]).unwrap();
-                let mut rec = dev.recorder();
+                let mut rec = Recorder::new(&dev);
                 let sb: Vec<&wgpu::Buffer> = state.iter().map(|s| s.buffer()).collect();
                 optim::step(&mut rec, rule, gt.buffer(), param.buffer(), &sb, n, t).unwrap();
                 rec.submit().unwrap();
@@ -682,7 +686,7 @@ fn gather_rows_from_u8_dataset() {
         let db = ByteBuffer::new(&dev, &data).unwrap();
         let ib = IndexBuffer::new(&dev, &idx).unwrap();
         let out = Tensor::full(&dev, &[batch * row_len], f32::NAN).unwrap();
-        let mut rec = dev.recorder();
+        let mut rec = Recorder::new(&dev);
         let sel = gather::Rows {
             indices: &ib,
             offset: 5,
@@ -702,14 +706,14 @@ fn gather_rows_from_u8_dataset() {
 
 #[test]
 fn dropout_matches_reference_mask_and_rate() {
-    use suanli::kernels::elementwise;
+    use suanli::internals::kernels::elementwise;
     let dev = dev_or_skip!();
     for &n in &[1usize, 7, 63, 65, 783, 4099] {
         for &p in &[0.0f32, 0.2, 0.5, 0.9] {
             let x = random_vec(n, 300 + n as u64);
             let xt = Tensor::from_slice(&dev, &x, &[n]).unwrap();
             let y = Tensor::full(&dev, &[n], f32::NAN).unwrap();
-            let mut rec = dev.recorder();
+            let mut rec = Recorder::new(&dev);
             elementwise::dropout(&mut rec, xt.buffer(), y.buffer(), n, p, 1234).unwrap();
             rec.submit().unwrap();
             let got = y.to_vec().unwrap();
@@ -726,7 +730,7 @@ fn dropout_matches_reference_mask_and_rate() {
     let ones = Tensor::full(&dev, &[n], 1.0).unwrap();
     let count = |seed: u32| {
         let y = Tensor::empty(&dev, &[n]).unwrap();
-        let mut rec = dev.recorder();
+        let mut rec = Recorder::new(&dev);
         elementwise::dropout(&mut rec, ones.buffer(), y.buffer(), n, 0.3, seed).unwrap();
         rec.submit().unwrap();
         y.to_vec().unwrap()
@@ -741,7 +745,7 @@ fn dropout_matches_reference_mask_and_rate() {
         .count();
     assert!(same < n * 62 / 100, "seeds 1 and 2 agree on {same} of {n}");
     // Rates outside [0, 1) are refused.
-    let mut rec = dev.recorder();
+    let mut rec = Recorder::new(&dev);
     for bad in [1.0f32, -0.1, f32::NAN] {
         assert!(elementwise::dropout(&mut rec, ones.buffer(), ones.buffer(), n, bad, 0).is_err());
     }
@@ -749,7 +753,7 @@ fn dropout_matches_reference_mask_and_rate() {
 
 #[test]
 fn dropout_backward_is_the_mask_by_finite_differences() {
-    use suanli::kernels::elementwise;
+    use suanli::internals::kernels::elementwise;
     let dev = dev_or_skip!();
     // f(x) = Σ w·dropout(x): df/dx = dropout(w) (the same kernel on the upstream gradient).
     let n = 65;
@@ -765,7 +769,7 @@ fn dropout_backward_is_the_mask_by_finite_differences() {
     };
     let wt = Tensor::from_slice(&dev, &w, &[n]).unwrap();
     let g = Tensor::full(&dev, &[n], f32::NAN).unwrap();
-    let mut rec = dev.recorder();
+    let mut rec = Recorder::new(&dev);
     elementwise::dropout(&mut rec, wt.buffer(), g.buffer(), n, p, seed).unwrap();
     rec.submit().unwrap();
     let g = g.to_vec().unwrap();
@@ -785,7 +789,7 @@ fn dropout_backward_is_the_mask_by_finite_differences() {
 
 #[test]
 fn fused_training_xent_matches_the_two_kernels_and_the_reference() {
-    use suanli::kernels::softmax_xent;
+    use suanli::internals::kernels::softmax_xent;
     let dev = dev_or_skip!();
     let mut rng = suanli::random::Rng::new(17);
     for &(r, c) in &[
@@ -808,7 +812,7 @@ fn fused_training_xent_matches_the_two_kernels_and_the_reference() {
             let loss = Tensor::full(&dev, &[r], f32::NAN).unwrap();
             let grad = Tensor::full(&dev, &[r, c], f32::NAN).unwrap();
             let acc = Tensor::zeros(&dev, &[4]).unwrap();
-            let mut rec = dev.recorder();
+            let mut rec = Recorder::new(&dev);
             let (xb, lb) = (xt.buffer(), lt.buffer());
             let scale = 1.0 / r as f32;
             if fused {
@@ -904,7 +908,7 @@ fn pair_gather_matches_pixels_and_targets_of_the_same_rows() {
             row_len,
             scale: 1.0 / 255.0,
         };
-        let mut rec = dev.recorder();
+        let mut rec = Recorder::new(&dev);
         gather::gather_pair(&mut rec, &db, &tt, sel, tl, x.buffer(), y.buffer()).unwrap();
         rec.submit().unwrap();
         let want_x: Vec<f64> = (0..batch * row_len)
@@ -932,6 +936,6 @@ fn pair_gather_matches_pixels_and_targets_of_the_same_rows() {
         row_len: 3,
         scale: 1.0,
     };
-    let mut rec = dev.recorder();
+    let mut rec = Recorder::new(&dev);
     assert!(gather::gather_pair(&mut rec, &db, &tt, sel, 1, x.buffer(), tt.buffer()).is_err());
 }

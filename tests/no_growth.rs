@@ -30,7 +30,6 @@ fn three_short_epochs_do_not_grow_pool_or_rss() {
         FitOptions {
             epochs: 3,
             batch_size: 2,
-            verbose: false,
             on_epoch_end: Some(&mut cb),
             ..Default::default()
         },

@@ -1,13 +1,15 @@
 //! The kernel profiler: per-kernel counts match the dispatches issued, durations are positive
 //! and add up to no more than the wall time, declared work gives rates, the wall-clock
 //! fallback records one entry per submission, with the profiler off nothing is recorded; and
-//! queue utilisation over a window.
+//! queue utilisation over a window. No assertion here depends on how fast the adapter is: the
+//! busy-time accounting itself is unit-tested with made-up instants (src/exec/profile.rs).
 
 mod common;
 
 use std::time::{Duration, Instant};
 
-use suanli::profile::ProfileClock;
+use suanli::exec::{Capture, ProfileClock, Recorder};
+use suanli::internals::kernels::elementwise;
 use suanli::{Activation, Tensor};
 
 #[test]
@@ -138,16 +140,17 @@ fn utilisation_is_busy_over_wall() {
     let busy = w.utilisation();
     assert!(busy.busy <= busy.wall, "{busy:?}");
     assert!(
-        busy.fraction() > 0.5,
-        "queue should be busy most of a compute-bound window: {busy:?}"
+        busy.busy > Duration::ZERO,
+        "submitted work counts as busy: {busy:?}"
     );
     assert_eq!(busy.kernel_time, None, "profiler off");
-    // Idle: nothing submitted, so (almost) no busy time.
+    // Idle: everything finished before the window opened and nothing is submitted in it, so
+    // no busy time at all, however long the window.
     let w = dev.utilisation_window();
-    std::thread::sleep(Duration::from_millis(150));
+    let _host_work: f64 = (0..200_000).map(|i| (i as f64).sqrt()).sum();
     let idle = w.utilisation();
-    assert!(idle.wall >= Duration::from_millis(150));
-    assert!(idle.fraction() < 0.05, "{idle:?}");
+    assert_eq!(idle.busy, Duration::ZERO, "{idle:?}");
+    assert_eq!(idle.fraction(), 0.0);
     // With the profiler on, summed kernel time bounds the busy time from below.
     dev.set_profiling(true);
     let w = dev.utilisation_window();
@@ -174,27 +177,13 @@ fn pass_timestamps_time_replayed_programs_one_pass_per_dispatch() {
     let x = Tensor::rand_uniform(&dev, &[1000], -1.0, 1.0, 4).unwrap();
     let y = Tensor::empty(&dev, &[1000]).unwrap();
     let z = Tensor::empty(&dev, &[1000]).unwrap();
-    let mut cap = dev.capture();
-    suanli::kernels::elementwise::activation(
-        &mut cap,
-        Activation::Relu,
-        x.buffer(),
-        y.buffer(),
-        1000,
-    )
-    .unwrap();
-    suanli::kernels::elementwise::activation(
-        &mut cap,
-        Activation::Tanh,
-        y.buffer(),
-        z.buffer(),
-        1000,
-    )
-    .unwrap();
-    let prog = cap.finish_capture();
+    let mut cap = Capture::new(&dev);
+    elementwise::activation(&mut cap, Activation::Relu, x.buffer(), y.buffer(), 1000).unwrap();
+    elementwise::activation(&mut cap, Activation::Tanh, y.buffer(), z.buffer(), 1000).unwrap();
+    let prog = cap.finish();
     dev.set_profiling_clock(ProfileClock::PassTimestamps)
         .unwrap();
-    let mut rec = dev.recorder();
+    let mut rec = Recorder::new(&dev);
     for _ in 0..3 {
         rec.replay(&prog);
     }

@@ -52,7 +52,6 @@ fn resume_after_epoch_3_is_bit_identical_to_an_uninterrupted_run() {
             epochs,
             batch_size: 32, // 300 rows: a ragged last batch every epoch
             seed: 42,
-            verbose: false,
             ..Default::default()
         };
         // Uninterrupted: 5 epochs.
@@ -112,7 +111,6 @@ fn non_finite_loss_stops_fit_and_keeps_the_last_checkpoint() {
             &train,
             FitOptions {
                 epochs: 4,
-                verbose: false,
                 lr_schedule: Some(&schedule),
                 checkpoint: Some(&ck),
                 ..Default::default()
@@ -153,7 +151,6 @@ fn checkpoint_misuse_is_a_typed_error() {
             &train,
             FitOptions {
                 epochs: 2,
-                verbose: false,
                 ..Default::default()
             },
         )
@@ -167,7 +164,6 @@ fn checkpoint_misuse_is_a_typed_error() {
             FitOptions {
                 epochs: 2,
                 resume: Some(&state),
-                verbose: false,
                 ..Default::default()
             },
         )
@@ -184,7 +180,6 @@ fn checkpoint_misuse_is_a_typed_error() {
             FitOptions {
                 epochs: 3,
                 resume: Some(&state),
-                verbose: false,
                 ..Default::default()
             },
         )
@@ -318,7 +313,6 @@ fn two_threads_training_on_one_device_match_sequential_runs() {
                     epochs: 3,
                     batch_size: 16,
                     seed,
-                    verbose: false,
                     ..Default::default()
                 },
             )
@@ -425,7 +419,6 @@ fn tensors_from_another_device_are_rejected_by_every_entry_point() {
         m.fit(
             &other,
             FitOptions {
-                verbose: false,
                 ..Default::default()
             }
         ),

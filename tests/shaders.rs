@@ -1,7 +1,16 @@
 //! Every WGSL file in shaders/ passes naga validation, and every built-in kernel's Rust
 //! binding declaration matches what its WGSL entry point uses. Runs on the CPU, no GPU.
 
-use suanli::kernel::{all_kernels, all_shaders, reflect, validate_wgsl, Access};
+use suanli::exec::{reflect, validate_wgsl, Access, KernelSpec, Shader};
+use suanli::internals::kernels::{KERNELS, SHADERS};
+
+fn all_shaders() -> Vec<Shader> {
+    SHADERS.to_vec()
+}
+
+fn all_kernels() -> Vec<KernelSpec> {
+    KERNELS.iter().flat_map(|k| k.iter().copied()).collect()
+}
 
 #[test]
 fn every_shader_is_valid_and_every_file_is_used() {

@@ -333,11 +333,7 @@ fn device_watch_warns_on_throttling_heat_and_idle_epochs() {
         "0000:05:00.0",
     );
     let mut w = suanli::telemetry::DeviceWatch::with_sensor(&a.name, sensor_in(&r, &a));
-    let h = suanli::nn::History {
-        utilisation: vec![0.95, 0.2],
-        ..Default::default()
-    };
-    let ev = w.epoch_end(1, &h);
+    let ev = w.epoch_end(1, Some(0.2));
     use suanli::telemetry::WatchEvent;
     assert!(ev.contains(&WatchEvent::Throttled), "{ev:?}");
     assert!(
@@ -353,10 +349,6 @@ fn device_watch_warns_on_throttling_heat_and_idle_epochs() {
     // A cool, busy, unthrottled epoch: nothing to say.
     put(&r, "card0/device/hwmon/hwmon1/temp1_input", "60000\n");
     put(&r, "card0/gt/gt0/throttle_reason_status", "0\n");
-    let h = suanli::nn::History {
-        utilisation: vec![0.97],
-        ..Default::default()
-    };
-    assert!(w.epoch_end(2, &h).is_empty());
+    assert!(w.epoch_end(2, Some(0.97)).is_empty());
     assert_eq!(w.last.as_ref().unwrap().temperature_c, Some(60.0));
 }

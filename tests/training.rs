@@ -26,11 +26,10 @@ fn blobs(n: usize, seed: u64) -> (Vec<f32>, Vec<u32>) {
     (x, y)
 }
 
-fn quiet(epochs: usize, batch_size: usize) -> FitOptions<'static> {
+fn quiet<'a>(epochs: usize, batch_size: usize) -> FitOptions<'a> {
     FitOptions {
         epochs,
         batch_size,
-        verbose: false,
         ..Default::default()
     }
 }
@@ -50,8 +49,15 @@ fn blobs_reach_full_accuracy_with_every_optimizer() {
         Optimizer::AdamW {
             lr: 1e-2,
             weight_decay: 1e-3,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-7,
         },
-        Optimizer::RmsProp { lr: 1e-2, rho: 0.9 },
+        Optimizer::RmsProp {
+            lr: 1e-2,
+            rho: 0.9,
+            eps: 1e-7,
+        },
     ];
     for (i, opt) in opts.into_iter().enumerate() {
         let mut m = Sequential::with_seed(&dev, i as u64);
@@ -61,7 +67,7 @@ fn blobs_reach_full_accuracy_with_every_optimizer() {
         let h = m.fit(&data, quiet(30, 16)).unwrap();
         assert_eq!(h.loss.len(), 30);
         assert!(h.loss[29] < h.loss[0] * 0.5, "{opt:?}: loss {:?}", h.loss);
-        let (_, acc) = m.evaluate(&data, 64).unwrap();
+        let acc = m.evaluate(&data, 64).unwrap().accuracy.unwrap();
         assert_eq!(acc, 1.0, "{opt:?} accuracy {acc}");
     }
 }
@@ -83,7 +89,6 @@ fn validation_split_holds_out_the_last_rows() {
                 epochs: 3,
                 batch_size: 10,
                 validation_split: 0.2,
-                verbose: false,
                 ..Default::default()
             },
         )
@@ -91,7 +96,8 @@ fn validation_split_holds_out_the_last_rows() {
     assert_eq!(h.val_loss.len(), 3);
     // The held-out 20 rows are exactly the last 20 of the dataset.
     let tail = Dataset::from_f32(&dev, &x[80 * 2..], 2, &y[80..]).unwrap();
-    let (l, a) = m.evaluate(&tail, 7).unwrap();
+    let e = m.evaluate(&tail, 7).unwrap();
+    let (l, a) = (e.loss, e.accuracy.unwrap());
     assert!(
         (l - h.val_loss[2]).abs() < 1e-5 * (1.0 + l.abs()),
         "{l} vs {}",
@@ -104,7 +110,6 @@ fn validation_split_holds_out_the_last_rows() {
             FitOptions {
                 epochs: 1,
                 validation_split: bad,
-                verbose: false,
                 ..Default::default()
             },
         );
@@ -172,7 +177,7 @@ fn dense_target_losses_train() {
     )
     .unwrap();
     m.fit(&data, quiet(20, 20)).unwrap();
-    assert_eq!(m.evaluate(&data, 50).unwrap().1, 1.0);
+    assert_eq!(m.evaluate(&data, 50).unwrap().accuracy, Some(1.0));
     let p = m
         .predict(&Tensor::from_slice(&dev, &x[..8], &[4, 2]).unwrap())
         .unwrap()
@@ -200,8 +205,10 @@ fn dense_target_losses_train() {
     )
     .unwrap();
     let h = m.fit(&data, quiet(60, 20)).unwrap();
-    assert!(h.accuracy[0].is_nan());
-    let (mse, _) = m.evaluate(&data, 64).unwrap();
+    assert!(h.accuracy.is_empty(), "no accuracy for a regression loss");
+    let e = m.evaluate(&data, 64).unwrap();
+    assert_eq!(e.accuracy, None);
+    let mse = e.loss;
     assert!(mse < 1e-3, "mse {mse}, history {:?}", &h.loss[50..]);
     // Wrong target kinds and output activations are typed errors.
     let mut m = Sequential::new(&dev);
@@ -247,7 +254,7 @@ fn gelu_sigmoid_and_leaky_layers_train_too() {
     )
     .unwrap();
     m.fit(&data, quiet(40, 20)).unwrap();
-    assert_eq!(m.evaluate(&data, 50).unwrap().1, 1.0);
+    assert_eq!(m.evaluate(&data, 50).unwrap().accuracy, Some(1.0));
 }
 
 /// Loss of the model on (x, y) computed on the CPU in f64 from weights read back.
@@ -281,7 +288,8 @@ fn cpu_loss_dropout(
             };
             if let (0, Some((rate, seed))) = (l, drop) {
                 for (j, v) in h.iter_mut().enumerate() {
-                    let keep = suanli::reference::dropout_keep((s * o + j) as u32, rate, seed);
+                    let keep =
+                        suanli::internals::reference::dropout_keep((s * o + j) as u32, rate, seed);
                     *v = if keep { *v / (1.0 - rate) as f64 } else { 0.0 };
                 }
             }
@@ -332,7 +340,6 @@ fn sgd_step_vs_finite_differences(dropout: Option<f32>) {
             epochs: 1,
             batch_size: 12,
             shuffle: false,
-            verbose: false,
             ..Default::default()
         },
     )
@@ -585,7 +592,7 @@ fn mnist_subset_one_epoch_learns_and_memory_stays_flat() {
     m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
         .unwrap();
     let h = m.fit(&train, quiet(1, 32)).unwrap();
-    let (_, acc) = m.evaluate(&test, 500).unwrap();
+    let acc = m.evaluate(&test, 500).unwrap().accuracy.unwrap();
     // The issue asked for 0.90. An independent NumPy implementation of exactly this recipe
     // (same init distribution, Adam 1e-3, batch 32, one epoch on the first 10k, tested on the
     // first 2k) reaches 0.885 / 0.898 / 0.895 for seeds 0-2, and suanli 0.8835 / 0.8960 /
@@ -605,7 +612,6 @@ fn mnist_subset_one_epoch_learns_and_memory_stays_flat() {
         FitOptions {
             epochs: 3,
             batch_size: 64,
-            verbose: false,
             on_epoch_end: Some(&mut cb),
             ..Default::default()
         },
@@ -767,10 +773,11 @@ fn dropout_layers_train_validate_and_round_trip() {
     let h = m.fit(&data, quiet(30, 16)).unwrap();
     assert!(h.loss[29] < h.loss[0] * 0.5, "loss {:?}", h.loss);
     // Inference has no dropout: evaluation is deterministic and accurate.
-    let (l1, a1) = m.evaluate(&data, 64).unwrap();
-    let (l2, a2) = m.evaluate(&data, 64).unwrap();
+    let e1 = m.evaluate(&data, 64).unwrap();
+    let e2 = m.evaluate(&data, 64).unwrap();
+    let (l1, a1, l2, a2) = (e1.loss, e1.accuracy, e2.loss, e2.accuracy);
     assert_eq!((l1, a1), (l2, a2));
-    assert!(a1 >= 0.99, "accuracy {a1}");
+    assert!(a1.unwrap() >= 0.99, "accuracy {a1:?}");
     // Saved and loaded with its rates; same predictions.
     let p = tempdir().join("dropout.safetensors");
     m.save(&p).unwrap();

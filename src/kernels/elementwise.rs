@@ -1,8 +1,10 @@
 //! `shaders/elementwise.wgsl`: fill, activations forward/backward, binary ops, scale, bias add.
 
-use crate::kernel::{grid_1d, Access, KernelSpec, Recorder, Shader};
-use crate::kernels::matmul::Activation;
-use crate::Result;
+use crate::error::{Error, Result};
+use crate::exec::dispatch::Record;
+use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
+use crate::kernels::prelude::act_code;
+use crate::vocab::Activation;
 
 /// elementwise.wgsl, after the activation prelude.
 pub const SHADER: Shader = crate::shader!("elementwise" after "activation");
@@ -105,13 +107,13 @@ pub enum BinaryOp {
 }
 
 fn launch(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     spec: &KernelSpec,
     constants: &[(&str, f64)],
     buffers: &[(&wgpu::Buffer, u64)],
     params: Params,
 ) -> Result<()> {
-    let dev = rec.device();
+    let dev = rec.device().clone();
     let pipe = rec.pipeline(spec, constants)?;
     let groups = grid_1d(
         params.n as u64,
@@ -126,7 +128,7 @@ fn bytes(n: usize) -> u64 {
 }
 
 /// Records `out[..n] = value`.
-pub fn fill(rec: &mut Recorder<'_>, out: &wgpu::Buffer, n: usize, value: f32) -> Result<()> {
+pub fn fill(rec: &mut dyn Record, out: &wgpu::Buffer, n: usize, value: f32) -> Result<()> {
     let p = Params {
         n: n as u32,
         value,
@@ -137,7 +139,7 @@ pub fn fill(rec: &mut Recorder<'_>, out: &wgpu::Buffer, n: usize, value: f32) ->
 
 /// Records `y = act(x)` over `n` elements.
 pub fn activation(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     act: Activation,
     x: &wgpu::Buffer,
     y: &wgpu::Buffer,
@@ -151,7 +153,7 @@ pub fn activation(
     launch(
         rec,
         &UNARY,
-        &[("ACT", act.code() as f64)],
+        &[("ACT", act_code(act)? as f64)],
         &[(x, bytes(n)), (y, bytes(n))],
         p,
     )
@@ -159,7 +161,7 @@ pub fn activation(
 
 /// Records `dx = dy · act'(x)` over `n` elements (`x` is the activation's input).
 pub fn activation_backward(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     act: Activation,
     x: &wgpu::Buffer,
     dy: &wgpu::Buffer,
@@ -175,7 +177,7 @@ pub fn activation_backward(
     launch(
         rec,
         &UNARY_BACKWARD,
-        &[("ACT", act.code() as f64)],
+        &[("ACT", act_code(act)? as f64)],
         &bufs,
         p,
     )
@@ -183,7 +185,7 @@ pub fn activation_backward(
 
 /// Records `c = a (op) b` over `n` elements.
 pub fn binary(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     op: BinaryOp,
     a: &wgpu::Buffer,
     b: &wgpu::Buffer,
@@ -211,7 +213,7 @@ pub fn binary(
 
 /// Records `y = s · x` over `n` elements.
 pub fn scale(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     x: &wgpu::Buffer,
     y: &wgpu::Buffer,
     n: usize,
@@ -227,7 +229,7 @@ pub fn scale(
 
 /// Records `y[r, c] = x[r, c] + bias[c]` for `rows × cols` elements.
 pub fn bias_add(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     x: &wgpu::Buffer,
     bias: &wgpu::Buffer,
     y: &wgpu::Buffer,
@@ -249,27 +251,18 @@ pub fn bias_add(
     )
 }
 
-/// True if `act`'s derivative can be computed from its output (see [`activation_output_backward`]).
-pub fn derivative_from_output(act: Activation) -> bool {
-    match act {
-        Activation::Linear | Activation::Relu | Activation::Sigmoid | Activation::Tanh => true,
-        Activation::LeakyRelu(a) => a > 0.0,
-        Activation::GeluTanh | Activation::Gelu => false,
-    }
-}
-
 /// Records `dx = dy · act'(x)` from the activation's output `y` (only where
-/// [`derivative_from_output`] holds).
+/// [`Activation::derivative_from_output`] holds).
 pub fn activation_output_backward(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     act: Activation,
     y: &wgpu::Buffer,
     dy: &wgpu::Buffer,
     dx: &wgpu::Buffer,
     n: usize,
 ) -> Result<()> {
-    if !derivative_from_output(act) {
-        return Err(crate::Error::InvalidArgument {
+    if !act.derivative_from_output() {
+        return Err(Error::InvalidArgument {
             op: "activation_output_backward",
             name: "act",
             expected: "linear, relu, leaky relu (slope > 0), sigmoid or tanh".into(),
@@ -285,7 +278,7 @@ pub fn activation_output_backward(
     launch(
         rec,
         &UNARY_OUTPUT_BACKWARD,
-        &[("ACT", act.code() as f64)],
+        &[("ACT", act_code(act)? as f64)],
         &bufs,
         p,
     )
@@ -305,7 +298,7 @@ pub fn dropout_params(n: usize, p: f32, seed: u32) -> Params {
 /// pure function of (`seed`, i), so the same call on the upstream gradient is the backward
 /// pass. See `reference::dropout_keep`.
 pub fn dropout(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     x: &wgpu::Buffer,
     y: &wgpu::Buffer,
     n: usize,
@@ -313,7 +306,7 @@ pub fn dropout(
     seed: u32,
 ) -> Result<()> {
     if !(0.0..1.0).contains(&p) {
-        return Err(crate::Error::InvalidArgument {
+        return Err(Error::InvalidArgument {
             op: "dropout",
             name: "rate",
             expected: "a rate in [0, 1)".into(),

@@ -1,7 +1,9 @@
 //! `shaders/gather.wgsl`: batches gathered on the device from a resident u8 dataset.
 
-use crate::kernel::{Access, KernelSpec, Recorder, Shader};
-use crate::Result;
+use crate::error::{Error, Result};
+use crate::exec::dispatch::Record;
+use crate::exec::pipeline::{Access, KernelSpec, Shader};
+use crate::tensor::{ByteBuffer, IndexBuffer, Tensor};
 
 /// gather.wgsl.
 pub const SHADER: Shader = crate::shader!("gather");
@@ -97,65 +99,6 @@ pub struct Params {
     pub scale: f32,
 }
 
-/// A u8 array on the device, packed four bytes per u32 word.
-#[derive(Debug)]
-pub struct ByteBuffer {
-    pub(crate) buffer: crate::memory::PooledBuffer,
-    /// Number of bytes.
-    pub len: usize,
-}
-
-/// A u32 array on the device (gather indices).
-#[derive(Debug)]
-pub struct IndexBuffer {
-    pub(crate) buffer: crate::memory::PooledBuffer,
-    /// Number of indices.
-    pub len: usize,
-}
-
-impl ByteBuffer {
-    /// Uploads bytes.
-    pub fn new(dev: &crate::Device, bytes: &[u8]) -> Result<ByteBuffer> {
-        let padded_len = bytes.len().div_ceil(4).max(1) * 4;
-        let buffer = dev.inner.pool.alloc(dev, padded_len as u64)?;
-        buffer.set_kind(crate::memory::MemoryKind::Datasets);
-        let mut padded = bytes.to_vec();
-        padded.resize(padded_len, 0);
-        dev.inner.queue.write_buffer(buffer.buffer(), 0, &padded);
-        Ok(ByteBuffer {
-            buffer,
-            len: bytes.len(),
-        })
-    }
-}
-
-impl IndexBuffer {
-    /// Uploads indices.
-    pub fn new(dev: &crate::Device, indices: &[u32]) -> Result<IndexBuffer> {
-        let buffer = dev
-            .inner
-            .pool
-            .alloc(dev, (indices.len().max(1) * 4) as u64)?;
-        buffer.set_kind(crate::memory::MemoryKind::Datasets);
-        if !indices.is_empty() {
-            dev.inner
-                .queue
-                .write_buffer(buffer.buffer(), 0, bytemuck::cast_slice(indices));
-        }
-        Ok(IndexBuffer {
-            buffer,
-            len: indices.len(),
-        })
-    }
-
-    /// Overwrites the indices from the start (e.g. a new epoch's permutation).
-    pub fn write(&self, dev: &crate::Device, indices: &[u32]) {
-        dev.inner
-            .queue
-            .write_buffer(self.buffer.buffer(), 0, bytemuck::cast_slice(indices));
-    }
-}
-
 /// Which rows to gather: `batch` rows of `row_len` elements, chosen by `indices[offset..]`,
 /// scaled by `scale`. The caller guarantees every index used is below the dataset's row count.
 #[derive(Clone, Copy, Debug)]
@@ -185,10 +128,10 @@ impl Rows<'_> {
 }
 
 /// The 2-D grid of a gather: x over `width` invocations per row, y over the batch rows.
-fn grid(rec: &Recorder<'_>, op: &'static str, width: usize, batch: usize) -> Result<[u32; 3]> {
+fn grid(rec: &dyn Record, op: &'static str, width: usize, batch: usize) -> Result<[u32; 3]> {
     let max = rec.device().info().limits.max_workgroups_per_dimension as usize;
     if batch > max {
-        return Err(crate::Error::InvalidArgument {
+        return Err(Error::InvalidArgument {
             op,
             name: "batch",
             expected: format!("at most {max} rows per gather"),
@@ -198,16 +141,8 @@ fn grid(rec: &Recorder<'_>, op: &'static str, width: usize, batch: usize) -> Res
     Ok([width.div_ceil(256) as u32, batch as u32, 1])
 }
 
-/// The index binding of a selection.
-fn index_binding<'a>(rows: &Rows<'a>) -> (&'a wgpu::Buffer, u64) {
-    (
-        rows.indices.buffer.buffer(),
-        (rows.indices.len.max(1) * 4) as u64,
-    )
-}
-
 fn launch(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     spec: &KernelSpec,
     data: (&wgpu::Buffer, u64),
     rows: Rows<'_>,
@@ -225,14 +160,14 @@ fn launch(
     let groups = grid(rec, "gather", per_row, rows.batch)?;
     let elem = if spec.entry == GATHER_F32.entry { 4 } else { 1 };
     rec.declare_work(0.0, (n * (elem + 4) + rows.batch as u64 * 4) as f64);
-    let bufs = [data, index_binding(&rows), (out, n * 4)];
+    let bufs = [data, rows.indices.binding(), (out, n * 4)];
     rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), groups)
 }
 
 /// Records a gather from a byte dataset into `out` (f32); four bytes per invocation when
 /// rows are a whole number of words.
 pub fn gather(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     data: &ByteBuffer,
     rows: Rows<'_>,
     out: &wgpu::Buffer,
@@ -247,8 +182,8 @@ pub fn gather(
 
 /// Records a gather from an f32 dataset into `out`.
 pub fn gather_f32(
-    rec: &mut Recorder<'_>,
-    data: &crate::Tensor,
+    rec: &mut dyn Record,
+    data: &Tensor,
     rows: Rows<'_>,
     out: &wgpu::Buffer,
 ) -> Result<()> {
@@ -261,36 +196,19 @@ pub fn gather_f32(
     )
 }
 
-impl ByteBuffer {
-    /// The storage binding: the bytes as whole u32 words.
-    fn binding(&self) -> (&wgpu::Buffer, u64) {
-        (
-            self.buffer.buffer(),
-            (self.len.div_ceil(4).max(1) * 4) as u64,
-        )
-    }
-}
-
-impl IndexBuffer {
-    /// The underlying buffer.
-    pub fn buffer(&self) -> &wgpu::Buffer {
-        self.buffer.buffer()
-    }
-}
-
 /// Records [`gather`] (rows of a multiple of 4 bytes) and the same rows' targets
 /// (`targets`: f32, `target_len` per row) into `x` and `y`, in one dispatch.
 pub fn gather_pair(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     data: &ByteBuffer,
-    targets: &crate::Tensor,
+    targets: &Tensor,
     rows: Rows<'_>,
     target_len: usize,
     x: &wgpu::Buffer,
     y: &wgpu::Buffer,
 ) -> Result<()> {
     if !rows.row_len.is_multiple_of(4) {
-        return Err(crate::Error::InvalidArgument {
+        return Err(Error::InvalidArgument {
             op: "gather_pair",
             name: "row_len",
             expected: "a multiple of 4 bytes".into(),
@@ -310,7 +228,7 @@ pub fn gather_pair(
     rec.declare_work(0.0, (nx * 5 + ny * 8 + rows.batch as u64 * 4) as f64);
     let bufs = [
         data.binding(),
-        index_binding(&rows),
+        rows.indices.binding(),
         (targets.buffer(), targets.byte_len().max(4)),
         (x, nx * 4),
         (y, ny * 4),

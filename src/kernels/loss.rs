@@ -1,8 +1,10 @@
 //! `shaders/loss.wgsl`: losses with dense targets (categorical and binary cross-entropy from
 //! logits, mean squared error), per-row loss and gradient in one pass, plus device metrics.
 
-use crate::kernel::{grid_1d, Access, KernelSpec, Recorder, Shader};
-use crate::Result;
+use crate::error::Result;
+use crate::exec::dispatch::Record;
+use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
+use crate::vocab::DenseLoss;
 
 /// loss.wgsl.
 pub const SHADER: Shader = crate::shader!("loss");
@@ -26,33 +28,20 @@ pub const METRICS: KernelSpec = KernelSpec {
 pub const KERNELS: &[KernelSpec] = &[BACKWARD, METRICS];
 
 /// Mirrors `Params` in loss.wgsl (the row-wise families share one layout).
-pub type Params = super::RowParams;
+pub type Params = crate::kernels::prelude::RowParams;
 
-/// Which dense-target loss.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DenseLoss {
-    /// Categorical cross-entropy from logits.
-    CategoricalFromLogits,
-    /// Binary cross-entropy from logits, averaged over columns.
-    BinaryFromLogits,
-    /// Mean squared error, averaged over columns.
-    MeanSquared,
-}
-
-impl DenseLoss {
-    fn code(self) -> f64 {
-        match self {
-            DenseLoss::CategoricalFromLogits => 1.0,
-            DenseLoss::BinaryFromLogits => 2.0,
-            DenseLoss::MeanSquared => 3.0,
-        }
+fn loss_code(kind: DenseLoss) -> f64 {
+    match kind {
+        DenseLoss::CategoricalFromLogits => 1.0,
+        DenseLoss::BinaryFromLogits => 2.0,
+        DenseLoss::MeanSquared => 3.0,
     }
 }
 
 /// Records per-row `loss` and `grad = ∂(mean loss)/∂x · (scale·B)` for `x`, `t` of (rows, cols).
 #[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
 pub fn backward(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     kind: DenseLoss,
     x: &wgpu::Buffer,
     t: &wgpu::Buffer,
@@ -62,7 +51,7 @@ pub fn backward(
     cols: usize,
     scale: f32,
 ) -> Result<()> {
-    let pipe = rec.pipeline(&BACKWARD, &[("LOSS", kind.code())])?;
+    let pipe = rec.pipeline(&BACKWARD, &[("LOSS", loss_code(kind))])?;
     let p = Params::new(rows, cols, scale);
     let n = (rows * cols) as u64 * 4;
     let g = grid_1d(
@@ -81,7 +70,7 @@ pub fn backward(
 /// Records `acc += [Σ loss, Σ correct, rows]` (see loss.wgsl for what counts as correct).
 #[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
 pub fn metrics(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     kind: DenseLoss,
     x: &wgpu::Buffer,
     t: &wgpu::Buffer,
@@ -90,7 +79,7 @@ pub fn metrics(
     rows: usize,
     cols: usize,
 ) -> Result<()> {
-    let pipe = rec.pipeline(&METRICS, &[("LOSS", kind.code())])?;
+    let pipe = rec.pipeline(&METRICS, &[("LOSS", loss_code(kind))])?;
     let p = Params::new(rows, cols, 1.0);
     let n = (rows * cols) as u64 * 4;
     rec.dispatch(

@@ -1,14 +1,14 @@
 //! `shaders/optim.wgsl`: fused optimizer steps. Step scalars are computed here in f64.
 //!
-//! The rules live in the `optim_rule.wgsl` prelude, shared with the matmul epilogue that
-//! applies them to a weight while computing its gradient
+//! The rules ([`Rule`], formulas in its docs and in the WGSL prelude) live in the
+//! `optim_rule.wgsl` prelude, shared with the matmul epilogue that applies them to a weight
+//! while computing its gradient
 //! ([`Epilogue::Update`](crate::kernels::matmul::Epilogue::Update)).
-//! Formulas (also in the WGSL prelude): SGD with momentum, Nesterov and weight decay as in
-//! `torch.optim.SGD`; Adam (Kingma & Ba 2015) with L2 decay as in `torch.optim.Adam`; AdamW
-//! (Loshchilov & Hutter 2019); RMSprop (Tieleman & Hinton 2012) as in Keras, without momentum.
 
-use crate::kernel::{grid_1d, Access, KernelSpec, Recorder, Shader};
-use crate::Result;
+use crate::error::{Error, Result};
+use crate::exec::dispatch::Record;
+use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
+use crate::vocab::Rule;
 
 /// optim.wgsl.
 pub const SHADER: Shader = crate::shader!("optim" after "optim_rule");
@@ -79,133 +79,83 @@ pub struct Params {
     pub _pad: [u32; 2],
 }
 
-/// An optimizer's update rule and hyper-parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Rule {
-    /// SGD.
-    Sgd {
-        /// Learning rate.
-        lr: f64,
-        /// Momentum (0: none).
-        momentum: f64,
-        /// Nesterov momentum.
-        nesterov: bool,
-        /// L2 weight decay.
-        weight_decay: f64,
-    },
-    /// Adam (`decoupled`: AdamW).
-    Adam {
-        /// Learning rate.
-        lr: f64,
-        /// β1.
-        beta1: f64,
-        /// β2.
-        beta2: f64,
-        /// ε.
-        eps: f64,
-        /// Weight decay.
-        weight_decay: f64,
-        /// Decoupled weight decay (AdamW).
-        decoupled: bool,
-    },
-    /// RMSprop.
-    RmsProp {
-        /// Learning rate.
-        lr: f64,
-        /// ρ.
-        rho: f64,
-        /// ε.
-        eps: f64,
-        /// L2 weight decay.
-        weight_decay: f64,
-    },
+/// The uniform of `rule`'s step `t` (1-based) over `n` elements, scalars computed in f64
+/// (bias corrections, and `1 − β` exactly: in f32 on the device `1 − 0.999f32` is off by
+/// 1.3e-5 relative).
+pub fn params(rule: &Rule, n: usize, t: u64) -> Params {
+    let mut p = Params {
+        n: n as u32,
+        ..Default::default()
+    };
+    match *rule {
+        Rule::Sgd {
+            lr,
+            momentum,
+            nesterov,
+            weight_decay,
+        } => {
+            p.lr = lr as f32;
+            p.momentum = momentum as f32;
+            p.nesterov = nesterov as u32;
+            p.weight_decay = weight_decay as f32;
+        }
+        Rule::Adam {
+            lr,
+            beta1,
+            beta2,
+            eps,
+            weight_decay,
+            ..
+        } => {
+            let t = t.max(1) as i32;
+            p.lr = lr as f32;
+            p.beta1 = beta1 as f32;
+            p.beta2 = beta2 as f32;
+            p.one_minus_beta1 = (1.0 - beta1) as f32;
+            p.one_minus_beta2 = (1.0 - beta2) as f32;
+            p.eps = eps as f32;
+            p.weight_decay = weight_decay as f32;
+            p.step_size = (lr / (1.0 - beta1.powi(t))) as f32;
+            p.bc2_sqrt = (1.0 - beta2.powi(t)).sqrt() as f32;
+        }
+        Rule::RmsProp {
+            lr,
+            rho,
+            eps,
+            weight_decay,
+        } => {
+            p.lr = lr as f32;
+            p.rho = rho as f32;
+            p.one_minus_rho = (1.0 - rho) as f32;
+            p.eps = eps as f32;
+            p.weight_decay = weight_decay as f32;
+        }
+    }
+    p
 }
 
-impl Rule {
-    /// Number of state buffers (each the size of the parameter) the rule needs.
-    pub fn state_count(&self) -> usize {
-        match self {
-            Rule::Sgd { .. } | Rule::RmsProp { .. } => 1,
-            Rule::Adam { .. } => 2,
-        }
+/// The rule's code in `optim_rule.wgsl` (1 SGD, 2 Adam, 3 AdamW, 4 RMSprop).
+pub fn rule_code(rule: &Rule) -> u32 {
+    match rule {
+        Rule::Sgd { .. } => 1,
+        Rule::Adam {
+            decoupled: false, ..
+        } => 2,
+        Rule::Adam { .. } => 3,
+        Rule::RmsProp { .. } => 4,
     }
+}
 
-    /// The uniform for step `t` (1-based) over `n` elements, scalars computed in f64.
-    pub fn params(&self, n: usize, t: u64) -> Params {
-        let mut p = Params {
-            n: n as u32,
-            ..Default::default()
-        };
-        match *self {
-            Rule::Sgd {
-                lr,
-                momentum,
-                nesterov,
-                weight_decay,
-            } => {
-                p.lr = lr as f32;
-                p.momentum = momentum as f32;
-                p.nesterov = nesterov as u32;
-                p.weight_decay = weight_decay as f32;
-            }
-            Rule::Adam {
-                lr,
-                beta1,
-                beta2,
-                eps,
-                weight_decay,
-                ..
-            } => {
-                let t = t.max(1) as i32;
-                p.lr = lr as f32;
-                p.beta1 = beta1 as f32;
-                p.beta2 = beta2 as f32;
-                p.one_minus_beta1 = (1.0 - beta1) as f32;
-                p.one_minus_beta2 = (1.0 - beta2) as f32;
-                p.eps = eps as f32;
-                p.weight_decay = weight_decay as f32;
-                p.step_size = (lr / (1.0 - beta1.powi(t))) as f32;
-                p.bc2_sqrt = (1.0 - beta2.powi(t)).sqrt() as f32;
-            }
-            Rule::RmsProp {
-                lr,
-                rho,
-                eps,
-                weight_decay,
-            } => {
-                p.lr = lr as f32;
-                p.rho = rho as f32;
-                p.one_minus_rho = (1.0 - rho) as f32;
-                p.eps = eps as f32;
-                p.weight_decay = weight_decay as f32;
-            }
-        }
-        p
-    }
-
-    /// The rule's code in `optim_rule.wgsl` (1 SGD, 2 Adam, 3 AdamW, 4 RMSprop).
-    pub fn code(&self) -> u32 {
-        match self {
-            Rule::Sgd { .. } => 1,
-            Rule::Adam {
-                decoupled: false, ..
-            } => 2,
-            Rule::Adam { .. } => 3,
-            Rule::RmsProp { .. } => 4,
-        }
-    }
-
-    fn spec(&self) -> &'static KernelSpec {
-        match self {
-            Rule::Sgd { .. } => &SGD,
-            Rule::Adam {
-                decoupled: false, ..
-            } => &ADAM,
-            Rule::Adam {
-                decoupled: true, ..
-            } => &ADAMW,
-            Rule::RmsProp { .. } => &RMSPROP,
-        }
+fn spec(rule: &Rule) -> &'static KernelSpec {
+    match rule {
+        Rule::Sgd { .. } => &SGD,
+        Rule::Adam {
+            decoupled: false, ..
+        } => &ADAM,
+        Rule::Adam {
+            decoupled: true, ..
+        } => &ADAMW,
+        Rule::RmsProp { .. } => &RMSPROP,
     }
 }
 
@@ -213,7 +163,7 @@ impl Rule {
 /// elements, as pool buffers are) from `grad`, with `state` buffers
 /// ([`Rule::state_count`] of them, zero-initialised before step 1) at step `t` (1-based).
 pub fn step(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     rule: &Rule,
     grad: &wgpu::Buffer,
     param: &wgpu::Buffer,
@@ -221,23 +171,23 @@ pub fn step(
     n: usize,
     t: u64,
 ) -> Result<()> {
-    let dev = rec.device();
+    let dev = rec.device().clone();
     if state.len() != rule.state_count() {
-        return Err(crate::Error::InvalidArgument {
+        return Err(Error::InvalidArgument {
             op: "optimizer step",
             name: "state",
             expected: format!("{} state buffers", rule.state_count()),
             found: state.len().to_string(),
         });
     }
-    let pipe = rec.pipeline(rule.spec(), &[])?;
-    let p = rule.params(n, t);
+    let pipe = rec.pipeline(spec(rule), &[])?;
+    let p = params(rule, n, t);
     // Four elements per invocation; bindings rounded up to whole vec4s (pool buffers have
     // room: buckets are multiples of 64 bytes).
     let bytes = (n as u64 * 4).div_ceil(16) * 16;
     let all = [grad, param].into_iter().chain(state.iter().copied());
     if let Some(small) = all.clone().find(|b| b.size() < bytes) {
-        return Err(crate::Error::InvalidArgument {
+        return Err(Error::InvalidArgument {
             op: "optimizer step",
             name: "buffers",
             expected: format!("at least {bytes} bytes (n rounded up to 4 elements)"),

@@ -1,8 +1,9 @@
 //! `shaders/reduce.wgsl`: sums, means, max and argmax over rows or columns of a (rows, cols)
 //! matrix, in a fixed order (same input, same bits).
 
-use crate::kernel::{grid_1d, Access, KernelSpec, Recorder, Shader};
-use crate::Result;
+use crate::error::Result;
+use crate::exec::dispatch::Record;
+use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
 
 /// reduce.wgsl.
 pub const SHADER: Shader = crate::shader!("reduce");
@@ -35,7 +36,7 @@ pub const ROWS_SUBGROUP: KernelSpec = KernelSpec {
 pub const KERNELS: &[KernelSpec] = &[ROWS, COLS, ROWS_SUBGROUP];
 
 /// Mirrors `Params` in reduce.wgsl (the row-wise families share one layout).
-pub type Params = super::RowParams;
+pub type Params = crate::kernels::prelude::RowParams;
 
 /// What a row reduction computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +52,7 @@ pub enum RowOp {
 /// Records a per-row reduction of `x` (rows, cols) into `out` (rows), with subgroup
 /// operations where the adapter has them.
 pub fn rows(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     op: RowOp,
     x: &wgpu::Buffer,
     out: &wgpu::Buffer,
@@ -67,7 +68,7 @@ pub fn rows(
 /// subgroups), else the plain workgroup tree.
 #[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
 pub fn rows_with(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     op: RowOp,
     x: &wgpu::Buffer,
     out: &wgpu::Buffer,
@@ -76,7 +77,7 @@ pub fn rows_with(
     scale: f32,
     subgroups: bool,
 ) -> Result<()> {
-    let dev = rec.device();
+    let dev = rec.device().clone();
     let code = match op {
         RowOp::Sum => 0,
         RowOp::Max => 1,
@@ -97,14 +98,14 @@ pub fn rows_with(
 
 /// Records per-column sums of `x` (rows, cols) into `out` (cols), times `scale`.
 pub fn cols(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     x: &wgpu::Buffer,
     out: &wgpu::Buffer,
     rows: usize,
     cols: usize,
     scale: f32,
 ) -> Result<()> {
-    let dev = rec.device();
+    let dev = rec.device().clone();
     let pipe = rec.pipeline(&COLS, &[])?;
     let p = Params::new(rows, cols, scale);
     let groups = grid_1d(

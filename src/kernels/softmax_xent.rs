@@ -1,8 +1,9 @@
 //! `shaders/softmax_xent.wgsl`: softmax / log-softmax and fused sparse categorical
 //! cross-entropy (forward: per-row loss; backward: `(softmax − onehot)·scale` plus the loss).
 
-use crate::kernel::{grid_1d, Access, KernelSpec, Recorder, Shader};
-use crate::Result;
+use crate::error::Result;
+use crate::exec::dispatch::Record;
+use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
 
 /// softmax_xent.wgsl.
 pub const SHADER: Shader = crate::shader!("softmax_xent");
@@ -51,12 +52,12 @@ pub const KERNELS: &[KernelSpec] = &[SOFTMAX, XENT, XENT_BACKWARD, METRICS, XENT
 pub const FUSED_MAX_ROWS: usize = 4096;
 
 /// Mirrors `Params` in softmax_xent.wgsl (the row-wise families share one layout).
-pub type Params = super::RowParams;
+pub type Params = crate::kernels::prelude::RowParams;
 
 /// Work-group size (rows per work-group).
 pub const WG: u32 = 64;
 
-fn groups(rec: &Recorder<'_>, rows: usize) -> [u32; 3] {
+fn groups(rec: &dyn Record, rows: usize) -> [u32; 3] {
     grid_1d(
         rows as u64,
         WG,
@@ -66,7 +67,7 @@ fn groups(rec: &Recorder<'_>, rows: usize) -> [u32; 3] {
 
 /// Records `y = softmax(x)` (or log-softmax) over rows of `x` (rows, cols).
 pub fn softmax(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     x: &wgpu::Buffer,
     y: &wgpu::Buffer,
     rows: usize,
@@ -84,7 +85,7 @@ pub fn softmax(
 /// Labels must already be checked to lie in `0..cols`.
 #[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
 pub fn xent(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     x: &wgpu::Buffer,
     labels: &wgpu::Buffer,
     loss: &wgpu::Buffer,
@@ -122,7 +123,7 @@ pub fn xent(
 
 /// Records `acc += [Σ loss, #(argmax x == label), rows]` (acc: 3 floats).
 pub fn metrics(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     x: &wgpu::Buffer,
     labels: &wgpu::Buffer,
     loss: &wgpu::Buffer,
@@ -142,7 +143,7 @@ pub fn metrics(
 /// bits as [`xent`] then [`metrics`], which it records above that).
 #[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
 pub fn xent_train(
-    rec: &mut Recorder<'_>,
+    rec: &mut dyn Record,
     x: &wgpu::Buffer,
     labels: &wgpu::Buffer,
     loss: &wgpu::Buffer,

@@ -2,7 +2,7 @@
 //! [`Optimizer`] and a [`Loss`], trained with [`Sequential::fit`] entirely on the device.
 //!
 //! ```no_run
-//! use suanli::nn::{Dense, FitOptions, Loss, Optimizer, Sequential};
+//! use suanli::nn::{Dense, FitOptions, Loss, Optimizer, ProgressBar, Sequential};
 //! use suanli::data::{Dataset, Mnist};
 //! use suanli::Device;
 //!
@@ -11,22 +11,36 @@
 //! let train = Dataset::from_u8(&dev, &mnist.train_images, 784, 1.0 / 255.0, &mnist.train_labels)?;
 //! let mut model = Sequential::new(&dev);
 //! model.add(Dense::new(128, "relu").input_dim(784))?;
-//! model.add(Dense::new(64, "relu"))?;
+//! model.add(Dense::new(64, suanli::Activation::Relu))?;
 //! model.add(Dense::new(10, "softmax"))?;
 //! model.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)?;
-//! let history = model.fit(&train, FitOptions { epochs: 10, ..Default::default() })?;
+//! let mut bar = ProgressBar::stdout();
+//! let history = model.fit(&train, FitOptions { epochs: 10, callbacks: vec![&mut bar], ..Default::default() })?;
 //! println!("final accuracy {:.4}", history.accuracy.last().unwrap());
 //! # Ok::<(), suanli::Error>(())
 //! ```
+//!
+//! The files, bottom to top: `options` (what users choose and what training reports),
+//! `layer` (what a layer type is to the engine) and `dense` (the dense layer), `model`
+//! (`Sequential`), `step` (a step as a captured program, and the per-step table), `fit` (the
+//! one epoch loop and evaluation), `store` (files), `progress` (a Keras-style progress
+//! callback). `docs/ARCHITECTURE.md` walks through them.
 
-mod checkpoint;
-mod layers;
-mod model;
-pub mod parallel;
-mod train;
+pub(crate) mod dense;
+pub(crate) mod fit;
+pub(crate) mod layer;
+pub(crate) mod model;
+pub(crate) mod options;
+pub(crate) mod progress;
+pub(crate) mod step;
+pub(crate) mod store;
 pub mod weights_file;
 
-pub use checkpoint::Checkpoint;
-pub use layers::{Dense, Initializer, LayerActivation};
-pub use model::{EarlyStopping, EpochCallback, FitOptions, History, Loss, Optimizer, Sequential};
-pub use train::dropout_mask_seed;
+pub use dense::{ActivationArg, Dense, DenseBuilder, Initializer};
+pub use model::Sequential;
+pub use options::{
+    Callback, Checkpoint, EarlyStopping, EpochBegin, EpochCallback, EpochEnd, Evaluation,
+    FitOptions, History, Loss, Optimizer, Progress,
+};
+pub use progress::ProgressBar;
+pub use step::dropout_mask_seed;

@@ -1,282 +1,28 @@
-//! [`Sequential`]: layers, compile, fit, evaluate, predict, summary, save and load.
+//! [`Sequential`]: a stack of layers with an optimizer and a loss, like Keras's.
+//!
+//! This file holds the model itself: adding layers, compiling, the summary, prediction and
+//! the checks a dataset must pass. Training and evaluation are in [`crate::nn::fit`], saving
+//! and loading in [`crate::nn::store`].
 
-use std::collections::HashMap;
-use std::path::Path;
-
-use crate::data::Dataset;
-use crate::kernels::optim::Rule;
+use crate::data::dataset::Dataset;
+use crate::error::{Error, Result};
+use crate::exec::recorder::Recorder;
 use crate::memory::MemoryKind;
-use crate::nn::layers::{Dense, DenseBuilder, LayerActivation};
-use crate::nn::train;
+use crate::nn::dense::{DenseBuilder, DenseLayer};
+use crate::nn::layer::{Cx, Layer, Mode, Position};
+use crate::nn::options::{Loss, Optimizer};
 use crate::random::Rng;
-use crate::{Device, Error, Result, Tensor};
-
-/// An optimizer with Keras's default hyper-parameters unless set.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub enum Optimizer {
-    /// SGD (Keras defaults: lr 0.01, no momentum).
-    Sgd {
-        /// Learning rate.
-        lr: f64,
-        /// Momentum.
-        momentum: f64,
-        /// Nesterov momentum.
-        nesterov: bool,
-    },
-    /// Adam (Keras defaults: lr 1e-3, β1 0.9, β2 0.999, ε 1e-7).
-    Adam {
-        /// Learning rate.
-        lr: f64,
-        /// β1.
-        beta1: f64,
-        /// β2.
-        beta2: f64,
-        /// ε.
-        eps: f64,
-    },
-    /// AdamW (Keras defaults: lr 1e-3, weight decay 0.004).
-    AdamW {
-        /// Learning rate.
-        lr: f64,
-        /// Decoupled weight decay.
-        weight_decay: f64,
-    },
-    /// RMSprop (Keras defaults: lr 1e-3, ρ 0.9, ε 1e-7).
-    RmsProp {
-        /// Learning rate.
-        lr: f64,
-        /// ρ.
-        rho: f64,
-    },
-}
-
-impl Optimizer {
-    /// Adam with Keras's defaults.
-    pub fn adam() -> Optimizer {
-        Optimizer::Adam {
-            lr: 1e-3,
-            beta1: 0.9,
-            beta2: 0.999,
-            eps: 1e-7,
-        }
-    }
-
-    /// SGD with a learning rate, no momentum.
-    pub fn sgd(lr: f64) -> Optimizer {
-        Optimizer::Sgd {
-            lr,
-            momentum: 0.0,
-            nesterov: false,
-        }
-    }
-
-    /// The learning rate.
-    pub fn lr(&self) -> f64 {
-        match *self {
-            Optimizer::Sgd { lr, .. }
-            | Optimizer::Adam { lr, .. }
-            | Optimizer::AdamW { lr, .. }
-            | Optimizer::RmsProp { lr, .. } => lr,
-        }
-    }
-
-    /// The kernel update rule at learning rate `lr`.
-    pub(crate) fn rule(&self, lr: f64) -> Rule {
-        match *self {
-            Optimizer::Sgd {
-                momentum, nesterov, ..
-            } => Rule::Sgd {
-                lr,
-                momentum,
-                nesterov,
-                weight_decay: 0.0,
-            },
-            Optimizer::Adam {
-                beta1, beta2, eps, ..
-            } => Rule::Adam {
-                lr,
-                beta1,
-                beta2,
-                eps,
-                weight_decay: 0.0,
-                decoupled: false,
-            },
-            Optimizer::AdamW { weight_decay, .. } => Rule::Adam {
-                lr,
-                beta1: 0.9,
-                beta2: 0.999,
-                eps: 1e-7,
-                weight_decay,
-                decoupled: true,
-            },
-            Optimizer::RmsProp { rho, .. } => Rule::RmsProp {
-                lr,
-                rho,
-                eps: 1e-7,
-                weight_decay: 0.0,
-            },
-        }
-    }
-
-    fn validate(&self) -> Result<()> {
-        let bad = |name: &'static str, expected: &str, v: f64| Error::InvalidArgument {
-            op: "compile",
-            name,
-            expected: expected.into(),
-            found: v.to_string(),
-        };
-        let lr = self.lr();
-        if !(lr > 0.0 && lr.is_finite()) {
-            return Err(bad("learning rate", "a finite value > 0", lr));
-        }
-        match *self {
-            Optimizer::Sgd { momentum, .. } if !(0.0..1.0).contains(&momentum) => {
-                Err(bad("momentum", "in [0, 1)", momentum))
-            }
-            Optimizer::Adam { beta1, .. } if !(0.0..1.0).contains(&beta1) => {
-                Err(bad("beta1", "in [0, 1)", beta1))
-            }
-            Optimizer::Adam { beta2, .. } if !(0.0..1.0).contains(&beta2) => {
-                Err(bad("beta2", "in [0, 1)", beta2))
-            }
-            Optimizer::RmsProp { rho, .. } if !(0.0..1.0).contains(&rho) => {
-                Err(bad("rho", "in [0, 1)", rho))
-            }
-            _ => Ok(()),
-        }
-    }
-}
-
-/// A loss function. Cross-entropies are computed from the logits in one fused, numerically
-/// stable kernel: with a softmax (sigmoid for binary) last layer the model outputs
-/// probabilities as in Keras, with a linear one it outputs logits (Keras's `from_logits`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Loss {
-    /// Cross-entropy on integer class labels; last layer softmax or linear.
-    SparseCategoricalCrossentropy,
-    /// Cross-entropy on one-hot (or probability) target rows; last layer softmax or linear.
-    CategoricalCrossentropy,
-    /// Per-output binary cross-entropy on 0/1 (or probability) targets; last layer sigmoid or
-    /// linear. Accuracy is the fraction of outputs on the right side of 0.5.
-    BinaryCrossentropy,
-    /// Mean squared error; last layer linear, relu, leaky relu, sigmoid or tanh. No accuracy.
-    MeanSquaredError,
-}
-
-impl Loss {
-    /// Whether the last layer is evaluated as logits (its activation folded into the loss).
-    pub(crate) fn takes_logits(self) -> bool {
-        !matches!(self, Loss::MeanSquaredError)
-    }
-}
-
-/// Stops training when the monitored validation loss (training loss without validation
-/// data) has not improved by `min_delta` for `patience` epochs.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct EarlyStopping {
-    /// Epochs without improvement before stopping.
-    pub patience: usize,
-    /// Smallest decrease that counts as an improvement.
-    pub min_delta: f64,
-}
-
-/// An end-of-epoch callback: epoch (0-based) and history so far; return false to stop.
-pub type EpochCallback<'a> = &'a mut dyn FnMut(usize, &History) -> bool;
-
-/// Options of [`Sequential::fit`], with Keras's defaults.
-pub struct FitOptions<'a> {
-    /// Epochs (default 1).
-    pub epochs: usize,
-    /// Batch size (default 32).
-    pub batch_size: usize,
-    /// Shuffle every epoch (default true).
-    pub shuffle: bool,
-    /// Seed of the shuffle (default 0).
-    pub seed: u64,
-    /// Evaluated at the end of every epoch.
-    pub validation_data: Option<&'a Dataset>,
-    /// Without `validation_data`: hold out this last fraction of the rows (taken before
-    /// shuffling, as Keras does) and evaluate on it every epoch (default 0).
-    pub validation_split: f64,
-    /// Progress bar and a line per epoch (default true).
-    pub verbose: bool,
-    /// Learning rate per epoch (0-based), replacing the optimizer's.
-    pub lr_schedule: Option<&'a dyn Fn(usize) -> f64>,
-    /// Early stopping.
-    pub early_stopping: Option<EarlyStopping>,
-    /// Writes a checkpoint here (atomically) at the end of every epoch: weights, optimizer
-    /// state, epoch, seed and history ([`Sequential::save_checkpoint`]).
-    pub checkpoint: Option<&'a Path>,
-    /// Continue a run from a checkpoint ([`Sequential::load_checkpoint`]): training starts
-    /// at epoch `checkpoint.epoch` (so `epochs` is the total, as Keras's `initial_epoch`), with
-    /// the checkpoint's seed, and the returned history includes the earlier epochs.
-    pub resume: Option<&'a crate::nn::Checkpoint>,
-    /// Called after every epoch with the epoch (0-based) and the history so far; return
-    /// false to stop.
-    pub on_epoch_end: Option<EpochCallback<'a>>,
-}
-
-impl Default for FitOptions<'_> {
-    fn default() -> Self {
-        FitOptions {
-            epochs: 1,
-            batch_size: 32,
-            shuffle: true,
-            seed: 0,
-            validation_data: None,
-            validation_split: 0.0,
-            verbose: true,
-            lr_schedule: None,
-            early_stopping: None,
-            checkpoint: None,
-            resume: None,
-            on_epoch_end: None,
-        }
-    }
-}
-
-/// Per-epoch results of [`Sequential::fit`].
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct History {
-    /// Mean training loss per epoch.
-    pub loss: Vec<f64>,
-    /// Training accuracy per epoch (NaN for mean squared error).
-    pub accuracy: Vec<f64>,
-    /// Validation loss per epoch (with validation data).
-    pub val_loss: Vec<f64>,
-    /// Validation accuracy per epoch.
-    pub val_accuracy: Vec<f64>,
-    /// Wall-clock seconds of each epoch's training (validation excluded).
-    pub epoch_seconds: Vec<f64>,
-    /// Fraction of each epoch's training time the device's queue was busy
-    /// ([`crate::Device::utilisation_window`]).
-    pub utilisation: Vec<f64>,
-}
-
-pub(crate) struct Layer {
-    pub(crate) cfg: Dense,
-    pub(crate) in_dim: usize,
-    pub(crate) w: Tensor,
-    pub(crate) b: Option<Tensor>,
-}
-
-impl Layer {
-    /// Tags the weights as parameters (memory breakdown).
-    pub(crate) fn tag(&self) {
-        self.w.set_memory_kind(MemoryKind::Parameters);
-        if let Some(b) = &self.b {
-            b.set_memory_kind(MemoryKind::Parameters);
-        }
-    }
-}
+use crate::runtime::Device;
+use crate::tensor::Tensor;
+use crate::vocab::{Activation, Rule};
 
 /// A stack of layers, trained like Keras's `Sequential`.
 pub struct Sequential {
     pub(crate) device: Device,
-    pub(crate) layers: Vec<Layer>,
+    pub(crate) layers: Vec<Box<dyn Layer>>,
     pub(crate) optimizer: Option<Optimizer>,
     pub(crate) loss: Option<Loss>,
-    /// Optimizer state per parameter, created by the first fit.
+    /// Optimizer state per parameter (optimizer order), created by the first fit.
     pub(crate) opt_state: Vec<Vec<Tensor>>,
     /// Optimizer steps taken so far (Adam's t).
     pub(crate) step: u64,
@@ -307,7 +53,32 @@ impl Sequential {
         &self.device
     }
 
-    /// Appends a layer, initialising its weights.
+    /// The optimizer, once compiled.
+    pub fn optimizer(&self) -> Option<Optimizer> {
+        self.optimizer
+    }
+
+    /// The loss, once compiled.
+    pub fn loss(&self) -> Option<Loss> {
+        self.loss
+    }
+
+    /// Optimizer steps taken so far.
+    pub fn steps_taken(&self) -> u64 {
+        self.step
+    }
+
+    /// Number of layers.
+    pub fn len(&self) -> usize {
+        self.layers.len()
+    }
+
+    /// True without layers.
+    pub fn is_empty(&self) -> bool {
+        self.layers.is_empty()
+    }
+
+    /// Appends a dense layer, initialising its weights.
     pub fn add(&mut self, layer: impl Into<DenseBuilder>) -> Result<()> {
         let cfg = layer.into().build()?;
         let in_dim = match (self.layers.last(), cfg.input_dim) {
@@ -321,17 +92,17 @@ impl Sequential {
                     found: "none".into(),
                 })
             }
-            (Some(prev), Some(d)) if d != prev.cfg.units => {
+            (Some(prev), Some(d)) if d != prev.out_dim() => {
                 return Err(Error::ShapeMismatch {
                     op: "Sequential::add",
-                    expected: format!("input_dim {} (the previous layer's units)", prev.cfg.units),
+                    expected: format!("input_dim {} (the previous layer's units)", prev.out_dim()),
                     found: d.to_string(),
                 })
             }
-            (Some(prev), _) => prev.cfg.units,
+            (Some(prev), _) => prev.out_dim(),
         };
         if let Some(prev) = self.layers.last() {
-            if prev.cfg.activation == LayerActivation::Softmax {
+            if prev.activation() == Activation::Softmax {
                 return Err(Error::InvalidArgument {
                     op: "Sequential::add",
                     name: "layer",
@@ -341,16 +112,8 @@ impl Sequential {
             }
         }
         let mut rng = Rng::new(self.seed.wrapping_add(self.layers.len() as u64 * 0x9E37));
-        let w = cfg.initializer.sample(in_dim, cfg.units, &mut rng);
-        let w = Tensor::from_slice(&self.device, &w, &[in_dim, cfg.units])?;
-        let b = if cfg.use_bias {
-            Some(Tensor::zeros(&self.device, &[cfg.units])?)
-        } else {
-            None
-        };
-        let layer = Layer { cfg, in_dim, w, b };
-        layer.tag();
-        self.layers.push(layer);
+        let layer = DenseLayer::new(&self.device, cfg, in_dim, &mut rng)?;
+        self.layers.push(Box::new(layer));
         self.opt_state.clear();
         self.step = 0;
         Ok(())
@@ -358,20 +121,17 @@ impl Sequential {
 
     /// Number of trainable parameters.
     pub fn param_count(&self) -> usize {
-        self.layers
-            .iter()
-            .map(|l| l.in_dim * l.cfg.units + if l.b.is_some() { l.cfg.units } else { 0 })
-            .sum()
+        self.params().iter().map(|p| p.numel()).sum()
     }
 
     /// Input features of the first layer.
     pub fn input_dim(&self) -> Option<usize> {
-        self.layers.first().map(|l| l.in_dim)
+        self.layers.first().map(|l| l.in_dim())
     }
 
     /// Outputs of the last layer.
     pub fn output_dim(&self) -> Option<usize> {
-        self.layers.last().map(|l| l.cfg.units)
+        self.layers.last().map(|l| l.out_dim())
     }
 
     /// The layer table, like Keras's `model.summary()`.
@@ -383,20 +143,8 @@ impl Sequential {
             "Layer (type)", "Output Shape", "Param #"
         ));
         for (i, l) in self.layers.iter().enumerate() {
-            let p = l.in_dim * l.cfg.units + if l.b.is_some() { l.cfg.units } else { 0 };
-            s.push_str(&format!(
-                "{:<28}{:<22}{:>16}\n",
-                format!("dense_{i} (Dense, {})", l.cfg.activation),
-                format!("(None, {})", l.cfg.units),
-                p
-            ));
-            if l.cfg.dropout > 0.0 {
-                s.push_str(&format!(
-                    "{:<28}{:<22}{:>16}\n",
-                    format!("dropout_{i} (Dropout, {})", l.cfg.dropout),
-                    format!("(None, {})", l.cfg.units),
-                    0
-                ));
+            for (name, shape, params) in l.summary_rows(i) {
+                s.push_str(&format!("{name:<28}{shape:<22}{params:>16}\n"));
             }
         }
         let total = self.param_count();
@@ -407,7 +155,7 @@ impl Sequential {
         s
     }
 
-    /// Sets the optimizer and the loss. Accuracy and loss are always reported.
+    /// Sets the optimizer and the loss (accuracy is reported for classification losses).
     pub fn compile(&mut self, optimizer: Optimizer, loss: Loss) -> Result<()> {
         optimizer.validate()?;
         if self.layers.is_empty() {
@@ -425,12 +173,146 @@ impl Sequential {
         Ok(())
     }
 
+    /// Every parameter in optimizer order (each layer's, in order).
+    pub(crate) fn params(&self) -> Vec<Tensor> {
+        self.layers.iter().flat_map(|l| l.params()).collect()
+    }
+
+    /// Where each layer sits: its dropout ordinal, whether its activation is folded into the
+    /// loss, and its first parameter's index.
+    pub(crate) fn positions(&self) -> Vec<Position> {
+        let folds = self.loss.is_some_and(|l| l.takes_logits());
+        let mut k = 0;
+        let mut p = 0;
+        let n = self.layers.len();
+        self.layers
+            .iter()
+            .enumerate()
+            .map(|(index, l)| {
+                let dropout = (l.dropout() > 0.0).then(|| {
+                    k += 1;
+                    k - 1
+                });
+                let pos = Position {
+                    index,
+                    dropout,
+                    folded: folds && index + 1 == n,
+                    first_param: p,
+                };
+                p += l.params().len();
+                pos
+            })
+            .collect()
+    }
+
+    /// (units, rate) of each layer with dropout, in order: what the dropout slots of a step
+    /// read.
+    pub(crate) fn dropout_specs(&self) -> Vec<(usize, f32)> {
+        self.layers
+            .iter()
+            .filter(|l| l.dropout() > 0.0)
+            .map(|l| (l.out_dim(), l.dropout()))
+            .collect()
+    }
+
+    /// Zeroed optimizer state for every parameter, unless the model already has it (a
+    /// continued `fit` or a loaded checkpoint); fresh state restarts the step count.
+    pub(crate) fn init_opt_state(&mut self, rule: &Rule) -> Result<()> {
+        let params = self.params();
+        if self.opt_state.len() == params.len() {
+            return Ok(());
+        }
+        self.opt_state = params
+            .iter()
+            .map(|p| {
+                (0..rule.state_count())
+                    .map(|_| {
+                        let t = Tensor::zeros(&self.device, &[p.numel()])?;
+                        t.set_memory_kind(MemoryKind::OptimizerState);
+                        Ok(t)
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<_>>()?;
+        self.step = 0;
+        Ok(())
+    }
+
+    /// A copy of this model (weights, optimizer, loss, optimizer state and step) on `device`.
+    pub fn to_device(&self, device: &Device) -> Result<Sequential> {
+        let mut m = Sequential::with_seed(device, self.seed);
+        m.layers = self
+            .layers
+            .iter()
+            .map(|l| l.to_device(device))
+            .collect::<Result<_>>()?;
+        m.optimizer = self.optimizer;
+        m.loss = self.loss;
+        m.opt_state = self
+            .opt_state
+            .iter()
+            .map(|st| {
+                st.iter()
+                    .map(|t| {
+                        let c = Tensor::from_slice(device, &t.to_vec()?, t.shape())?;
+                        c.set_memory_kind(MemoryKind::OptimizerState);
+                        Ok(c)
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<_>>()?;
+        m.step = self.step;
+        Ok(m)
+    }
+
+    /// Outputs (probabilities for a softmax model) for `x` of shape (samples, features): the
+    /// same forward description as training, recorded with every activation applied.
+    pub fn predict(&self, x: &Tensor) -> Result<Tensor> {
+        x.check_device(&self.device, "predict")?;
+        let want = self.input_dim().unwrap_or(0);
+        let rows = match x.shape() {
+            [r, f] if *f == want && *r > 0 => *r,
+            s => {
+                return Err(Error::ShapeMismatch {
+                    op: "predict",
+                    expected: format!("(samples ≥ 1, {want})"),
+                    found: format!("{s:?}"),
+                })
+            }
+        };
+        let mut rec = Recorder::new(&self.device);
+        let mut cx = Cx::new(&mut rec, rows, Mode::Predict);
+        let mut h = x.clone();
+        for (l, pos) in self.layers.iter().zip(self.positions()) {
+            h = l.forward(&mut cx, pos, &h)?.output;
+        }
+        // Scratch buffers go back to the pool only once the work using them is submitted.
+        let keep = std::mem::take(&mut cx.keep);
+        drop(cx);
+        rec.submit()?;
+        drop(keep);
+        Ok(h)
+    }
+
+    /// The most likely class of each sample.
+    pub fn predict_classes(&self, x: &Tensor) -> Result<Vec<usize>> {
+        Ok(self
+            .predict(x)?
+            .argmax_rows()?
+            .to_vec()?
+            .into_iter()
+            .map(|v| v as usize)
+            .collect())
+    }
+
+    /// Checks that `data` fits the model: same device, features, and targets the loss
+    /// accepts (class labels within the outputs, or dense rows of the outputs' width).
     pub(crate) fn check_dataset(&self, op: &'static str, data: &Dataset) -> Result<()> {
-        if !data.device.same_as(&self.device) {
+        if !data.device().same_as(&self.device) {
             return Err(Error::DeviceMismatch {
                 op,
                 expected: format!("{:?}", self.device),
-                found: format!("{:?}", data.device),
+                found: format!("{:?}", data.device()),
             });
         }
         let (Some(i), Some(o), Some(last)) =
@@ -443,26 +325,21 @@ impl Sequential {
                 found: "none".into(),
             });
         };
-        if data.row_len != i {
+        if data.row_len() != i {
             return Err(Error::ShapeMismatch {
                 op,
                 expected: format!("{i} features per sample"),
-                found: data.row_len.to_string(),
+                found: data.row_len().to_string(),
             });
         }
         let loss = self.loss.unwrap_or(Loss::SparseCategoricalCrossentropy);
-        let act = last.cfg.activation;
+        let act = last.activation();
         let act_ok = match loss {
             Loss::SparseCategoricalCrossentropy | Loss::CategoricalCrossentropy => {
-                matches!(act, LayerActivation::Softmax | LayerActivation::Linear)
+                matches!(act, Activation::Softmax | Activation::Linear)
             }
-            Loss::BinaryCrossentropy => {
-                matches!(act, LayerActivation::Sigmoid | LayerActivation::Linear)
-            }
-            Loss::MeanSquaredError => {
-                act != LayerActivation::Softmax
-                    && crate::kernels::elementwise::derivative_from_output(act.elementwise())
-            }
+            Loss::BinaryCrossentropy => matches!(act, Activation::Sigmoid | Activation::Linear),
+            Loss::MeanSquaredError => act.derivative_from_output(),
         };
         if !act_ok {
             return Err(Error::InvalidArgument {
@@ -483,195 +360,39 @@ impl Sequential {
                 found: act.to_string(),
             });
         }
-        if loss == Loss::SparseCategoricalCrossentropy {
-            if !data.sparse {
-                return Err(Error::InvalidArgument {
-                    op,
-                    name: "targets",
-                    expected: "class labels for sparse categorical cross-entropy".into(),
-                    found: format!("dense target rows of {}", data.target_len),
-                });
-            }
-            if data.max_label as usize >= o {
+        match (loss, data.labels()) {
+            (Loss::SparseCategoricalCrossentropy, Some(labels)) if labels.max() as usize >= o => {
                 return Err(Error::InvalidArgument {
                     op,
                     name: "labels",
                     expected: format!("class indices below the model's {o} outputs"),
-                    found: format!("a label of {}", data.max_label),
-                });
+                    found: format!("a label of {}", labels.max()),
+                })
             }
-        } else if data.sparse || data.target_len != o {
-            return Err(Error::ShapeMismatch {
-                op,
-                expected: format!(
-                    "dense target rows of {o} values (the model's outputs) for {loss:?}"
-                ),
-                found: if data.sparse {
-                    "class labels".to_string()
-                } else {
-                    format!("rows of {}", data.target_len)
-                },
-            });
+            (Loss::SparseCategoricalCrossentropy, Some(_)) => {}
+            (Loss::SparseCategoricalCrossentropy, None) => {
+                return Err(Error::InvalidArgument {
+                    op,
+                    name: "targets",
+                    expected: "class labels for sparse categorical cross-entropy".into(),
+                    found: format!("dense target rows of {}", data.target_len()),
+                })
+            }
+            (_, labels) if labels.is_some() || data.target_len() != o => {
+                return Err(Error::ShapeMismatch {
+                    op,
+                    expected: format!(
+                        "dense target rows of {o} values (the model's outputs) for {loss:?}"
+                    ),
+                    found: if labels.is_some() {
+                        "class labels".to_string()
+                    } else {
+                        format!("rows of {}", data.target_len())
+                    },
+                })
+            }
+            _ => {}
         }
         Ok(())
     }
-
-    /// Trains on `data`; see [`FitOptions`]. Everything runs on the device: batches are
-    /// gathered there, many steps go in one submission, and loss/accuracy are accumulated on
-    /// the device and read only for the progress display and at the end of each epoch.
-    pub fn fit(&mut self, data: &Dataset, options: FitOptions<'_>) -> Result<History> {
-        train::fit(self, data, options)
-    }
-
-    /// Mean loss and accuracy on `data`, in batches of `batch_size` (accuracy is NaN for mean
-    /// squared error).
-    pub fn evaluate(&self, data: &Dataset, batch_size: usize) -> Result<(f64, f64)> {
-        train::evaluate(self, data, batch_size)
-    }
-
-    /// Outputs (probabilities for a softmax model) for `x` of shape (samples, features).
-    pub fn predict(&self, x: &Tensor) -> Result<Tensor> {
-        x.check_device(&self.device, "predict")?;
-        let want = self.input_dim().unwrap_or(0);
-        match x.shape() {
-            [_, f] if *f == want => {}
-            s => {
-                return Err(Error::ShapeMismatch {
-                    op: "predict",
-                    expected: format!("(samples, {want})"),
-                    found: format!("{s:?}"),
-                })
-            }
-        }
-        let mut h = x.clone();
-        for l in &self.layers {
-            let act = l.cfg.activation.elementwise();
-            let fused = crate::kernels::elementwise::derivative_from_output(act)
-                || act == crate::Activation::Linear;
-            h = if fused {
-                h.linear(&l.w, l.b.as_ref(), act)?
-            } else {
-                h.linear(&l.w, l.b.as_ref(), crate::Activation::Linear)?
-                    .activation(act)?
-            };
-            if l.cfg.activation == LayerActivation::Softmax {
-                h = h.softmax(1)?;
-            }
-        }
-        Ok(h)
-    }
-
-    /// The most likely class of each sample.
-    pub fn predict_classes(&self, x: &Tensor) -> Result<Vec<usize>> {
-        Ok(self
-            .predict(x)?
-            .argmax_rows()?
-            .to_vec()?
-            .into_iter()
-            .map(|v| v as usize)
-            .collect())
-    }
-
-    /// Saves the weights and the architecture in the safetensors format, atomically: tensors
-    /// `dense_{i}.kernel` (inputs, units) and `dense_{i}.bias`, the architecture as JSON in the
-    /// metadata under `"architecture"`.
-    pub fn save(&self, path: &Path) -> Result<()> {
-        let (owned, arch) = self.weight_tensors()?;
-        let meta = HashMap::from([
-            ("format".to_string(), "suanli-sequential-v1".to_string()),
-            (
-                "architecture".to_string(),
-                serde_json::Value::Array(arch).to_string(),
-            ),
-        ]);
-        write_safetensors(path, "save", &owned, meta)
-    }
-
-    /// The weights as `(name, shape, little-endian f32 bytes)` and the architecture JSON.
-    pub(crate) fn weight_tensors(&self) -> Result<(Vec<NamedTensor>, Vec<serde_json::Value>)> {
-        let mut owned: Vec<NamedTensor> = Vec::new();
-        let mut arch = Vec::new();
-        for (i, l) in self.layers.iter().enumerate() {
-            owned.push((
-                format!("dense_{i}.kernel"),
-                vec![l.in_dim, l.cfg.units],
-                bytemuck::cast_slice(&l.w.to_vec()?).to_vec(),
-            ));
-            if let Some(b) = &l.b {
-                owned.push((
-                    format!("dense_{i}.bias"),
-                    vec![l.cfg.units],
-                    bytemuck::cast_slice(&b.to_vec()?).to_vec(),
-                ));
-            }
-            arch.push(serde_json::json!({
-                "units": l.cfg.units,
-                "activation": l.cfg.activation.to_string(),
-                "use_bias": l.cfg.use_bias,
-                "input_dim": l.in_dim,
-                "dropout": l.cfg.dropout,
-            }));
-        }
-        Ok((owned, arch))
-    }
-
-    /// Loads a model written by [`Sequential::save`] onto `device`; every tensor's presence,
-    /// dtype and shape is checked against the architecture.
-    pub fn load(device: &Device, path: &Path) -> Result<Sequential> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        Ok(Sequential::from_safetensors(device, path, &bytes)?.0)
-    }
-
-    /// The model in a safetensors file's bytes, and the file's metadata.
-    pub(crate) fn from_safetensors(
-        device: &Device,
-        path: &Path,
-        bytes: &[u8],
-    ) -> Result<(Sequential, HashMap<String, String>)> {
-        // Everything is validated on the host before the device sees a byte.
-        let file = crate::nn::weights_file::parse_model_file(path, bytes)?;
-        let mut model = Sequential::new(device);
-        for (i, rec) in file.layers.iter().enumerate() {
-            let mut b = Dense::new(rec.units, &rec.activation)
-                .use_bias(rec.use_bias)
-                .dropout(rec.dropout);
-            if i == 0 {
-                b = b.input_dim(rec.input_dim);
-            }
-            model.add(b)?;
-            let l = &mut model.layers[i];
-            l.w = Tensor::from_slice(device, &rec.kernel, &[rec.input_dim, rec.units])?;
-            if let Some(bias) = &rec.bias {
-                l.b = Some(Tensor::from_slice(device, bias, &[rec.units])?);
-            }
-            l.tag();
-        }
-        Ok((model, file.metadata))
-    }
-}
-
-/// A tensor to write: name, shape, little-endian f32 bytes.
-pub(crate) type NamedTensor = (String, Vec<usize>, Vec<u8>);
-
-/// Writes f32 tensors and metadata as a safetensors file, atomically.
-pub(crate) fn write_safetensors(
-    path: &Path,
-    op: &'static str,
-    owned: &[NamedTensor],
-    meta: HashMap<String, String>,
-) -> Result<()> {
-    let mut views = Vec::new();
-    for (name, shape, bytes) in owned {
-        let v = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), bytes)
-            .map_err(|e| Error::Gpu {
-                op,
-                message: format!("internal error: tensor view: {e}"),
-            })?;
-        views.push((name.clone(), v));
-    }
-    let bytes = safetensors::tensor::serialize(views, Some(meta)).map_err(|e| Error::Gpu {
-        op,
-        message: format!("internal error: serialize: {e}"),
-    })?;
-    crate::io::write_atomic(path, &bytes)
 }

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// One layer as stored.
 #[derive(Clone, Debug, PartialEq)]

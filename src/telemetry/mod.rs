@@ -20,163 +20,21 @@
 
 #[cfg(feature = "nvml")]
 pub mod nvml;
+pub mod reading;
 pub mod sysfs;
 
 use std::path::Path;
 
 use serde::Serialize;
 
+use crate::device::adapter::AdapterDesc;
 #[cfg(feature = "nvml")]
-use crate::Vendor;
-use crate::{AdapterDesc, Result};
+use crate::device::adapter::Vendor;
+use crate::error::Result;
+use crate::runtime::Device;
 
+pub use reading::{Clock, NoSensor, PciAddress, Reading, Sensor};
 pub use sysfs::{energy_delta, SysfsSensor};
-
-/// One sample of an adapter's sensors. `None` means the platform does not expose it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Reading {
-    /// Where the numbers come from: `"nvml"`, `"amdgpu sysfs"`, `"i915 sysfs"`, `"none"`.
-    pub source: String,
-    /// Percent of the last sample period the GPU was busy.
-    pub utilisation: Option<f64>,
-    /// Device memory in use, bytes.
-    pub memory_used: Option<u64>,
-    /// Device memory in total, bytes.
-    pub memory_total: Option<u64>,
-    /// GPU temperature, °C.
-    pub temperature_c: Option<f64>,
-    /// Board power draw, W.
-    pub power_w: Option<f64>,
-    /// Power limit, W.
-    pub power_limit_w: Option<f64>,
-    /// Graphics / shader clock, MHz.
-    pub graphics_clock_mhz: Option<f64>,
-    /// Memory clock, MHz.
-    pub memory_clock_mhz: Option<f64>,
-    /// Clocks currently reduced for thermal or power reasons.
-    pub throttled: Option<bool>,
-}
-
-impl Reading {
-    /// A reading with every field `n/a`.
-    pub fn unavailable(source: &str) -> Reading {
-        Reading {
-            source: source.to_string(),
-            ..Reading::default()
-        }
-    }
-
-    /// `"util 87% · mem 3.1/24.0 GiB · 71°C · 212/300 W · 1980 MHz"`, with `n/a` for the
-    /// missing fields.
-    pub fn summary(&self) -> String {
-        let c = self.columns();
-        format!(
-            "util {} · mem {} · {} · {} · {}",
-            c[0], c[1], c[2], c[3], c[4]
-        )
-    }
-
-    /// The monitor's columns: utilisation, memory, temperature, power, clocks, throttled.
-    pub fn columns(&self) -> [String; 6] {
-        fn na<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
-            v.map_or_else(|| "n/a".to_string(), f)
-        }
-        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-        let mem = match (self.memory_used, self.memory_total) {
-            (Some(u), Some(t)) => format!("{:.1}/{:.1} GiB", gib(u), gib(t)),
-            (Some(u), None) => format!("{:.1} GiB", gib(u)),
-            _ => "n/a".into(),
-        };
-        let power = match (self.power_w, self.power_limit_w) {
-            (Some(p), Some(l)) => format!("{p:.0}/{l:.0} W"),
-            (Some(p), None) => format!("{p:.0} W"),
-            _ => "n/a".into(),
-        };
-        let clocks = match (self.graphics_clock_mhz, self.memory_clock_mhz) {
-            (Some(g), Some(m)) => format!("{g:.0}/{m:.0} MHz"),
-            (Some(g), None) => format!("{g:.0} MHz"),
-            _ => "n/a".into(),
-        };
-        [
-            na(self.utilisation, |u| format!("{u:.0}%")),
-            mem,
-            na(self.temperature_c, |t| format!("{t:.0}°C")),
-            power,
-            clocks,
-            na(self.throttled, |t| if t { "yes" } else { "no" }.to_string()),
-        ]
-    }
-}
-
-/// A source of [`Reading`]s for one adapter.
-pub trait Sensor: Send {
-    /// What the readings come from (`"nvml"`, `"amdgpu sysfs"`, `"none"` …).
-    fn source(&self) -> String;
-    /// Samples the sensors now. Rates (power from an energy counter) need two reads: the
-    /// first gives `None` for them.
-    fn read(&mut self) -> Reading;
-}
-
-/// The sensor of an adapter without one: every reading `n/a`, with the reason as its source.
-pub struct NoSensor(pub String);
-
-impl Sensor for NoSensor {
-    fn source(&self) -> String {
-        self.0.clone()
-    }
-    fn read(&mut self) -> Reading {
-        Reading::unavailable(&self.0)
-    }
-}
-
-/// A PCI address, `domain:bus:device.function`, compared by value (Vulkan writes the domain
-/// with 4 hex digits, NVML with 8).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct PciAddress {
-    /// PCI domain.
-    pub domain: u32,
-    /// Bus.
-    pub bus: u8,
-    /// Device.
-    pub device: u8,
-    /// Function.
-    pub function: u8,
-}
-
-impl PciAddress {
-    /// Parses `0000:03:00.0` or `00000000:03:00.0`; `None` for anything else (an empty string
-    /// where the driver reports none).
-    ///
-    /// ```
-    /// use suanli::telemetry::PciAddress;
-    /// let a = PciAddress::parse("0000:03:00.0").unwrap();
-    /// assert_eq!(Some(a), PciAddress::parse("00000000:03:00.0"));
-    /// assert_eq!(a.bus, 3);
-    /// assert!(PciAddress::parse("").is_none());
-    /// ```
-    pub fn parse(s: &str) -> Option<PciAddress> {
-        let mut parts = s.trim().split(':');
-        let (d, b, rest) = (parts.next()?, parts.next()?, parts.next()?);
-        if parts.next().is_some() {
-            return None;
-        }
-        let (dev, func) = rest.split_once('.')?;
-        Some(PciAddress {
-            domain: u32::from_str_radix(d, 16).ok()?,
-            bus: u8::from_str_radix(b, 16).ok()?,
-            device: u8::from_str_radix(dev, 16).ok()?,
-            function: u8::from_str_radix(func, 16).ok()?,
-        })
-    }
-
-    /// NVML's spelling, `00000000:03:00.0`.
-    pub fn nvml_string(&self) -> String {
-        format!(
-            "{:08x}:{:02x}:{:02x}.{:x}",
-            self.domain, self.bus, self.device, self.function
-        )
-    }
-}
 
 /// The default sysfs root of DRM cards.
 pub const DRM_ROOT: &str = "/sys/class/drm";
@@ -189,6 +47,11 @@ pub fn sensor_for(desc: &AdapterDesc) -> Box<dyn Sensor> {
 /// [`sensor_for`] with the DRM cards looked up under `drm_root` (tests point it at a fixture
 /// tree).
 pub fn sensor_in(drm_root: &Path, desc: &AdapterDesc) -> Box<dyn Sensor> {
+    sensor_in_with_clock(drm_root, desc, Box::new(std::time::Instant::now))
+}
+
+/// [`sensor_in`] with the clock rates are measured by.
+pub fn sensor_in_with_clock(drm_root: &Path, desc: &AdapterDesc, clock: Clock) -> Box<dyn Sensor> {
     if !desc.kind.is_hardware() {
         return Box::new(NoSensor("none (software adapter)".into()));
     }
@@ -222,7 +85,7 @@ pub fn sensor_in(drm_root: &Path, desc: &AdapterDesc) -> Box<dyn Sensor> {
         }
     };
     match by_pci.or_else(by_id) {
-        Some(card) => Box::new(SysfsSensor::new(card.clone())),
+        Some(card) => Box::new(SysfsSensor::new(card.clone(), clock)),
         None => Box::new(NoSensor(match desc.vendor {
             #[cfg(feature = "nvml")]
             Vendor::Nvidia => format!(
@@ -271,7 +134,7 @@ impl Monitor {
     /// Finds the adapters ([`crate::devices`]) and their sensors.
     pub fn new() -> Result<Monitor> {
         Ok(Monitor::with_adapters(
-            crate::devices()?,
+            crate::device::devices()?,
             Path::new(DRM_ROOT),
         ))
     }
@@ -307,7 +170,7 @@ impl Monitor {
 
 /// One sample of every adapter.
 pub fn snapshot() -> Result<Vec<(AdapterDesc, Reading)>> {
-    let adapters = crate::devices()?;
+    let adapters = crate::device::devices()?;
     Ok(adapters
         .into_iter()
         .map(|d| {
@@ -356,14 +219,15 @@ pub enum WatchEvent {
 
 /// Per-epoch telemetry for training: reads the device's sensor, logs it (`log::info`), and
 /// warns (`log::warn`) when the device is throttling, hot, or idle for much of the epoch
-/// (work starved by the host). Use it from [`crate::nn::FitOptions::on_epoch_end`]:
+/// (work starved by the host). Call it from a training callback with the epoch's queue
+/// utilisation (`History::utilisation`):
 ///
 /// ```no_run
 /// # use suanli::nn::{FitOptions, History};
 /// # let dev = suanli::Device::open("auto")?;
 /// let mut watch = suanli::telemetry::DeviceWatch::new(&dev);
 /// let mut on_epoch = |epoch: usize, h: &History| {
-///     watch.epoch_end(epoch, h);
+///     watch.epoch_end(epoch, h.utilisation.last().copied());
 ///     true // keep training
 /// };
 /// let opts = FitOptions { on_epoch_end: Some(&mut on_epoch), ..Default::default() };
@@ -382,7 +246,7 @@ pub struct DeviceWatch {
 
 impl DeviceWatch {
     /// A watch over `device`'s sensor.
-    pub fn new(device: &crate::Device) -> DeviceWatch {
+    pub fn new(device: &Device) -> DeviceWatch {
         DeviceWatch::with_sensor(device.name(), sensor_for(device.info()))
     }
 
@@ -397,9 +261,9 @@ impl DeviceWatch {
         }
     }
 
-    /// Reads the sensor after `epoch` (0-based) and checks it and the epoch's utilisation
-    /// from `history`; returns what it warned about.
-    pub fn epoch_end(&mut self, epoch: usize, history: &crate::nn::History) -> Vec<WatchEvent> {
+    /// Reads the sensor after `epoch` (0-based) and checks it and the epoch's queue
+    /// utilisation (a fraction, if measured); returns what it warned about.
+    pub fn epoch_end(&mut self, epoch: usize, utilisation: Option<f64>) -> Vec<WatchEvent> {
         let r = self.sensor.read();
         let mut events = Vec::new();
         if r.throttled == Some(true) {
@@ -408,14 +272,13 @@ impl DeviceWatch {
         if let Some(t) = r.temperature_c.filter(|t| *t >= self.hot_c) {
             events.push(WatchEvent::Hot { temperature_c: t });
         }
-        if let Some(&u) = history.utilisation.last() {
+        if let Some(u) = utilisation.filter(|u| u.is_finite()) {
             if u < self.low_utilisation {
                 events.push(WatchEvent::LowUtilisation { fraction: u });
             }
         }
-        let util = history
-            .utilisation
-            .last()
+        let util = utilisation
+            .filter(|u| u.is_finite())
             .map_or("n/a".into(), |u| format!("{:.0}%", 100.0 * u));
         log::info!(
             "epoch {} on {}: queue busy {util}; sensor ({}) {}",

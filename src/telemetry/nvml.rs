@@ -8,7 +8,7 @@ use nvml_wrapper::bitmasks::device::ThrottleReasons;
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
 use nvml_wrapper::Nvml;
 
-use super::{PciAddress, Reading, Sensor};
+use crate::telemetry::reading::{PciAddress, Reading, Sensor};
 
 /// NVML, initialised once per process (or the reason it could not be).
 fn nvml() -> Result<Arc<Nvml>, String> {

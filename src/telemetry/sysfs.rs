@@ -20,7 +20,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::{PciAddress, Reading, Sensor};
+use crate::telemetry::reading::{Clock, PciAddress, Reading, Sensor};
 
 /// The DRM cards under `root` (normally `/sys/class/drm`) with their driver, ids and PCI
 /// address. Connector entries (`card0-DP-1`) and render nodes are skipped.
@@ -85,6 +85,7 @@ pub struct SysfsSensor {
     source: String,
     /// Last energy reading (µJ) and when, for power from the energy counter.
     last_energy: Option<(u64, Instant)>,
+    clock: Clock,
 }
 
 fn read_u64(p: &Path) -> Option<u64> {
@@ -116,7 +117,7 @@ pub fn energy_delta(old: u64, new: u64) -> u64 {
 }
 
 impl SysfsSensor {
-    pub(crate) fn new(card: Card) -> SysfsSensor {
+    pub(crate) fn new(card: Card, clock: Clock) -> SysfsSensor {
         let hwmon = fs::read_dir(card.dir.join("device/hwmon"))
             .ok()
             .and_then(|rd| {
@@ -137,12 +138,13 @@ impl SysfsSensor {
             hwmon,
             source,
             last_energy: None,
+            clock,
         }
     }
 
     fn power_from_energy(&mut self, hw: &Path) -> Option<f64> {
         let e = read_u64(&hw.join("energy1_input"))?;
-        let now = Instant::now();
+        let now = (self.clock)();
         let power = self.last_energy.and_then(|(old, t)| {
             let dt = now.duration_since(t).as_secs_f64();
             (dt > 1e-3).then(|| energy_delta(old, e) as f64 / 1e6 / dt)

@@ -34,8 +34,8 @@ pub fn own_device(memory_limit: Option<u64>) -> Option<Device> {
     let spec = std::env::var("SUANLI_TEST_DEVICE").unwrap_or_else(|_| "auto".into());
     let config = suanli::Config {
         device: Some(spec.parse().unwrap()),
-        visible_devices: None,
         memory_limit,
+        ..suanli::Config::from_env().unwrap()
     };
     Some(Device::with_config(&config).unwrap())
 }

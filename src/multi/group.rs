@@ -17,7 +17,7 @@
 //!   on, and does not lose the other jobs' results.
 //!
 //! ```no_run
-//! use suanli::group::{DeviceGroup, Job};
+//! use suanli::multi::{DeviceGroup, Job};
 //! let group = DeviceGroup::parse("all")?;
 //! let jobs: Vec<Job<usize>> = (0..8).map(|i| Job::new(i, 4 << 20)).collect();
 //! let sums = group.map(jobs, |dev, i| {
@@ -34,7 +34,8 @@ use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::{Device, Error, Result};
+use crate::error::{Error, Result};
+use crate::runtime::Device;
 
 /// Devices used together.
 pub struct DeviceGroup {
@@ -64,7 +65,7 @@ impl DeviceGroup {
     /// hardware GPU, else the first software adapter).
     pub fn parse(list: &str) -> Result<DeviceGroup> {
         if list.trim() == "all" {
-            let adapters = crate::devices()?;
+            let adapters = crate::device::devices()?;
             let gpus: Vec<String> = adapters
                 .iter()
                 .filter_map(|a| a.gpu_index.map(|i| format!("gpu:{i}")))

@@ -1,18 +1,19 @@
 //! Kernel profiler and queue utilisation.
 //!
 //! **Profiler.** Off by default; off, it costs one relaxed atomic load per recorder. On
-//! ([`Device::set_profiling`]), every recorder writes a GPU timestamp before and after each
+//! ([`Device::set_profiling`](crate::runtime::Device::set_profiling)), every recorder writes a GPU timestamp before and after each
 //! dispatch (adapters with `TIMESTAMP_QUERY_INSIDE_PASSES`), and its submission waits for the
 //! GPU and folds the durations into per-kernel totals, so profiling serialises submissions:
 //! measure with it, not under it. Kernels that declare their work (matmul: FLOPs and bytes;
 //! optimizers and gathers: bytes) also get achieved GFLOP/s and GB/s. Adapters without
 //! timestamp queries fall back to wall-clock time around each submission
-//! ([`ProfileClock::WallClock`]), which the report says. [`Device::profile`] gives the table,
-//! [`Device::write_chrome_trace`] a Chrome / Perfetto trace.
+//! ([`ProfileClock::WallClock`]), which the report says. [`Profiler::profile`] gives the
+//! table, [`Profiler::write_chrome_trace`] a Chrome / Perfetto trace (the device handle has
+//! both as methods).
 //!
 //! **Utilisation.** Always on and cheap (one lock and one completion callback per
 //! submission): the device counts the time during which it had submitted, unfinished work.
-//! [`Device::utilisation_window`] turns that into busy/wall over a window (an epoch).
+//! [`Profiler::utilisation_window`] turns that into busy/wall over a window (an epoch).
 //! Completion is observed when the runtime polls (every wait, every submission), so this is
 //! queue occupancy, an upper bound on the time the GPU spent executing; the profiler's summed
 //! kernel time is the matching lower bound.
@@ -22,7 +23,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::{Device, Error, Result};
+use crate::device::core::DeviceCore;
+use crate::error::{Error, Result};
 
 /// At most this many timestamps per submission (wgpu's limit per query set); dispatches past
 /// half of it in one submission are not timed (and counted in [`Profile::untimed`]).
@@ -172,9 +174,10 @@ pub(crate) const TIMESTAMPS: u8 = 1;
 pub(crate) const WALL: u8 = 2;
 pub(crate) const PASSES: u8 = 3;
 
+/// A device's profiler: per-kernel totals, the trace, and queue occupancy.
 #[derive(Default)]
-pub(crate) struct Profiler {
-    /// [`OFF`], [`TIMESTAMPS`] or [`WALL`].
+pub struct Profiler {
+    /// [`OFF`], [`TIMESTAMPS`], [`WALL`] or [`PASSES`].
     pub(crate) mode: AtomicU8,
     /// The clock of the last time it was on ([`TIMESTAMPS`] or [`WALL`]; [`OFF`] if never).
     last_clock: AtomicU8,
@@ -185,7 +188,8 @@ pub(crate) struct Profiler {
     pub(crate) busy: Arc<Mutex<Busy>>,
 }
 
-/// Time with submitted, unfinished work.
+/// Time with submitted, unfinished work. Every method takes the time it happens at, so the
+/// accounting is tested with made-up instants rather than with sleeps.
 #[derive(Default)]
 pub(crate) struct Busy {
     in_flight: u64,
@@ -194,9 +198,30 @@ pub(crate) struct Busy {
 }
 
 impl Busy {
-    /// Busy time so far, counting an open interval up to now.
-    fn now(&self) -> Duration {
-        self.total + self.since.map_or(Duration::ZERO, |t| t.elapsed())
+    /// A submission enters the queue at `now`.
+    pub(crate) fn start(&mut self, now: Instant) {
+        if self.in_flight == 0 {
+            self.since = Some(now);
+        }
+        self.in_flight += 1;
+    }
+
+    /// A submission finished at `now`; the queue is idle when none is left.
+    pub(crate) fn finish(&mut self, now: Instant) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        if self.in_flight == 0 {
+            if let Some(t) = self.since.take() {
+                self.total += now.saturating_duration_since(t);
+            }
+        }
+    }
+
+    /// Busy time up to `now`, counting an open interval.
+    pub(crate) fn at(&self, now: Instant) -> Duration {
+        self.total
+            + self
+                .since
+                .map_or(Duration::ZERO, |t| now.saturating_duration_since(t))
     }
 }
 
@@ -228,24 +253,19 @@ impl Profiler {
 
     /// Counts a submission as in flight from now (call just before `queue.submit`) …
     pub(crate) fn submitting(&self) {
-        let mut b = self.busy.lock().unwrap_or_else(|p| p.into_inner());
-        if b.in_flight == 0 {
-            b.since = Some(Instant::now());
-        }
-        b.in_flight += 1;
+        self.busy
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .start(Instant::now());
     }
 
     /// … until `queue` reports it done (call just after `queue.submit`).
     pub(crate) fn submitted(&self, queue: &wgpu::Queue) {
         let busy = self.busy.clone();
         queue.on_submitted_work_done(move || {
-            let mut b = busy.lock().unwrap_or_else(|p| p.into_inner());
-            b.in_flight = b.in_flight.saturating_sub(1);
-            if b.in_flight == 0 {
-                if let Some(t) = b.since.take() {
-                    b.total += t.elapsed();
-                }
-            }
+            busy.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .finish(Instant::now());
         });
     }
 
@@ -257,13 +277,18 @@ impl Profiler {
     }
 
     fn busy_now(&self) -> Duration {
-        self.busy.lock().unwrap_or_else(|p| p.into_inner()).now()
+        self.busy
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .at(Instant::now())
     }
 }
 
-/// A window over which to measure a device's utilisation ([`Device::utilisation_window`]).
+/// A window over which to measure a device's utilisation
+/// ([`Profiler::utilisation_window`]).
 pub struct UtilisationWindow {
-    device: Device,
+    core: Arc<DeviceCore>,
+    profiler: Arc<Profiler>,
     start: Instant,
     busy0: Duration,
     kernel_ns0: f64,
@@ -296,54 +321,56 @@ impl Utilisation {
 impl UtilisationWindow {
     /// Utilisation from the window's start until now (the window stays open).
     pub fn utilisation(&self) -> Utilisation {
-        let _ = self.device.inner.device.poll(wgpu::PollType::Poll);
-        let kernel_ns = self.device.profile().total_ns();
+        self.core.poll();
+        let kernel_ns = self.profiler.profile().total_ns();
         Utilisation {
             wall: self.start.elapsed(),
-            busy: self
-                .device
-                .inner
-                .profiler
-                .busy_now()
-                .saturating_sub(self.busy0),
+            busy: self.profiler.busy_now().saturating_sub(self.busy0),
             kernel_time: self
-                .device
-                .profiling()
+                .profiler
+                .enabled()
                 .then(|| Duration::from_nanos((kernel_ns - self.kernel_ns0).max(0.0) as u64)),
         }
     }
 }
 
-impl Device {
-    /// Turns the kernel profiler on (GPU timestamps around dispatches where the adapter has
-    /// timestamp queries inside compute passes, at pass boundaries where it has them only
-    /// there, the wall clock around submissions otherwise) or off.
-    pub fn set_profiling(&self, on: bool) {
-        let f = self.inner.desc.features;
-        let clock = if f.timestamp_inside_passes {
+impl Profiler {
+    /// The clock [`Profiler::set_enabled`] uses on this adapter: timestamps around every
+    /// dispatch where it has them inside passes, at pass boundaries where it has them only
+    /// there, the wall clock otherwise.
+    pub fn best_clock(core: &DeviceCore) -> ProfileClock {
+        let f = core.desc().features;
+        if f.timestamp_inside_passes {
             ProfileClock::Timestamps
         } else if f.timestamp_query {
             ProfileClock::PassTimestamps
         } else {
-            log::info!(
-                "{}: no timestamp queries inside passes; profiling with the wall clock",
-                self.name()
-            );
             ProfileClock::WallClock
-        };
+        }
+    }
+
+    /// Turns the profiler on with the adapter's best clock, or off.
+    pub fn set_enabled(&self, core: &DeviceCore, on: bool) {
         if on {
-            // Only fails for timestamps on an adapter without them, which was checked.
-            let _ = self.set_profiling_clock(clock);
+            let clock = Profiler::best_clock(core);
+            if clock == ProfileClock::WallClock {
+                log::info!(
+                    "{}: no timestamp queries inside passes; profiling with the wall clock",
+                    core.desc().name
+                );
+            }
+            // Only fails for a clock the adapter lacks, and the best clock is one it has.
+            let _ = self.set_clock(core, clock);
         } else {
-            self.inner.profiler.mode.store(OFF, Ordering::Relaxed);
+            self.mode.store(OFF, Ordering::Relaxed);
         }
     }
 
     /// Turns the profiler on with a given clock: [`ProfileClock::WallClock`] works everywhere,
     /// [`ProfileClock::PassTimestamps`] needs timestamp queries, [`ProfileClock::Timestamps`]
     /// timestamp queries inside passes.
-    pub fn set_profiling_clock(&self, clock: ProfileClock) -> Result<()> {
-        let f = self.inner.desc.features;
+    pub fn set_clock(&self, core: &DeviceCore, clock: ProfileClock) -> Result<()> {
+        let f = core.desc().features;
         if (clock == ProfileClock::Timestamps && !f.timestamp_inside_passes)
             || (clock == ProfileClock::PassTimestamps && !f.timestamp_query)
         {
@@ -351,7 +378,7 @@ impl Device {
                 op: "set_profiling_clock",
                 name: "clock",
                 expected: format!("an adapter with the timestamp queries {clock:?} needs"),
-                found: format!("{} without them", self.name()),
+                found: format!("{} without them", core.desc().name),
             });
         }
         let mode = match clock {
@@ -359,39 +386,31 @@ impl Device {
             ProfileClock::WallClock => WALL,
             ProfileClock::PassTimestamps => PASSES,
         };
-        self.inner.profiler.mode.store(mode, Ordering::Relaxed);
-        self.inner
-            .profiler
-            .last_clock
-            .store(mode, Ordering::Relaxed);
+        self.mode.store(mode, Ordering::Relaxed);
+        self.last_clock.store(mode, Ordering::Relaxed);
         Ok(())
     }
 
     /// Whether the profiler is on.
-    pub fn profiling(&self) -> bool {
-        self.inner.profiler.mode.load(Ordering::Relaxed) != OFF
+    pub fn enabled(&self) -> bool {
+        self.mode.load(Ordering::Relaxed) != OFF
     }
 
-    /// Opens a utilisation window: its [`UtilisationWindow::utilisation`] is the fraction of
-    /// the wall time since now during which this device's queue was busy.
-    pub fn utilisation_window(&self) -> UtilisationWindow {
-        let _ = self.inner.device.poll(wgpu::PollType::Poll);
+    /// Opens a utilisation window over `core`'s queue.
+    pub fn utilisation_window(self: &Arc<Self>, core: &Arc<DeviceCore>) -> UtilisationWindow {
+        core.poll();
         UtilisationWindow {
-            device: self.clone(),
+            core: core.clone(),
+            profiler: self.clone(),
             start: Instant::now(),
-            busy0: self.inner.profiler.busy_now(),
+            busy0: self.busy_now(),
             kernel_ns0: self.profile().total_ns(),
         }
     }
 
     /// The per-kernel table so far.
     pub fn profile(&self) -> Profile {
-        let s = self
-            .inner
-            .profiler
-            .stats
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let s = self.stats.lock().unwrap_or_else(|p| p.into_inner());
         let mut kernels: Vec<KernelStat> =
             s.0.iter()
                 .map(|(name, &(calls, total_ns, work))| KernelStat {
@@ -406,7 +425,7 @@ impl Device {
         Profile {
             kernels,
             untimed: s.1,
-            clock: match self.inner.profiler.last_clock.load(Ordering::Relaxed) {
+            clock: match self.last_clock.load(Ordering::Relaxed) {
                 WALL => ProfileClock::WallClock,
                 PASSES => ProfileClock::PassTimestamps,
                 _ => ProfileClock::Timestamps,
@@ -415,18 +434,11 @@ impl Device {
     }
 
     /// Clears the table and the trace.
-    pub fn reset_profile(&self) {
-        let mut s = self
-            .inner
-            .profiler
-            .stats
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+    pub fn reset(&self) {
+        let mut s = self.stats.lock().unwrap_or_else(|p| p.into_inner());
         s.0.clear();
         s.1 = 0;
-        self.inner
-            .profiler
-            .events
+        self.events
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
@@ -434,9 +446,7 @@ impl Device {
 
     /// The timed dispatches so far (at most [`MAX_TRACE_EVENTS`]), in submission order.
     pub fn trace_events(&self) -> Vec<TraceEvent> {
-        self.inner
-            .profiler
-            .events
+        self.events
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
@@ -445,7 +455,7 @@ impl Device {
     /// Writes the timed dispatches as a Chrome trace (`chrome://tracing`, ui.perfetto.dev):
     /// one complete event (`"ph": "X"`) per dispatch, times in microseconds from the first.
     /// Written atomically.
-    pub fn write_chrome_trace(&self, path: &std::path::Path) -> Result<()> {
+    pub fn write_chrome_trace(&self, path: &std::path::Path, device_name: &str) -> Result<()> {
         let events = self.trace_events();
         let t0 = events
             .iter()
@@ -468,8 +478,170 @@ impl Device {
         let doc = serde_json::json!({
             "traceEvents": list,
             "displayTimeUnit": "ns",
-            "otherData": { "device": self.name() },
+            "otherData": { "device": device_name },
         });
         crate::io::write_atomic(path, doc.to_string().as_bytes())
+    }
+
+    /// A recorder's timing state while the profiler is on (`None` while it is off).
+    pub(crate) fn timing(&self, core: &DeviceCore) -> Option<Timing> {
+        let mode = self.mode.load(Ordering::Relaxed);
+        (mode != OFF).then(|| Timing {
+            per_pass: mode == PASSES,
+            set: (mode != WALL).then(|| {
+                core.device().create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("suanli profiler"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: MAX_QUERIES,
+                })
+            }),
+            labels: Vec::new(),
+            untimed: 0,
+        })
+    }
+
+    /// Folds a finished submission's timing into the totals: the timestamps read back from
+    /// `readback` (see [`Timing::resolve`]), or the wall time since `t_submit`. Waits for
+    /// the submission, which is why profiling serialises submissions.
+    pub(crate) fn collect(
+        &self,
+        core: &DeviceCore,
+        timing: Timing,
+        readback: Option<wgpu::Buffer>,
+        index: wgpu::SubmissionIndex,
+        t_submit: Instant,
+    ) -> Result<()> {
+        if timing.labels.is_empty() && timing.untimed == 0 {
+            return Ok(());
+        }
+        core.wait(Some(index), "profiler")?;
+        match readback {
+            None => {
+                // Wall clock: one entry for the whole submission.
+                let ns = t_submit.elapsed().as_nanos() as f64;
+                let mut names: Vec<&str> = Vec::new();
+                let mut work: Option<Work> = None;
+                for (label, w) in &timing.labels {
+                    if !names.contains(&label.as_str()) {
+                        names.push(label);
+                    }
+                    if let Some(w) = w {
+                        let sum = work.get_or_insert_with(Work::default);
+                        sum.flops += w.flops;
+                        sum.bytes += w.bytes;
+                    }
+                }
+                let name = if names.len() == 1 {
+                    names[0].to_string()
+                } else {
+                    format!(
+                        "submission: {} dispatches of {}",
+                        timing.labels.len(),
+                        names.join(", ")
+                    )
+                };
+                self.add(&name, self.wall_ns(t_submit), ns, work);
+            }
+            Some(read) => {
+                let bytes = core.map_read(&read, "profiler")?;
+                let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes);
+                let period = core.queue().get_timestamp_period() as f64;
+                for (i, (label, work)) in timing.labels.iter().enumerate() {
+                    let start = ticks[2 * i] as f64 * period;
+                    let ns = ticks[2 * i + 1].saturating_sub(ticks[2 * i]) as f64 * period;
+                    self.add(label, start, ns, *work);
+                }
+            }
+        }
+        self.add_untimed(timing.untimed);
+        Ok(())
+    }
+}
+
+/// The profiler's record of one recorder's dispatches.
+pub(crate) struct Timing {
+    /// Timestamp queries; `None` when profiling with the wall clock.
+    set: Option<wgpu::QuerySet>,
+    /// Timestamps at pass boundaries, one pass per dispatch.
+    pub(crate) per_pass: bool,
+    labels: Vec<(String, Option<Work>)>,
+    untimed: u64,
+}
+
+impl Timing {
+    /// The next query pair for a dispatch of `label`, or None past the budget.
+    pub(crate) fn next(&mut self, label: &str, work: Option<Work>) -> Option<u32> {
+        if (self.labels.len() as u32 + 1) * 2 > MAX_QUERIES {
+            self.untimed += 1;
+            return None;
+        }
+        self.labels.push((label.to_string(), work));
+        Some(self.labels.len() as u32 - 1)
+    }
+
+    /// The query set, with timestamps (not the wall clock).
+    pub(crate) fn query_set(&self) -> Option<&wgpu::QuerySet> {
+        self.set.as_ref()
+    }
+
+    /// Records resolving the timestamps into a readable buffer at the end of `encoder`.
+    pub(crate) fn resolve(
+        &self,
+        core: &DeviceCore,
+        encoder: &mut wgpu::CommandEncoder,
+    ) -> Option<wgpu::Buffer> {
+        let set = self.set.as_ref()?;
+        if self.labels.is_empty() {
+            return None;
+        }
+        let bytes = self.labels.len() as u64 * 16;
+        let resolve = core.device().create_buffer(&wgpu::BufferDescriptor {
+            label: Some("suanli profiler resolve"),
+            size: bytes,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let read = core.device().create_buffer(&wgpu::BufferDescriptor {
+            label: Some("suanli profiler readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        encoder.resolve_query_set(set, 0..self.labels.len() as u32 * 2, &resolve, 0);
+        encoder.copy_buffer_to_buffer(&resolve, 0, &read, 0, bytes);
+        Some(read)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Busy;
+    use std::time::{Duration, Instant};
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn busy_counts_time_with_work_in_flight_once() {
+        let t0 = Instant::now();
+        let mut b = Busy::default();
+        assert_eq!(b.at(t0 + 5 * MS), Duration::ZERO, "idle: nothing counted");
+        // Two overlapping submissions: 10..30 and 20..40 ms are busy 10..40.
+        b.start(t0 + 10 * MS);
+        b.start(t0 + 20 * MS);
+        b.finish(t0 + 30 * MS);
+        assert_eq!(
+            b.at(t0 + 35 * MS),
+            25 * MS,
+            "an open interval counts up to now"
+        );
+        b.finish(t0 + 40 * MS);
+        assert_eq!(b.at(t0 + 100 * MS), 30 * MS);
+        // Idle from 40 to 100 ms; then 100..101 ms.
+        b.start(t0 + 100 * MS);
+        b.finish(t0 + 101 * MS);
+        assert_eq!(b.at(t0 + 200 * MS), 31 * MS);
+        // A finish without a start (a callback after a reset) does not underflow.
+        b.finish(t0 + 300 * MS);
+        assert_eq!(b.at(t0 + 400 * MS), 31 * MS);
     }
 }

@@ -16,7 +16,7 @@
 use std::fmt;
 
 use crate::config::{BackendKind, DeviceSpec};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Who made an adapter, from its PCI vendor id and device type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -431,7 +431,7 @@ pub fn select(spec: &DeviceSpec, adapters: &[AdapterDesc]) -> Result<usize> {
     };
     match found {
         Some(i) => Ok(i),
-        None if adapters.is_empty() => Err(no_adapter_error()),
+        None if adapters.is_empty() => Err(no_adapter_error("")),
         None => Err(Error::DeviceNotFound {
             spec: spec.to_string(),
             available: format_table(adapters, None),
@@ -439,13 +439,10 @@ pub fn select(spec: &DeviceSpec, adapters: &[AdapterDesc]) -> Result<usize> {
     }
 }
 
-pub(crate) fn no_adapter_error() -> Error {
+/// The error for an empty adapter list; `backends` names what was searched ("" if unknown).
+pub(crate) fn no_adapter_error(backends: &str) -> Error {
     Error::NoAdapter {
-        backends: crate::device::backends_from_env()
-            .iter_names()
-            .map(|(n, _)| n.to_ascii_lowercase())
-            .collect::<Vec<_>>()
-            .join(", "),
+        backends: backends.to_string(),
         hint: "Install a GPU driver with Vulkan, Metal or DX12 support, or Mesa's software \
                Vulkan driver (lavapipe): `apt-get install mesa-vulkan-drivers` on Debian/Ubuntu. \
                Check with `vulkaninfo --summary`."
@@ -456,7 +453,7 @@ pub(crate) fn no_adapter_error() -> Error {
 /// Formats adapters as the table `examples/devices.rs` prints; `mark` flags one index.
 pub fn format_table(adapters: &[AdapterDesc], mark: Option<usize>) -> String {
     if adapters.is_empty() {
-        return format!("  (none) {}", no_adapter_error());
+        return format!("  (none) {}", no_adapter_error(""));
     }
     let mut s = format!(
         "  {:<9} {:<10} {:<8} {:<10} {:<40} {:>10} {:>10} {:>6} {:>8}  {}\n",

@@ -1,0 +1,10 @@
+//! Data: the IDX format ([`idx`]), the MNIST loader ([`mnist`]), and datasets resident on the
+//! device ([`dataset`]).
+
+pub mod dataset;
+pub mod idx;
+pub mod mnist;
+
+pub use dataset::Dataset;
+pub use idx::{parse_idx, read_idx, Idx, MAX_IDX_BYTES};
+pub use mnist::{Mnist, MNIST_FILES};

@@ -1,0 +1,62 @@
+//! What the kernel families share: the WGSL preludes (`activation.wgsl`, `optim_rule.wgsl`),
+//! the uniform of the row-wise families, and the activation codes the shaders use.
+
+use crate::error::{Error, Result};
+use crate::exec::pipeline::Shader;
+use crate::vocab::Activation;
+
+/// The code `shaders/activation.wgsl` uses for a pointwise activation; softmax (a row
+/// operation) is refused.
+pub fn act_code(act: Activation) -> Result<u32> {
+    Ok(match act {
+        Activation::Linear => 0,
+        Activation::Relu => 1,
+        Activation::LeakyRelu(_) => 2,
+        Activation::Sigmoid => 3,
+        Activation::Tanh => 4,
+        Activation::GeluTanh => 5,
+        Activation::Gelu => 6,
+        Activation::Softmax => {
+            return Err(Error::InvalidArgument {
+                op: "activation",
+                name: "act",
+                expected: "a pointwise activation (softmax works on rows: use the softmax op)"
+                    .into(),
+                found: "softmax".into(),
+            })
+        }
+    })
+}
+
+/// The uniform of the row-wise families (reduce, softmax_xent, loss): a (rows, cols) matrix and
+/// a scale (1/count for a mean, 1/B for a batch-mean gradient). Mirrors their WGSL `Params`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct RowParams {
+    /// Rows.
+    pub rows: u32,
+    /// Columns.
+    pub cols: u32,
+    /// Multiplier (see the family).
+    pub scale: f32,
+    /// Padding to 16 bytes.
+    pub _pad: u32,
+}
+
+impl RowParams {
+    /// The uniform for a (rows, cols) matrix with this multiplier.
+    pub fn new(rows: usize, cols: usize, scale: f32) -> RowParams {
+        RowParams {
+            rows: rows as u32,
+            cols: cols as u32,
+            scale,
+            _pad: 0,
+        }
+    }
+}
+
+/// The activation prelude on its own (it is valid WGSL by itself).
+pub const ACTIVATION: Shader = crate::shader!("activation");
+
+/// The optimizer-rule prelude on its own (valid WGSL by itself).
+pub const OPTIM_RULE: Shader = crate::shader!("optim_rule");

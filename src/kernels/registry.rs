@@ -1,0 +1,34 @@
+//! Every built-in shader and kernel declaration, for validation against the WGSL
+//! (`tests/shaders.rs` checks each entry point's bindings with naga, on the CPU).
+
+use crate::exec::pipeline::{KernelSpec, Shader};
+use crate::kernels::prelude::{ACTIVATION, OPTIM_RULE};
+use crate::kernels::{
+    elementwise, gather, loss, matmul_variant, optim, reduce, softmax_xent,
+};
+
+/// Every built-in shader as assembled by the crate.
+pub const SHADERS: &[Shader] = &[
+    ACTIVATION,
+    OPTIM_RULE,
+    elementwise::SHADER,
+    gather::SHADER,
+    loss::SHADER,
+    matmul_variant::SHADER,
+    matmul_variant::SHADER_SUBGROUP,
+    optim::SHADER,
+    reduce::SHADER,
+    reduce::SHADER_SUBGROUP,
+    softmax_xent::SHADER,
+];
+
+/// Every built-in kernel, by family.
+pub const KERNELS: &[&[KernelSpec]] = &[
+    elementwise::KERNELS,
+    gather::KERNELS,
+    loss::KERNELS,
+    matmul_variant::KERNELS,
+    optim::KERNELS,
+    reduce::KERNELS,
+    softmax_xent::KERNELS,
+];

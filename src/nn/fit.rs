@@ -1,0 +1,611 @@
+//! The one training loop, and evaluation.
+//!
+//! [`run`] is the epoch loop every kind of training shares: shuffling, chunks of steps,
+//! running metrics and the NaN stop, validation, history, callbacks, checkpoints, resume, the
+//! learning-rate schedule and early stopping. What differs between one device, several
+//! devices and several processes is how a step's gradients are produced and combined: that
+//! is an [`Engine`]. This file has the single-device one ([`LocalEngine`]: the optimizer runs
+//! inside each layer's weight-gradient product); several devices plug theirs in from
+//! [`crate::multi`].
+//!
+//! Everything is validated ([`Setup::new`]) before the model changes.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::data::dataset::Dataset;
+use crate::error::{Error, Result};
+use crate::exec::profile::UtilisationWindow;
+use crate::memory::MemoryKind;
+use crate::nn::model::Sequential;
+use crate::nn::options::{
+    EpochBegin, EpochEnd, Evaluation, FitOptions, History, Loss, Optimizer, Progress,
+};
+use crate::nn::step::{self, Backward, StepLayout, StepProgram, CHUNK};
+use crate::random::Rng;
+use crate::runtime::Device;
+use crate::tensor::{IndexBuffer, Tensor};
+use crate::vocab::Rule;
+
+/// How running metrics are read during an epoch (a readback waits for the device).
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+/// How a training step's gradients are produced and combined (see the module docs).
+pub(crate) trait Engine {
+    /// An epoch starts with this permutation of the training rows.
+    fn begin_epoch(&mut self, perm: &[u32]) -> Result<()>;
+    /// Runs `steps` (offsets into the permutation, batch sizes), optimizer steps `t0 + 1..`.
+    fn run(&mut self, steps: &[(usize, usize)], t0: u64, rule: &Rule) -> Result<()>;
+    /// `[Σ loss, Σ correct, rows]` so far this epoch.
+    fn sums(&mut self) -> Result<[f64; 3]>;
+    /// The epoch's training is done: checks (replicas identical) and what to report.
+    fn end_epoch(&mut self, epoch: usize) -> Result<EpochReport>;
+    /// Loss and accuracy on the validation rows, if there are any.
+    fn validate(&mut self) -> Result<Option<Evaluation>>;
+    /// Writes a checkpoint of the current weights and optimizer state.
+    fn save_checkpoint(
+        &mut self,
+        path: &Path,
+        epoch: usize,
+        seed: u64,
+        history: &History,
+    ) -> Result<()>;
+}
+
+/// What an engine reports at the end of an epoch.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct EpochReport {
+    /// Queue utilisation over the epoch's training (NaN where not measured).
+    pub(crate) utilisation: f64,
+    /// Engine-specific text for the epoch line.
+    pub(crate) detail: String,
+}
+
+/// A run's plan, checked before anything changes.
+pub(crate) struct Setup {
+    pub(crate) optimizer: Optimizer,
+    pub(crate) has_acc: bool,
+    /// Training rows (the rest of the dataset is the validation split).
+    pub(crate) n_train: usize,
+    /// Batch size (at most `n_train`).
+    pub(crate) batch: usize,
+    pub(crate) steps: Vec<(usize, usize)>,
+    pub(crate) start: usize,
+    pub(crate) epochs: usize,
+    pub(crate) seed: u64,
+    /// Learning rate of every epoch.
+    pub(crate) lrs: Vec<f64>,
+    pub(crate) history: History,
+}
+
+impl Setup {
+    /// Checks `options` for training `model` on a dataset of `rows` rows.
+    pub(crate) fn new(
+        op: &'static str,
+        model: &Sequential,
+        rows: usize,
+        o: &FitOptions<'_>,
+    ) -> Result<Setup> {
+        let bad = |name: &'static str, expected: String, found: String| Error::InvalidArgument {
+            op,
+            name,
+            expected,
+            found,
+        };
+        let (Some(optimizer), Some(loss)) = (model.optimizer, model.loss) else {
+            return Err(bad(
+                "model",
+                "a compiled model (call compile first)".into(),
+                "not compiled".into(),
+            ));
+        };
+        if o.epochs == 0 {
+            return Err(bad("epochs", "at least 1".into(), "0".into()));
+        }
+        if o.batch_size == 0 {
+            return Err(bad("batch_size", "at least 1".into(), "0".into()));
+        }
+        if let Some(last) = model.layers.last().filter(|l| l.dropout() > 0.0) {
+            return Err(bad(
+                "dropout",
+                "dropout on hidden layers only".into(),
+                format!("dropout {} on the output layer", last.dropout()),
+            ));
+        }
+        let start = o.resume.map_or(0, |c| c.epoch);
+        if let Some(c) = o.resume {
+            if c.epoch >= o.epochs {
+                return Err(bad(
+                    "epochs",
+                    format!(
+                        "more than the checkpoint's {} completed epochs (epochs is the total)",
+                        c.epoch
+                    ),
+                    o.epochs.to_string(),
+                ));
+            }
+            if c.step != model.step || model.opt_state.is_empty() != (c.step == 0) {
+                return Err(bad(
+                    "resume",
+                    format!(
+                        "the model loaded with this checkpoint (optimizer step {})",
+                        c.step
+                    ),
+                    format!("a model at optimizer step {}", model.step),
+                ));
+            }
+        }
+        if !(0.0..1.0).contains(&o.validation_split) {
+            return Err(bad(
+                "validation_split",
+                "a fraction in [0, 1)".into(),
+                o.validation_split.to_string(),
+            ));
+        }
+        // Keras's rule: the last fraction of the rows, taken before shuffling.
+        let n_val = if o.validation_data.is_none() {
+            (rows as f64 * o.validation_split) as usize
+        } else {
+            0
+        };
+        let n_train = rows - n_val;
+        if n_train == 0 || (o.validation_split > 0.0 && o.validation_data.is_none() && n_val == 0) {
+            return Err(bad(
+                "validation_split",
+                "a split leaving at least one training and one validation row".into(),
+                format!("{} of {rows} rows", o.validation_split),
+            ));
+        }
+        let lrs = (0..o.epochs)
+            .map(|e| o.lr_schedule.map_or(optimizer.lr(), |f| f(e)))
+            .collect::<Vec<f64>>();
+        if let Some((e, lr)) = lrs
+            .iter()
+            .enumerate()
+            .skip(start)
+            .find(|(_, lr)| !(**lr > 0.0 && lr.is_finite()))
+        {
+            return Err(bad(
+                "lr_schedule",
+                "a finite learning rate > 0 for every epoch".into(),
+                format!("{lr} at epoch {e}"),
+            ));
+        }
+        let batch = o.batch_size.min(n_train);
+        Ok(Setup {
+            optimizer,
+            has_acc: loss.has_accuracy(),
+            n_train,
+            batch,
+            steps: step::batches(n_train, batch),
+            start,
+            epochs: o.epochs,
+            seed: o.resume.map_or(o.seed, |c| c.seed),
+            lrs,
+            history: o
+                .resume
+                .map_or_else(History::default, |c| c.history.clone()),
+        })
+    }
+
+    /// The validation split's rows: the last rows of the dataset.
+    pub(crate) fn split_rows(&self, rows: usize) -> Vec<u32> {
+        (self.n_train as u32..rows as u32).collect()
+    }
+}
+
+/// Epoch `epoch`'s shuffle of the previous order.
+fn shuffle(perm: &mut [u32], seed: u64, epoch: usize) {
+    Rng::new(seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)).shuffle(perm);
+}
+
+/// The epoch loop (see the module docs). `t0` is the optimizer steps taken before.
+pub(crate) fn run(
+    engine: &mut dyn Engine,
+    s: &Setup,
+    o: &mut FitOptions<'_>,
+    t0: u64,
+) -> Result<History> {
+    let mut history = s.history.clone();
+    let mut t = t0;
+    // Early stopping picks up where the earlier epochs left it.
+    let mut best = f64::INFINITY;
+    let mut since_best = 0;
+    let monitored = if history.val_loss.is_empty() {
+        history.loss.clone()
+    } else {
+        history.val_loss.clone()
+    };
+    for m in monitored {
+        if o.early_stopping.is_some_and(|es| m < best - es.min_delta) {
+            best = m;
+            since_best = 0;
+        } else {
+            since_best += 1;
+        }
+    }
+    // Epoch e shuffles the previous epoch's order with a generator seeded by (seed, e): a
+    // resumed run replays the earlier shuffles (host only, microseconds) to stand where an
+    // uninterrupted run would.
+    let mut perm: Vec<u32> = (0..s.n_train as u32).collect();
+    let shuffle_on = o.shuffle;
+    if shuffle_on {
+        for e in 0..s.start {
+            shuffle(&mut perm, s.seed, e);
+        }
+    }
+    let nsteps = s.steps.len();
+    let metrics = |sums: [f64; 3]| {
+        let n = sums[2].max(1.0);
+        (sums[0] / n, s.has_acc.then_some(sums[1] / n))
+    };
+    for epoch in s.start..s.epochs {
+        let t_epoch = Instant::now();
+        let rule = s.optimizer.rule(s.lrs[epoch]);
+        if shuffle_on {
+            shuffle(&mut perm, s.seed, epoch);
+        }
+        engine.begin_epoch(&perm)?;
+        let begin = EpochBegin {
+            epoch,
+            epochs: s.epochs,
+            steps: nsteps,
+            first: epoch == s.start,
+        };
+        for cb in o.callbacks.iter_mut() {
+            cb.on_epoch_begin(&begin);
+        }
+        let mut last_read = Instant::now();
+        let mut done = 0;
+        for chunk in s.steps.chunks(CHUNK) {
+            engine.run(chunk, t, &rule)?;
+            t += chunk.len() as u64;
+            done += chunk.len();
+            if done < nsteps && last_read.elapsed() >= PROGRESS_EVERY {
+                let (loss, accuracy) = metrics(engine.sums()?);
+                if !loss.is_finite() {
+                    return Err(Error::NonFinite {
+                        epoch: epoch + 1,
+                        step: done,
+                        value: loss,
+                    });
+                }
+                let p = Progress {
+                    epoch,
+                    epochs: s.epochs,
+                    step: done,
+                    steps: nsteps,
+                    loss,
+                    accuracy,
+                };
+                let mut go = true;
+                for cb in o.callbacks.iter_mut() {
+                    go &= cb.on_progress(&p);
+                }
+                if !go {
+                    return Err(Error::Interrupted {
+                        epoch: epoch + 1,
+                        step: done,
+                    });
+                }
+                last_read = Instant::now();
+            }
+        }
+        let (loss, accuracy) = metrics(engine.sums()?);
+        if !loss.is_finite() {
+            return Err(Error::NonFinite {
+                epoch: epoch + 1,
+                step: nsteps,
+                value: loss,
+            });
+        }
+        let report = engine.end_epoch(epoch)?;
+        let seconds = t_epoch.elapsed().as_secs_f64();
+        history.loss.push(loss);
+        if let Some(a) = accuracy {
+            history.accuracy.push(a);
+        }
+        let validation = engine.validate()?;
+        if let Some(v) = validation {
+            history.val_loss.push(v.loss);
+            if let Some(a) = v.accuracy {
+                history.val_accuracy.push(a);
+            }
+        }
+        history.epoch_seconds.push(seconds);
+        history.utilisation.push(report.utilisation);
+        let end = EpochEnd {
+            epoch,
+            epochs: s.epochs,
+            steps: nsteps,
+            seconds,
+            loss,
+            accuracy,
+            validation,
+            samples_per_second: s.n_train as f64 / seconds.max(1e-9),
+            detail: report.detail,
+        };
+        log::info!("epoch {}/{} {}", epoch + 1, s.epochs, end.keras_line());
+        if let Some(path) = o.checkpoint {
+            engine.save_checkpoint(path, epoch + 1, s.seed, &history)?;
+        }
+        let mut go = true;
+        for cb in o.callbacks.iter_mut() {
+            go &= cb.on_epoch_end(&end, &history);
+        }
+        if let Some(cb) = o.on_epoch_end.as_mut() {
+            go &= cb(epoch, &history);
+        }
+        if !go {
+            break;
+        }
+        if let Some(es) = o.early_stopping {
+            let monitored = validation.map_or(loss, |v| v.loss);
+            if monitored < best - es.min_delta {
+                best = monitored;
+                since_best = 0;
+            } else {
+                since_best += 1;
+                if since_best >= es.patience {
+                    log::info!("early stopping after epoch {}", epoch + 1);
+                    break;
+                }
+            }
+        }
+    }
+    Ok(history)
+}
+
+/// Loss and accuracy over chosen rows of a dataset, with the step programs captured once.
+pub(crate) struct Evaluator {
+    idx: IndexBuffer,
+    acc: Tensor,
+    layout: StepLayout,
+    table: Tensor,
+    plans: Vec<StepProgram>,
+    steps: Vec<(usize, usize)>,
+    has_acc: bool,
+}
+
+impl Evaluator {
+    /// An evaluation of `model` over `rows` of `data` (all rows with `None`), `batch` rows a
+    /// step.
+    pub(crate) fn new(
+        model: &Sequential,
+        data: &Dataset,
+        rows: Option<&[u32]>,
+        batch: usize,
+    ) -> Result<Evaluator> {
+        model.check_dataset("evaluate", data)?;
+        if batch == 0 {
+            return Err(Error::InvalidArgument {
+                op: "evaluate",
+                name: "batch_size",
+                expected: "at least 1".into(),
+                found: "0".into(),
+            });
+        }
+        let all: Vec<u32>;
+        let rows = match rows {
+            Some(r) => r,
+            None => {
+                all = (0..data.len() as u32).collect();
+                &all
+            }
+        };
+        let dev = &model.device;
+        let n = rows.len();
+        let b = batch.clamp(1, n.max(1));
+        let idx = IndexBuffer::new(dev, rows)?;
+        let acc = Tensor::zeros(dev, &[4])?;
+        acc.set_memory_kind(MemoryKind::Activations);
+        let layout = StepLayout::new(model, data, Backward::None);
+        let table = layout.table(dev)?;
+        let mut plans = vec![StepProgram::build(
+            model,
+            data,
+            &idx,
+            b,
+            Backward::None,
+            &acc,
+            &table,
+        )?];
+        if !n.is_multiple_of(b) {
+            plans.push(StepProgram::build(
+                model,
+                data,
+                &idx,
+                n % b,
+                Backward::None,
+                &acc,
+                &table,
+            )?);
+        }
+        Ok(Evaluator {
+            idx,
+            acc,
+            layout,
+            table,
+            plans,
+            steps: step::batches(n, b),
+            has_acc: model
+                .loss
+                .unwrap_or(Loss::SparseCategoricalCrossentropy)
+                .has_accuracy(),
+        })
+    }
+
+    /// Runs the evaluation with the model's current weights.
+    pub(crate) fn run(&self, dev: &Device, data: &Dataset) -> Result<Evaluation> {
+        step::clear(dev, &self.acc)?;
+        for chunk in self.steps.chunks(CHUNK) {
+            step::run_chunk(
+                dev,
+                &self.layout,
+                &self.table,
+                &self.plans,
+                chunk,
+                data,
+                &self.idx,
+                0,
+                0,
+                None,
+            )?;
+        }
+        let [loss, correct, n] = step::read_acc(&self.acc)?;
+        let n = n.max(1.0);
+        Ok(Evaluation {
+            loss: loss / n,
+            accuracy: self.has_acc.then_some(correct / n),
+        })
+    }
+}
+
+/// Training on one device: the optimizer runs inside each layer's weight-gradient product
+/// (`Backward::Fused`), so a step is one replay with no gradient buffers.
+struct LocalEngine<'a> {
+    model: &'a mut Sequential,
+    data: &'a Dataset,
+    idx: IndexBuffer,
+    acc: Tensor,
+    layout: StepLayout,
+    table: Tensor,
+    plans: Vec<StepProgram>,
+    validation: Option<(Evaluator, &'a Dataset)>,
+    seed: u64,
+    window: Option<UtilisationWindow>,
+}
+
+impl<'a> LocalEngine<'a> {
+    fn new(
+        model: &'a mut Sequential,
+        data: &'a Dataset,
+        s: &Setup,
+        validation_data: Option<&'a Dataset>,
+    ) -> Result<LocalEngine<'a>> {
+        let dev = model.device.clone();
+        let rule0 = s.optimizer.rule(s.lrs[s.start]);
+        model.init_opt_state(&rule0)?;
+        let idx = IndexBuffer::new(&dev, &vec![0u32; s.n_train])?;
+        let acc = Tensor::zeros(&dev, &[4])?;
+        acc.set_memory_kind(MemoryKind::Activations);
+        let fused = Backward::Fused(rule0);
+        let layout = StepLayout::new(model, data, fused);
+        let table = layout.table(&dev)?;
+        let mut plans = vec![StepProgram::build(
+            model, data, &idx, s.batch, fused, &acc, &table,
+        )?];
+        if !s.n_train.is_multiple_of(s.batch) {
+            plans.push(StepProgram::build(
+                model,
+                data,
+                &idx,
+                s.n_train % s.batch,
+                fused,
+                &acc,
+                &table,
+            )?);
+        }
+        let validation = match validation_data {
+            Some(v) => Some((Evaluator::new(model, v, None, 1000)?, v)),
+            None if s.n_train < data.len() => {
+                let rows = s.split_rows(data.len());
+                Some((Evaluator::new(model, data, Some(&rows), 1000)?, data))
+            }
+            None => None,
+        };
+        Ok(LocalEngine {
+            model,
+            data,
+            idx,
+            acc,
+            layout,
+            table,
+            plans,
+            validation,
+            seed: s.seed,
+            window: None,
+        })
+    }
+}
+
+impl Engine for LocalEngine<'_> {
+    fn begin_epoch(&mut self, perm: &[u32]) -> Result<()> {
+        let dev = &self.model.device;
+        self.idx.write(dev, perm)?;
+        step::clear(dev, &self.acc)?;
+        self.window = Some(dev.utilisation_window());
+        Ok(())
+    }
+
+    fn run(&mut self, steps: &[(usize, usize)], t0: u64, rule: &Rule) -> Result<()> {
+        step::run_chunk(
+            &self.model.device,
+            &self.layout,
+            &self.table,
+            &self.plans,
+            steps,
+            self.data,
+            &self.idx,
+            self.seed,
+            t0,
+            Some(rule),
+        )?;
+        self.model.step = t0 + steps.len() as u64;
+        Ok(())
+    }
+
+    fn sums(&mut self) -> Result<[f64; 3]> {
+        step::read_acc(&self.acc)
+    }
+
+    fn end_epoch(&mut self, _epoch: usize) -> Result<EpochReport> {
+        Ok(EpochReport {
+            utilisation: self
+                .window
+                .take()
+                .map_or(f64::NAN, |w| w.utilisation().fraction()),
+            detail: String::new(),
+        })
+    }
+
+    fn validate(&mut self) -> Result<Option<Evaluation>> {
+        match &self.validation {
+            Some((e, data)) => Ok(Some(e.run(&self.model.device, data)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn save_checkpoint(
+        &mut self,
+        path: &Path,
+        epoch: usize,
+        seed: u64,
+        history: &History,
+    ) -> Result<()> {
+        self.model.save_checkpoint(path, epoch, seed, history)
+    }
+}
+
+impl Sequential {
+    /// Trains on `data`; see [`FitOptions`]. Everything runs on the device: batches are
+    /// gathered there, many steps go in one submission, and loss and accuracy are accumulated
+    /// on the device and read a few times a second (progress, the NaN check) and at the end
+    /// of each epoch. Everything is checked before the model changes.
+    pub fn fit<'a>(&mut self, data: &Dataset, mut options: FitOptions<'a>) -> Result<History> {
+        let setup = Setup::new("fit", self, data.len(), &options)?;
+        self.check_dataset("fit", data)?;
+        if let Some(v) = options.validation_data {
+            self.check_dataset("fit (validation data)", v)?;
+        }
+        let t0 = self.step;
+        let mut engine = LocalEngine::new(self, data, &setup, options.validation_data)?;
+        run(&mut engine, &setup, &mut options, t0)
+    }
+
+    /// Mean loss (and accuracy, for classification losses) on `data`, in batches of
+    /// `batch_size`.
+    pub fn evaluate(&self, data: &Dataset, batch_size: usize) -> Result<Evaluation> {
+        Evaluator::new(self, data, None, batch_size)?.run(&self.device, data)
+    }
+}

@@ -1,0 +1,491 @@
+//! A training (or evaluation) step as a captured program, and the step protocol: which
+//! per-step uniforms a step reads from the parameter table, and where.
+//!
+//! [`StepProgram::build`] captures, for one batch size, everything a step runs: the batch
+//! gather, every layer's forward pass ([`crate::nn::layer::Layer::forward`]), the loss (with
+//! the metrics accumulated on the device), and every layer's backward pass in reverse order.
+//! Replaying it costs no allocation, no bind group and no readback.
+//!
+//! Values that change every step are read from a parameter table at dynamic offsets:
+//! [`StepLayout`] owns the layout of one step's slots (`[gather…, dropout seeds…, fused
+//! updates…, optimizer steps…]`) and [`Chunk`] writes a chunk of steps' uniforms with one
+//! upload. Nothing else in the crate knows a slot's position.
+
+use crate::data::dataset::Dataset;
+use crate::error::{Error, Result};
+use crate::exec::capture::{Capture, Program};
+use crate::exec::recorder::Recorder;
+use crate::kernels::loss as dense_loss;
+use crate::kernels::{elementwise, matmul, matmul_tune, optim, softmax_xent};
+use crate::memory::MemoryKind;
+use crate::nn::layer::{Cx, Mode, Slot, WeightGrad};
+use crate::nn::model::Sequential;
+use crate::nn::options::Loss;
+use crate::runtime::Device;
+use crate::tensor::{IndexBuffer, Tensor};
+use crate::vocab::{DenseLoss, Rule};
+
+/// Steps per submission (and per table upload).
+pub(crate) const CHUNK: usize = 32;
+
+/// What a step program does after the loss.
+#[derive(Clone, Copy)]
+pub(crate) enum Backward<'a> {
+    /// Nothing: evaluation.
+    None,
+    /// Gradients into these buffers (one per parameter, optimizer order); the optimizer runs
+    /// separately ([`optimizer_program`]), after several devices have combined them.
+    Grads(&'a [Tensor]),
+    /// Each layer applies this optimizer to its parameters in its weight-gradient product:
+    /// no gradient buffers, no optimizer dispatches.
+    Fused(Rule),
+}
+
+/// The layout of one step's slots in the parameter table (see the module docs).
+#[derive(Clone, Debug)]
+pub(crate) struct StepLayout {
+    gather: usize,
+    /// (units, rate) of each layer with dropout.
+    dropout: Vec<(usize, f32)>,
+    /// Layers whose weight-gradient product applies the optimizer.
+    updates: Vec<usize>,
+    /// Parameters stepped by a separate optimizer program.
+    optim: usize,
+    align: usize,
+}
+
+impl StepLayout {
+    /// The layout for `model` trained (or evaluated) on `data`: gather slots always, dropout
+    /// seeds while training, one fused-update slot per layer with `Backward::Fused`, one
+    /// optimizer slot per parameter with `Backward::Grads`.
+    pub(crate) fn new(model: &Sequential, data: &Dataset, backward: Backward<'_>) -> StepLayout {
+        let training = !matches!(backward, Backward::None);
+        StepLayout {
+            gather: data.gather_dispatches(),
+            dropout: if training {
+                model.dropout_specs()
+            } else {
+                Vec::new()
+            },
+            updates: match backward {
+                Backward::Fused(_) => (0..model.layers.len()).collect(),
+                _ => Vec::new(),
+            },
+            optim: match backward {
+                Backward::Grads(g) => g.len(),
+                _ => 0,
+            },
+            align: model.device.uniform_alignment() as usize,
+        }
+    }
+
+    /// Slots per step.
+    pub(crate) fn slots(&self) -> usize {
+        self.gather + self.dropout.len() + self.updates.len() + self.optim
+    }
+
+    /// A slot's position within a step.
+    fn index(&self, s: Slot) -> Result<usize> {
+        let base_d = self.gather;
+        let base_u = base_d + self.dropout.len();
+        let base_o = base_u + self.updates.len();
+        let found = match s {
+            Slot::Gather(j) => (j < self.gather).then_some(j),
+            Slot::Dropout(k) => (k < self.dropout.len()).then_some(base_d + k),
+            Slot::Update { layer, .. } => self
+                .updates
+                .iter()
+                .position(|&l| l == layer)
+                .map(|p| base_u + p),
+            Slot::Optim { param, .. } => (param < self.optim).then_some(base_o + param),
+        };
+        found.ok_or_else(|| Error::Internal {
+            op: "step table",
+            message: format!("{s:?} has no slot in {self:?}"),
+        })
+    }
+
+    /// A parameter table for chunks of `CHUNK` steps.
+    pub(crate) fn table(&self, dev: &Device) -> Result<Tensor> {
+        let t = Tensor::empty(
+            dev,
+            &[(CHUNK * self.slots().max(1) * self.align).div_ceil(4)],
+        )?;
+        t.set_memory_kind(MemoryKind::Activations);
+        Ok(t)
+    }
+}
+
+/// What the uniforms of one step depend on.
+#[derive(Clone, Copy)]
+pub(crate) struct StepInputs<'a> {
+    pub(crate) data: &'a Dataset,
+    pub(crate) idx: &'a IndexBuffer,
+    /// First row of the batch in the epoch's permutation.
+    pub(crate) offset: usize,
+    pub(crate) batch: usize,
+    /// The run's seed (dropout masks).
+    pub(crate) seed: u64,
+    /// The optimizer step this is (1-based; 0 when not training).
+    pub(crate) t: u64,
+    pub(crate) rule: Option<&'a Rule>,
+}
+
+/// One chunk of steps' uniforms, uploaded to the table at once.
+pub(crate) struct Chunk<'l> {
+    layout: &'l StepLayout,
+    bytes: Vec<u8>,
+}
+
+impl<'l> Chunk<'l> {
+    /// Room for `steps` steps.
+    pub(crate) fn new(layout: &'l StepLayout, steps: usize) -> Chunk<'l> {
+        Chunk {
+            layout,
+            bytes: vec![0; steps * layout.slots() * layout.align],
+        }
+    }
+
+    fn at(&self, step: usize, slot: Slot) -> Result<usize> {
+        Ok((step * self.layout.slots() + self.layout.index(slot)?) * self.layout.align)
+    }
+
+    /// Writes step `step`'s uniform for each of `slots`.
+    pub(crate) fn put(&mut self, step: usize, slots: &[Slot], u: &StepInputs<'_>) -> Result<()> {
+        let gather = u.data.gather_uniforms(u.idx, u.offset, u.batch);
+        let need_rule = || {
+            u.rule.ok_or_else(|| Error::Internal {
+                op: "step table",
+                message: "an optimizer slot without a rule".into(),
+            })
+        };
+        for &slot in slots {
+            let bytes: Vec<u8> = match slot {
+                Slot::Gather(j) => gather.get(j).cloned().unwrap_or_default(),
+                Slot::Dropout(k) => {
+                    let (units, rate) = self.layout.dropout[k];
+                    let p = elementwise::dropout_params(
+                        u.batch * units,
+                        rate,
+                        dropout_mask_seed(u.seed, u.t, k),
+                    );
+                    bytemuck::bytes_of(&p).to_vec()
+                }
+                Slot::Update { mnk: (m, n, k), .. } => {
+                    let p = matmul::update_params(m, n, k, need_rule()?, u.t);
+                    bytemuck::bytes_of(&p).to_vec()
+                }
+                Slot::Optim { n, .. } => {
+                    bytemuck::bytes_of(&optim::params(need_rule()?, n, u.t)).to_vec()
+                }
+            };
+            let at = self.at(step, slot)?;
+            self.bytes[at..at + bytes.len()].copy_from_slice(&bytes);
+        }
+        Ok(())
+    }
+
+    /// The dynamic offsets of `slots` at step `step`, for [`Recorder::replay_at`].
+    pub(crate) fn offsets(&self, step: usize, slots: &[Slot]) -> Result<Vec<u32>> {
+        slots
+            .iter()
+            .map(|&s| self.at(step, s).map(|a| a as u32))
+            .collect()
+    }
+
+    /// Uploads the chunk to `table`.
+    pub(crate) fn upload(&self, dev: &Device, table: &Tensor) {
+        if !self.bytes.is_empty() {
+            dev.wgpu_queue()
+                .write_buffer(table.buffer(), 0, &self.bytes);
+        }
+    }
+}
+
+/// The dropout mask seed of the `k`-th layer with dropout at optimizer step `t` (1-based,
+/// counted over the model's life) of a run with seed `seed`: a pure function of the three,
+/// so a resumed run draws the same masks. Element `i` of that layer's (batch, units) output
+/// is kept when `reference::dropout_keep(i, rate, mask_seed)`.
+pub fn dropout_mask_seed(seed: u64, t: u64, k: usize) -> u32 {
+    let mut x = seed
+        ^ t.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (k as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    // splitmix64's finaliser.
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (x ^ (x >> 31)) as u32
+}
+
+/// One batch size's step, captured (see the module docs).
+pub(crate) struct StepProgram {
+    pub(crate) batch: usize,
+    program: Program,
+    slots: Vec<Slot>,
+    /// Buffers the program is bound to.
+    _keep: Vec<Tensor>,
+}
+
+impl StepProgram {
+    /// Captures a step of `batch` rows of `data` (chosen by `idx`), accumulating
+    /// `[Σ loss, Σ correct, rows]` into `acc`; `backward` says what follows the loss.
+    pub(crate) fn build(
+        model: &Sequential,
+        data: &Dataset,
+        idx: &IndexBuffer,
+        batch: usize,
+        backward: Backward<'_>,
+        acc: &Tensor,
+        table: &Tensor,
+    ) -> Result<StepProgram> {
+        let dev = &model.device;
+        // The tuner submits work of its own: never inside the capture.
+        matmul_tune::prepare(dev)?;
+        let training = !matches!(backward, Backward::None);
+        let mode = if training {
+            Mode::Train
+        } else {
+            Mode::Evaluate
+        };
+        let mut cap = Capture::with_table(dev, table.buffer());
+        cap.set_table_uniforms(false);
+        let mut cx = Cx::new(&mut cap, batch, mode);
+        let x0 = cx.tensor(data.row_len())?;
+        let y = cx.tensor(data.target_len())?;
+        let gather: Vec<Slot> = (0..data.gather_dispatches()).map(Slot::Gather).collect();
+        cx.per_step(&gather, |rec| {
+            data.gather(rec, idx, 0, batch, x0.buffer(), y.buffer())
+        })?;
+        let positions = model.positions();
+        let mut saved = Vec::with_capacity(model.layers.len());
+        let mut h = x0;
+        for (layer, &pos) in model.layers.iter().zip(&positions) {
+            let s = layer.forward(&mut cx, pos, &h)?;
+            h = s.output.clone();
+            saved.push(s);
+        }
+        let loss = model.loss.unwrap_or(Loss::SparseCategoricalCrossentropy);
+        let mut dy = loss_end(&mut cx, loss, &h, &y, acc, training)?;
+        if training {
+            // The loss gives the gradient at the logits when it folds the last activation.
+            let mut gated = loss.takes_logits();
+            for l in (0..model.layers.len()).rev() {
+                let layer = &model.layers[l];
+                let pos = positions[l];
+                let dx_gate = if l > 0 {
+                    model.layers[l - 1].gate(&cx, &saved[l - 1])
+                } else {
+                    None
+                };
+                let np = layer.params().len();
+                let grad = match backward {
+                    Backward::Grads(g) => {
+                        WeightGrad::Into(&g[pos.first_param..pos.first_param + np])
+                    }
+                    Backward::Fused(rule) => WeightGrad::Update {
+                        rule,
+                        state: &model.opt_state,
+                    },
+                    Backward::None => unreachable!("not training"),
+                };
+                let dx = layer.backward(
+                    &mut cx,
+                    pos,
+                    &saved[l],
+                    &dy,
+                    gated,
+                    dx_gate.as_ref(),
+                    l > 0,
+                    grad,
+                )?;
+                if let Some(dx) = dx {
+                    dy = dx;
+                    gated = dx_gate.is_some();
+                }
+            }
+        }
+        let slots = std::mem::take(&mut cx.slots);
+        let keep = std::mem::take(&mut cx.keep);
+        drop(cx);
+        let program = cap.finish();
+        if program.table_bound() != slots.len() {
+            return Err(Error::Internal {
+                op: "step program",
+                message: format!(
+                    "{} table-bound dispatches but {} slots",
+                    program.table_bound(),
+                    slots.len()
+                ),
+            });
+        }
+        Ok(StepProgram {
+            batch,
+            program,
+            slots,
+            _keep: keep,
+        })
+    }
+
+    /// The table slots the program reads, in order.
+    pub(crate) fn slots(&self) -> &[Slot] {
+        &self.slots
+    }
+
+    /// Records the step whose uniforms are at `step` of `chunk`.
+    pub(crate) fn replay(
+        &self,
+        rec: &mut Recorder<'_>,
+        chunk: &Chunk<'_>,
+        step: usize,
+    ) -> Result<()> {
+        rec.replay_at(&self.program, &chunk.offsets(step, &self.slots)?)
+    }
+}
+
+/// Records the loss of `out` against the targets `y`: per-row losses, metrics accumulated
+/// into `acc`, and the gradient at `out` (at the logits for a loss that takes them).
+fn loss_end(
+    cx: &mut Cx<'_>,
+    loss: Loss,
+    out: &Tensor,
+    y: &Tensor,
+    acc: &Tensor,
+    training: bool,
+) -> Result<Tensor> {
+    let (b, classes) = (cx.batch, out.numel() / cx.batch.max(1));
+    let rows = cx.tensor(1)?;
+    let dy = cx.tensor(classes)?;
+    let scale = 1.0 / b as f32;
+    let dense = match loss {
+        Loss::SparseCategoricalCrossentropy => None,
+        Loss::CategoricalCrossentropy => Some(DenseLoss::CategoricalFromLogits),
+        Loss::BinaryCrossentropy => Some(DenseLoss::BinaryFromLogits),
+        Loss::MeanSquaredError => Some(DenseLoss::MeanSquared),
+    };
+    let (o, t, l, a) = (out.buffer(), y.buffer(), rows.buffer(), acc.buffer());
+    match dense {
+        // Training: loss, gradient and metrics in one dispatch.
+        None if training => {
+            softmax_xent::xent_train(cx.rec(), o, t, l, dy.buffer(), a, b, classes, scale, false)?
+        }
+        None => {
+            softmax_xent::xent(cx.rec(), o, t, l, None, b, classes, scale, false)?;
+            softmax_xent::metrics(cx.rec(), o, t, l, a, b, classes)?;
+        }
+        Some(kind) => {
+            dense_loss::backward(cx.rec(), kind, o, t, l, dy.buffer(), b, classes, scale)?;
+            dense_loss::metrics(cx.rec(), kind, o, t, l, a, b, classes)?;
+        }
+    }
+    Ok(dy)
+}
+
+/// Gradient buffers shaped like the model's parameters (optimizer order).
+pub(crate) fn gradient_buffers(model: &Sequential) -> Result<Vec<Tensor>> {
+    model
+        .params()
+        .iter()
+        .map(|p| {
+            let g = Tensor::empty(&model.device, p.shape())?;
+            g.set_memory_kind(MemoryKind::Gradients);
+            Ok(g)
+        })
+        .collect()
+}
+
+/// The separate optimizer step over every parameter from `grads`, as a program whose
+/// uniforms are read from `table` (bias corrections change every step), and its slots.
+pub(crate) fn optimizer_program(
+    model: &Sequential,
+    rule: &Rule,
+    grads: &[Tensor],
+    table: &Tensor,
+) -> Result<(Program, Vec<Slot>)> {
+    let mut cap = Capture::with_table(&model.device, table.buffer());
+    let mut slots = Vec::new();
+    for (i, (p, g)) in model.params().iter().zip(grads).enumerate() {
+        let st: Vec<&wgpu::Buffer> = model.opt_state[i].iter().map(|t| t.buffer()).collect();
+        optim::step(&mut cap, rule, g.buffer(), p.buffer(), &st, p.numel(), 1)?;
+        slots.push(Slot::Optim {
+            param: i,
+            n: p.numel(),
+        });
+    }
+    Ok((cap.finish(), slots))
+}
+
+/// Replays `steps` (batch offsets and sizes) of `plans` in one submission, their uniforms
+/// written into `table` with one upload. With a `rule`, step `s` is optimizer step
+/// `t0 + s + 1`.
+#[allow(clippy::too_many_arguments)] // a chunk's inputs, spelled out
+pub(crate) fn run_chunk(
+    dev: &Device,
+    layout: &StepLayout,
+    table: &Tensor,
+    plans: &[StepProgram],
+    steps: &[(usize, usize)],
+    data: &Dataset,
+    idx: &IndexBuffer,
+    seed: u64,
+    t0: u64,
+    rule: Option<&Rule>,
+) -> Result<()> {
+    let plan_of = |b: usize| {
+        plans
+            .iter()
+            .find(|p| p.batch == b)
+            .ok_or_else(|| Error::Internal {
+                op: "fit",
+                message: format!("no step program for batch {b}"),
+            })
+    };
+    let mut chunk = Chunk::new(layout, steps.len());
+    for (s, &(offset, batch)) in steps.iter().enumerate() {
+        let u = StepInputs {
+            data,
+            idx,
+            offset,
+            batch,
+            seed,
+            t: rule.map_or(0, |_| t0 + s as u64 + 1),
+            rule,
+        };
+        chunk.put(s, plan_of(batch)?.slots(), &u)?;
+    }
+    chunk.upload(dev, table);
+    let mut rec = Recorder::new(dev);
+    for (s, &(_, batch)) in steps.iter().enumerate() {
+        plan_of(batch)?.replay(&mut rec, &chunk, s)?;
+    }
+    rec.submit()?;
+    Ok(())
+}
+
+/// Batches covering `rows` rows: `(offset, size)`, the last one possibly shorter.
+pub(crate) fn batches(rows: usize, b: usize) -> Vec<(usize, usize)> {
+    (0..rows.div_ceil(b))
+        .map(|s| (s * b, b.min(rows - s * b)))
+        .collect()
+}
+
+/// `[Σ loss, Σ correct, rows]` accumulated on the device.
+pub(crate) fn read_acc(acc: &Tensor) -> Result<[f64; 3]> {
+    let v = acc.to_vec()?;
+    Ok([v[0] as f64, v[1] as f64, v[2] as f64])
+}
+
+/// Zeroes `t` (an accumulator) on the device.
+pub(crate) fn clear(dev: &Device, t: &Tensor) -> Result<()> {
+    let mut rec = Recorder::new(dev);
+    rec.clear(t.buffer());
+    rec.submit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn batches_cover_every_row_once() {
+        assert_eq!(super::batches(10, 4), vec![(0, 4), (4, 4), (8, 2)]);
+        assert_eq!(super::batches(8, 4), vec![(0, 4), (4, 4)]);
+    }
+}

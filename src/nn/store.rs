@@ -1,0 +1,240 @@
+//! Saving and loading models and training checkpoints as safetensors files.
+//!
+//! A model file holds tensors `dense_{i}.kernel` (inputs, units) and `dense_{i}.bias`, and
+//! the architecture as JSON in the metadata under `"architecture"`. A checkpoint is the same
+//! file (so [`Sequential::load`] reads its weights too) with, in addition, the optimizer's
+//! state tensors (`dense_{i}.kernel.opt{s}`, `dense_{i}.bias.opt{s}`: Adam's moments, SGD's
+//! velocity…) and a `"training"` entry: a [`Checkpoint`] (completed epochs, optimizer steps,
+//! seed, optimizer, loss and history). The shuffle of epoch `e` is a pure function of (seed,
+//! e) and dropout masks of (seed, step), so that is the whole random state: resuming replays
+//! exactly the kernels an uninterrupted run would have run, and on the same device the
+//! weights come out bit-identical (tested). Files are written atomically.
+//!
+//! Everything read is validated on the host ([`crate::nn::weights_file`]) before the device
+//! sees a byte.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::memory::MemoryKind;
+use crate::nn::dense::Dense;
+use crate::nn::model::Sequential;
+use crate::nn::options::{Checkpoint, History};
+use crate::nn::weights_file::parse_model_file;
+use crate::runtime::Device;
+use crate::tensor::Tensor;
+
+/// A tensor to write: name, shape, little-endian f32 bytes.
+type NamedTensor = (String, Vec<usize>, Vec<u8>);
+
+const MODEL_FORMAT: &str = "suanli-sequential-v1";
+const CHECKPOINT_FORMAT: &str = "suanli-checkpoint-v1";
+
+/// Writes f32 tensors and metadata as a safetensors file, atomically.
+fn write_safetensors(
+    path: &Path,
+    op: &'static str,
+    owned: &[NamedTensor],
+    meta: HashMap<String, String>,
+) -> Result<()> {
+    let mut views = Vec::new();
+    for (name, shape, bytes) in owned {
+        let v = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), bytes)
+            .map_err(|e| Error::Internal {
+                op,
+                message: format!("tensor view of {name}: {e}"),
+            })?;
+        views.push((name.clone(), v));
+    }
+    let bytes =
+        safetensors::tensor::serialize(views, Some(meta)).map_err(|e| Error::Serialize {
+            op,
+            what: "the safetensors file",
+            message: e.to_string(),
+        })?;
+    crate::io::write_atomic(path, &bytes)
+}
+
+impl Sequential {
+    /// The weights as `(name, shape, little-endian f32 bytes)` and the architecture JSON.
+    fn weight_tensors(&self) -> Result<(Vec<NamedTensor>, Vec<serde_json::Value>)> {
+        let mut owned: Vec<NamedTensor> = Vec::new();
+        let mut arch = Vec::new();
+        for (i, l) in self.layers.iter().enumerate() {
+            let prefix = l.type_name().to_ascii_lowercase();
+            for (p, name) in l.params().iter().zip(l.param_names()) {
+                owned.push((
+                    format!("{prefix}_{i}.{name}"),
+                    p.shape().to_vec(),
+                    bytemuck::cast_slice(&p.to_vec()?).to_vec(),
+                ));
+            }
+            arch.push(l.architecture());
+        }
+        Ok((owned, arch))
+    }
+
+    /// Saves the weights and the architecture in the safetensors format, atomically (see the
+    /// module docs).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let (owned, arch) = self.weight_tensors()?;
+        let meta = HashMap::from([
+            ("format".to_string(), MODEL_FORMAT.to_string()),
+            (
+                "architecture".to_string(),
+                serde_json::Value::Array(arch).to_string(),
+            ),
+        ]);
+        write_safetensors(path, "save", &owned, meta)
+    }
+
+    /// Loads a model written by [`Sequential::save`] onto `device`; every tensor's presence,
+    /// dtype and shape is checked against the architecture.
+    pub fn load(device: &Device, path: &Path) -> Result<Sequential> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        Ok(Sequential::from_safetensors(device, path, &bytes)?.0)
+    }
+
+    /// The model in a safetensors file's bytes, and the file's metadata.
+    fn from_safetensors(
+        device: &Device,
+        path: &Path,
+        bytes: &[u8],
+    ) -> Result<(Sequential, HashMap<String, String>)> {
+        let file = parse_model_file(path, bytes)?;
+        let mut model = Sequential::new(device);
+        for (i, rec) in file.layers.iter().enumerate() {
+            let mut b = Dense::new(rec.units, rec.activation.as_str())
+                .use_bias(rec.use_bias)
+                .dropout(rec.dropout);
+            if i == 0 {
+                b = b.input_dim(rec.input_dim);
+            }
+            model.add(b)?;
+            let mut params = vec![Tensor::from_slice(
+                device,
+                &rec.kernel,
+                &[rec.input_dim, rec.units],
+            )?];
+            if let Some(bias) = &rec.bias {
+                params.push(Tensor::from_slice(device, bias, &[rec.units])?);
+            }
+            model.layers[i].set_params(params)?;
+        }
+        Ok((model, file.metadata))
+    }
+
+    /// Writes a checkpoint after `epoch` completed epochs of a run with seed `seed`: weights,
+    /// optimizer state, step count and `history`, atomically. The model must be compiled.
+    pub fn save_checkpoint(
+        &self,
+        path: &Path,
+        epoch: usize,
+        seed: u64,
+        history: &History,
+    ) -> Result<()> {
+        let (Some(optimizer), Some(loss)) = (self.optimizer, self.loss) else {
+            return Err(Error::InvalidArgument {
+                op: "save_checkpoint",
+                name: "model",
+                expected: "a compiled model".into(),
+                found: "not compiled".into(),
+            });
+        };
+        let (mut owned, arch) = self.weight_tensors()?;
+        let names: Vec<(String, Vec<usize>)> = owned
+            .iter()
+            .map(|(n, s, _)| (n.clone(), s.clone()))
+            .collect();
+        // Optimizer state exists once fit has run; before that a checkpoint holds none.
+        for ((name, shape), states) in names.iter().zip(&self.opt_state) {
+            for (s, t) in states.iter().enumerate() {
+                owned.push((
+                    format!("{name}.opt{s}"),
+                    shape.clone(),
+                    bytemuck::cast_slice(&t.to_vec()?).to_vec(),
+                ));
+            }
+        }
+        let training = Checkpoint {
+            epoch,
+            seed,
+            step: self.step,
+            optimizer,
+            loss,
+            history: history.clone(),
+        };
+        let training = serde_json::to_string(&training).map_err(|e| Error::Serialize {
+            op: "save_checkpoint",
+            what: "the training state",
+            message: e.to_string(),
+        })?;
+        let meta = HashMap::from([
+            ("format".to_string(), CHECKPOINT_FORMAT.to_string()),
+            (
+                "architecture".to_string(),
+                serde_json::Value::Array(arch).to_string(),
+            ),
+            ("training".to_string(), training),
+        ]);
+        write_safetensors(path, "save_checkpoint", &owned, meta)
+    }
+
+    /// Loads a checkpoint written by [`Sequential::save_checkpoint`] (or by `fit` with
+    /// [`crate::nn::FitOptions::checkpoint`]): the compiled model with its optimizer state,
+    /// and where training stood. Continue with `fit` and [`crate::nn::FitOptions::resume`].
+    /// Every tensor's presence, dtype and shape is checked.
+    pub fn load_checkpoint(device: &Device, path: &Path) -> Result<(Sequential, Checkpoint)> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bad = |expected: String, found: String| Error::Malformed {
+            path: path.to_path_buf(),
+            format: "safetensors",
+            expected,
+            found,
+        };
+        let (mut model, meta) = Sequential::from_safetensors(device, path, &bytes)?;
+        if meta.get("format").map(String::as_str) != Some(CHECKPOINT_FORMAT) {
+            return Err(bad(
+                format!("format {CHECKPOINT_FORMAT:?} (a checkpoint, not plain weights)"),
+                format!("{:?}", meta.get("format")),
+            ));
+        }
+        let training = meta
+            .get("training")
+            .ok_or_else(|| bad("a \"training\" metadata entry".into(), "none".into()))?;
+        let ck: Checkpoint = serde_json::from_str(training)
+            .map_err(|e| bad("training state JSON".into(), e.to_string()))?;
+        model.compile(ck.optimizer, ck.loss)?;
+        let st = safetensors::SafeTensors::deserialize(&bytes)
+            .map_err(|e| bad("a safetensors file".into(), e.to_string()))?;
+        let (names, _) = model.weight_tensors()?;
+        let states = ck.optimizer.rule(ck.optimizer.lr()).state_count();
+        if st.names().iter().any(|n| n.contains(".opt")) {
+            let mut all = Vec::with_capacity(names.len());
+            for (name, shape, _) in &names {
+                let mut per = Vec::with_capacity(states);
+                for s in 0..states {
+                    let key = format!("{name}.opt{s}");
+                    let t = st
+                        .tensor(&key)
+                        .map_err(|_| bad(format!("optimizer state {key:?}"), "none".into()))?;
+                    if t.dtype() != safetensors::Dtype::F32 || t.shape() != shape.as_slice() {
+                        return Err(bad(
+                            format!("{key} as F32 {shape:?}"),
+                            format!("{:?} {:?}", t.dtype(), t.shape()),
+                        ));
+                    }
+                    let v: Vec<f32> = bytemuck::pod_collect_to_vec(t.data());
+                    let t = Tensor::from_slice(device, &v, shape)?;
+                    t.set_memory_kind(MemoryKind::OptimizerState);
+                    per.push(t);
+                }
+                all.push(per);
+            }
+            model.opt_state = all;
+        }
+        model.step = ck.step;
+        Ok((model, ck))
+    }
+}
