@@ -5,7 +5,7 @@
 // bindings, overrides, store_c and store_colsum); kept in its own file because subgroup
 // operations make a module unusable on adapters without them.
 //
-// Why (see shared/LAVAPIPE.md): on llvmpipe a storage load whose address differs per lane is a
+// Why (see docs/PERFORMANCE.md): on llvmpipe a storage load whose address differs per lane is a
 // scalar loop over the 8 lanes, so loads, not FMAs, set the speed. A work-group is one subgroup
 // of 8 lanes covering 32 columns of C (4 per lane) and R rows. For each 32-wide block of K,
 // every lane loads one 4-wide K slice of A per row and shares it with subgroupBroadcast (a

@@ -132,6 +132,23 @@ impl CustomKernel {
 
     /// Checks `args` against the bindings, then dispatches and submits (without waiting).
     pub fn launch(&self, args: &[KernelArg<'_>], grid: Grid) -> Result<()> {
+        let mut rec = Recorder::new(&self.device);
+        self.record(&mut rec, args, grid)?;
+        rec.submit()?;
+        Ok(())
+    }
+
+    /// Checks `args` against the bindings and records the dispatch into `rec` (a
+    /// [`Recorder`] of the kernel's device, or a [`crate::exec::Capture`]), so many launches,
+    /// of this kernel and of others, share one submission.
+    pub fn record(&self, rec: &mut dyn Record, args: &[KernelArg<'_>], grid: Grid) -> Result<()> {
+        if !rec.device().same_as(&self.device) {
+            return Err(Error::DeviceMismatch {
+                op: "CustomKernel::record",
+                expected: format!("{:?}", self.device),
+                found: format!("a recorder for {:?}", rec.device()),
+            });
+        }
         if args.len() != self.bindings.len() {
             return Err(self.mismatch(format!(
                 "expected {} arguments ({}), found {}",
@@ -233,9 +250,6 @@ impl CustomKernel {
                 self.device.info().limits.max_workgroups_per_dimension,
             ),
         };
-        let mut rec = Recorder::new(&self.device);
-        rec.dispatch(&self.pipeline, &buffers, uniform, groups)?;
-        rec.submit()?;
-        Ok(())
+        rec.dispatch(&self.pipeline, &buffers, uniform, groups)
     }
 }

@@ -25,7 +25,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["device", "device::adapter", "device::core", "device::tune"],
     ),
     ("memory", &["memory"]),
-    ("execution services", &["exec::pipeline", "exec::profile"]),
+    (
+        "execution services",
+        &["exec::pipeline", "exec::profile", "exec::timing"],
+    ),
     ("device handle", &["runtime"]),
     (
         "recording",

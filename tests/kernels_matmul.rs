@@ -103,7 +103,7 @@ fn check(dev: &Device, variant: Variant, c: &Case, seed: u64) {
         act: c.act,
         accumulate: c.accumulate,
     };
-    let mut rec = Recorder::new(&dev);
+    let mut rec = Recorder::new(dev);
     record_with(&mut rec, &args, variant).unwrap();
     rec.submit().unwrap();
     let out = ct.to_vec().unwrap();

@@ -7,7 +7,7 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use suanli::telemetry::{energy_delta, sensor_in, Monitor, PciAddress};
+use suanli::telemetry::{energy_delta, sensor_in, sensor_in_with_clock, Monitor, PciAddress};
 use suanli::{AdapterDesc, BackendKind, DeviceKind};
 
 fn adapter(name: &str, vendor_id: u32, device_id: u32, kind: DeviceKind, pci: &str) -> AdapterDesc {
@@ -165,7 +165,15 @@ fn i915_power_comes_from_the_energy_counter_across_a_wrap() {
         DeviceKind::Discrete,
         "0000:03:00.0",
     );
-    let mut s = sensor_in(&r, &a);
+    // An injected clock: the second reading is exactly 0.2 s after the first.
+    let t0 = std::time::Instant::now();
+    let mut ticks = [t0, t0 + std::time::Duration::from_millis(200)].into_iter();
+    let clock = Box::new(move || {
+        ticks
+            .next()
+            .unwrap_or(t0 + std::time::Duration::from_secs(9))
+    });
+    let mut s = sensor_in_with_clock(&r, &a, clock);
     let first = s.read();
     assert_eq!(first.source, "i915 sysfs");
     assert_eq!(first.power_w, None, "a rate needs two samples");
@@ -176,13 +184,14 @@ fn i915_power_comes_from_the_energy_counter_across_a_wrap() {
         first.temperature_c, None,
         "i915 exposes no temperature here"
     );
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    // 1000 µJ to the wrap + 49 000 after it = 0.05 J in ≥ 0.2 s.
+    // 1000 µJ to the wrap + 49 000 after it = 0.05 J in 0.2 s = 0.25 W.
     put(&r, &format!("{hw}/energy1_input"), "49000\n");
     let second = s.read();
     let p = second.power_w.expect("power from two energy samples");
-    assert!(p > 0.0 && p <= 0.05 / 0.2 + 1e-9, "power {p} W");
-    assert!(p > 0.05 / 2.0, "power {p} W: the wrap was not handled");
+    assert!(
+        (p - 0.25).abs() < 1e-9,
+        "power {p} W (0.25 expected; the wrap?)"
+    );
 }
 
 #[test]

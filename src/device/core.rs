@@ -69,7 +69,7 @@ impl DeviceCore {
             desc.driver_info
         );
         if !desc.is_gpu() {
-            log::warn!("{} is a software adapter: it runs on the CPU", desc.name);
+            log::info!("{} is a software adapter: it runs on the CPU", desc.name);
         }
         let lost = Arc::new(Mutex::new(None));
         let flag = lost.clone();

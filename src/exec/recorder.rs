@@ -12,7 +12,8 @@ use crate::error::{Error, Result};
 use crate::exec::capture::Program;
 use crate::exec::dispatch::{bind, Record};
 use crate::exec::pipeline::{KernelSpec, Pipeline};
-use crate::exec::profile::{Timing, Work};
+use crate::exec::profile::Work;
+use crate::exec::timing::Timing;
 use crate::memory::PooledBuffer;
 use crate::runtime::Device;
 

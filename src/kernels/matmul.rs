@@ -10,9 +10,9 @@
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
-use crate::kernels::prelude::act_code;
 use crate::kernels::matmul_variant::{vec4_ok, Variant, NARROW, STORAGE_BINDINGS};
 use crate::kernels::optim;
+use crate::kernels::prelude::act_code;
 use crate::vocab::{Activation, Layout, Rule};
 
 /// Mirrors `Params` in matmul.wgsl.

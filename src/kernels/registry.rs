@@ -3,9 +3,7 @@
 
 use crate::exec::pipeline::{KernelSpec, Shader};
 use crate::kernels::prelude::{ACTIVATION, OPTIM_RULE};
-use crate::kernels::{
-    elementwise, gather, loss, matmul_variant, optim, reduce, softmax_xent,
-};
+use crate::kernels::{elementwise, gather, loss, matmul_variant, optim, reduce, softmax_xent};
 
 /// Every built-in shader as assembled by the crate.
 pub const SHADERS: &[Shader] = &[

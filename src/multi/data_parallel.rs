@@ -1,4 +1,4 @@
-//! Data-parallel training over a [`DeviceGroup`]: an [`Engine`] for the one training loop.
+//! Data-parallel training over a [`DeviceGroup`]: an engine for the one training loop.
 //!
 //! The model is replicated on every device. Each global batch (the same rows, in the same
 //! order, as single-device training with the same seed) is cut into consecutive shards whose
@@ -24,7 +24,8 @@ use crate::exec::recorder::Recorder;
 use crate::memory::MemoryKind;
 use crate::multi::balancer::Balancer;
 use crate::multi::group::DeviceGroup;
-use crate::nn::fit::{self, Engine, EpochReport, Evaluator, Setup};
+use crate::nn::evaluate::Evaluator;
+use crate::nn::fit::{self, Engine, EpochReport, Setup};
 use crate::nn::layer::Slot;
 use crate::nn::model::Sequential;
 use crate::nn::options::{Evaluation, FitOptions, History};
@@ -39,9 +40,13 @@ use crate::vocab::Rule;
 pub struct ParallelOptions {
     /// Starting shares (else equal).
     pub initial_shares: Option<Vec<f64>>,
-    /// Test and benchmark hook: device `d`'s measured step time is stretched by
-    /// `slowdown[d]` (≥ 1) by sleeping the difference, as if it were that much slower.
+    /// Benchmark hook: device `d`'s measured step time is stretched by `slowdown[d]` (≥ 1)
+    /// by sleeping the difference, as if it were that much slower.
     pub slowdown: Vec<f64>,
+    /// Test hook, an injected clock: device `d`'s shard time is taken to be `rows /
+    /// simulated_rates[d]` seconds instead of measured, so balancing is tested without
+    /// depending on how fast or how noisy the machine is.
+    pub simulated_rates: Option<Vec<f64>>,
 }
 
 /// What [`Sequential::fit_parallel`] measured.
@@ -87,6 +92,7 @@ struct ParallelEngine<'a> {
     watches: Vec<DeviceWatch>,
     penalty: Vec<f64>,
     slowdown: Vec<f64>,
+    simulated: Option<Vec<f64>>,
     seed: u64,
     /// Per device: rows and seconds of compute this epoch.
     work: Vec<(usize, f64)>,
@@ -257,7 +263,16 @@ impl Engine for ParallelEngine<'_> {
                 if f > 1.0 {
                     std::thread::sleep(Duration::from_secs_f64((f - 1.0) * done));
                 }
-                if !fresh[d] {
+                let simulated = self
+                    .simulated
+                    .as_ref()
+                    .and_then(|r| r.get(d))
+                    .map(|rate| sizes[d] as f64 / rate.max(1e-9));
+                if let Some(t) = simulated {
+                    secs[d] = t;
+                    self.work[d].0 += sizes[d];
+                    self.work[d].1 += t;
+                } else if !fresh[d] {
                     secs[d] = done * f;
                     self.work[d].0 += sizes[d];
                     self.work[d].1 += secs[d];
@@ -444,6 +459,7 @@ impl Sequential {
             watches: group.devices().iter().map(DeviceWatch::new).collect(),
             penalty: vec![1.0; nd],
             slowdown: popts.slowdown.clone(),
+            simulated: popts.simulated_rates.clone(),
             seed: setup.seed,
             work: vec![(0, 0.0); nd],
             validation,

@@ -27,6 +27,7 @@
 //! callback). `docs/ARCHITECTURE.md` walks through them.
 
 pub(crate) mod dense;
+pub(crate) mod evaluate;
 pub(crate) mod fit;
 pub(crate) mod layer;
 pub(crate) mod model;
