@@ -10,7 +10,7 @@ pub mod dispatch;
 pub mod pipeline;
 pub mod profile;
 pub mod recorder;
-pub mod timing;
+pub(crate) mod timing;
 
 pub use capture::{Capture, Program};
 pub use dispatch::Record;
