@@ -14,6 +14,8 @@
 // overwritten, and with EPI 2 the column sums update the bias held in aux (states in bst1,
 // bst2). A training step then needs no gradient buffers and no optimizer dispatches.
 // No shape needs to be a multiple of a tile: every load and store is bounds-guarded.
+// The kernels: the naive one here; register-blocked and shared-memory tiled ones in
+// matmul_tiled.wgsl; subgroup-broadcast ones per subgroup size in matmul_sg{S}.wgsl.
 //
 // Bindings: a, b (read-only), aux (read-write: bias, column sums or gate; a dummy when EPI is
 // 0), c (read-write), st1, st2, bst1, bst2 (read-write: optimizer states of C and of the
@@ -36,6 +38,17 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> bst1: array<f32>;
 @group(0) @binding(7) var<storage, read_write> bst2: array<f32>;
 @group(0) @binding(8) var<uniform> p: Params;
+
+// The same buffers seen as vec4s, for the 16-byte loads and stores of the aligned kernels.
+@group(0) @binding(0) var<storage, read> a4: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> b4: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> aux4: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> c4: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> st1_4: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> st2_4: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> bst1_4: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> bst2_4: array<vec4<f32>>;
+
 
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
@@ -132,7 +145,8 @@ fn store_colsum(col: u32, s: f32) {
 }
 
 // Baseline: one output per invocation, 16×16 work-groups. Kept as the reference point of the
-// benchmark and as the fallback of last resort.
+// benchmark and as the fallback of last resort. K advances four at a time (loads past K are
+// zero), so lavapipe's loop limit of 65,535 iterations allows K up to 262,140.
 @compute @workgroup_size(16, 16)
 fn matmul_naive_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
     let row = gid.y;
@@ -141,78 +155,94 @@ fn matmul_naive_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     var acc = 0.0;
-    for (var kk = 0u; kk < p.k; kk++) {
+    for (var kk = 0u; kk < p.k; kk += 4u) {
         acc = fma(load_a(row, kk), load_b(kk, col), acc);
+        acc = fma(load_a(row, kk + 1u), load_b(kk + 1u, col), acc);
+        acc = fma(load_a(row, kk + 2u), load_b(kk + 2u, col), acc);
+        acc = fma(load_a(row, kk + 3u), load_b(kk + 3u, col), acc);
     }
     if (EPI == 2u && row == 0u) {
         var s = 0.0;
-        for (var kk = 0u; kk < p.k; kk++) {
-            s += load_b(kk, col);
+        for (var kk = 0u; kk < p.k; kk += 4u) {
+            s += load_b(kk, col) + load_b(kk + 1u, col) + load_b(kk + 2u, col) + load_b(kk + 3u, col);
         }
         store_colsum(col, s);
     }
     store_c(row, col, acc);
 }
 
-// Shared-memory tiled kernel for hardware GPUs: a 64×64 tile of C per 16×16 work-group,
-// each invocation a 4×4 register micro-tile, K in steps of 16 staged through workgroup memory
-// (2 × 16 × 64 floats = 8 KiB).
-const TILE: u32 = 64u;
-const TK: u32 = 16u;
-var<workgroup> tile_a: array<array<f32, 64>, 16>; // [k][row]
-var<workgroup> tile_b: array<array<f32, 64>, 16>; // [k][col]
-
-@compute @workgroup_size(16, 16)
-fn matmul_tiled_forward(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(local_invocation_id) lid: vec3<u32>,
-    @builtin(local_invocation_index) li: u32,
-) {
-    let row0 = wid.y * TILE;
-    let col0 = wid.x * TILE;
-    var acc: array<vec4<f32>, 4>;
-    var colsum = vec4<f32>(0.0);
-    let ktiles = (p.k + TK - 1u) / TK;
-    for (var t = 0u; t < ktiles; t++) {
-        let k0 = t * TK;
-        // 1024 elements of each tile, 4 per invocation.
-        for (var e = 0u; e < 4u; e++) {
-            let flat = li + e * 256u;
-            let kk = flat / TILE;
-            let rc = flat % TILE;
-            tile_a[kk][rc] = load_a(row0 + rc, k0 + kk);
-            tile_b[kk][rc] = load_b(k0 + kk, col0 + rc);
-        }
-        workgroupBarrier();
-        for (var kk = 0u; kk < TK; kk++) {
-            let bv = vec4<f32>(
-                tile_b[kk][lid.x * 4u],
-                tile_b[kk][lid.x * 4u + 1u],
-                tile_b[kk][lid.x * 4u + 2u],
-                tile_b[kk][lid.x * 4u + 3u],
-            );
-            acc[0] = fma(vec4<f32>(tile_a[kk][lid.y * 4u]), bv, acc[0]);
-            acc[1] = fma(vec4<f32>(tile_a[kk][lid.y * 4u + 1u]), bv, acc[1]);
-            acc[2] = fma(vec4<f32>(tile_a[kk][lid.y * 4u + 2u]), bv, acc[2]);
-            acc[3] = fma(vec4<f32>(tile_a[kk][lid.y * 4u + 3u]), bv, acc[3]);
-            colsum += bv; // zero-padded past K, so the sum is exact
-        }
-        workgroupBarrier();
+// store_c for four consecutive columns at once (N a multiple of 4, col0 too): one 16-byte
+// store instead of four scattered ones, which matters when K is short.
+fn store_c4(row: u32, col0: u32, acc: vec4<f32>) {
+    if (row >= p.m || col0 >= p.n) {
+        return;
     }
-    if (EPI == 2u && wid.y == 0u && lid.y == 0u) {
-        for (var c = 0u; c < 4u; c++) {
-            let col = col0 + lid.x * 4u + c;
-            if (col < p.n) {
-                store_colsum(col, colsum[c]);
-            }
+    var v = acc;
+    let idx = (row * p.n + col0) / 4u;
+    if (OPT != OPT_NONE) {
+        // acc is the gradient of four parameters of C: one optimizer step in place.
+        var s1 = vec4<f32>(0.0);
+        var s2 = vec4<f32>(0.0);
+        if (opt_uses_s1(OPT, p.q)) {
+            s1 = st1_4[idx];
         }
+        if (opt_uses_s2(OPT)) {
+            s2 = st2_4[idx];
+        }
+        let o = opt_apply(OPT, p.q, c4[idx], acc, s1, s2);
+        if (opt_uses_s1(OPT, p.q)) {
+            st1_4[idx] = o.s1;
+        }
+        if (opt_uses_s2(OPT)) {
+            st2_4[idx] = o.s2;
+        }
+        c4[idx] = o.theta;
+        return;
     }
-    for (var r = 0u; r < 4u; r++) {
-        let row = row0 + lid.y * 4u + r;
-        let col = col0 + lid.x * 4u;
-        store_c(row, col, acc[r].x);
-        store_c(row, col + 1u, acc[r].y);
-        store_c(row, col + 2u, acc[r].z);
-        store_c(row, col + 3u, acc[r].w);
+    if (EPI == 1u) {
+        v += aux4[col0 / 4u];
     }
+    v = vec4<f32>(activate(ACT, v.x, p.alpha), activate(ACT, v.y, p.alpha), activate(ACT, v.z, p.alpha), activate(ACT, v.w, p.alpha));
+    if (EPI == 3u) {
+        let y = aux4[idx];
+        v *= vec4<f32>(activate_grad_from_output(GATE, y.x, p.alpha), activate_grad_from_output(GATE, y.y, p.alpha),
+            activate_grad_from_output(GATE, y.z, p.alpha), activate_grad_from_output(GATE, y.w, p.alpha));
+    }
+    if (ACCUMULATE) {
+        v += c4[idx];
+    }
+    c4[idx] = v;
 }
+
+// store_colsum for four consecutive columns (N a multiple of 4, col0 too).
+fn store_colsum4(col0: u32, s: vec4<f32>) {
+    let i = col0 / 4u;
+    if (OPT == OPT_NONE) {
+        aux4[i] = s;
+        return;
+    }
+    var s1 = vec4<f32>(0.0);
+    var s2 = vec4<f32>(0.0);
+    if (opt_uses_s1(OPT, p.q)) {
+        s1 = bst1_4[i];
+    }
+    if (opt_uses_s2(OPT)) {
+        s2 = bst2_4[i];
+    }
+    let o = opt_apply(OPT, p.q, aux4[i], s, s1, s2);
+    if (opt_uses_s1(OPT, p.q)) {
+        bst1_4[i] = o.s1;
+    }
+    if (opt_uses_s2(OPT)) {
+        bst2_4[i] = o.s2;
+    }
+    aux4[i] = o.theta;
+}
+
+fn sg_load_b4(kk: u32, bcol: vec4<u32>, bks: u32) -> vec4<f32> {
+    let base = kk * bks;
+    return vec4<f32>(b[base + bcol.x], b[base + bcol.y], b[base + bcol.z], b[base + bcol.w]);
+}
+
+// Rows of C per work-group of the shallow kernels.
+const SHALLOW_ROWS: u32 = 32u;

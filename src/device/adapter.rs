@@ -151,6 +151,10 @@ pub struct ComputeLimits {
     pub max_storage_buffers: u32,
     /// Subgroup size range `(min, max)`, `(0, 0)` when unknown.
     pub subgroup_size: (u32, u32),
+    /// The most loop iterations one invocation may run, where the driver stops loops beyond
+    /// a count (llvmpipe: 65,535, counting nested loops together); `None`: no such limit.
+    /// Kernels check their trip counts against it rather than compute truncated results.
+    pub max_loop_iterations: Option<u32>,
 }
 
 /// The optional features that matter for compute.
@@ -259,6 +263,9 @@ impl AdapterDesc {
                 } else {
                     (0, 0)
                 },
+                max_loop_iterations: (info.name.to_ascii_lowercase().contains("llvmpipe")
+                    || info.driver.to_ascii_lowercase().contains("llvmpipe"))
+                .then_some(65_535),
             },
             features: ComputeFeatures {
                 subgroups: f.contains(wgpu::Features::SUBGROUP),

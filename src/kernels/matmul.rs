@@ -179,9 +179,12 @@ pub fn record_with(rec: &mut dyn Record, args: &MatmulArgs<'_>, variant: Variant
             found: variant.name(),
         });
     }
-    if (variant == Variant::Subgroup8Narrow && args.n > NARROW)
-        || (variant == Variant::Subgroup8Shallow && args.k > NARROW)
-    {
+    let narrow = matches!(
+        variant,
+        Variant::SubgroupNarrow { .. } | Variant::BlockedNarrow
+    );
+    let shallow = matches!(variant, Variant::SubgroupShallow { .. });
+    if (narrow && args.n > NARROW) || (shallow && args.k > NARROW) {
         return Err(Error::InvalidArgument {
             op: "matmul",
             name: "variant",
@@ -189,6 +192,19 @@ pub fn record_with(rec: &mut dyn Record, args: &MatmulArgs<'_>, variant: Variant
                 "at most {NARROW} columns for the narrow kernel, a depth of at most {NARROW} for the shallow one"
             ),
             found: format!("{} with N={}, K={}", variant.name(), args.n, args.k),
+        });
+    }
+    if let Some(max) = variant.max_k(dev.info()).filter(|&max| args.k as u64 > max) {
+        return Err(Error::InvalidArgument {
+            op: "matmul",
+            name: "shape",
+            expected: format!(
+                "K at most {max} for {} on {} (it stops any loop after {} iterations)",
+                variant.name(),
+                dev.name(),
+                dev.info().limits.max_loop_iterations.unwrap_or(0)
+            ),
+            found: format!("K={}", args.k),
         });
     }
     let variant = variant.for_rows(args.m);

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
 use crate::exec::recorder::Recorder;
 use crate::kernels::matmul::{record_with, Epilogue, MatmulArgs};
-use crate::kernels::matmul_variant::{candidates, Variant, SHADER, SHADER_SUBGROUP};
+use crate::kernels::matmul_variant::{candidates, Variant, SHADER, SHADER_SG, SHADER_TILED};
 use crate::runtime::Device;
 use crate::tensor::Tensor;
 use crate::vocab::{Activation, Layout};
@@ -28,7 +28,11 @@ const CLASS: &str = "default";
 fn version() -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (SHADER.source, SHADER_SUBGROUP.source).hash(&mut h);
+    SHADER.source.hash(&mut h);
+    SHADER_TILED.source.hash(&mut h);
+    for s in SHADER_SG {
+        s.source.hash(&mut h);
+    }
     format!("{:016x}", h.finish())
 }
 
@@ -68,7 +72,7 @@ pub fn prepare(dev: &Device) -> Result<Variant> {
             reason,
         };
         let v = Variant::parse(&name)
-            .ok_or_else(|| bad(format!("expected one of {}", Variant::NAMES.join(", "))))?;
+            .ok_or_else(|| bad(format!("expected one of {}", Variant::names().join(", "))))?;
         if !v.eligible(dev.info()) {
             return Err(bad(format!("{} cannot run this variant", dev.name())));
         }

@@ -1,22 +1,44 @@
-//! The matmul kernels and what each can do: the entry points of `matmul.wgsl` (naive and
-//! shared-memory tiled) and `matmul_subgroup.wgsl` (subgroup-broadcast kernels for 8-lane
-//! subgroups), the [`Variant`] that names a configuration, which adapters can run it, its grid,
-//! and which kernel a given shape should use.
+//! The matmul kernels and what each can do: which adapters can run a [`Variant`], its grid,
+//! how deep a K its loops allow, and which kernel a given shape should use.
 //!
-//! Real GPUs want shared-memory tiles ([`Variant::Tiled`]); lavapipe, where every per-lane
-//! load is a scalar loop, wants loads shared through subgroup broadcasts and tall per-lane
-//! tiles ([`Variant::Subgroup8`], eligible only when the adapter's subgroup size is exactly 8).
-//! Which eligible candidate is fastest on a device is measured by [`crate::kernels::matmul_tune`].
+//! | family | file | for | eligible |
+//! |---|---|---|---|
+//! | naive | `matmul.wgsl` | the baseline, the fallback of last resort | always |
+//! | register-blocked `rb8x4`, `rb8x8`, `rb16x8` | `matmul_tiled.wgsl` | adapters without usable subgroups (OpenGL, software); GPUs as a candidate | 64 invocations |
+//! | shared-memory tiled `tiled64x64`, `tiled128x64`, `tiled128x128` (double-buffered) | `matmul_tiled.wgsl` | hardware GPUs | 256 invocations and the tile's workgroup memory (16, 24 or 16 KiB) |
+//! | subgroup-broadcast `sg{S}x16`, `sg{S}x32`, S ∈ {4, 8, 16, 32, 64} | `matmul_sg{S}.wgsl` | adapters whose subgroup size is exactly S | subgroups, `subgroup_min_size == subgroup_max_size == S` |
+//! | narrow (N ≤ 16): `sg{S}narrow`, `rbnarrow`; shallow (K ≤ 16): `sg{S}shallow` | as above | a classifier's last layer and its gradients | as their family |
+//!
+//! A subgroup kernel's work-group is exactly one subgroup and broadcasts from constant lanes,
+//! so it needs a fixed subgroup size: wgpu cannot request one, so an adapter whose size may
+//! vary (Intel 8-32, AMD RDNA 32/64, Metal's reported 4-64) runs the other families.
+//! [`candidates`] lists what the tuner ([`crate::kernels::matmul_tune`]) times on an adapter.
+//!
+//! llvmpipe stops any loop after 65,535 iterations per invocation (counting nested loops
+//! together), so every kernel advances K by at least 4 per iteration and [`Variant::max_k`]
+//! says how deep a K it then reaches there.
 
 use crate::device::adapter::AdapterDesc;
 use crate::exec::pipeline::{Access, KernelSpec, Shader};
 use crate::vocab::Layout;
 
-/// matmul.wgsl, after the activation and optimizer-rule preludes.
+/// matmul.wgsl (the naive kernel, the shared bindings and store helpers), after the
+/// activation and optimizer-rule preludes.
 pub const SHADER: Shader = crate::shader!("matmul" after "activation", "optim_rule");
-/// matmul_subgroup.wgsl, after the preludes and matmul.wgsl (whose helpers it uses).
-pub const SHADER_SUBGROUP: Shader =
-    crate::shader!("matmul_subgroup" after "activation", "optim_rule", "matmul");
+/// matmul_tiled.wgsl: the register-blocked and shared-memory tiled kernels.
+pub const SHADER_TILED: Shader =
+    crate::shader!("matmul_tiled" after "activation", "optim_rule", "matmul");
+/// matmul_sg{S}.wgsl, one per subgroup size of [`SUBGROUP_SIZES`].
+pub const SHADER_SG: [Shader; 5] = [
+    crate::shader!("matmul_sg4" after "activation", "optim_rule", "matmul"),
+    crate::shader!("matmul_sg8" after "activation", "optim_rule", "matmul"),
+    crate::shader!("matmul_sg16" after "activation", "optim_rule", "matmul"),
+    crate::shader!("matmul_sg32" after "activation", "optim_rule", "matmul"),
+    crate::shader!("matmul_sg64" after "activation", "optim_rule", "matmul"),
+];
+
+/// The subgroup sizes with kernels of their own.
+pub const SUBGROUP_SIZES: [u32; 5] = [4, 8, 16, 32, 64];
 
 /// The bindings every matmul entry point declares.
 const BINDINGS: &[Access] = &[
@@ -34,78 +56,203 @@ const BINDINGS: &[Access] = &[
 /// Storage buffers a matmul binds (the kernels declare eight).
 pub const STORAGE_BINDINGS: u32 = 8;
 
-/// One output per invocation: the baseline.
-pub const NAIVE: KernelSpec = KernelSpec {
-    shader: SHADER,
-    entry: "matmul_naive_forward",
-    bindings: BINDINGS,
-};
-/// 64×64 shared-memory tiles, 4×4 per invocation: for hardware GPUs.
-pub const TILED: KernelSpec = KernelSpec {
-    shader: SHADER,
-    entry: "matmul_tiled_forward",
-    bindings: BINDINGS,
-};
-const fn sg(entry: &'static str) -> KernelSpec {
+const fn spec(shader: Shader, entry: &'static str) -> KernelSpec {
     KernelSpec {
-        shader: SHADER_SUBGROUP,
+        shader,
         entry,
         bindings: BINDINGS,
     }
 }
-/// Subgroup-broadcast kernel for 8-lane subgroups (lavapipe), 16 rows per work-group.
-pub const SUBGROUP8_R16: KernelSpec = sg("matmul_sg8_r16_forward");
-/// The same with 32 rows per work-group.
-pub const SUBGROUP8_R32: KernelSpec = sg("matmul_sg8_r32_forward");
-/// 16-byte-load twin (N a multiple of 4, and K for NN and NT, M for TN), 16 rows.
-pub const SUBGROUP8_VEC4_R16: KernelSpec = sg("matmul_sg8v4_r16_forward");
-/// 16-byte-load twin, 32 rows.
-pub const SUBGROUP8_VEC4_R32: KernelSpec = sg("matmul_sg8v4_r32_forward");
-/// At most 16 columns: a lane per row of C, each column in its own accumulator.
-pub const SUBGROUP8_NARROW: KernelSpec = sg("matmul_sg8_narrow_forward");
-/// K at most 16: a lane per column of C, op(B)'s column in registers.
-pub const SUBGROUP8_SHALLOW: KernelSpec = sg("matmul_sg8_shallow_forward");
 
-/// Every entry point of this family.
-pub const KERNELS: &[KernelSpec] = &[
-    NAIVE,
-    TILED,
-    SUBGROUP8_R16,
-    SUBGROUP8_R32,
-    SUBGROUP8_VEC4_R16,
-    SUBGROUP8_VEC4_R32,
-    SUBGROUP8_NARROW,
-    SUBGROUP8_SHALLOW,
+/// One output per invocation: the baseline.
+pub const NAIVE: KernelSpec = spec(SHADER, "matmul_naive_forward");
+/// At most 16 columns without subgroups: an invocation per row.
+pub const RB_NARROW: KernelSpec = spec(SHADER_TILED, "matmul_rb_narrow_forward");
+
+/// Register-blocked kernels, scalar then vec4 loads, by [`Block`].
+const BLOCKED_SPECS: [[KernelSpec; 2]; 3] = [
+    [
+        spec(SHADER_TILED, "matmul_rb8x4_forward"),
+        spec(SHADER_TILED, "matmul_rb8x4v4_forward"),
+    ],
+    [
+        spec(SHADER_TILED, "matmul_rb8x8_forward"),
+        spec(SHADER_TILED, "matmul_rb8x8v4_forward"),
+    ],
+    [
+        spec(SHADER_TILED, "matmul_rb16x8_forward"),
+        spec(SHADER_TILED, "matmul_rb16x8v4_forward"),
+    ],
 ];
 
-/// A matmul kernel configuration.
+/// Shared-memory tiled kernels, scalar then vec4 loads, by [`Tile`].
+const TILED_SPECS: [[KernelSpec; 2]; 3] = [
+    [
+        spec(SHADER_TILED, "matmul_t64x64_forward"),
+        spec(SHADER_TILED, "matmul_t64x64v4_forward"),
+    ],
+    [
+        spec(SHADER_TILED, "matmul_t128x64_forward"),
+        spec(SHADER_TILED, "matmul_t128x64v4_forward"),
+    ],
+    [
+        spec(SHADER_TILED, "matmul_t128x128_forward"),
+        spec(SHADER_TILED, "matmul_t128x128v4_forward"),
+    ],
+];
+
+macro_rules! sg_specs {
+    ($i:literal, $s:literal) => {
+        [
+            spec(SHADER_SG[$i], concat!("matmul_sg", $s, "_r16_forward")),
+            spec(SHADER_SG[$i], concat!("matmul_sg", $s, "_r32_forward")),
+            spec(SHADER_SG[$i], concat!("matmul_sg", $s, "v4_r16_forward")),
+            spec(SHADER_SG[$i], concat!("matmul_sg", $s, "v4_r32_forward")),
+            spec(SHADER_SG[$i], concat!("matmul_sg", $s, "_narrow_forward")),
+            spec(SHADER_SG[$i], concat!("matmul_sg", $s, "_shallow_forward")),
+        ]
+    };
+}
+
+/// Subgroup kernels by size: rows 16 and 32 (scalar), the same with vec4 loads, narrow,
+/// shallow.
+const SG_SPECS: [[KernelSpec; 6]; 5] = [
+    sg_specs!(0, "4"),
+    sg_specs!(1, "8"),
+    sg_specs!(2, "16"),
+    sg_specs!(3, "32"),
+    sg_specs!(4, "64"),
+];
+
+/// Every entry point of the family.
+pub const KERNELS: &[KernelSpec] = &{
+    let mut all = [NAIVE; 2 + 6 + 6 + 30];
+    all[1] = RB_NARROW;
+    let mut i = 0;
+    while i < 3 {
+        all[2 + 2 * i] = BLOCKED_SPECS[i][0];
+        all[3 + 2 * i] = BLOCKED_SPECS[i][1];
+        all[8 + 2 * i] = TILED_SPECS[i][0];
+        all[9 + 2 * i] = TILED_SPECS[i][1];
+        i += 1;
+    }
+    let mut s = 0;
+    while s < 5 {
+        let mut e = 0;
+        while e < 6 {
+            all[14 + 6 * s + e] = SG_SPECS[s][e];
+            e += 1;
+        }
+        s += 1;
+    }
+    all
+};
+
+/// A shared-memory tile shape: (rows, columns) of C per 256-invocation work-group, and K per
+/// stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tile {
+    /// 64×64, K 16, 4×4 per invocation (16 KiB of workgroup memory, double-buffered).
+    T64x64,
+    /// 128×64, K 16, 8×4 per invocation (24 KiB).
+    T128x64,
+    /// 128×128, K 8, 8×8 per invocation (16 KiB).
+    T128x128,
+}
+
+impl Tile {
+    /// Every tile shape.
+    pub const ALL: [Tile; 3] = [Tile::T64x64, Tile::T128x64, Tile::T128x128];
+
+    /// (rows, columns, K per stage).
+    pub fn dims(self) -> (u32, u32, u32) {
+        match self {
+            Tile::T64x64 => (64, 64, 16),
+            Tile::T128x64 => (128, 64, 16),
+            Tile::T128x128 => (128, 128, 8),
+        }
+    }
+
+    /// Workgroup memory of the two buffers, in bytes.
+    pub fn workgroup_bytes(self) -> u32 {
+        let (m, n, k) = self.dims();
+        2 * (m + n) * k * 4
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A register block: (rows, columns) of C per invocation, 8×8 invocations per work-group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Block {
+    /// 8 rows × 4 columns.
+    B8x4,
+    /// 8 × 8.
+    B8x8,
+    /// 16 × 8.
+    B16x8,
+}
+
+impl Block {
+    /// Every block shape.
+    pub const ALL: [Block; 3] = [Block::B8x4, Block::B8x8, Block::B16x8];
+
+    /// (rows, columns) per invocation.
+    pub fn dims(self) -> (u32, u32) {
+        match self {
+            Block::B8x4 => (8, 4),
+            Block::B8x8 => (8, 8),
+            Block::B16x8 => (16, 8),
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A matmul kernel configuration (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Variant {
     /// [`NAIVE`].
     Naive,
-    /// [`TILED`].
-    Tiled,
-    /// The subgroup kernels with this many rows per work-group (16 or 32).
-    Subgroup8 {
+    /// Shared-memory tiled, double-buffered.
+    Tiled(Tile),
+    /// Register-blocked, no shared memory.
+    Blocked(Block),
+    /// At most 16 columns, without subgroups ([`RB_NARROW`]); [`Variant::for_shape`] picks it.
+    BlockedNarrow,
+    /// Subgroup-broadcast kernels for subgroups of exactly `size` lanes, `rows` rows of C per
+    /// work-group (16 or 32).
+    Subgroup {
+        /// Lanes per subgroup.
+        size: u32,
         /// Rows of C per work-group.
         rows: u32,
     },
-    /// The subgroup kernel for C with at most 16 columns ([`SUBGROUP8_NARROW`]); not a tuner
-    /// candidate: [`Variant::for_shape`] picks it for narrow products.
-    Subgroup8Narrow,
-    /// The subgroup kernel for K at most 16 ([`SUBGROUP8_SHALLOW`]); picked by
-    /// [`Variant::for_shape`] for shallow products.
-    Subgroup8Shallow,
+    /// At most 16 columns: a lane per row of C; [`Variant::for_shape`] picks it.
+    SubgroupNarrow {
+        /// Lanes per subgroup.
+        size: u32,
+    },
+    /// K at most 16: a lane per column of C; [`Variant::for_shape`] picks it.
+    SubgroupShallow {
+        /// Lanes per subgroup.
+        size: u32,
+    },
 }
 
-/// The most columns [`Variant::Subgroup8Narrow`] handles, and the deepest K
-/// [`Variant::Subgroup8Shallow`] does.
+/// The most columns the narrow kernels handle, and the deepest K the shallow ones do.
 pub const NARROW: u32 = 16;
-/// Rows of C per work-group of the shallow kernel (`SHALLOW_ROWS` in the WGSL).
+/// Rows of C per work-group of the shallow kernels (`SHALLOW_ROWS` in the WGSL).
 const SHALLOW_ROWS: u32 = 32;
+/// llvmpipe's loop limiter: iterations of loop bodies per invocation.
+pub const LLVMPIPE_LOOP_LIMIT: u64 = 65_535;
 
-/// Whether the aligned vec4 twin of the subgroup kernel applies to a product of this layout
-/// and shape (the rows it loads are whole 16-byte words).
+/// Whether the aligned vec4 twin of a kernel applies to a product of this layout and shape
+/// (the rows it loads are whole 16-byte words).
 pub fn vec4_ok(layout: Layout, m: u32, n: u32, k: u32) -> bool {
     match layout {
         Layout::NN | Layout::NT => k.is_multiple_of(4) && n.is_multiple_of(4),
@@ -113,29 +260,59 @@ pub fn vec4_ok(layout: Layout, m: u32, n: u32, k: u32) -> bool {
     }
 }
 
-impl Variant {
-    /// The names [`Variant::parse`] accepts (what `SUANLI_MATMUL` may force).
-    pub const NAMES: &'static [&'static str] = &["naive", "tiled", "sg8x16", "sg8x32"];
+fn size_index(size: u32) -> Option<usize> {
+    SUBGROUP_SIZES.iter().position(|&s| s == size)
+}
 
-    /// Parses the names used by `SUANLI_MATMUL` and the tuning cache.
-    pub fn parse(s: &str) -> Option<Variant> {
-        match s.trim() {
-            "naive" => Some(Variant::Naive),
-            "tiled" => Some(Variant::Tiled),
-            "sg8x16" => Some(Variant::Subgroup8 { rows: 16 }),
-            "sg8x32" => Some(Variant::Subgroup8 { rows: 32 }),
-            _ => None,
+impl Variant {
+    /// Every name [`Variant::parse`] accepts, for messages.
+    pub fn names() -> Vec<String> {
+        let mut v: Vec<String> = ["naive", "tiled"].iter().map(|s| s.to_string()).collect();
+        v.extend(Tile::ALL.iter().map(|t| Variant::Tiled(*t).name()));
+        v.extend(Block::ALL.iter().map(|b| Variant::Blocked(*b).name()));
+        for s in SUBGROUP_SIZES {
+            v.push(format!("sg{s}x16"));
+            v.push(format!("sg{s}x32"));
         }
+        v
+    }
+
+    /// Parses the names used by `SUANLI_MATMUL` and the tuning cache (`tiled` is
+    /// `tiled64x64`).
+    pub fn parse(s: &str) -> Option<Variant> {
+        let s = s.trim();
+        if s == "naive" {
+            return Some(Variant::Naive);
+        }
+        if s == "tiled" {
+            return Some(Variant::Tiled(Tile::T64x64));
+        }
+        let all = Tile::ALL
+            .iter()
+            .map(|t| Variant::Tiled(*t))
+            .chain(Block::ALL.iter().map(|b| Variant::Blocked(*b)))
+            .chain(SUBGROUP_SIZES.iter().flat_map(|&size| {
+                [16, 32].map(|rows| Variant::Subgroup { size, rows })
+            }));
+        all.into_iter().find(|v| v.name() == s)
     }
 
     /// The name [`Variant::parse`] reads.
     pub fn name(self) -> String {
         match self {
             Variant::Naive => "naive".into(),
-            Variant::Tiled => "tiled".into(),
-            Variant::Subgroup8 { rows } => format!("sg8x{rows}"),
-            Variant::Subgroup8Narrow => "sg8narrow".into(),
-            Variant::Subgroup8Shallow => "sg8shallow".into(),
+            Variant::Tiled(t) => {
+                let (m, n, _) = t.dims();
+                format!("tiled{m}x{n}")
+            }
+            Variant::Blocked(b) => {
+                let (m, n) = b.dims();
+                format!("rb{m}x{n}")
+            }
+            Variant::BlockedNarrow => "rbnarrow".into(),
+            Variant::Subgroup { size, rows } => format!("sg{size}x{rows}"),
+            Variant::SubgroupNarrow { size } => format!("sg{size}narrow"),
+            Variant::SubgroupShallow { size } => format!("sg{size}shallow"),
         }
     }
 
@@ -143,58 +320,109 @@ impl Variant {
     pub fn eligible(self, info: &AdapterDesc) -> bool {
         let l = &info.limits;
         match self {
-            Variant::Naive | Variant::Tiled => {
-                l.max_invocations >= 256 && l.max_workgroup_storage >= 8192
+            Variant::Naive => l.max_invocations >= 256,
+            Variant::Blocked(_) | Variant::BlockedNarrow => l.max_invocations >= 64,
+            Variant::Tiled(t) => {
+                l.max_invocations >= 256 && l.max_workgroup_storage >= t.workgroup_bytes()
             }
-            Variant::Subgroup8 { rows } => {
-                info.features.subgroups && l.subgroup_size == (8, 8) && matches!(rows, 16 | 32)
+            Variant::Subgroup { size, rows } => {
+                matches!(rows, 16 | 32) && Variant::SubgroupNarrow { size }.eligible(info)
             }
-            Variant::Subgroup8Narrow | Variant::Subgroup8Shallow => {
-                Variant::Subgroup8 { rows: 16 }.eligible(info)
+            Variant::SubgroupNarrow { size } | Variant::SubgroupShallow { size } => {
+                info.features.subgroups
+                    && size_index(size).is_some()
+                    && l.subgroup_size == (size, size)
+                    && l.max_invocations >= size
             }
         }
     }
 
-    /// The entry point this variant runs (`vec4`: the 16-byte-load twin, see [`vec4_ok`]).
+    /// The entry point this variant runs (`vec4`: the 16-byte-load twin, see [`vec4_ok`];
+    /// the naive and narrow kernels have none).
     pub fn spec(self, vec4: bool) -> &'static KernelSpec {
-        match (self, vec4) {
-            (Variant::Naive, _) => &NAIVE,
-            (Variant::Tiled, _) => &TILED,
-            (Variant::Subgroup8 { rows: 16 }, false) => &SUBGROUP8_R16,
-            (Variant::Subgroup8 { .. }, false) => &SUBGROUP8_R32,
-            (Variant::Subgroup8 { rows: 16 }, true) => &SUBGROUP8_VEC4_R16,
-            (Variant::Subgroup8 { .. }, true) => &SUBGROUP8_VEC4_R32,
-            (Variant::Subgroup8Narrow, _) => &SUBGROUP8_NARROW,
-            (Variant::Subgroup8Shallow, _) => &SUBGROUP8_SHALLOW,
+        let v = vec4 as usize;
+        match self {
+            Variant::Naive => &NAIVE,
+            Variant::BlockedNarrow => &RB_NARROW,
+            Variant::Tiled(t) => &TILED_SPECS[t.index()][v],
+            Variant::Blocked(b) => &BLOCKED_SPECS[b.index()][v],
+            Variant::Subgroup { size, rows } => {
+                let s = size_index(size).unwrap_or(1);
+                &SG_SPECS[s][(rows == 32) as usize + 2 * v]
+            }
+            Variant::SubgroupNarrow { size } => &SG_SPECS[size_index(size).unwrap_or(1)][4],
+            Variant::SubgroupShallow { size } => &SG_SPECS[size_index(size).unwrap_or(1)][5],
         }
+    }
+
+    /// Whether this variant has a vec4 twin.
+    pub fn has_vec4(self) -> bool {
+        matches!(
+            self,
+            Variant::Tiled(_) | Variant::Blocked(_) | Variant::Subgroup { .. }
+        )
     }
 
     /// The work-group grid covering an (M, N) result.
     pub fn groups(self, m: u32, n: u32) -> [u32; 3] {
         match self {
             Variant::Naive => [n.div_ceil(16), m.div_ceil(16), 1],
-            Variant::Tiled => [n.div_ceil(64), m.div_ceil(64), 1],
-            Variant::Subgroup8 { rows } => [n.div_ceil(32), m.div_ceil(rows), 1],
-            Variant::Subgroup8Narrow => [m.div_ceil(8), 1, 1],
-            Variant::Subgroup8Shallow => [n.div_ceil(8), m.div_ceil(SHALLOW_ROWS), 1],
+            Variant::Tiled(t) => {
+                let (bm, bn, _) = t.dims();
+                [n.div_ceil(bn), m.div_ceil(bm), 1]
+            }
+            Variant::Blocked(b) => {
+                let (tm, tn) = b.dims();
+                [n.div_ceil(8 * tn), m.div_ceil(8 * tm), 1]
+            }
+            Variant::BlockedNarrow => [m.div_ceil(64), 1, 1],
+            Variant::Subgroup { size, rows } => [n.div_ceil(4 * size), m.div_ceil(rows), 1],
+            Variant::SubgroupNarrow { size } => [m.div_ceil(size), 1, 1],
+            Variant::SubgroupShallow { size } => [n.div_ceil(size), m.div_ceil(SHALLOW_ROWS), 1],
         }
+    }
+
+    /// The deepest K this variant computes correctly on an adapter that stops loops after
+    /// `LLVMPIPE_LOOP_LIMIT` iterations: each loop iteration advances K by this much.
+    pub fn k_per_iteration(self) -> u64 {
+        match self {
+            Variant::Naive | Variant::Blocked(_) | Variant::BlockedNarrow => 4,
+            Variant::SubgroupNarrow { .. } => 4,
+            Variant::SubgroupShallow { .. } => u64::MAX,
+            Variant::Tiled(t) => t.dims().2 as u64,
+            Variant::Subgroup { size, .. } => 4 * size.min(16) as u64,
+        }
+    }
+
+    /// The deepest K this variant handles on `info` (`None`: no limit).
+    pub fn max_k(self, info: &AdapterDesc) -> Option<u64> {
+        info.limits
+            .max_loop_iterations
+            .map(|l| l as u64 * self.k_per_iteration().min(1 << 40))
     }
 
     /// The variant a product of shape (M, N, K) runs with this device choice.
     ///
-    /// The subgroup kernels' work-groups cover 32-wide blocks of N and K, so on a narrow or
-    /// shallow product most lanes would compute padding. With them:
-    /// - N at most 16 (a classifier's last layer and its weight gradient) goes to
-    ///   [`Variant::Subgroup8Narrow`], a lane per row;
-    /// - otherwise K at most 16 (the input gradient through that layer) goes to
-    ///   [`Variant::Subgroup8Shallow`], a lane per column.
+    /// Work-groups of the wide kernels cover 32 or more columns, so on a narrow or shallow
+    /// product most lanes would compute padding. So:
+    /// - N at most 16 (a classifier's last layer and its weight gradient) goes to a narrow
+    ///   kernel: a lane per row ([`Variant::SubgroupNarrow`] with a subgroup choice,
+    ///   [`Variant::BlockedNarrow`] otherwise);
+    /// - otherwise K at most 16 (the input gradient through that layer) goes, with a subgroup
+    ///   choice, to [`Variant::SubgroupShallow`], a lane per column;
+    /// - a 128-row tile on a product of at most 64 rows is the 64×64 tile.
     ///
-    /// Both also spare a cold start: each specialisation of the unrolled subgroup kernels takes
-    /// 1.4-3.4 s of LLVM compilation on lavapipe's first use, these two a few milliseconds.
-    pub fn for_shape(self, _m: u32, n: u32, k: u32) -> Variant {
+    /// The narrow and shallow kernels also spare a cold start: each specialisation of the
+    /// unrolled kernels takes seconds of LLVM compilation on lavapipe's first use, these a
+    /// few milliseconds.
+    pub fn for_shape(self, m: u32, n: u32, k: u32) -> Variant {
         match self {
-            Variant::Subgroup8 { .. } if n <= NARROW => Variant::Subgroup8Narrow,
-            Variant::Subgroup8 { .. } if k <= NARROW => Variant::Subgroup8Shallow,
+            Variant::Subgroup { size, .. } if n <= NARROW => Variant::SubgroupNarrow { size },
+            Variant::Subgroup { size, .. } if k <= NARROW => Variant::SubgroupShallow { size },
+            Variant::Tiled(_) | Variant::Blocked(_) | Variant::Naive if n <= NARROW => {
+                Variant::BlockedNarrow
+            }
+            Variant::Tiled(Tile::T128x64 | Tile::T128x128) if m <= 64 => Variant::Tiled(Tile::T64x64),
             v => v,
         }
     }
@@ -203,26 +431,37 @@ impl Variant {
     /// does not compute 32 clamped rows.
     pub fn for_rows(self, m: u32) -> Variant {
         match self {
-            Variant::Subgroup8 { .. } if m <= 16 => Variant::Subgroup8 { rows: 16 },
+            Variant::Subgroup { size, .. } if m <= 16 => Variant::Subgroup { size, rows: 16 },
             v => v,
         }
     }
 }
 
-/// Candidates the tuner times on this device.
+/// Candidates the tuner times on an adapter (pure: tested with made-up adapters; the table in
+/// docs/PERFORMANCE.md lists them):
 ///
-/// On a software adapter with the subgroup kernels, the shared-memory tiled kernel is left
-/// out: it is built for hardware GPUs and measured 1.7-2.2 GFLOP/s on llvmpipe against 17-30
-/// for the subgroup kernels, so timing it only lengthens a first run (compile plus ~0.4 s).
+/// - the subgroup kernels of the adapter's subgroup size, when it reports exactly one;
+/// - on a hardware GPU, the three shared-memory tiles (as its workgroup memory allows) and
+///   the 8×8 register block;
+/// - on a software adapter without fixed-size subgroups, the three register blocks (the
+///   shared-memory tiles are left out: llvmpipe's workgroup memory is as slow as any other
+///   per-lane load, and they measured 1.7-2.2 GFLOP/s there against 6-20 for the others).
 pub fn candidates(info: &AdapterDesc) -> Vec<Variant> {
-    let sg = [
-        Variant::Subgroup8 { rows: 16 },
-        Variant::Subgroup8 { rows: 32 },
-    ];
-    let skip_tiled = !info.is_gpu() && sg.iter().any(|v| v.eligible(info));
-    std::iter::once(Variant::Tiled)
-        .filter(|_| !skip_tiled)
-        .chain(sg)
+    let sg: Vec<Variant> = SUBGROUP_SIZES
+        .iter()
+        .flat_map(|&size| [16, 32].map(|rows| Variant::Subgroup { size, rows }))
         .filter(|v| v.eligible(info))
-        .collect()
+        .collect();
+    let mut out = sg.clone();
+    if info.is_gpu() {
+        out.extend(Tile::ALL.iter().map(|t| Variant::Tiled(*t)));
+        out.push(Variant::Blocked(Block::B8x8));
+    } else if sg.is_empty() {
+        out.extend(Block::ALL.iter().map(|b| Variant::Blocked(*b)));
+    }
+    out.retain(|v| v.eligible(info));
+    if out.is_empty() {
+        out.push(Variant::Naive);
+    }
+    out
 }

@@ -1,6 +1,8 @@
 //! Shared test helpers: the test device, a seeded RNG, tolerance checks, ragged sizes.
 #![allow(dead_code)] // each test binary uses a different subset of these helpers
 
+pub mod matmul;
+
 use std::sync::OnceLock;
 
 use suanli::Device;
@@ -163,6 +165,7 @@ pub fn fake_adapter(
             max_workgroups_per_dimension: 65535,
             max_storage_buffers: 8,
             subgroup_size: (32, 32),
+            max_loop_iterations: None,
         },
         features: ComputeFeatures::default(),
     }

@@ -1,0 +1,139 @@
+//! Which matmul kernel runs where, without a device: the tuner's candidates for each reported
+//! subgroup range and adapter kind (the table in docs/PERFORMANCE.md), routing of narrow and
+//! shallow shapes, names, and how deep a K each kernel reaches under llvmpipe's loop limit.
+
+mod common;
+
+use suanli::internals::kernels::matmul_variant::{candidates, Block, Tile, Variant};
+use suanli::{BackendKind, DeviceKind};
+
+fn adapter(kind: DeviceKind, subgroups: Option<(u32, u32)>, storage: u32) -> suanli::AdapterDesc {
+    let mut a = common::fake_adapter("test", 0x10de, 1, kind, BackendKind::Vulkan, "");
+    a.features.subgroups = subgroups.is_some();
+    a.limits.subgroup_size = subgroups.unwrap_or((0, 0));
+    a.limits.max_workgroup_storage = storage;
+    a
+}
+
+fn names(v: &[Variant]) -> Vec<String> {
+    v.iter().map(|v| v.name()).collect()
+}
+
+#[test]
+fn candidates_follow_the_reported_subgroup_sizes() {
+    use DeviceKind::{Discrete, Software};
+    let table: &[(DeviceKind, Option<(u32, u32)>, u32, &[&str])] = &[
+        // lavapipe: 8 lanes (AVX2), 4 (LP_NATIVE_VECTOR_WIDTH=128), 16 (=512); GL: none.
+        (Software, Some((8, 8)), 32768, &["sg8x16", "sg8x32"]),
+        (Software, Some((4, 4)), 32768, &["sg4x16", "sg4x32"]),
+        (Software, Some((16, 16)), 32768, &["sg16x16", "sg16x32"]),
+        (Software, None, 32768, &["rb8x4", "rb8x8", "rb16x8"]),
+        // A software adapter whose size varies (WARP: 4-128): no subgroup kernel.
+        (Software, Some((4, 128)), 32768, &["rb8x4", "rb8x8", "rb16x8"]),
+        // NVIDIA (32), AMD GCN (64): their subgroup kernels beside the tiles.
+        (
+            Discrete,
+            Some((32, 32)),
+            49152,
+            &["sg32x16", "sg32x32", "tiled64x64", "tiled128x64", "tiled128x128", "rb8x8"],
+        ),
+        (
+            Discrete,
+            Some((64, 64)),
+            65536,
+            &["sg64x16", "sg64x32", "tiled64x64", "tiled128x64", "tiled128x128", "rb8x8"],
+        ),
+        // AMD RDNA (32-64), Intel (8-32), Metal (4-64), Qualcomm (64-128): sizes vary, so the
+        // tiles and the register block.
+        (
+            Discrete,
+            Some((32, 64)),
+            65536,
+            &["tiled64x64", "tiled128x64", "tiled128x128", "rb8x8"],
+        ),
+        (
+            Discrete,
+            Some((64, 128)),
+            32768,
+            &["tiled64x64", "tiled128x64", "tiled128x128", "rb8x8"],
+        ),
+        // No subgroups, WebGPU's default 16 KiB of workgroup memory: the 24 KiB tile is out.
+        (Discrete, None, 16384, &["tiled64x64", "tiled128x128", "rb8x8"]),
+    ];
+    for (kind, sg, storage, want) in table {
+        let got = names(&candidates(&adapter(*kind, *sg, *storage)));
+        assert_eq!(got, *want, "{kind:?} subgroups {sg:?} storage {storage}");
+    }
+}
+
+#[test]
+fn names_round_trip_and_tiled_means_the_64_tile() {
+    for n in Variant::names() {
+        let v = Variant::parse(&n).unwrap_or_else(|| panic!("{n} does not parse"));
+        if n != "tiled" {
+            assert_eq!(v.name(), n);
+        }
+    }
+    assert_eq!(Variant::parse("tiled"), Some(Variant::Tiled(Tile::T64x64)));
+    assert_eq!(Variant::parse("sg8x32"), Some(Variant::Subgroup { size: 8, rows: 32 }));
+    assert_eq!(Variant::parse("sg12x16"), None);
+    assert_eq!(Variant::parse("sg8narrow"), None, "routed by shape, not forced");
+}
+
+#[test]
+fn narrow_and_shallow_products_get_their_kernels() {
+    for size in [4, 8, 16, 32, 64] {
+        let sg = Variant::Subgroup { size, rows: 32 };
+        let narrow = Variant::SubgroupNarrow { size };
+        let shallow = Variant::SubgroupShallow { size };
+        // At most 16 columns: the narrow kernel, whatever M and K.
+        assert_eq!(sg.for_shape(32, 10, 64), narrow);
+        assert_eq!(sg.for_shape(60000, 16, 784), narrow);
+        // Otherwise K at most 16: the shallow kernel; neither: unchanged.
+        assert_eq!(sg.for_shape(32, 64, 10), shallow);
+        assert_eq!(sg.for_shape(128, 784, 16), shallow);
+        assert_eq!(sg.for_shape(128, 784, 17), sg);
+        assert_eq!(sg.for_shape(32, 17, 64), sg);
+    }
+    // Without subgroups, narrow products go to the register-blocked narrow kernel; 128-row
+    // tiles on at most 64 rows to the 64-row tile.
+    for v in [
+        Variant::Naive,
+        Variant::Tiled(Tile::T128x128),
+        Variant::Blocked(Block::B16x8),
+    ] {
+        assert_eq!(v.for_shape(32, 10, 64), Variant::BlockedNarrow);
+    }
+    assert_eq!(
+        Variant::Tiled(Tile::T128x128).for_shape(64, 512, 512),
+        Variant::Tiled(Tile::T64x64)
+    );
+    assert_eq!(
+        Variant::Tiled(Tile::T128x64).for_shape(65, 512, 512),
+        Variant::Tiled(Tile::T128x64)
+    );
+    assert_eq!(
+        Variant::Blocked(Block::B8x4).for_shape(32, 64, 10),
+        Variant::Blocked(Block::B8x4)
+    );
+}
+
+#[test]
+fn kernels_reach_deep_k_under_a_loop_limit() {
+    let mut a = adapter(DeviceKind::Software, Some((8, 8)), 32768);
+    a.limits.max_loop_iterations = Some(65_535);
+    assert_eq!(Variant::Naive.max_k(&a), Some(262_140));
+    assert_eq!(Variant::Blocked(Block::B8x8).max_k(&a), Some(262_140));
+    assert_eq!(Variant::Tiled(Tile::T64x64).max_k(&a), Some(65_535 * 16));
+    assert_eq!(Variant::Tiled(Tile::T128x128).max_k(&a), Some(65_535 * 8));
+    assert_eq!(
+        Variant::Subgroup { size: 8, rows: 16 }.max_k(&a),
+        Some(65_535 * 32)
+    );
+    assert_eq!(
+        Variant::Subgroup { size: 64, rows: 16 }.max_k(&a),
+        Some(65_535 * 64)
+    );
+    a.limits.max_loop_iterations = None;
+    assert_eq!(Variant::Naive.max_k(&a), None);
+}
