@@ -4,15 +4,19 @@
 //! submit and wait (what a caller sees).
 //!
 //! ```text
-//! cargo bench --bench matmul            # full table
-//! cargo bench --bench matmul -- quick   # fewer runs, no 2048
+//! cargo bench --bench matmul                                   # full table
+//! cargo bench --bench matmul -- quick                          # fewer runs, no 2048
+//! cargo bench --bench matmul -- --sizes 512,1024,4096 --peak-tflops 67 --no-cpu
 //! ```
+//! `--sizes` replaces the square sizes; `--peak-tflops` adds the picked kernel's share of the
+//! adapter's FP32 peak; `--no-cpu` skips the CPU comparison (slow at large sizes). The naive
+//! kernel is skipped beyond 2048³, and on a software adapter the shared-memory tiles too.
 
 use std::time::Instant;
 
 use suanli::internals::kernels::matmul::{self, MatmulArgs};
 use suanli::internals::kernels::matmul_tune::{self, time_variant};
-use suanli::internals::kernels::matmul_variant::Variant;
+use suanli::internals::kernels::matmul_variant::{Block, Tile, Variant, SUBGROUP_SIZES};
 use suanli::{Activation, Device, Layout, Tensor};
 
 fn cpu_gemm(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32], layout: Layout) {
@@ -59,7 +63,17 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() -> suanli::Result<()> {
-    let quick = std::env::args().any(|a| a == "quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "quick");
+    let no_cpu = args.iter().any(|a| a == "--no-cpu");
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let peak = value("--peak-tflops").and_then(|v| v.parse::<f64>().ok());
+    let sizes: Option<Vec<usize>> =
+        value("--sizes").map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect());
     let runs = if quick { 3 } else { 7 };
     let dev = Device::open(&std::env::var("SUANLI_DEVICE").unwrap_or_else(|_| "auto".into()))?;
     println!(
@@ -77,15 +91,18 @@ fn main() -> suanli::Result<()> {
         t0.elapsed().as_secs_f64()
     );
 
-    let mut shapes: Vec<(&str, usize, usize, usize, Layout)> = vec![
-        ("256³", 256, 256, 256, Layout::NN),
-        ("512³", 512, 512, 512, Layout::NN),
-        ("1024³", 1024, 1024, 1024, Layout::NN),
-    ];
-    if !quick {
-        shapes.push(("2048³", 2048, 2048, 2048, Layout::NN));
-    }
-    shapes.extend([
+    let squares = sizes.unwrap_or_else(|| {
+        if quick {
+            vec![256, 512, 1024]
+        } else {
+            vec![256, 512, 1024, 2048]
+        }
+    });
+    let mut shapes: Vec<(String, usize, usize, usize, Layout)> = squares
+        .iter()
+        .map(|&s| (format!("{s}³"), s, s, s, Layout::NN))
+        .collect();
+    let mlp: [(&str, usize, usize, usize, Layout); 8] = [
         ("fwd 32x784x128", 32, 128, 784, Layout::NN),
         ("fwd 128x784x128", 128, 128, 784, Layout::NN),
         ("dW TN 784x128 K32", 784, 128, 32, Layout::TN),
@@ -94,24 +111,27 @@ fn main() -> suanli::Result<()> {
         ("dX NT 128x784 K128", 128, 784, 128, Layout::NT),
         ("1024³ TN", 1024, 1024, 1024, Layout::TN),
         ("1024³ NT", 1024, 1024, 1024, Layout::NT),
-    ]);
-    let mut variants = vec![Variant::Naive, Variant::Tiled];
-    variants.extend(
-        [
-            Variant::Subgroup8 { rows: 16 },
-            Variant::Subgroup8 { rows: 32 },
-        ]
-        .into_iter()
-        .filter(|v| v.eligible(dev.info())),
+    ];
+    shapes.extend(
+        mlp.iter()
+            .map(|(n, m, nn, k, l)| (n.to_string(), *m, *nn, *k, *l)),
     );
+    // Every wide kernel the adapter can run.
+    let mut variants = vec![Variant::Naive];
+    variants.extend(Tile::ALL.iter().map(|t| Variant::Tiled(*t)));
+    variants.extend(Block::ALL.iter().map(|b| Variant::Blocked(*b)));
+    for size in SUBGROUP_SIZES {
+        variants.extend([16, 32].map(|rows| Variant::Subgroup { size, rows }));
+    }
+    variants.retain(|v| v.eligible(dev.info()));
 
     print!("{:<20}", "shape (M×N×K)");
     for v in &variants {
-        print!("{:>10}", v.name());
+        print!("{:>13}", v.name());
     }
     println!(
-        "{:>10}{:>10}{:>12}{:>10}",
-        "picked", "cpu gemm", "pick/naive", "pick/cpu"
+        "{:>10}{:>14}{:>10}{:>10}{:>12}",
+        "picked", "pick", "of peak", "cpu gemm", "pick/cpu"
     );
     for (name, m, n, k, layout) in shapes {
         let a = Tensor::rand_uniform(&dev, &[m * k], -1.0, 1.0, 1)?;
@@ -133,12 +153,15 @@ fn main() -> suanli::Result<()> {
         print!("{name:<20}");
         let mut gf = Vec::new();
         for v in &variants {
-            // The naive and tiled kernels at 2048³ would take minutes on a software adapter.
-            if matches!(v, Variant::Naive | Variant::Tiled) && flops > 2.5e9 && !dev.is_gpu() {
-                print!("{:>10}", "-");
+            // The naive and tiled kernels at 2048³ would take minutes on a software adapter;
+            // the naive one beyond that anywhere.
+            let slow_here = matches!(v, Variant::Naive | Variant::Tiled(_)) && !dev.is_gpu();
+            if (slow_here && flops > 2.5e9) || (*v == Variant::Naive && flops > 2.0e10) {
+                print!("{:>13}", "-");
                 gf.push((*v, f64::NAN));
                 continue;
             }
+            let runs = if flops > 1e11 { runs.min(3) } else { runs };
             let r = if *v == Variant::Naive {
                 runs.min(3)
             } else {
@@ -146,14 +169,26 @@ fn main() -> suanli::Result<()> {
             };
             let t = time_variant(&dev, &args, *v, r)?;
             gf.push((*v, flops / t / 1e9));
-            print!("{:>10.2}", flops / t / 1e9);
+            print!("{:>13.2}", flops / t / 1e9);
         }
+        let pick = chosen.for_shape(m as u32, n as u32, k as u32);
         let picked = gf
             .iter()
-            .find(|(v, _)| *v == chosen)
+            .find(|(v, _)| *v == pick)
             .map(|x| x.1)
             .unwrap_or(f64::NAN);
-        let naive = gf[0].1; // NaN where skipped: the ratio then prints NaN
+        let share = peak.map_or("-".to_string(), |p| {
+            format!("{:.1}%", 100.0 * picked / (p * 1e3))
+        });
+        if no_cpu {
+            println!(
+                "{picked:>10.2}{:>14}{share:>10}{:>10}{:>12}",
+                pick.name(),
+                "-",
+                "-"
+            );
+            continue;
+        }
         let ah = a.to_vec()?;
         let bh = b.to_vec()?;
         let mut ch = vec![0.0f32; m * n];
@@ -169,10 +204,8 @@ fn main() -> suanli::Result<()> {
         );
         let cpu_gf = flops / cpu / 1e9;
         println!(
-            "{:>10.2}{:>10.2}{:>11.1}×{:>9.2}×",
-            picked,
-            cpu_gf,
-            picked / naive,
+            "{picked:>10.2}{:>14}{share:>10}{cpu_gf:>10.2}{:>11.2}×",
+            pick.name(),
             picked / cpu_gf
         );
     }

@@ -9,7 +9,7 @@
 //! cargo run --release --example mnist_mlp -- --resume run.ckpt        # continue to --epochs
 //! ```
 //! Flags: --epochs N (10), --batch-size N (32), --lr X (0.001), --device SPEC (auto),
-//! --seed N (0), --save PATH, --quiet, --bench, --profile (per-kernel GPU time after training;
+//! --seed N (0), --save PATH, --quiet, --bench (--no-torch: without the PyTorch comparison), --profile (per-kernel GPU time after training;
 //! it waits for every submission, so epochs run slower while it is on), --checkpoint PATH
 //! (weights, optimizer state, epoch and seed after every epoch, atomically), --resume PATH
 //! (continue from a checkpoint, and keep checkpointing to it), --train-rows N (train on the
@@ -35,6 +35,7 @@ struct Args {
     save: Option<PathBuf>,
     quiet: bool,
     bench: bool,
+    no_torch: bool,
     profile: bool,
     checkpoint: Option<PathBuf>,
     resume: Option<PathBuf>,
@@ -52,6 +53,7 @@ fn parse_args() -> Result<Args, String> {
         save: None,
         quiet: false,
         bench: false,
+        no_torch: false,
         profile: false,
         checkpoint: None,
         resume: None,
@@ -70,13 +72,14 @@ fn parse_args() -> Result<Args, String> {
             "--save" => a.save = Some(PathBuf::from(value("--save")?)),
             "--quiet" => a.quiet = true,
             "--bench" => a.bench = true,
+            "--no-torch" => a.no_torch = true,
             "--profile" => a.profile = true,
             "--checkpoint" => a.checkpoint = Some(PathBuf::from(value("--checkpoint")?)),
             "--resume" => a.resume = Some(PathBuf::from(value("--resume")?)),
             "--devices" => a.devices = Some(value("--devices")?),
             "--train-rows" => a.train_rows = Some(value("--train-rows")?.parse().map_err(|e| format!("--train-rows: {e}"))?),
             "-h" | "--help" => {
-                return Err("usage: mnist_mlp [--epochs N] [--batch-size N] [--lr X] [--device SPEC] [--seed N] [--save PATH] [--quiet] [--bench] [--profile] [--checkpoint PATH] [--resume PATH] [--train-rows N] [--devices LIST]".into())
+                return Err("usage: mnist_mlp [--epochs N] [--batch-size N] [--lr X] [--device SPEC] [--seed N] [--save PATH] [--quiet] [--bench] [--no-torch] [--profile] [--checkpoint PATH] [--resume PATH] [--train-rows N] [--devices LIST]".into())
             }
             other => return Err(format!("unknown flag {other:?} (try --help)")),
         }
@@ -376,7 +379,9 @@ fn run(args: &Args) -> suanli::Result<()> {
             m.peak_in_use as f64 / 1e6
         );
         println!("  {:<28} {:>12}", "pool allocations", m.allocations);
-        compare_with_pytorch(args, median);
+        if !args.no_torch {
+            compare_with_pytorch(args, median);
+        }
     }
     // A sanity check through the plain predict path on a few test images.
     let x: Vec<f32> = mnist.test_images[..784 * 8]

@@ -102,7 +102,10 @@ fn every_activation_in_both_store_paths() {
 fn narrow_and_shallow_kernels_every_layout_and_epilogue() {
     let dev = dev_or_skip!();
     let (narrow, shallow) = narrow_variants(&dev);
-    assert!(!narrow.is_empty(), "the register-blocked narrow kernel runs everywhere");
+    assert!(
+        !narrow.is_empty(),
+        "the register-blocked narrow kernel runs everywhere"
+    );
     // Ragged M, every N (narrow) or K (shallow) up to 16 (one and several registers of a
     // subgroup), every layout and epilogue.
     let narrow_shapes = [
@@ -156,7 +159,11 @@ fn narrow_and_shallow_kernels_every_layout_and_epilogue() {
     // wrong.
     let t = Tensor::zeros(&dev, &[64]).unwrap();
     for v in narrow.iter().chain(&shallow) {
-        let (n, k) = if shallow.contains(v) { (1, 17) } else { (17, 1) };
+        let (n, k) = if shallow.contains(v) {
+            (1, 17)
+        } else {
+            (17, 1)
+        };
         let args = MatmulArgs {
             a: t.buffer(),
             b: t.buffer(),
@@ -263,7 +270,12 @@ fn random_shapes_property() {
             ][rng.below(4) as usize],
             accumulate: false,
         };
-        check(&dev, v.for_shape(m as u32, n as u32, k as u32), &case, 500 + i);
+        check(
+            &dev,
+            v.for_shape(m as u32, n as u32, k as u32),
+            &case,
+            500 + i,
+        );
     }
 }
 
@@ -292,4 +304,3 @@ fn tensor_api_shapes_and_errors() {
     let e = Tensor::zeros(&dev, &[0, 3]).unwrap();
     assert!(matches!(e.matmul(&b), Err(Error::InvalidArgument { .. })));
 }
-

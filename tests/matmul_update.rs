@@ -233,4 +233,3 @@ fn fused_optimizer_update_every_variant_every_rule() {
         }
     }
 }
-

@@ -19,29 +19,65 @@ fn names(v: &[Variant]) -> Vec<String> {
     v.iter().map(|v| v.name()).collect()
 }
 
+/// An adapter kind, its reported subgroup range, its workgroup memory, and the candidates.
+type Row = (DeviceKind, Option<(u32, u32)>, u32, &'static [&'static str]);
+
 #[test]
 fn candidates_follow_the_reported_subgroup_sizes() {
     use DeviceKind::{Discrete, Software};
-    let table: &[(DeviceKind, Option<(u32, u32)>, u32, &[&str])] = &[
+    let table: &[Row] = &[
         // lavapipe: 8 lanes (AVX2), 4 (LP_NATIVE_VECTOR_WIDTH=128), 16 (=512); GL: none.
         (Software, Some((8, 8)), 32768, &["sg8x16", "sg8x32"]),
         (Software, Some((4, 4)), 32768, &["sg4x16", "sg4x32"]),
         (Software, Some((16, 16)), 32768, &["sg16x16", "sg16x32"]),
         (Software, None, 32768, &["rb8x4", "rb8x8", "rb16x8"]),
         // A software adapter whose size varies (WARP: 4-128): no subgroup kernel.
-        (Software, Some((4, 128)), 32768, &["rb8x4", "rb8x8", "rb16x8"]),
+        (
+            Software,
+            Some((4, 128)),
+            32768,
+            &["rb8x4", "rb8x8", "rb16x8"],
+        ),
         // NVIDIA (32), AMD GCN (64): their subgroup kernels beside the tiles.
         (
             Discrete,
             Some((32, 32)),
             49152,
-            &["sg32x16", "sg32x32", "tiled64x64", "tiled128x64", "tiled128x128", "rb8x8"],
+            &[
+                "sg32x16",
+                "sg32x32",
+                "tiled64x64",
+                "tiled128x64",
+                "tiled128x128",
+                "rb8x8",
+            ],
         ),
         (
             Discrete,
             Some((64, 64)),
             65536,
-            &["sg64x16", "sg64x32", "tiled64x64", "tiled128x64", "tiled128x128", "rb8x8"],
+            &[
+                "sg64x16",
+                "sg64x32",
+                "tiled64x64",
+                "tiled128x64",
+                "tiled128x128",
+                "rb8x8",
+            ],
+        ),
+        // A fixed 128 (the widest Vulkan allows).
+        (
+            Discrete,
+            Some((128, 128)),
+            32768,
+            &[
+                "sg128x16",
+                "sg128x32",
+                "tiled64x64",
+                "tiled128x64",
+                "tiled128x128",
+                "rb8x8",
+            ],
         ),
         // AMD RDNA (32-64), Intel (8-32), Metal (4-64), Qualcomm (64-128): sizes vary, so the
         // tiles and the register block.
@@ -58,7 +94,12 @@ fn candidates_follow_the_reported_subgroup_sizes() {
             &["tiled64x64", "tiled128x64", "tiled128x128", "rb8x8"],
         ),
         // No subgroups, WebGPU's default 16 KiB of workgroup memory: the 24 KiB tile is out.
-        (Discrete, None, 16384, &["tiled64x64", "tiled128x128", "rb8x8"]),
+        (
+            Discrete,
+            None,
+            16384,
+            &["tiled64x64", "tiled128x128", "rb8x8"],
+        ),
     ];
     for (kind, sg, storage, want) in table {
         let got = names(&candidates(&adapter(*kind, *sg, *storage)));
@@ -75,14 +116,21 @@ fn names_round_trip_and_tiled_means_the_64_tile() {
         }
     }
     assert_eq!(Variant::parse("tiled"), Some(Variant::Tiled(Tile::T64x64)));
-    assert_eq!(Variant::parse("sg8x32"), Some(Variant::Subgroup { size: 8, rows: 32 }));
+    assert_eq!(
+        Variant::parse("sg8x32"),
+        Some(Variant::Subgroup { size: 8, rows: 32 })
+    );
     assert_eq!(Variant::parse("sg12x16"), None);
-    assert_eq!(Variant::parse("sg8narrow"), None, "routed by shape, not forced");
+    assert_eq!(
+        Variant::parse("sg8narrow"),
+        None,
+        "routed by shape, not forced"
+    );
 }
 
 #[test]
 fn narrow_and_shallow_products_get_their_kernels() {
-    for size in [4, 8, 16, 32, 64] {
+    for size in [4, 8, 16, 32, 64, 128] {
         let sg = Variant::Subgroup { size, rows: 32 };
         let narrow = Variant::SubgroupNarrow { size };
         let shallow = Variant::SubgroupShallow { size };

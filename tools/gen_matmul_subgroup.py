@@ -21,7 +21,7 @@ and register-blocked kernels of matmul.wgsl / matmul_tiled.wgsl.
 import os
 import sys
 
-SIZES = (4, 8, 16, 32, 64)
+SIZES = (4, 8, 16, 32, 64, 128)
 ROWS = (16, 32)
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shaders")
 

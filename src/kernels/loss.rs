@@ -4,6 +4,7 @@
 use crate::error::Result;
 use crate::exec::dispatch::Record;
 use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
+use crate::kernels::prelude::check_loops;
 use crate::vocab::DenseLoss;
 
 /// loss.wgsl.
@@ -51,6 +52,17 @@ pub fn backward(
     cols: usize,
     scale: f32,
 ) -> Result<()> {
+    let passes = if kind == DenseLoss::CategoricalFromLogits {
+        3
+    } else {
+        1
+    };
+    check_loops(
+        rec.device(),
+        "loss",
+        passes * cols as u64,
+        format!("rows of {cols} columns"),
+    )?;
     let pipe = rec.pipeline(&BACKWARD, &[("LOSS", loss_code(kind))])?;
     let p = Params::new(rows, cols, scale);
     let n = (rows * cols) as u64 * 4;
@@ -79,6 +91,12 @@ pub fn metrics(
     rows: usize,
     cols: usize,
 ) -> Result<()> {
+    check_loops(
+        rec.device(),
+        "loss metrics",
+        rows.div_ceil(64) as u64 * (cols as u64 + 1) + 8,
+        format!("{rows} rows of {cols} columns"),
+    )?;
     let pipe = rec.pipeline(&METRICS, &[("LOSS", loss_code(kind))])?;
     let p = Params::new(rows, cols, 1.0);
     let n = (rows * cols) as u64 * 4;

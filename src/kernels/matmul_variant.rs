@@ -6,7 +6,7 @@
 //! | naive | `matmul.wgsl` | the baseline, the fallback of last resort | always |
 //! | register-blocked `rb8x4`, `rb8x8`, `rb16x8` | `matmul_tiled.wgsl` | adapters without usable subgroups (OpenGL, software); GPUs as a candidate | 64 invocations |
 //! | shared-memory tiled `tiled64x64`, `tiled128x64`, `tiled128x128` (double-buffered) | `matmul_tiled.wgsl` | hardware GPUs | 256 invocations and the tile's workgroup memory (16, 24 or 16 KiB) |
-//! | subgroup-broadcast `sg{S}x16`, `sg{S}x32`, S ∈ {4, 8, 16, 32, 64} | `matmul_sg{S}.wgsl` | adapters whose subgroup size is exactly S | subgroups, `subgroup_min_size == subgroup_max_size == S` |
+//! | subgroup-broadcast `sg{S}x16`, `sg{S}x32`, S ∈ {4, 8, 16, 32, 64, 128} | `matmul_sg{S}.wgsl` | adapters whose subgroup size is exactly S | subgroups, `subgroup_min_size == subgroup_max_size == S` |
 //! | narrow (N ≤ 16): `sg{S}narrow`, `rbnarrow`; shallow (K ≤ 16): `sg{S}shallow` | as above | a classifier's last layer and its gradients | as their family |
 //!
 //! A subgroup kernel's work-group is exactly one subgroup and broadcasts from constant lanes,
@@ -29,16 +29,17 @@ pub const SHADER: Shader = crate::shader!("matmul" after "activation", "optim_ru
 pub const SHADER_TILED: Shader =
     crate::shader!("matmul_tiled" after "activation", "optim_rule", "matmul");
 /// matmul_sg{S}.wgsl, one per subgroup size of [`SUBGROUP_SIZES`].
-pub const SHADER_SG: [Shader; 5] = [
+pub const SHADER_SG: [Shader; 6] = [
     crate::shader!("matmul_sg4" after "activation", "optim_rule", "matmul"),
     crate::shader!("matmul_sg8" after "activation", "optim_rule", "matmul"),
     crate::shader!("matmul_sg16" after "activation", "optim_rule", "matmul"),
     crate::shader!("matmul_sg32" after "activation", "optim_rule", "matmul"),
     crate::shader!("matmul_sg64" after "activation", "optim_rule", "matmul"),
+    crate::shader!("matmul_sg128" after "activation", "optim_rule", "matmul"),
 ];
 
 /// The subgroup sizes with kernels of their own.
-pub const SUBGROUP_SIZES: [u32; 5] = [4, 8, 16, 32, 64];
+pub const SUBGROUP_SIZES: [u32; 6] = [4, 8, 16, 32, 64, 128];
 
 /// The bindings every matmul entry point declares.
 const BINDINGS: &[Access] = &[
@@ -291,9 +292,11 @@ impl Variant {
             .iter()
             .map(|t| Variant::Tiled(*t))
             .chain(Block::ALL.iter().map(|b| Variant::Blocked(*b)))
-            .chain(SUBGROUP_SIZES.iter().flat_map(|&size| {
-                [16, 32].map(|rows| Variant::Subgroup { size, rows })
-            }));
+            .chain(
+                SUBGROUP_SIZES
+                    .iter()
+                    .flat_map(|&size| [16, 32].map(|rows| Variant::Subgroup { size, rows })),
+            );
         all.into_iter().find(|v| v.name() == s)
     }
 
@@ -422,7 +425,9 @@ impl Variant {
             Variant::Tiled(_) | Variant::Blocked(_) | Variant::Naive if n <= NARROW => {
                 Variant::BlockedNarrow
             }
-            Variant::Tiled(Tile::T128x64 | Tile::T128x128) if m <= 64 => Variant::Tiled(Tile::T64x64),
+            Variant::Tiled(Tile::T128x64 | Tile::T128x128) if m <= 64 => {
+                Variant::Tiled(Tile::T64x64)
+            }
             v => v,
         }
     }

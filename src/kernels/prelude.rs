@@ -60,3 +60,29 @@ pub const ACTIVATION: Shader = crate::shader!("activation");
 
 /// The optimizer-rule prelude on its own (valid WGSL by itself).
 pub const OPTIM_RULE: Shader = crate::shader!("optim_rule");
+
+/// Refuses a launch whose invocations would loop more often than the adapter allows.
+///
+/// llvmpipe stops every loop of an invocation once it has run 65,535 iterations in all (see
+/// [`crate::device::adapter::ComputeLimits::max_loop_iterations`]) and carries on with a
+/// truncated result; a typed error naming the limit is better than a wrong answer. `trips` is
+/// the most loop iterations (all loops together) one invocation of `op` runs for `shape`.
+pub fn check_loops(
+    dev: &crate::runtime::Device,
+    op: &'static str,
+    trips: u64,
+    shape: String,
+) -> Result<()> {
+    match dev.info().limits.max_loop_iterations {
+        Some(limit) if trips > limit as u64 => Err(Error::InvalidArgument {
+            op,
+            name: "shape",
+            expected: format!(
+                "at most {limit} loop iterations per invocation on {} (it stops longer loops)",
+                dev.name()
+            ),
+            found: format!("{shape}, which needs {trips}"),
+        }),
+        _ => Ok(()),
+    }
+}

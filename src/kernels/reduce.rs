@@ -4,6 +4,7 @@
 use crate::error::Result;
 use crate::exec::dispatch::Record;
 use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
+use crate::kernels::prelude::check_loops;
 
 /// reduce.wgsl.
 pub const SHADER: Shader = crate::shader!("reduce");
@@ -83,6 +84,12 @@ pub fn rows_with(
         RowOp::Max => 1,
         RowOp::ArgMax => 2,
     };
+    check_loops(
+        &dev,
+        "row reduction",
+        cols.div_ceil(256) as u64 + 264,
+        format!("rows of {cols} columns"),
+    )?;
     let spec = if subgroups { &ROWS_SUBGROUP } else { &ROWS };
     let pipe = rec.pipeline(spec, &[("OP", code as f64)])?;
     let p = Params::new(rows, cols, scale);
@@ -106,6 +113,12 @@ pub fn cols(
     scale: f32,
 ) -> Result<()> {
     let dev = rec.device().clone();
+    check_loops(
+        &dev,
+        "column sum",
+        rows.div_ceil(4) as u64 + 3,
+        format!("{rows} rows"),
+    )?;
     let pipe = rec.pipeline(&COLS, &[])?;
     let p = Params::new(rows, cols, scale);
     let groups = grid_1d(

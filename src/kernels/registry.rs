@@ -19,6 +19,7 @@ pub const SHADERS: &[Shader] = &[
     matmul_variant::SHADER_SG[2],
     matmul_variant::SHADER_SG[3],
     matmul_variant::SHADER_SG[4],
+    matmul_variant::SHADER_SG[5],
     optim::SHADER,
     reduce::SHADER,
     reduce::SHADER_SUBGROUP,

@@ -4,6 +4,7 @@
 use crate::error::Result;
 use crate::exec::dispatch::Record;
 use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
+use crate::kernels::prelude::check_loops;
 
 /// softmax_xent.wgsl.
 pub const SHADER: Shader = crate::shader!("softmax_xent");
@@ -14,6 +15,12 @@ use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 pub const SOFTMAX: KernelSpec = KernelSpec {
     shader: SHADER,
     entry: "softmax_forward",
+    bindings: &[RO, RW, U],
+};
+/// [`SOFTMAX`] with a work-group per row, for rows wider than [`WIDE_COLS`]. Bindings: x, y, params.
+pub const SOFTMAX_WIDE: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "softmax_wide_forward",
     bindings: &[RO, RW, U],
 };
 /// `loss[r]`. Bindings: x, labels, loss, params.
@@ -45,11 +52,22 @@ pub const XENT_TRAIN: KernelSpec = KernelSpec {
 };
 
 /// Every entry point of this family.
-pub const KERNELS: &[KernelSpec] = &[SOFTMAX, XENT, XENT_BACKWARD, METRICS, XENT_TRAIN];
+pub const KERNELS: &[KernelSpec] = &[
+    SOFTMAX,
+    SOFTMAX_WIDE,
+    XENT,
+    XENT_BACKWARD,
+    METRICS,
+    XENT_TRAIN,
+];
 
 /// Largest batch the fused training kernel takes (one work-group loops over the rows); above
 /// it [`xent_train`] records the two kernels.
 pub const FUSED_MAX_ROWS: usize = 4096;
+
+/// Rows wider than this take [`SOFTMAX_WIDE`]: a work-group per row beats a lane per row once
+/// the row fills a work-group, and its invocations loop 256× less (llvmpipe's loop limit).
+pub const WIDE_COLS: usize = 256;
 
 /// Mirrors `Params` in softmax_xent.wgsl (the row-wise families share one layout).
 pub type Params = crate::kernels::prelude::RowParams;
@@ -74,10 +92,23 @@ pub fn softmax(
     cols: usize,
     log: bool,
 ) -> Result<()> {
-    let pipe = rec.pipeline(&SOFTMAX, &[("LOG", log as u32 as f64)])?;
+    let wide = cols > WIDE_COLS;
+    let (spec, g) = if wide {
+        let max = rec.device().info().limits.max_workgroups_per_dimension;
+        (&SOFTMAX_WIDE, grid_1d(rows as u64, 1, max))
+    } else {
+        (&SOFTMAX, groups(rec, rows))
+    };
+    let per_lane = if wide { cols.div_ceil(256) } else { cols };
+    check_loops(
+        rec.device(),
+        "softmax",
+        3 * per_lane as u64 + 16,
+        format!("rows of {cols} columns"),
+    )?;
+    let pipe = rec.pipeline(spec, &[("LOG", log as u32 as f64)])?;
     let p = Params::new(rows, cols, 1.0);
     let n = (rows * cols) as u64 * 4;
-    let g = groups(rec, rows);
     rec.dispatch(&pipe, &[(x, n), (y, n)], Some(bytemuck::bytes_of(&p)), g)
 }
 
@@ -100,6 +131,12 @@ pub fn xent(
     } else {
         &XENT
     };
+    check_loops(
+        rec.device(),
+        "cross-entropy",
+        xent_trips(cols, grad.is_some(), from_probs),
+        format!("rows of {cols} classes"),
+    )?;
     let pipe = rec.pipeline(spec, &[("FROM_PROBS", from_probs as u32 as f64)])?;
     let p = Params::new(rows, cols, scale);
     let n = (rows * cols) as u64 * 4;
@@ -131,11 +168,33 @@ pub fn metrics(
     rows: usize,
     cols: usize,
 ) -> Result<()> {
+    check_loops(
+        rec.device(),
+        "cross-entropy metrics",
+        metrics_trips(rows, cols),
+        format!("{rows} rows of {cols} classes"),
+    )?;
     let pipe = rec.pipeline(&METRICS, &[])?;
     let p = Params::new(rows, cols, 1.0);
     let r = rows as u64 * 4;
     let bufs = [(x, r * cols as u64), (labels, r), (loss, r), (acc, 12)];
     rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), [1, 1, 1])
+}
+
+/// Loop iterations of one [`XENT`] / [`XENT_BACKWARD`] invocation (a row).
+fn xent_trips(cols: usize, backward: bool, from_probs: bool) -> u64 {
+    let c = cols as u64;
+    match (from_probs, backward) {
+        (true, false) => 0,
+        (true, true) => c,
+        (false, false) => 2 * c,
+        (false, true) => 3 * c,
+    }
+}
+
+/// Loop iterations of one [`METRICS`] invocation (rows i, i+64, … and the tree).
+fn metrics_trips(rows: usize, cols: usize) -> u64 {
+    rows.div_ceil(WG as usize) as u64 * (cols as u64 + 1) + 8
 }
 
 /// The loss end of a training step: per-row loss and `grad = (softmax − onehot)·scale`, and
@@ -154,7 +213,16 @@ pub fn xent_train(
     scale: f32,
     from_probs: bool,
 ) -> Result<()> {
-    if rows > FUSED_MAX_ROWS {
+    let fused_trips = rows.div_ceil(WG as usize) as u64
+        * (xent_trips(cols, true, from_probs) + cols as u64 + 1)
+        + 8;
+    let fused_fits = rec
+        .device()
+        .info()
+        .limits
+        .max_loop_iterations
+        .is_none_or(|l| fused_trips <= l as u64);
+    if rows > FUSED_MAX_ROWS || !fused_fits {
         xent(
             rec,
             x,

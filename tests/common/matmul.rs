@@ -186,4 +186,3 @@ pub fn check(dev: &Device, variant: Variant, c: &Case, seed: u64) {
         );
     }
 }
-

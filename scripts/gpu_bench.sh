@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Every GPU number suanli reports, in one prepared command, for a machine with a GPU and no
+# network (docs/PERFORMANCE.md explains each section and docs/DEVELOPERS.md how to reach a GPU).
+#
+# Prepare, on a machine with Rust, from the repository root:
+#   cargo build --release --examples --benches
+#   bash scripts/gpu_bench.sh --pack DIR
+# which copies what the run needs into DIR (about 20 MB):
+#   DIR/gpu_bench.sh                     this script
+#   DIR/bin/devices, DIR/bin/mnist_mlp   from target/release/examples/
+#   DIR/bin/matmul, DIR/bin/step         the bench binaries (target/release/deps/{matmul,step}-<hash>)
+#   DIR/data/mnist/*.gz                  MNIST
+#   DIR/benches/torch_matmul.py, DIR/benches/torch_mnist.py   the PyTorch side, if torch is there
+# Run, on the GPU machine (no Rust, no network needed; a Vulkan, Metal or DX12 driver):
+#   bash DIR/gpu_bench.sh [--peak-tflops 67] [--out FILE]
+# or straight from a built repository: bash scripts/gpu_bench.sh [--peak-tflops 67].
+#
+# Sections: the adapter table; a matmul sweep (512..8192 square and the MLP shapes, GFLOP/s per
+# kernel, the tuner's pick, its share of the FP32 peak with --peak-tflops); the MNIST MLP at
+# batch 32 and 128 (first and median epoch, µs per step) with the profiler's µs per dispatch
+# and `cargo bench --bench step`'s per-dispatch table; and, when
+# `python3 -c "import torch; assert torch.cuda.is_available()"` works, torch.matmul in FP32
+# with TF32 off and the same MLP on CUDA. Written to stdout and to --out (default
+# gpu_bench.txt). Budget: under 8 minutes on one GPU. `--small` runs tiny sizes (CI runs it on
+# lavapipe so the script keeps working).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+peak=""
+out="gpu_bench.txt"
+small=0
+pack=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --peak-tflops) peak="$2"; shift 2 ;;
+        --out) out="$2"; shift 2 ;;
+        --small) small=1; shift ;;
+        --pack) pack="$2"; shift 2 ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        *) echo "gpu_bench.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
+    esac
+done
+
+# Where the binaries, data and PyTorch scripts are: a packed folder, or a built repository.
+if [ -x "$here/bin/mnist_mlp" ]; then
+    root="$here"; bin="$here/bin"
+else
+    root=$(cd "$here/.." && pwd); bin=""
+fi
+find_bench() { # the newest bench binary of that name under target/release/deps
+    ls -t "$root"/target/release/deps/"$1"-* 2>/dev/null | grep -v '\.d$' | head -n1
+}
+if [ -z "$bin" ]; then
+    devices="$root/target/release/examples/devices"
+    mnist="$root/target/release/examples/mnist_mlp"
+    matmul=$(find_bench matmul)
+    step=$(find_bench step)
+else
+    devices="$bin/devices"; mnist="$bin/mnist_mlp"; matmul="$bin/matmul"; step="$bin/step"
+fi
+for f in "$devices" "$mnist" "$matmul" "$step"; do
+    if [ -z "$f" ] || [ ! -x "$f" ]; then
+        echo "gpu_bench.sh: missing binary ${f:-(matmul or step bench)}: run 'cargo build --release --examples --benches' first" >&2
+        exit 1
+    fi
+done
+
+if [ -n "$pack" ]; then
+    mkdir -p "$pack/bin" "$pack/data/mnist" "$pack/benches"
+    cp "$devices" "$mnist" "$pack/bin/"
+    cp "$matmul" "$pack/bin/matmul"
+    cp "$step" "$pack/bin/step"
+    cp "$root"/data/mnist/*.gz "$pack/data/mnist/"
+    cp "$root/benches/torch_matmul.py" "$root/benches/torch_mnist.py" "$pack/benches/"
+    cp "$0" "$pack/gpu_bench.sh"
+    echo "packed into $pack ($(du -sh "$pack" | cut -f1)); run: bash $pack/gpu_bench.sh --peak-tflops <FP32 TFLOP/s>"
+    exit 0
+fi
+
+export MNIST_DIR="${MNIST_DIR:-$root/data/mnist}"
+export RUST_LOG="${RUST_LOG:-warn}"
+if [ $small = 1 ]; then
+    sizes="128,256"; epochs=2; rows="--train-rows 2048"; torch_sizes="128,256"
+else
+    sizes="512,1024,2048,4096,8192"; epochs=3; rows=""; torch_sizes="512,1024,2048,4096,8192"
+fi
+peak_arg=(); [ -n "$peak" ] && peak_arg=(--peak-tflops "$peak")
+
+: > "$out"
+say() { printf '%s\n' "$*" | tee -a "$out"; }
+run() { # a section: its title, then the command's output, both to stdout and the file
+    say ""; say "== $1"; shift
+    "$@" 2>&1 | tee -a "$out"
+}
+
+say "suanli gpu_bench $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
+run "adapters" "$devices"
+run "matmul GFLOP/s (sizes $sizes; MLP shapes; the tuner's pick)" \
+    "$matmul" quick --no-cpu --sizes "$sizes" "${peak_arg[@]}"
+for b in 32 128; do
+    # shellcheck disable=SC2086 # $rows is empty or two words
+    run "MNIST MLP, batch $b: epochs, first and median epoch, µs per step" \
+        "$mnist" --epochs "$epochs" --batch-size "$b" --bench --no-torch $rows
+    run "MNIST MLP, batch $b: µs per dispatch (profiler on: submissions serialised)" \
+        "$mnist" --epochs 1 --batch-size "$b" --profile --quiet --train-rows 6400
+    run "one training step, batch $b: µs per dispatch (cargo bench --bench step)" "$step" "$b"
+done
+if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
+    run "PyTorch on CUDA: torch.matmul FP32, TF32 off (GFLOP/s)" \
+        python3 "$root/benches/torch_matmul.py" --sizes "$torch_sizes"
+    for b in 32 128; do
+        run "PyTorch on CUDA: the same MLP, batch $b" \
+            python3 "$root/benches/torch_mnist.py" --device cuda --epochs "$epochs" --batch-size "$b"
+    done
+else
+    say ""; say "== PyTorch on CUDA: not available here (python3 -c 'import torch; assert torch.cuda.is_available()' failed)"
+fi
+rm -f trace.json
+# Every section printed what it should: a missing one is a failure, not a silent gap.
+for want in "suanli adapters" "shape (M×N×K)" "median epoch" "Top kernels by GPU time" "µs per dispatch"; do
+    if ! grep -q "$want" "$out"; then
+        echo "gpu_bench.sh: the output lacks \"$want\"" >&2
+        exit 1
+    fi
+done
+say ""; say "== done: $out"
