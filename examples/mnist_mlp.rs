@@ -15,7 +15,18 @@
 //! (continue from a checkpoint, and keep checkpointing to it), --train-rows N (train on the
 //! first N images only; for quick tries), --devices LIST (data-parallel over several devices:
 //! `gpu:0,gpu:1`, `all`, or `cpu,cpu` to try it on the software adapter; prints each device's
-//! share and throughput per epoch).
+//! share and throughput per epoch), --bucket-kb N (gradient bucket size for --devices and --mpi;
+//! default 25600, PyTorch DDP's 25 MB).
+//!
+//! Several processes (cargo feature `mpi`):
+//! ```text
+//! cargo build --release --features mpi --example mnist_mlp
+//! mpirun -n 2 target/release/examples/mnist_mlp --mpi --epochs 2 --batch-size 128
+//! ```
+//! --mpi trains one model across the processes of the MPI job (each on its local GPU, or
+//! --device/--devices); rank 0 prints. Fault tests: --fault-rank R --fault-step N --fault
+//! error|exit|kill|hang|panic makes rank R fail that way around step N; --save-every-rank
+//! writes each rank's weights to PATH.rankR (with --save).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -41,6 +52,10 @@ struct Args {
     resume: Option<PathBuf>,
     train_rows: Option<usize>,
     devices: Option<String>,
+    bucket_kb: usize,
+    mpi: bool,
+    fault: Option<(usize, u64, String)>,
+    save_every_rank: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -59,7 +74,12 @@ fn parse_args() -> Result<Args, String> {
         resume: None,
         train_rows: None,
         devices: None,
+        bucket_kb: 25 * 1024,
+        mpi: false,
+        fault: None,
+        save_every_rank: false,
     };
+    let (mut fault_rank, mut fault_step, mut fault_kind) = (None, None, None);
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -78,11 +98,37 @@ fn parse_args() -> Result<Args, String> {
             "--resume" => a.resume = Some(PathBuf::from(value("--resume")?)),
             "--devices" => a.devices = Some(value("--devices")?),
             "--train-rows" => a.train_rows = Some(value("--train-rows")?.parse().map_err(|e| format!("--train-rows: {e}"))?),
+            "--bucket-kb" => a.bucket_kb = value("--bucket-kb")?.parse().map_err(|e| format!("--bucket-kb: {e}"))?,
+            "--mpi" => a.mpi = true,
+            "--fault-rank" => fault_rank = Some(value("--fault-rank")?.parse::<usize>().map_err(|e| format!("--fault-rank: {e}"))?),
+            "--fault-step" => fault_step = Some(value("--fault-step")?.parse::<u64>().map_err(|e| format!("--fault-step: {e}"))?),
+            "--fault" => fault_kind = Some(value("--fault")?),
+            "--save-every-rank" => a.save_every_rank = true,
             "-h" | "--help" => {
-                return Err("usage: mnist_mlp [--epochs N] [--batch-size N] [--lr X] [--device SPEC] [--seed N] [--save PATH] [--quiet] [--bench] [--no-torch] [--profile] [--checkpoint PATH] [--resume PATH] [--train-rows N] [--devices LIST]".into())
+                return Err("usage: mnist_mlp [--epochs N] [--batch-size N] [--lr X] [--device SPEC] [--seed N] [--save PATH] [--quiet] [--bench] [--no-torch] [--profile] [--checkpoint PATH] [--resume PATH] [--train-rows N] [--devices LIST] [--bucket-kb N] [--mpi [--fault-rank R --fault-step N --fault error|exit|kill|hang|panic] [--save-every-rank]]".into())
             }
             other => return Err(format!("unknown flag {other:?} (try --help)")),
         }
+    }
+    match (fault_rank, fault_step, fault_kind) {
+        (None, None, None) => {}
+        (Some(r), Some(n), Some(k))
+            if ["error", "exit", "kill", "hang", "panic"].contains(&k.as_str()) =>
+        {
+            a.fault = Some((r, n, k))
+        }
+        _ => {
+            return Err(
+                "--fault-rank, --fault-step and --fault (error|exit|kill|hang|panic) go together"
+                    .into(),
+            )
+        }
+    }
+    if a.mpi && !cfg!(feature = "mpi") {
+        return Err(
+            "--mpi needs the mpi feature: cargo build --release --features mpi --example mnist_mlp"
+                .into(),
+        );
     }
     Ok(a)
 }
@@ -157,18 +203,51 @@ fn compare_with_pytorch(args: &Args, ours: f64) {
     }
 }
 
+/// Prints on rank 0 only (every rank when there is one).
+macro_rules! say {
+    ($root:expr, $($t:tt)*) => {
+        if $root {
+            println!($($t)*);
+        }
+    };
+}
+
 fn run(args: &Args) -> suanli::Result<()> {
+    // ---- processes (MPI) ------------------------------------------------------------------
+    #[cfg(feature = "mpi")]
+    let mut mpi = if args.mpi {
+        Some(suanli::multi::mpi::Mpi::init()?)
+    } else {
+        None
+    };
+    #[cfg(feature = "mpi")]
+    let (rank, ranks) = {
+        use suanli::multi::Exchange;
+        mpi.as_ref().map_or((0, 1), |m| (m.rank(), m.ranks()))
+    };
+    #[cfg(not(feature = "mpi"))]
+    let (rank, ranks) = (0usize, 1usize);
+    let root = rank == 0;
+
     // ---- device ---------------------------------------------------------------------------
-    let group = match &args.devices {
+    #[cfg_attr(not(feature = "mpi"), allow(unused_mut))] // MPI may choose the device
+    let mut group = match &args.devices {
         Some(list) => Some(suanli::DeviceGroup::parse(list)?),
         None => None,
     };
+    #[cfg(feature = "mpi")]
+    if let (Some(m), None) = (&mpi, &group) {
+        // A rank drives its local GPU (or --device).
+        let spec = (args.device != "auto").then_some(args.device.as_str());
+        group = Some(suanli::DeviceGroup::from_devices(vec![m.device(spec)?])?);
+    }
     let dev = match &group {
         Some(g) => g.devices()[0].clone(),
         None => Device::open(&args.device)?,
     };
     let info = dev.info();
-    println!(
+    say!(
+        root,
         "Device: {} ({}, {}, {})",
         dev.name(),
         info.kind,
@@ -176,7 +255,7 @@ fn run(args: &Args) -> suanli::Result<()> {
         info.driver_info
     );
     if !dev.is_gpu() {
-        println!("Note: this is a software adapter running on the CPU; a GPU driver makes this much faster.");
+        say!(root, "Note: this is a software adapter running on the CPU; a GPU driver makes this much faster.");
     }
 
     // ---- data: uploaded once, u8 pixels scaled on the device --------------------------------
@@ -203,7 +282,8 @@ fn run(args: &Args) -> suanli::Result<()> {
         1.0 / 255.0,
         &mnist.test_labels,
     )?;
-    println!(
+    say!(
+        root,
         "MNIST: {} train / {} test images, loaded in {:.2}s",
         train.len(),
         test.len(),
@@ -214,7 +294,8 @@ fn run(args: &Args) -> suanli::Result<()> {
     let (mut model, resume) = match &args.resume {
         Some(path) => {
             let (m, ck) = Sequential::load_checkpoint(&dev, path)?;
-            println!(
+            say!(
+                root,
                 "Resuming from {} after epoch {} (seed {}, optimizer step {})",
                 path.display(),
                 ck.epoch,
@@ -240,7 +321,7 @@ fn run(args: &Args) -> suanli::Result<()> {
             (m, None)
         }
     };
-    if !args.quiet {
+    if !args.quiet && root {
         print!("{}", model.summary());
     }
 
@@ -257,8 +338,16 @@ fn run(args: &Args) -> suanli::Result<()> {
     // Keras-style progress: a live bar on the terminal and a line per epoch.
     let mut bar = ProgressBar::stdout();
     let mut callbacks: Vec<&mut dyn suanli::nn::Callback> = Vec::new();
-    if !args.quiet {
+    if !args.quiet && root {
         callbacks.push(&mut bar);
+    }
+    let mut fault = Fault {
+        rank,
+        fault: args.fault.clone(),
+        steps: 0,
+    };
+    if args.fault.is_some() {
+        callbacks.push(&mut fault);
     }
     // Resuming keeps checkpointing to the same file unless told otherwise.
     let checkpoint = args.checkpoint.clone().or(args.resume.clone());
@@ -276,8 +365,10 @@ fn run(args: &Args) -> suanli::Result<()> {
     let t = Instant::now();
     let history = if let Some(g) = &group {
         // Data-parallel: the training set on every device, the model replicated.
-        println!(
-            "Data-parallel over {} devices: {}",
+        say!(
+            root,
+            "Data-parallel over {} process(es) × {} device(s): {}",
+            ranks,
             g.len(),
             g.devices()
                 .iter()
@@ -290,11 +381,48 @@ fn run(args: &Args) -> suanli::Result<()> {
             .iter()
             .map(upload_train)
             .collect::<suanli::Result<Vec<_>>>()?;
-        let p = model.fit_parallel(g, &sets, options, &ParallelOptions::default())?;
-        println!(
-            "Gradients moved through the host: {:.1} KB per step per device; replicas bit-identical at every epoch end",
-            p.bytes_per_step as f64 / 1e3,
-        );
+        let popts = ParallelOptions {
+            bucket_bytes: args.bucket_kb * 1024,
+            fail_at_step: match &args.fault {
+                Some((r, n, k)) if *r == rank && k == "error" => Some(*n),
+                _ => None,
+            },
+            ..Default::default()
+        };
+        #[cfg(feature = "mpi")]
+        let p = match mpi.as_mut() {
+            Some(m) => model.fit_distributed(g, &sets, options, &popts, m)?,
+            None => model.fit_parallel(g, &sets, options, &popts)?,
+        };
+        #[cfg(not(feature = "mpi"))]
+        let p = model.fit_parallel(g, &sets, options, &popts)?;
+        if let (Some(x), Some(tp)) = (p.exchange.last(), p.rank_throughput.last()) {
+            say!(
+                root,
+                "Exchange (last epoch): {} bucket(s) a step; {:.1} KB sent per step by each rank; {:.1} KB per step between host and devices; {:.2} ms per step combining, {:.0}% of it hidden behind the backward pass",
+                x.buckets,
+                x.bytes_sent_per_step / 1e3,
+                x.host_bytes_per_step / 1e3,
+                x.seconds_per_step * 1e3,
+                100.0 * x.hidden
+            );
+            if ranks > 1 {
+                say!(
+                    root,
+                    "Per-rank throughput (last epoch): {}; replicas identical on every rank at every epoch end (weight hashes)",
+                    tp.iter()
+                        .enumerate()
+                        .map(|(r, v)| format!("rank {r} {:.1}k samples/s", v / 1e3))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            } else {
+                say!(
+                    root,
+                    "Replicas bit-identical on every device at every epoch end"
+                );
+            }
+        }
         p.history
     } else {
         model.fit(&train, options)?
@@ -303,12 +431,14 @@ fn run(args: &Args) -> suanli::Result<()> {
     if args.profile {
         dev.set_profiling(false);
         let p = dev.profile();
-        println!(
+        say!(
+            root,
             "Top kernels by GPU time (profiler on: submissions serialised):\n{}",
             p.table(12)
         );
         let last = history.epoch_seconds.len() - 1;
-        println!(
+        say!(
+            root,
             "Utilisation: last epoch's queue busy {:.0}% of {:.2}s; kernels ran {:.2}s of {:.2}s training wall ({:.0}%)",
             100.0 * history.utilisation[last],
             history.epoch_seconds[last],
@@ -317,7 +447,8 @@ fn run(args: &Args) -> suanli::Result<()> {
             100.0 * p.total_ns() / 1e9 / total,
         );
         let m = dev.memory_stats();
-        println!(
+        say!(
+            root,
             "Memory: peak pool {:.1} MB; in use {:.1} MB ({}){}",
             m.peak_in_use as f64 / 1e6,
             m.in_use as f64 / 1e6,
@@ -331,12 +462,23 @@ fn run(args: &Args) -> suanli::Result<()> {
             ))
         );
         dev.write_chrome_trace(std::path::Path::new("trace.json"))?;
-        println!("Chrome trace written to trace.json (chrome://tracing or ui.perfetto.dev)");
+        say!(
+            root,
+            "Chrome trace written to trace.json (chrome://tracing or ui.perfetto.dev)"
+        );
     }
 
     // ---- results ----------------------------------------------------------------------------
+    if let (true, Some(path)) = (args.save_every_rank, &args.save) {
+        let mine = format!("{}.rank{rank}", path.display());
+        model.save(std::path::Path::new(&mine))?;
+    }
+    if !root {
+        return Ok(());
+    }
     let eval = model.evaluate(&test, 1000)?;
-    println!(
+    say!(
+        root,
         "Test accuracy: {:.4} (loss {:.4}) after {} epochs in {:.1}s",
         eval.accuracy.unwrap_or(f64::NAN),
         eval.loss,
@@ -352,33 +494,39 @@ fn run(args: &Args) -> suanli::Result<()> {
         let median = e[e.len() / 2];
         let m = dev.memory_stats();
         let steps = train.len().div_ceil(args.batch_size);
-        println!("bench:");
-        println!("  {:<28} {:>12}", "batch size", args.batch_size);
-        println!(
+        say!(root, "bench:");
+        say!(root, "  {:<28} {:>12}", "batch size", args.batch_size);
+        say!(
+            root,
             "  {:<28} {:>11.2}s",
-            "first epoch", history.epoch_seconds[0]
+            "first epoch",
+            history.epoch_seconds[0]
         );
-        println!(
+        say!(
+            root,
             "  {:<28} {:>11.2}s",
             format!("median epoch (2..{})", args.epochs),
             median
         );
-        println!(
+        say!(
+            root,
             "  {:<28} {:>10.1}µs",
             "per step",
             median / steps as f64 * 1e6
         );
-        println!(
+        say!(
+            root,
             "  {:<28} {:>10.1}k/s",
             "samples per second",
             train.len() as f64 / median / 1e3
         );
-        println!(
+        say!(
+            root,
             "  {:<28} {:>10.1}MB",
             "pool peak",
             m.peak_in_use as f64 / 1e6
         );
-        println!("  {:<28} {:>12}", "pool allocations", m.allocations);
+        say!(root, "  {:<28} {:>12}", "pool allocations", m.allocations);
         if !args.no_torch {
             compare_with_pytorch(args, median);
         }
@@ -389,14 +537,59 @@ fn run(args: &Args) -> suanli::Result<()> {
         .map(|&p| p as f32 / 255.0)
         .collect();
     let classes = model.predict_classes(&Tensor::from_slice(&dev, &x, &[8, 784])?)?;
-    println!(
+    say!(
+        root,
         "First test digits: predicted {:?}, labels {:?}",
         classes,
         &mnist.test_labels[..8]
     );
     if let Some(path) = &args.save {
         model.save(path)?;
-        println!("Weights written to {}", path.display());
+        say!(root, "Weights written to {}", path.display());
     }
     Ok(())
+}
+
+/// The fault tests' trigger: on rank `fault.0`, once optimizer step `fault.1` has passed, the
+/// process fails the way `fault.2` says (`error` is injected inside training instead, through
+/// `ParallelOptions::fail_at_step`).
+struct Fault {
+    rank: usize,
+    fault: Option<(usize, u64, String)>,
+    steps: u64,
+}
+
+impl suanli::nn::Callback for Fault {
+    fn on_epoch_begin(&mut self, e: &suanli::nn::EpochBegin) {
+        self.steps = (e.epoch * e.steps) as u64;
+    }
+
+    fn on_progress(&mut self, p: &suanli::nn::Progress) -> bool {
+        let Some((r, n, kind)) = &self.fault else {
+            return true;
+        };
+        if *r != self.rank || self.steps + (p.step as u64) < *n {
+            return true;
+        }
+        eprintln!(
+            "rank {r}: injected fault '{kind}' at step {}",
+            self.steps + p.step as u64
+        );
+        match kind.as_str() {
+            "exit" => std::process::exit(3),
+            "kill" => {
+                let pid = std::process::id().to_string();
+                let _ = std::process::Command::new("kill")
+                    .args(["-9", &pid])
+                    .status();
+                std::thread::sleep(std::time::Duration::from_secs(60));
+            }
+            "hang" => loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            },
+            "panic" => panic!("injected panic on rank {r}"),
+            _ => {}
+        }
+        true
+    }
 }

@@ -445,6 +445,25 @@ pub fn mnist_dir() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// How long a process of a distributed run waits for another before it reports that one as
+/// failed: `SUANLI_MPI_TIMEOUT` in seconds (default 60: long enough for a peer's first
+/// epoch to compile its kernels, short enough that a lost rank does not hold the job).
+pub fn mpi_timeout() -> Result<std::time::Duration> {
+    const KEY: &str = "SUANLI_MPI_TIMEOUT";
+    match std::env::var(KEY) {
+        Err(_) => Ok(std::time::Duration::from_secs(60)),
+        Ok(v) => match v.trim().parse::<f64>() {
+            Ok(s) if s > 0.0 && s.is_finite() => Ok(std::time::Duration::from_secs_f64(s)),
+            _ => Err(Error::Config {
+                key: KEY.into(),
+                value: v,
+                source_name: "environment".into(),
+                reason: "expected a number of seconds greater than 0".into(),
+            }),
+        },
+    }
+}
+
 /// The user's home folder (`$HOME`), for per-user data such as `~/.suanli/datasets`.
 pub fn home_dir() -> Option<PathBuf> {
     std::env::var_os("HOME")

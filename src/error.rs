@@ -212,6 +212,40 @@ pub enum Error {
         step: usize,
     },
 
+    /// Another process of a distributed run failed, stopped answering, or was lost: this one
+    /// stops too instead of waiting for it. End the process with a non-zero status; MPI cannot
+    /// continue after a peer is lost.
+    #[error("rank {rank} failed: {message}")]
+    PeerFailed {
+        /// The rank that failed (or did not answer).
+        rank: usize,
+        /// What it reported, or how it was noticed.
+        message: String,
+    },
+
+    /// The processes of a distributed run were not started alike (a different model,
+    /// optimizer, batch size, dataset, seed …); found before training changes anything.
+    #[error(
+        "the ranks of this run disagree on {what}: rank 0 has {expected}, rank {rank} has {found}"
+    )]
+    RankMismatch {
+        /// What differs.
+        what: String,
+        /// The first rank that differs from rank 0.
+        rank: usize,
+        /// Rank 0's value.
+        expected: String,
+        /// That rank's value.
+        found: String,
+    },
+
+    /// MPI could not be used: not initialised, initialised twice, or launched wrongly.
+    #[error("MPI: {message}")]
+    Mpi {
+        /// What went wrong and what to do.
+        message: String,
+    },
+
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {

@@ -228,6 +228,18 @@ impl DeviceCore {
     /// Another thread's poll may be the one that runs the mapping callback, so this keeps
     /// polling until the callback has arrived or the deadline has passed.
     pub fn map_read(&self, buffer: &wgpu::Buffer, op: &'static str) -> Result<Vec<u8>> {
+        self.map_read_after(buffer, None, op)
+    }
+
+    /// [`DeviceCore::map_read`] once submission `index` is done, without waiting for later
+    /// ones (data-parallel training reads one bucket of gradients while the next bucket's
+    /// work still runs). `None` waits for everything submitted.
+    pub fn map_read_after(
+        &self,
+        buffer: &wgpu::Buffer,
+        index: Option<wgpu::SubmissionIndex>,
+        op: &'static str,
+    ) -> Result<Vec<u8>> {
         let (tx, rx) = mpsc::channel();
         buffer.map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = tx.send(r);
@@ -248,7 +260,7 @@ impl DeviceCore {
                 return Err(timed_out());
             }
             match self.device.poll(wgpu::PollType::Wait {
-                submission_index: None,
+                submission_index: index.clone(),
                 timeout: Some(left),
             }) {
                 Ok(_) => {}

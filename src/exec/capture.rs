@@ -11,34 +11,10 @@
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::exec::dispatch::{bind, Prepared, Record};
+use crate::exec::dispatch::{bind, Prepared, Program, Record};
 use crate::exec::pipeline::{Access, KernelSpec, Pipeline};
 use crate::exec::profile::Work;
 use crate::runtime::Device;
-
-/// A captured list of dispatches (see the module docs).
-#[derive(Default)]
-pub struct Program {
-    pub(crate) ops: Vec<Prepared>,
-}
-
-impl Program {
-    /// Number of dispatches.
-    pub fn len(&self) -> usize {
-        self.ops.len()
-    }
-
-    /// True if nothing was captured.
-    pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
-    }
-
-    /// Dispatches whose uniform is read from the parameter table: the number of offsets
-    /// [`crate::exec::Recorder::replay_at`] takes.
-    pub fn table_bound(&self) -> usize {
-        self.ops.iter().filter(|o| o.dynamic).count()
-    }
-}
 
 /// Captures kernel launches into a [`Program`] (see the module docs).
 pub struct Capture<'d> {
@@ -83,6 +59,15 @@ impl<'d> Capture<'d> {
     /// Whether the next dispatch's uniform goes to the table.
     pub fn table_uniforms(&self) -> bool {
         self.table_uniforms
+    }
+
+    /// Ends the current program and starts the next one in the same capture: a step captured
+    /// in segments (data-parallel training submits each bucket of gradients as soon as its
+    /// layers' backward passes are recorded, so the exchange overlaps the rest).
+    pub fn cut(&mut self) -> Program {
+        Program {
+            ops: std::mem::take(&mut self.ops),
+        }
     }
 
     /// Ends the capture.
@@ -136,5 +121,9 @@ impl Record for Capture<'_> {
     fn set_table_uniforms(&mut self, on: bool) -> bool {
         Capture::set_table_uniforms(self, on);
         self.table.is_some()
+    }
+
+    fn cut(&mut self) -> Option<Program> {
+        Some(Capture::cut(self))
     }
 }

@@ -50,6 +50,38 @@ pub trait Record {
     fn set_table_uniforms(&mut self, _on: bool) -> bool {
         false
     }
+
+    /// In a capture: ends the program so far and starts the next (see
+    /// [`crate::exec::Capture::cut`]); `None` for an immediate recorder, whose work is
+    /// submitted whole.
+    fn cut(&mut self) -> Option<Program> {
+        None
+    }
+}
+
+/// A captured list of dispatches, built by a [`crate::exec::Capture`] and replayed by a
+/// [`crate::exec::Recorder`].
+#[derive(Default)]
+pub struct Program {
+    pub(crate) ops: Vec<Prepared>,
+}
+
+impl Program {
+    /// Number of dispatches.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// True if nothing was captured.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Dispatches whose uniform is read from the parameter table: the number of offsets
+    /// [`crate::exec::Recorder::replay_at`] takes.
+    pub fn table_bound(&self) -> usize {
+        self.ops.iter().filter(|o| o.dynamic).count()
+    }
 }
 
 /// One dispatch with everything bound.

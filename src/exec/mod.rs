@@ -12,7 +12,8 @@ pub mod profile;
 pub mod recorder;
 pub(crate) mod timing;
 
-pub use capture::{Capture, Program};
+pub use capture::Capture;
+pub use dispatch::Program;
 pub use dispatch::Record;
 pub use pipeline::{
     grid_1d, reflect, validate_wgsl, Access, KernelSpec, Pipeline, ReflectedBinding, Reflection,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::exec::capture::Program;
+use crate::exec::dispatch::Program;
 use crate::exec::dispatch::{bind, Record};
 use crate::exec::pipeline::{KernelSpec, Pipeline};
 use crate::exec::profile::Work;

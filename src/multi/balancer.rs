@@ -2,9 +2,10 @@
 //! shards across devices.
 //!
 //! Shares start equal (or as given), then move towards each device's measured throughput
-//! (samples/s of its shard, smoothed), halfway to the target each step. They hold while the
-//! devices finish within 5% of each other, and within a dead band of the target, so they
-//! settle instead of oscillating; a floor keeps every device in. A device whose sensor
+//! (samples/s of its shard: the median of its last few steps, so one step that the operating
+//! system delayed does not move the shares), halfway to the target each step. They hold while
+//! the devices would finish within 5% of each other, and within a dead band of the target, so
+//! they settle instead of oscillating; a floor keeps every device in. A device whose sensor
 //! reports throttling or heat gets its target cut (the caller passes the penalty). It is pure
 //! arithmetic on measured times, tested with made-up times.
 
@@ -12,9 +13,8 @@
 #[derive(Clone, Debug)]
 pub struct Balancer {
     shares: Vec<f64>,
-    rates: Vec<Option<f64>>,
-    /// Smoothed shard seconds per device.
-    times: Vec<Option<f64>>,
+    /// The last few measured rates (rows per second) per device, oldest first.
+    samples: Vec<std::collections::VecDeque<f64>>,
     /// Shares hold while the smoothed finish times differ by less than this fraction
     /// (default 0.05): when every device finishes together there is nothing to gain, and
     /// step-time noise would otherwise walk the shares around.
@@ -36,8 +36,7 @@ impl Balancer {
         shares.iter_mut().for_each(|s| *s /= total);
         Balancer {
             shares,
-            rates: vec![None; n],
-            times: vec![None; n],
+            samples: vec![std::collections::VecDeque::new(); n],
             time_band: 0.05,
             min_share: 0.25 / n as f64,
             dead_band: 0.01,
@@ -81,27 +80,31 @@ impl Balancer {
             if sizes[d] == 0 || secs[d] <= 0.0 {
                 continue;
             }
-            let r = sizes[d] as f64 / secs[d];
-            self.rates[d] = Some(self.rates[d].map_or(r, |old| 0.5 * old + 0.5 * r));
-            self.times[d] = Some(self.times[d].map_or(secs[d], |old| 0.5 * old + 0.5 * secs[d]));
+            let q = &mut self.samples[d];
+            q.push_back(sizes[d] as f64 / secs[d]);
+            if q.len() > SAMPLES {
+                q.pop_front();
+            }
         }
-        if self.rates.iter().any(Option::is_none) {
-            return;
-        }
-        let (lo, hi) = self
-            .times
+        let Some(rates) = self
+            .samples
             .iter()
-            .flatten()
-            .fold((f64::INFINITY, 0.0f64), |(l, h), &t| (l.min(t), h.max(t)));
+            .map(median)
+            .collect::<Option<Vec<f64>>>()
+        else {
+            return;
+        };
+        // How long each device would take for its current shard at its rate.
+        let (lo, hi) = sizes
+            .iter()
+            .zip(&rates)
+            .filter(|(s, _)| **s > 0)
+            .map(|(&s, r)| s as f64 / r)
+            .fold((f64::INFINITY, 0.0f64), |(l, h), t| (l.min(t), h.max(t)));
         if hi / lo - 1.0 < self.time_band && penalty.iter().all(|p| *p == 1.0) {
             return;
         }
-        let weighted: Vec<f64> = self
-            .rates
-            .iter()
-            .zip(penalty)
-            .map(|(r, p)| r.unwrap_or(0.0) * p)
-            .collect();
+        let weighted: Vec<f64> = rates.iter().zip(penalty).map(|(r, p)| r * p).collect();
         let total: f64 = weighted.iter().sum();
         if total <= 0.0 {
             return;
@@ -115,6 +118,16 @@ impl Balancer {
         }
         self.shares = with_floor(&next, self.min_share);
     }
+}
+
+/// Rate samples kept per device.
+const SAMPLES: usize = 7;
+
+/// The median of `q` (`None` when empty).
+fn median(q: &std::collections::VecDeque<f64>) -> Option<f64> {
+    let mut v: Vec<f64> = q.iter().copied().collect();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
 }
 
 /// Normalises `shares` to sum 1 with every share at least `floor`: shares below it are

@@ -1,45 +1,50 @@
-//! Data-parallel training over a [`DeviceGroup`]: an engine for the one training loop.
+//! Data-parallel training: an engine for the one training loop, over the devices of a
+//! [`DeviceGroup`] in this process and, through an [`Exchange`], over several processes.
 //!
-//! The model is replicated on every device. Each global batch (the same rows, in the same
-//! order, as single-device training with the same seed) is cut into consecutive shards whose
-//! sizes follow the [`Balancer`]'s shares; every replica computes the mean gradient of its
-//! shard; the host combines them weighted by shard size, `g = Σ_d (b_d / B)·g_d` summed in
-//! device order in f64, which is the gradient of the whole batch; and every replica applies
-//! the same update with the same kernels, so the replicas stay identical (checked at the end
-//! of every epoch: a difference is an error). wgpu has no device-to-device copy, so gradients
-//! travel through host memory: each step moves `2 × parameters × 4` bytes per active device.
+//! The model is replicated on every device of every process. Each global batch (the same
+//! rows, in the same order, as single-device training with the same seed) is cut into
+//! consecutive shards: equal slices per process (rank order), then per device by the
+//! [`Balancer`]'s shares. Every replica computes its shard's gradient, weighted by its share
+//! of the batch; the exchange sums the shards bucket by bucket ([`crate::multi::exchange`]
+//! documents the order), overlapping the backward pass of the layers below
+//! ([`crate::multi::replica`]); and every replica applies the same update with the same
+//! kernels, so the replicas stay identical. That is checked at the end of every epoch:
+//! bitwise between the devices of a process, by a hash of the weights between processes;
+//! a difference is an error.
 //!
-//! Everything else (validation, checkpoints, resume, early stopping, the learning-rate
-//! schedule, the NaN stop, callbacks) is the shared loop's.
-
-use std::collections::HashMap;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+//! Everything else is the shared loop's (validation, checkpoints, resume, early stopping, the
+//! learning-rate schedule, the NaN stop, callbacks); where processes must agree (when to read
+//! metrics, whether to stop) the loop asks the engine, which asks the exchange. Validation
+//! rows are split across processes and their sums combined; checkpoints are written by rank 0
+//! only. A run whose processes were started differently is refused before training
+//! ([`crate::multi::exchange::check_same`]).
 
 use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::exec::capture::Program;
-use crate::exec::recorder::Recorder;
-use crate::memory::MemoryKind;
 use crate::multi::balancer::Balancer;
+use crate::multi::engine::{even_split, weights_hash, ParallelEngine, Tally};
+pub use crate::multi::engine::{ExchangeReport, ParallelHistory};
+use crate::multi::exchange::{self, Exchange, HostExchange};
 use crate::multi::group::DeviceGroup;
+use crate::multi::replica::{self, Pollers, Replica};
 use crate::nn::evaluate::Evaluator;
-use crate::nn::fit::{self, Engine, EpochReport, Setup};
-use crate::nn::layer::Slot;
+use crate::nn::fit::{self, Setup};
 use crate::nn::model::Sequential;
-use crate::nn::options::{Evaluation, FitOptions, History};
-use crate::nn::step::{self, Backward, Chunk, StepInputs, StepLayout, StepProgram};
-use crate::runtime::Device;
-use crate::telemetry::{DeviceWatch, WatchEvent};
-use crate::tensor::{IndexBuffer, Tensor};
-use crate::vocab::Rule;
+use crate::nn::options::FitOptions;
+use crate::telemetry::DeviceWatch;
+
+/// PyTorch DDP's default bucket size.
+pub const DEFAULT_BUCKET_BYTES: usize = 25 << 20;
 
 /// Options of [`Sequential::fit_parallel`] beyond [`FitOptions`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ParallelOptions {
-    /// Starting shares (else equal).
+    /// Starting shares of this process's devices (else equal).
     pub initial_shares: Option<Vec<f64>>,
+    /// Gradient bucket size in bytes (default [`DEFAULT_BUCKET_BYTES`], as PyTorch DDP):
+    /// smaller buckets start the exchange earlier and hide more of it behind the backward pass,
+    /// at the cost of one submission and one message per bucket.
+    pub bucket_bytes: usize,
     /// Benchmark hook: device `d`'s measured step time is stretched by `slowdown[d]` (≥ 1)
     /// by sleeping the difference, as if it were that much slower.
     pub slowdown: Vec<f64>,
@@ -47,358 +52,78 @@ pub struct ParallelOptions {
     /// simulated_rates[d]` seconds instead of measured, so balancing is tested without
     /// depending on how fast or how noisy the machine is.
     pub simulated_rates: Option<Vec<f64>>,
+    /// Test hook for the fault tests: this process's training fails with an error at this
+    /// optimizer step, as a device or disk failure would, so the other processes' handling
+    /// of a failed rank can be tested.
+    pub fail_at_step: Option<u64>,
 }
 
-/// What [`Sequential::fit_parallel`] measured.
-#[derive(Clone, Debug, Default)]
-pub struct ParallelHistory {
-    /// The usual per-epoch history (loss and accuracy over all shards).
-    pub history: History,
-    /// Shares after every step.
-    pub shares: Vec<Vec<f64>>,
-    /// Per epoch, per device: samples per second of compute (shard rows / shard time).
-    pub throughput: Vec<Vec<f64>>,
-    /// Bytes moved between host and devices per step per active device (gradients down and
-    /// up).
-    pub bytes_per_step: u64,
-}
-
-/// One device's replica and its training state.
-struct Replica {
-    dev: Device,
-    model: Sequential,
-    grads: Vec<Tensor>,
-    /// The shard's gradients, all parameters back to back, for one mapping per step.
-    staging: wgpu::Buffer,
-    acc: Tensor,
-    idx: IndexBuffer,
-    layout: StepLayout,
-    table: Tensor,
-    /// Step programs per shard size (shard sizes move with the balancer).
-    plans: HashMap<usize, StepProgram>,
-    optimizer: (Program, Vec<Slot>),
-}
-
-/// Step programs kept per device; beyond this the cache is cleared (shard sizes settle).
-const MAX_PLANS: usize = 24;
-
-/// A submitted shard: when it was submitted, and the flag its device sets when done.
-type Pending = (Instant, Arc<Mutex<Option<Instant>>>);
-
-struct ParallelEngine<'a> {
-    reps: Vec<Replica>,
-    data: &'a [Dataset],
-    balancer: Balancer,
-    watches: Vec<DeviceWatch>,
-    penalty: Vec<f64>,
-    slowdown: Vec<f64>,
-    simulated: Option<Vec<f64>>,
-    seed: u64,
-    /// Per device: rows and seconds of compute this epoch.
-    work: Vec<(usize, f64)>,
-    validation: Option<(Evaluator, &'a Dataset)>,
-    out: ParallelHistory,
-}
-
-impl Replica {
-    fn new(
-        model: &Sequential,
-        dev: &Device,
-        data: &Dataset,
-        rows: usize,
-        rule: &Rule,
-    ) -> Result<Replica> {
-        let mut m = model.to_device(dev)?;
-        m.check_dataset("fit_parallel", data)?;
-        m.init_opt_state(rule)?;
-        let grads = step::gradient_buffers(&m)?;
-        let layout = StepLayout::new(&m, data, Backward::Grads(&grads));
-        let table = layout.table(dev)?;
-        let acc = Tensor::zeros(dev, &[4])?;
-        acc.set_memory_kind(MemoryKind::Activations);
-        let idx = IndexBuffer::new(dev, &vec![0u32; rows])?;
-        let total: u64 = grads.iter().map(|g| g.byte_len()).sum();
-        let staging = dev.wgpu_device().create_buffer(&wgpu::BufferDescriptor {
-            label: Some("suanli gradient readback"),
-            size: total,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let optimizer = step::optimizer_program(&m, rule, &grads, &table)?;
-        Ok(Replica {
-            dev: dev.clone(),
-            model: m,
-            grads,
-            staging,
-            acc,
-            idx,
-            layout,
-            table,
-            plans: HashMap::new(),
-            optimizer,
-        })
-    }
-
-    /// Submits the forward and backward pass over permutation rows `start..start + n` at
-    /// optimizer step `t`, and the copy of its gradients to the staging buffer; returns a
-    /// flag the queue sets when it is done.
-    fn shard(
-        &mut self,
-        data: &Dataset,
-        start: usize,
-        n: usize,
-        seed: u64,
-        t: u64,
-        rule: &Rule,
-    ) -> Result<Pending> {
-        if !self.plans.contains_key(&n) {
-            if self.plans.len() >= MAX_PLANS {
-                self.plans.clear();
-            }
-            let p = StepProgram::build(
-                &self.model,
-                data,
-                &self.idx,
-                n,
-                Backward::Grads(&self.grads),
-                &self.acc,
-                &self.table,
-            )?;
-            self.plans.insert(n, p);
+impl Default for ParallelOptions {
+    fn default() -> ParallelOptions {
+        ParallelOptions {
+            initial_shares: None,
+            bucket_bytes: DEFAULT_BUCKET_BYTES,
+            slowdown: Vec::new(),
+            simulated_rates: None,
+            fail_at_step: None,
         }
-        let plan = &self.plans[&n];
-        // The whole step's uniforms, the optimizer's included, in one upload.
-        let mut chunk = Chunk::new(&self.layout, 1);
-        let inputs = StepInputs {
-            data,
-            idx: &self.idx,
-            offset: start,
-            batch: n,
-            seed,
-            t,
-            rule: Some(rule),
-        };
-        chunk.put(0, plan.slots(), &inputs)?;
-        chunk.put(0, &self.optimizer.1, &inputs)?;
-        chunk.upload(&self.dev, &self.table);
-        let mut rec = Recorder::new(&self.dev);
-        plan.replay(&mut rec, &chunk, 0)?;
-        let mut at = 0;
-        for g in &self.grads {
-            rec.copy_at(g.buffer(), &self.staging, at, g.byte_len());
-            at += g.byte_len();
-        }
-        let t0 = Instant::now();
-        rec.submit()?;
-        let flag = Arc::new(Mutex::new(None));
-        let f2 = flag.clone();
-        self.dev.wgpu_queue().on_submitted_work_done(move || {
-            if let Ok(mut g) = f2.lock() {
-                *g = Some(Instant::now());
-            }
-        });
-        Ok((t0, flag))
-    }
-
-    /// Uploads the combined gradients and applies the optimizer step `t` (its uniforms were
-    /// written with the shard's).
-    fn step_optimizer(&mut self, combined: &[f32], t: u64) -> Result<()> {
-        let mut at = 0;
-        for g in &self.grads {
-            let n = g.numel();
-            self.dev.wgpu_queue().write_buffer(
-                g.buffer(),
-                0,
-                bytemuck::cast_slice(&combined[at..at + n]),
-            );
-            at += n;
-        }
-        let chunk = Chunk::new(&self.layout, 1);
-        let mut rec = Recorder::new(&self.dev);
-        rec.replay_at(&self.optimizer.0, &chunk.offsets(0, &self.optimizer.1)?)?;
-        rec.submit()?;
-        self.model.step = t;
-        Ok(())
-    }
-
-    /// Every parameter, in order, as host floats.
-    fn weights(&self) -> Result<Vec<Vec<f32>>> {
-        self.model.params().iter().map(|p| p.to_vec()).collect()
-    }
-}
-
-impl Engine for ParallelEngine<'_> {
-    fn begin_epoch(&mut self, perm: &[u32]) -> Result<()> {
-        for r in &self.reps {
-            r.idx.write(&r.dev, perm)?;
-            step::clear(&r.dev, &r.acc)?;
-        }
-        self.work = vec![(0, 0.0); self.reps.len()];
-        Ok(())
-    }
-
-    fn run(&mut self, steps: &[(usize, usize)], t0: u64, rule: &Rule) -> Result<()> {
-        let nd = self.reps.len();
-        let nparams: usize = self.reps[0].grads.iter().map(|g| g.numel()).sum();
-        for (i, &(offset, b)) in steps.iter().enumerate() {
-            let t = t0 + i as u64 + 1;
-            let sizes = self.balancer.split(b);
-            // Forward and backward on every shard, all devices at once.
-            let mut start = offset;
-            let mut pending = Vec::with_capacity(nd);
-            // A shard whose program was just built also pays for its first use (lavapipe
-            // compiles pipelines then): its time says nothing about the device's speed.
-            let mut fresh = vec![false; nd];
-            for (d, r) in self.reps.iter_mut().enumerate() {
-                let n = sizes[d];
-                if n > 0 {
-                    fresh[d] = !r.plans.contains_key(&n);
-                    pending.push((d, r.shard(&self.data[d], start, n, self.seed, t, rule)?));
-                }
-                start += n;
-            }
-            let mut secs = vec![0.0; nd];
-            for (d, done) in wait_all(&self.reps, pending)? {
-                let f = self.slowdown.get(d).copied().unwrap_or(1.0).max(1.0);
-                if f > 1.0 {
-                    std::thread::sleep(Duration::from_secs_f64((f - 1.0) * done));
-                }
-                let simulated = self
-                    .simulated
-                    .as_ref()
-                    .and_then(|r| r.get(d))
-                    .map(|rate| sizes[d] as f64 / rate.max(1e-9));
-                if let Some(t) = simulated {
-                    secs[d] = t;
-                    self.work[d].0 += sizes[d];
-                    self.work[d].1 += t;
-                } else if !fresh[d] {
-                    secs[d] = done * f;
-                    self.work[d].0 += sizes[d];
-                    self.work[d].1 += secs[d];
-                }
-            }
-            // Combine the shard gradients weighted by shard size, in device order.
-            let mut combined = vec![0.0f64; nparams];
-            for d in (0..nd).filter(|&d| sizes[d] > 0) {
-                let r = &self.reps[d];
-                let bytes = r
-                    .dev
-                    .core()
-                    .map_read(&r.staging, "fit_parallel (gradients)")?;
-                let v: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes);
-                let w = sizes[d] as f64 / b as f64;
-                for (c, x) in combined.iter_mut().zip(&v) {
-                    *c += w * *x as f64;
-                }
-            }
-            let combined: Vec<f32> = combined.into_iter().map(|x| x as f32).collect();
-            for r in self.reps.iter_mut() {
-                r.step_optimizer(&combined, t)?;
-            }
-            log::debug!(
-                "step {t}: shards {sizes:?}, seconds {secs:?}, shares {:?}",
-                self.balancer.shares()
-            );
-            self.balancer.observe(&sizes, &secs, &self.penalty);
-            self.out.shares.push(self.balancer.shares().to_vec());
-        }
-        Ok(())
-    }
-
-    fn sums(&mut self) -> Result<[f64; 3]> {
-        let mut s = [0.0; 3];
-        for r in &self.reps {
-            let a = step::read_acc(&r.acc)?;
-            for i in 0..3 {
-                s[i] += a[i];
-            }
-        }
-        Ok(s)
-    }
-
-    fn end_epoch(&mut self, epoch: usize) -> Result<EpochReport> {
-        let throughput: Vec<f64> = self
-            .work
-            .iter()
-            .map(|(s, t)| *s as f64 / t.max(1e-9))
-            .collect();
-        let w0 = self.reps[0].weights()?;
-        for r in &self.reps[1..] {
-            if r.weights()? != w0 {
-                return Err(Error::Internal {
-                    op: "fit_parallel",
-                    message: format!(
-                        "the replica on {} (id {}) drifted from replica 0 after epoch {}",
-                        r.dev.name(),
-                        r.dev.id(),
-                        epoch + 1
-                    ),
-                });
-            }
-        }
-        for (d, w) in self.watches.iter_mut().enumerate() {
-            let ev = w.epoch_end(epoch, None);
-            let hot = ev
-                .iter()
-                .any(|e| matches!(e, WatchEvent::Throttled | WatchEvent::Hot { .. }));
-            if hot {
-                log::warn!(
-                    "{} is throttling or hot: its share of the batch is reduced",
-                    self.reps[d].dev.name()
-                );
-            }
-            self.penalty[d] = if hot { 0.8 } else { 1.0 };
-        }
-        let detail = format!(
-            "shares [{}]",
-            self.reps
-                .iter()
-                .zip(self.balancer.shares())
-                .zip(&throughput)
-                .map(|((r, s), tp)| format!("{} {:.0}% {:.1}k/s", r.dev.id(), 100.0 * s, tp / 1e3))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        self.out.throughput.push(throughput);
-        Ok(EpochReport {
-            utilisation: f64::NAN,
-            detail,
-        })
-    }
-
-    fn validate(&mut self) -> Result<Option<Evaluation>> {
-        match &self.validation {
-            Some((e, data)) => Ok(Some(e.run(&self.reps[0].dev, data)?)),
-            None => Ok(None),
-        }
-    }
-
-    fn save_checkpoint(
-        &mut self,
-        path: &Path,
-        epoch: usize,
-        seed: u64,
-        history: &History,
-    ) -> Result<()> {
-        self.reps[0]
-            .model
-            .save_checkpoint(path, epoch, seed, history)
     }
 }
 
 impl Sequential {
-    /// Data-parallel training over `group` (see the module docs). `data[d]` is the training
-    /// set on device `d` (the same rows on every device); `options` work as in
-    /// [`Sequential::fit`], with the batch size as the global batch and validation data on
-    /// the group's first device. This model supplies the starting weights (and optimizer
-    /// state, when resuming) and receives the trained ones.
+    /// Data-parallel training over the devices of `group` in this process (see the module
+    /// docs). `data[d]` is the training set on device `d` (the same rows on every device);
+    /// `options` work as in [`Sequential::fit`], with the batch size as the global batch and
+    /// validation data on the group's first device. This model supplies the starting weights
+    /// (and optimizer state, when resuming) and receives the trained ones.
     pub fn fit_parallel(
+        &mut self,
+        group: &DeviceGroup,
+        data: &[Dataset],
+        options: FitOptions<'_>,
+        popts: &ParallelOptions,
+    ) -> Result<ParallelHistory> {
+        self.fit_distributed(group, data, options, popts, &mut HostExchange::new())
+    }
+
+    /// [`Sequential::fit_parallel`] as one process of a run of several that combine their
+    /// gradients through `exchange` (MPI: `suanli::multi::mpi::Mpi`). Every process calls it
+    /// with the same model, options and dataset; each trains its slice of every global batch
+    /// on its devices. Validation rows are split across processes, checkpoints are written
+    /// by rank 0 only, and a process that fails tells the others, which then stop with
+    /// [`Error::PeerFailed`].
+    pub fn fit_distributed(
+        &mut self,
+        group: &DeviceGroup,
+        data: &[Dataset],
+        options: FitOptions<'_>,
+        popts: &ParallelOptions,
+        exchange: &mut dyn Exchange,
+    ) -> Result<ParallelHistory> {
+        let out = self.fit_distributed_inner(group, data, options, popts, exchange);
+        if let Err(e) = &out {
+            // Failures the others share or caused need no telling.
+            let shared = matches!(
+                e,
+                Error::PeerFailed { .. }
+                    | Error::RankMismatch { .. }
+                    | Error::Interrupted { .. }
+                    | Error::NonFinite { .. }
+            );
+            if !shared {
+                exchange.fail(&e.to_string());
+            }
+        }
+        out
+    }
+
+    fn fit_distributed_inner(
         &mut self,
         group: &DeviceGroup,
         data: &[Dataset],
         mut options: FitOptions<'_>,
         popts: &ParallelOptions,
+        ex: &mut dyn Exchange,
     ) -> Result<ParallelHistory> {
         let nd = group.len();
         if data.len() != nd {
@@ -427,49 +152,71 @@ impl Sequential {
             }
         }
         let setup = Setup::new("fit_parallel", self, rows, &options)?;
+        agree_on_the_run(ex, self, data, &options, popts, &setup)?;
         let rule0 = setup.optimizer.rule(setup.lrs[setup.start]);
+        let buckets = replica::buckets(self, popts.bucket_bytes);
         let reps = group
             .devices()
             .iter()
             .zip(data)
-            .map(|(dev, ds)| Replica::new(self, dev, ds, setup.n_train, &rule0))
+            .map(|(dev, ds)| Replica::new(self, dev, ds, setup.n_train, &rule0, &buckets))
             .collect::<Result<Vec<_>>>()?;
         if let Some(v) = options.validation_data {
             reps[0]
                 .model
                 .check_dataset("fit_parallel (validation data)", v)?;
         }
-        let validation = match options.validation_data {
-            Some(v) => Some((Evaluator::new(&reps[0].model, v, None, 1000)?, v)),
-            None if setup.n_train < rows => {
-                let split = setup.split_rows(rows);
-                Some((
-                    Evaluator::new(&reps[0].model, &data[0], Some(&split), 1000)?,
-                    &data[0],
-                ))
+        // This process's consecutive slice of the validation rows.
+        let (val_rows, val_data): (Vec<u32>, Option<&Dataset>) = match options.validation_data {
+            Some(v) => ((0..v.len() as u32).collect(), Some(v)),
+            None if setup.n_train < rows => (setup.split_rows(rows), Some(&data[0])),
+            None => (Vec::new(), None),
+        };
+        let validation = match val_data {
+            Some(v) => {
+                let per = even_split(val_rows.len(), ex.ranks());
+                let from: usize = per[..ex.rank()].iter().sum();
+                let slice = &val_rows[from..from + per[ex.rank()]];
+                let e = if slice.is_empty() {
+                    None
+                } else {
+                    Some(Evaluator::new(&reps[0].model, v, Some(slice), 1000)?)
+                };
+                Some((e, v))
             }
             None => None,
         };
-        let nparams: usize = reps[0].grads.iter().map(|g| g.numel()).sum();
+        let nparams: usize = buckets.iter().map(|b| b.len).sum();
         let t0 = reps[0].model.step;
         let mut engine = ParallelEngine {
             reps,
+            pollers: (nd > 1).then(|| Pollers::start(group.devices())),
             data,
+            ex,
+            buckets,
             balancer: Balancer::new(nd, popts.initial_shares.as_deref()),
             watches: group.devices().iter().map(DeviceWatch::new).collect(),
             penalty: vec![1.0; nd],
             slowdown: popts.slowdown.clone(),
             simulated: popts.simulated_rates.clone(),
+            fail_at: popts.fail_at_step,
             seed: setup.seed,
             work: vec![(0, 0.0); nd],
             validation,
+            tally: Tally::default(),
+            window: None,
             out: ParallelHistory {
                 bytes_per_step: 2 * nparams as u64 * 4,
                 ..Default::default()
             },
         };
-        let history = fit::run(&mut engine, &setup, &mut options, t0)?;
-        // The trained weights and optimizer state come home.
+        let history = fit::run(&mut engine, &setup, &mut options, t0);
+        engine.pollers = None;
+        // Whatever happened, the last completed step's update is applied before the weights
+        // come home.
+        let flushed = engine.flush();
+        let history = history?;
+        flushed?;
         let back = engine.reps[0].model.to_device(&self.device)?;
         self.layers = back.layers;
         self.opt_state = back.opt_state;
@@ -480,32 +227,67 @@ impl Sequential {
     }
 }
 
-/// Waits until every pending shard's device reports its work done; returns each device's
-/// seconds from submission to completion. Bounded by the first device's timeout.
-fn wait_all(reps: &[Replica], pending: Vec<(usize, Pending)>) -> Result<Vec<(usize, f64)>> {
-    let deadline = Instant::now() + reps[0].dev.timeout();
-    let mut out = Vec::with_capacity(pending.len());
-    let mut left = pending;
-    while !left.is_empty() {
-        let mut still = Vec::with_capacity(left.len());
-        for (d, (t0, flag)) in left {
-            reps[d].dev.core().poll();
-            let done = flag.lock().ok().and_then(|g| *g);
-            match done {
-                Some(t) => out.push((d, t.duration_since(t0).as_secs_f64())),
-                None => still.push((d, (t0, flag))),
-            }
-        }
-        left = still;
-        if !left.is_empty() {
-            if Instant::now() > deadline {
-                return Err(Error::Timeout {
-                    op: "fit_parallel",
-                    seconds: reps[0].dev.timeout().as_secs_f64(),
-                });
-            }
-            std::thread::sleep(Duration::from_micros(100));
-        }
+/// Refuses a run whose processes were not started alike: everything that must match is
+/// compared with rank 0's (see [`exchange::check_same`]).
+fn agree_on_the_run(
+    ex: &mut dyn Exchange,
+    model: &Sequential,
+    data: &[Dataset],
+    o: &FitOptions<'_>,
+    popts: &ParallelOptions,
+    s: &Setup,
+) -> Result<()> {
+    if ex.ranks() == 1 {
+        return Ok(());
     }
-    Ok(out)
+    let weights = model
+        .params()
+        .iter()
+        .map(|p| p.to_vec())
+        .collect::<Result<Vec<_>>>()?;
+    let fields = [
+        ("the suanli version", env!("CARGO_PKG_VERSION").to_string()),
+        ("the model", model.summary()),
+        ("the optimizer", format!("{:?}", model.optimizer)),
+        ("the loss", format!("{:?}", model.loss)),
+        ("the batch size", o.batch_size.to_string()),
+        ("the epochs", o.epochs.to_string()),
+        ("the seed", s.seed.to_string()),
+        ("shuffling", o.shuffle.to_string()),
+        (
+            "the dataset",
+            format!(
+                "{} rows of {} values, targets of {}",
+                data[0].len(),
+                data[0].row_len(),
+                data[0].target_len()
+            ),
+        ),
+        ("the training rows", s.n_train.to_string()),
+        (
+            "the validation data",
+            o.validation_data
+                .map_or("none".into(), |v| format!("{} rows", v.len())),
+        ),
+        ("the learning rates", format!("{:?}", s.lrs)),
+        ("early stopping", format!("{:?}", o.early_stopping)),
+        ("the resumed epoch", s.start.to_string()),
+        ("the optimizer step", model.step.to_string()),
+        ("the bucket size", popts.bucket_bytes.to_string()),
+        (
+            "the initial weights",
+            format!("{:016x}", weights_hash(&weights)),
+        ),
+    ];
+    exchange::check_same(ex, &fields)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn even_split_is_consecutive_and_covers_everything() {
+        assert_eq!(super::even_split(10, 3), vec![4, 3, 3]);
+        assert_eq!(super::even_split(2, 4), vec![1, 1, 0, 0]);
+        assert_eq!(super::even_split(128, 2), vec![64, 64]);
+    }
 }

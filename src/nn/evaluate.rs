@@ -92,6 +92,21 @@ impl Evaluator {
 
     /// Runs the evaluation with the model's current weights.
     pub(crate) fn run(&self, dev: &Device, data: &Dataset) -> Result<Evaluation> {
+        let [loss, correct, n] = self.run_sums(dev, data)?;
+        let n = n.max(1.0);
+        Ok(Evaluation {
+            loss: loss / n,
+            accuracy: self.has_acc.then_some(correct / n),
+        })
+    }
+
+    /// Whether the loss has an accuracy.
+    pub(crate) fn has_accuracy(&self) -> bool {
+        self.has_acc
+    }
+
+    /// `[Σ loss, Σ correct, rows]` over the rows (several processes add theirs up).
+    pub(crate) fn run_sums(&self, dev: &Device, data: &Dataset) -> Result<[f64; 3]> {
         step::clear(dev, &self.acc)?;
         for chunk in self.steps.chunks(CHUNK) {
             step::run_chunk(
@@ -107,12 +122,7 @@ impl Evaluator {
                 None,
             )?;
         }
-        let [loss, correct, n] = step::read_acc(&self.acc)?;
-        let n = n.max(1.0);
-        Ok(Evaluation {
-            loss: loss / n,
-            accuracy: self.has_acc.then_some(correct / n),
-        })
+        step::read_acc(&self.acc)
     }
 }
 

@@ -42,6 +42,13 @@ pub(crate) trait Engine {
     fn end_epoch(&mut self, epoch: usize) -> Result<EpochReport>;
     /// Loss and accuracy on the validation rows, if there are any.
     fn validate(&mut self) -> Result<Option<Evaluation>>;
+    /// Whether any participant of the run says `flag`: the decisions every participant must
+    /// take alike (read the running metrics now, stop now) go through here. One process
+    /// decides alone; several agree.
+    fn agree(&mut self, flag: bool) -> Result<bool> {
+        Ok(flag)
+    }
+
     /// Writes a checkpoint of the current weights and optimizer state.
     fn save_checkpoint(
         &mut self,
@@ -261,7 +268,9 @@ pub(crate) fn run(
             engine.run(chunk, t, &rule)?;
             t += chunk.len() as u64;
             done += chunk.len();
-            if done < nsteps && last_read.elapsed() >= PROGRESS_EVERY {
+            // Every participant reads the metrics at the same chunk (the read is collective
+            // when several processes train together), when any of them is due.
+            if engine.agree(done < nsteps && last_read.elapsed() >= PROGRESS_EVERY)? {
                 let (loss, accuracy) = metrics(engine.sums()?);
                 if !loss.is_finite() {
                     return Err(Error::NonFinite {
@@ -282,7 +291,7 @@ pub(crate) fn run(
                 for cb in o.callbacks.iter_mut() {
                     go &= cb.on_progress(&p);
                 }
-                if !go {
+                if engine.agree(!go)? {
                     return Err(Error::Interrupted {
                         epoch: epoch + 1,
                         step: done,
@@ -336,7 +345,7 @@ pub(crate) fn run(
         if let Some(cb) = o.on_epoch_end.as_mut() {
             go &= cb(epoch, &history);
         }
-        if !go {
+        if engine.agree(!go)? {
             break;
         }
         if let Some(es) = o.early_stopping {

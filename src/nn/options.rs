@@ -357,7 +357,28 @@ pub struct History {
     pub epoch_seconds: Vec<f64>,
     /// Fraction of each epoch's training time the device's queue was busy
     /// ([`crate::runtime::Device::utilisation_window`]; NaN where not measured).
+    #[serde(with = "nan_as_null")]
     pub utilisation: Vec<f64>,
+}
+
+/// JSON has no NaN: a value not measured is written as `null` and read back as NaN (a
+/// checkpoint must load whatever its history holds).
+mod nan_as_null {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[f64], s: S) -> Result<S::Ok, S::Error> {
+        v.iter()
+            .map(|x| x.is_finite().then_some(*x))
+            .collect::<Vec<Option<f64>>>()
+            .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+        Ok(Vec::<Option<f64>>::deserialize(d)?
+            .into_iter()
+            .map(|x| x.unwrap_or(f64::NAN))
+            .collect())
+    }
 }
 
 /// Loss and accuracy of a model on a dataset.

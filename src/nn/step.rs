@@ -13,7 +13,8 @@
 
 use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::exec::capture::{Capture, Program};
+use crate::exec::capture::Capture;
+use crate::exec::dispatch::Program;
 use crate::exec::recorder::Recorder;
 use crate::kernels::loss as dense_loss;
 use crate::kernels::{elementwise, matmul, matmul_tune, optim, softmax_xent};
@@ -216,10 +217,14 @@ pub fn dropout_mask_seed(seed: u64, t: u64, k: usize) -> u32 {
     (x ^ (x >> 31)) as u32
 }
 
-/// One batch size's step, captured (see the module docs).
+/// One batch size's step, captured (see the module docs), in one segment or, for
+/// data-parallel training, in several: segment `i` ends once the gradients of bucket `i` are
+/// computed, so they can leave the device while the next segment runs.
 pub(crate) struct StepProgram {
     pub(crate) batch: usize,
-    program: Program,
+    /// Each segment's program and the table slots it reads.
+    segments: Vec<(Program, Vec<Slot>)>,
+    /// Every segment's slots, in order.
     slots: Vec<Slot>,
     /// Buffers the program is bound to.
     _keep: Vec<Tensor>,
@@ -236,6 +241,22 @@ impl StepProgram {
         backward: Backward<'_>,
         acc: &Tensor,
         table: &Tensor,
+    ) -> Result<StepProgram> {
+        StepProgram::build_cut(model, data, idx, batch, backward, acc, table, &[])
+    }
+
+    /// [`StepProgram::build`] in segments: a segment ends after the backward pass of each
+    /// layer in `cut_after` (layer indices; the last segment ends the step).
+    #[allow(clippy::too_many_arguments)] // a step's inputs, spelled out
+    pub(crate) fn build_cut(
+        model: &Sequential,
+        data: &Dataset,
+        idx: &IndexBuffer,
+        batch: usize,
+        backward: Backward<'_>,
+        acc: &Tensor,
+        table: &Tensor,
+        cut_after: &[usize],
     ) -> Result<StepProgram> {
         let dev = &model.device;
         // The tuner submits work of its own: never inside the capture.
@@ -265,6 +286,7 @@ impl StepProgram {
         }
         let loss = model.loss.unwrap_or(Loss::SparseCategoricalCrossentropy);
         let mut dy = loss_end(&mut cx, loss, &h, &y, acc, training)?;
+        let mut segments = Vec::new();
         if training {
             // The loss gives the gradient at the logits when it folds the last activation.
             let mut gated = loss.takes_logits();
@@ -301,28 +323,55 @@ impl StepProgram {
                     dy = dx;
                     gated = dx_gate.is_some();
                 }
+                if l > 0 && cut_after.contains(&l) {
+                    let program = cx.rec().cut().ok_or_else(|| Error::Internal {
+                        op: "step program",
+                        message: "a step captured by a recorder that cannot cut".into(),
+                    })?;
+                    segments.push((program, std::mem::take(&mut cx.slots)));
+                }
             }
         }
-        let slots = std::mem::take(&mut cx.slots);
+        let last = std::mem::take(&mut cx.slots);
         let keep = std::mem::take(&mut cx.keep);
         drop(cx);
-        let program = cap.finish();
-        if program.table_bound() != slots.len() {
-            return Err(Error::Internal {
-                op: "step program",
-                message: format!(
-                    "{} table-bound dispatches but {} slots",
-                    program.table_bound(),
-                    slots.len()
-                ),
-            });
+        segments.push((cap.finish(), last));
+        for (program, slots) in &segments {
+            if program.table_bound() != slots.len() {
+                return Err(Error::Internal {
+                    op: "step program",
+                    message: format!(
+                        "{} table-bound dispatches but {} slots",
+                        program.table_bound(),
+                        slots.len()
+                    ),
+                });
+            }
         }
+        let slots = segments.iter().flat_map(|(_, s)| s.clone()).collect();
         Ok(StepProgram {
             batch,
-            program,
+            segments,
             slots,
             _keep: keep,
         })
+    }
+
+    /// Number of segments.
+    pub(crate) fn segments(&self) -> usize {
+        self.segments.len()
+    }
+
+    /// Records segment `i` of the step whose uniforms are at `step` of `chunk`.
+    pub(crate) fn replay_segment(
+        &self,
+        rec: &mut Recorder<'_>,
+        chunk: &Chunk<'_>,
+        step: usize,
+        i: usize,
+    ) -> Result<()> {
+        let (program, slots) = &self.segments[i];
+        rec.replay_at(program, &chunk.offsets(step, slots)?)
     }
 
     /// The table slots the program reads, in order.
@@ -337,7 +386,10 @@ impl StepProgram {
         chunk: &Chunk<'_>,
         step: usize,
     ) -> Result<()> {
-        rec.replay_at(&self.program, &chunk.offsets(step, &self.slots)?)
+        for i in 0..self.segments.len() {
+            self.replay_segment(rec, chunk, step, i)?;
+        }
+        Ok(())
     }
 }
 

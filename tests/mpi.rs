@@ -1,0 +1,369 @@
+//! Several processes through MPI (`cargo test --release --features mpi --test mpi`, with Open
+//! MPI or MPICH installed and `mnist_mlp` built with the feature). Each test launches
+//! `mpirun -n 2` on this test binary's ignored `mpi_worker` test (which reads its job from
+//! the environment) or on the `mnist_mlp` example, and checks what the processes wrote and
+//! how they ended:
+//! - two ranks train the same weights as one device (1e-5 relative L2 after 100 steps), and
+//!   the two ranks' replicas are bit-identical;
+//! - ranks started with different settings refuse to train, naming the setting;
+//! - a rank that returns an error, exits, is killed or hangs makes the other exit non-zero
+//!   within 60 s, with a message naming it;
+//! - after a rank is killed, the last checkpoint resumes exactly.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use suanli::data::Dataset;
+use suanli::multi::mpi::Mpi;
+use suanli::multi::{DeviceGroup, Exchange, ParallelOptions};
+use suanli::nn::{Dense, FitOptions, Loss, Optimizer, Sequential};
+use suanli::random::Rng;
+
+/// Synthetic classification rows (4 classes, 20 features).
+fn rows(n: usize) -> (Vec<f32>, Vec<u32>) {
+    let mut rng = Rng::new(31);
+    let mut x = Vec::with_capacity(n * 20);
+    let mut y = Vec::with_capacity(n);
+    for i in 0..n {
+        let c = (i * 7 + i / 3) % 4;
+        for j in 0..20 {
+            x.push((rng.normal() + if j % 4 == c { 0.7 } else { 0.0 }) as f32);
+        }
+        y.push(c as u32);
+    }
+    (x, y)
+}
+
+/// The model of the equality test: smooth activations, so the comparison after 100 steps
+/// measures rounding, not which side of a ReLU's kink a pre-activation within 1e-7 of zero
+/// fell on (see docs/SCALING.md: with ReLU, such a flip makes some runs differ by 1e-4..4e-3).
+fn model(dev: &suanli::Device) -> Sequential {
+    let mut m = Sequential::with_seed(dev, 9);
+    m.add(Dense::new(48, "tanh").input_dim(20)).unwrap();
+    m.add(Dense::new(24, "gelu")).unwrap();
+    m.add(Dense::new(4, "softmax")).unwrap();
+    m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
+        .unwrap();
+    m
+}
+
+/// 100 steps of 128 rows.
+const ROWS: usize = 12_800;
+const BATCH: usize = 128;
+
+fn weights(m: &Sequential, path: &Path) -> Vec<f32> {
+    m.save(path).unwrap();
+    tensors(path)
+}
+
+/// Every tensor of a safetensors file, by name, concatenated (the header's metadata order is
+/// not fixed, so files of equal models are compared by their tensors).
+fn tensors(path: &Path) -> Vec<f32> {
+    let bytes = std::fs::read(path).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let mut names = st.names();
+    names.sort();
+    names
+        .iter()
+        .flat_map(|n| bytemuck::pod_collect_to_vec::<u8, f32>(st.tensor(n).unwrap().data()))
+        .collect()
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("suanli-mpi-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `mpirun -n 2` on `program args`, with the settings a root CI container needs, bounded by
+/// mpirun's own job timeout.
+fn mpirun(program: &Path, args: &[&str], env: &[(&str, &str)]) -> (Output, Duration) {
+    // One job at a time: jobs sharing the cores would stretch each other past the deadlines.
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cmd = Command::new("mpirun");
+    cmd.args([
+        "-n",
+        "2",
+        "--oversubscribe",
+        "--bind-to",
+        "none",
+        "--timeout",
+        "240",
+    ])
+    .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    .env("OMPI_MCA_btl_base_warn_component_unused", "0");
+    for (k, v) in env {
+        cmd.env(k, v).args(["-x", k]);
+    }
+    cmd.arg(program).args(args);
+    let t = Instant::now();
+    let out = cmd
+        .output()
+        .expect("mpirun not found: install Open MPI (apt-get install openmpi-bin libopenmpi-dev)");
+    (out, t.elapsed())
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Runs this test binary's `mpi_worker` on two ranks with `job`.
+fn worker(job: &str, dir: &Path) -> Output {
+    let exe = std::env::current_exe().unwrap();
+    let d = dir.to_str().unwrap();
+    let (out, _) = mpirun(
+        &exe,
+        &[
+            "--exact",
+            "mpi_worker",
+            "--ignored",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ],
+        &[("SUANLI_TEST_MPI_JOB", job), ("SUANLI_TEST_MPI_OUT", d)],
+    );
+    out
+}
+
+/// The `mnist_mlp` example built with the feature, next to this test binary.
+fn mnist_mlp() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let p = exe
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .join("examples/mnist_mlp");
+    assert!(
+        p.exists(),
+        "{} is missing: cargo build --release --features mpi --example mnist_mlp",
+        p.display()
+    );
+    p
+}
+
+/// One rank of a job, under mpirun: `cargo test` never runs it (ignored); the tests below
+/// launch it.
+#[test]
+#[ignore = "launched by the other tests under mpirun"]
+fn mpi_worker() {
+    let job = std::env::var("SUANLI_TEST_MPI_JOB").expect("SUANLI_TEST_MPI_JOB");
+    let out = PathBuf::from(std::env::var("SUANLI_TEST_MPI_OUT").expect("SUANLI_TEST_MPI_OUT"));
+    let mut mpi = Mpi::init().unwrap();
+    let rank = mpi.rank();
+    let dev = common::own_device(None).expect("a test device");
+    let (x, y) = rows(ROWS);
+    let data = Dataset::from_f32(&dev, &x, 20, &y).unwrap();
+    let group = DeviceGroup::from_devices(vec![dev.clone()]).unwrap();
+    let mut m = model(&dev);
+    let batch = if job == "mismatch" && rank == 1 {
+        64
+    } else {
+        BATCH
+    };
+    let result = m.fit_distributed(
+        &group,
+        &[data],
+        FitOptions {
+            epochs: 1,
+            batch_size: batch,
+            ..Default::default()
+        },
+        &ParallelOptions::default(),
+        &mut mpi,
+    );
+    match result {
+        Ok(_) => {
+            weights(&m, &out.join(format!("rank{rank}.safetensors")));
+        }
+        Err(e) => std::fs::write(out.join(format!("rank{rank}.err")), e.to_string()).unwrap(),
+    }
+}
+
+#[test]
+fn two_ranks_train_the_weights_of_one_device() {
+    let Some(dev) = common::device() else {
+        return;
+    };
+    let dir = out_dir("equal");
+    let o = worker("equal", &dir);
+    assert!(o.status.success(), "{}", text(&o));
+    let got = tensors(&dir.join("rank0.safetensors"));
+    let r1 = tensors(&dir.join("rank1.safetensors"));
+    assert!(
+        got.iter()
+            .map(|v| v.to_bits())
+            .eq(r1.iter().map(|v| v.to_bits())),
+        "the two ranks' replicas differ"
+    );
+    // The same global batches on one device.
+    let (x, y) = rows(ROWS);
+    let data = Dataset::from_f32(&dev, &x, 20, &y).unwrap();
+    let mut m = model(&dev);
+    m.fit(
+        &data,
+        FitOptions {
+            epochs: 1,
+            batch_size: BATCH,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let want = weights(&m, &dir.join("single.safetensors"));
+    let reference: Vec<f64> = want.iter().map(|&v| v as f64).collect();
+    let rel = common::rel_l2(&got, &reference);
+    eprintln!("two ranks vs one device after 100 steps: relative L2 {rel:e}");
+    assert!(
+        rel < 1e-5,
+        "two ranks vs one device after 100 steps: relative L2 {rel:e}"
+    );
+    // And training moved the weights (the comparison is not of two untouched models).
+    let init = weights(&model(&dev), &dir.join("init.safetensors"));
+    let moved: f64 = init
+        .iter()
+        .zip(&want)
+        .map(|(a, b)| ((a - b) as f64).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    assert!(moved > 1e-2, "training barely moved the weights ({moved})");
+}
+
+#[test]
+fn ranks_started_differently_refuse_to_train() {
+    if common::device().is_none() {
+        return;
+    }
+    let dir = out_dir("mismatch");
+    let o = worker("mismatch", &dir);
+    assert!(o.status.success(), "{}", text(&o));
+    for r in 0..2 {
+        let e = std::fs::read_to_string(dir.join(format!("rank{r}.err")))
+            .unwrap_or_else(|_| panic!("rank {r} trained anyway:\n{}", text(&o)));
+        assert!(
+            e.contains("disagree on the batch size: rank 0 has 128, rank 1 has 64"),
+            "rank {r}: {e}"
+        );
+    }
+}
+
+/// A rank failing `kind` at step 120 of 200 makes the job end non-zero within 60 s, and the
+/// output names rank 1.
+fn fault(kind: &str, names: &[&str]) {
+    if common::device().is_none() {
+        return;
+    }
+    let (o, took) = mpirun(
+        &mnist_mlp(),
+        &[
+            "--mpi",
+            "--epochs",
+            "2",
+            "--batch-size",
+            "128",
+            "--train-rows",
+            "12800",
+            "--quiet",
+            "--fault-rank",
+            "1",
+            "--fault-step",
+            "120",
+            "--fault",
+            kind,
+        ],
+        &[("SUANLI_MPI_TIMEOUT", "10")],
+    );
+    let t = text(&o);
+    assert!(!o.status.success(), "{kind}: the job succeeded:\n{t}");
+    assert!(
+        t.contains(&format!("injected fault '{kind}'")) || kind == "error",
+        "{kind}: the fault was never injected:\n{t}"
+    );
+    assert!(
+        took < Duration::from_secs(60),
+        "{kind}: the job took {took:?} to end"
+    );
+    assert!(
+        names.iter().any(|n| t.contains(n)),
+        "{kind}: no message names rank 1 (looked for {names:?}):\n{t}"
+    );
+}
+
+#[test]
+fn a_rank_that_returns_an_error_stops_the_other() {
+    fault("error", &["error: rank 1 failed: fit_parallel: device"]);
+}
+
+#[test]
+fn a_rank_that_hangs_is_named_by_the_other() {
+    fault("hang", &["error: rank 1 failed: it stopped answering"]);
+}
+
+#[test]
+fn a_rank_that_exits_ends_the_job() {
+    // mpirun names the process it saw exit: `[[job,1],1]` is rank 1.
+    fault("exit", &[",1],1]", "rank 1 failed"]);
+}
+
+#[test]
+fn a_killed_rank_ends_the_job_and_its_checkpoint_resumes_exactly() {
+    fault("kill", &["process rank 1", "rank 1 failed"]);
+    let dir = out_dir("resume");
+    let p = |f: &str| dir.join(f).to_str().unwrap().to_string();
+    let base = [
+        "--mpi",
+        "--batch-size",
+        "128",
+        "--train-rows",
+        "12800",
+        "--quiet",
+    ];
+    let run = |extra: &[&str]| {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        mpirun(&mnist_mlp(), &args, &[("SUANLI_MPI_TIMEOUT", "10")]).0
+    };
+    // Uninterrupted: 2 epochs.
+    let full = p("full.safetensors");
+    let o = run(&["--epochs", "2", "--save", &full]);
+    assert!(o.status.success(), "{}", text(&o));
+    // Killed in epoch 2 (step 120 of 200), then resumed from epoch 1's checkpoint.
+    let ck = p("run.ckpt");
+    let o = run(&[
+        "--epochs",
+        "2",
+        "--checkpoint",
+        &ck,
+        "--fault-rank",
+        "1",
+        "--fault-step",
+        "120",
+        "--fault",
+        "kill",
+    ]);
+    assert!(!o.status.success(), "{}", text(&o));
+    let resumed = p("resumed.safetensors");
+    let o = run(&["--epochs", "2", "--resume", &ck, "--save", &resumed]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("Resuming from") && t.contains("after epoch 1"),
+        "{t}"
+    );
+    let (a, b) = (tensors(Path::new(&full)), tensors(Path::new(&resumed)));
+    assert!(
+        a.iter()
+            .map(|v| v.to_bits())
+            .eq(b.iter().map(|v| v.to_bits())),
+        "resuming from the checkpoint did not continue exactly"
+    );
+}
