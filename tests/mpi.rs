@@ -284,6 +284,7 @@ fn fault(kind: &str, names: &[&str]) {
         &[("SUANLI_MPI_TIMEOUT", "10")],
     );
     let t = text(&o);
+    eprintln!("{kind}: the job ended after {took:.1?} with {}", o.status);
     assert!(!o.status.success(), "{kind}: the job succeeded:\n{t}");
     assert!(
         t.contains(&format!("injected fault '{kind}'")) || kind == "error",

@@ -341,3 +341,72 @@ fn fused_optimizer_step_equals_the_separate_one_for_every_optimizer() {
         );
     }
 }
+
+#[test]
+fn one_delayed_step_does_not_move_the_shares() {
+    // Two identical devices; now and then one step of one device is delayed 5× (the operating
+    // system preempting it). The median of recent rates ignores that: shares stay at half.
+    let mut b = Balancer::new(2, None);
+    for step in 0..60 {
+        let sizes = b.split(128);
+        let mut secs: Vec<f64> = sizes.iter().map(|&s| s as f64 / 1000.0).collect();
+        if step % 7 == 3 {
+            secs[step % 2] *= 5.0;
+        }
+        b.observe(&sizes, &secs, &[1.0, 1.0]);
+        assert!(
+            (b.shares()[0] - 0.5).abs() < 0.02,
+            "step {step}: shares {:?}",
+            b.shares()
+        );
+    }
+}
+
+#[test]
+fn buckets_overlap_and_checkpoints_of_parallel_training_load() {
+    let Some(g) = group() else {
+        return;
+    };
+    let (x, y) = rows(1280);
+    let data: Vec<Dataset> = g
+        .devices()
+        .iter()
+        .map(|d| Dataset::from_f32(d, &x, 10, &y).unwrap())
+        .collect();
+    let ck = std::env::temp_dir().join(format!("suanli-par-ck-{}.ckpt", std::process::id()));
+    let mut m = model(&g.devices()[0]);
+    let p = m
+        .fit_parallel(
+            &g,
+            &data,
+            FitOptions {
+                epochs: 2,
+                batch_size: 64,
+                checkpoint: Some(&ck),
+                ..Default::default()
+            },
+            // One byte: a bucket per layer, each leaving the device while the next runs.
+            &ParallelOptions {
+                bucket_bytes: 1,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(p.exchange.len(), 2);
+    for x in &p.exchange {
+        assert_eq!(x.buckets, 2, "{x:?}");
+        assert!((0.0..=1.0).contains(&x.hidden), "{x:?}");
+        assert!(
+            x.seconds_per_step > 0.0 && x.host_bytes_per_step > 0.0,
+            "{x:?}"
+        );
+        assert_eq!(x.bytes_sent_per_step, 0.0, "one process sends nothing");
+    }
+    // The checkpoint of a parallel run loads and carries its history.
+    let (back, c) = Sequential::load_checkpoint(&g.devices()[0], &ck).unwrap();
+    assert_eq!(c.epoch, 2);
+    assert_eq!(c.history.loss, p.history.loss);
+    assert_eq!(back.steps_taken(), m.steps_taken());
+    assert_eq!(weights(&back), weights(&m));
+    let _ = std::fs::remove_file(&ck);
+}

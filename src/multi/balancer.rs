@@ -4,8 +4,9 @@
 //! Shares start equal (or as given), then move towards each device's measured throughput
 //! (samples/s of its shard: the median of its last few steps, so one step that the operating
 //! system delayed does not move the shares), halfway to the target each step. They hold while
-//! the devices would finish within 5% of each other, and within a dead band of the target, so
-//! they settle instead of oscillating; a floor keeps every device in. A device whose sensor
+//! the devices would finish within 5% of each other (or within twice the scatter of the recent
+//! measurements, where that is larger), and within a dead band of the target, so they settle
+//! instead of oscillating; a floor keeps every device in. A device whose sensor
 //! reports throttling or heat gets its target cut (the caller passes the penalty). It is pure
 //! arithmetic on measured times, tested with made-up times.
 
@@ -101,7 +102,21 @@ impl Balancer {
             .filter(|(s, _)| **s > 0)
             .map(|(&s, r)| s as f64 / r)
             .fold((f64::INFINITY, 0.0f64), |(l, h), t| (l.min(t), h.max(t)));
-        if hi / lo - 1.0 < self.time_band && penalty.iter().all(|p| *p == 1.0) {
+        // Differences within the measurements' own scatter are noise, not speed: the band
+        // widens to twice the largest relative spread (median absolute deviation) of the
+        // recent rates, so identical devices on a noisy machine keep equal shares.
+        let noise = self
+            .samples
+            .iter()
+            .zip(&rates)
+            .map(|(q, m)| {
+                let dev: std::collections::VecDeque<f64> =
+                    q.iter().map(|r| (r - m).abs()).collect();
+                median(&dev).unwrap_or(0.0) / m.max(1e-300)
+            })
+            .fold(0.0f64, f64::max);
+        let band = self.time_band.max(2.0 * noise);
+        if hi / lo - 1.0 < band && penalty.iter().all(|p| *p == 1.0) {
             return;
         }
         let weighted: Vec<f64> = rates.iter().zip(penalty).map(|(r, p)| r * p).collect();
