@@ -9,11 +9,14 @@ use suanli::multi::replica::buckets;
 use suanli::nn::{Dense, Loss, Optimizer, Sequential};
 use suanli::Error;
 
+/// What rank `r` sends when this rank sends `mine`.
+type Others = Box<dyn Fn(usize, &[u8]) -> Vec<u8>>;
+
 /// Rank `rank` of a run whose other ranks say what `others` returns for a message.
 struct FakeRanks {
     rank: usize,
     ranks: usize,
-    others: Box<dyn Fn(usize, &[u8]) -> Vec<u8>>,
+    others: Others,
 }
 
 impl Exchange for FakeRanks {
