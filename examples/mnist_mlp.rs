@@ -12,7 +12,8 @@
 //! --seed N (0), --save PATH, --quiet, --bench (--no-torch: without the PyTorch comparison), --profile (per-kernel GPU time after training;
 //! it waits for every submission, so epochs run slower while it is on), --checkpoint PATH
 //! (weights, optimizer state, epoch and seed after every epoch, atomically), --resume PATH
-//! (continue from a checkpoint, and keep checkpointing to it), --train-rows N (train on the
+//! (continue from a checkpoint, and keep checkpointing to it), --load PATH (start from the weights
+//! of a model file saved by Rust or Python; with --epochs 0 only evaluate them), --train-rows N (train on the
 //! first N images only; for quick tries), --devices LIST (data-parallel over several devices:
 //! `gpu:0,gpu:1`, `all`, or `cpu,cpu` to try it on the software adapter; prints each device's
 //! share and throughput per epoch), --bucket-kb N (gradient bucket size for --devices and --mpi;
@@ -50,6 +51,7 @@ struct Args {
     profile: bool,
     checkpoint: Option<PathBuf>,
     resume: Option<PathBuf>,
+    load: Option<PathBuf>,
     train_rows: Option<usize>,
     devices: Option<String>,
     bucket_kb: usize,
@@ -72,6 +74,7 @@ fn parse_args() -> Result<Args, String> {
         profile: false,
         checkpoint: None,
         resume: None,
+        load: None,
         train_rows: None,
         devices: None,
         bucket_kb: 25 * 1024,
@@ -96,6 +99,7 @@ fn parse_args() -> Result<Args, String> {
             "--profile" => a.profile = true,
             "--checkpoint" => a.checkpoint = Some(PathBuf::from(value("--checkpoint")?)),
             "--resume" => a.resume = Some(PathBuf::from(value("--resume")?)),
+            "--load" => a.load = Some(PathBuf::from(value("--load")?)),
             "--devices" => a.devices = Some(value("--devices")?),
             "--train-rows" => a.train_rows = Some(value("--train-rows")?.parse().map_err(|e| format!("--train-rows: {e}"))?),
             "--bucket-kb" => a.bucket_kb = value("--bucket-kb")?.parse().map_err(|e| format!("--bucket-kb: {e}"))?,
@@ -105,10 +109,13 @@ fn parse_args() -> Result<Args, String> {
             "--fault" => fault_kind = Some(value("--fault")?),
             "--save-every-rank" => a.save_every_rank = true,
             "-h" | "--help" => {
-                return Err("usage: mnist_mlp [--epochs N] [--batch-size N] [--lr X] [--device SPEC] [--seed N] [--save PATH] [--quiet] [--bench] [--no-torch] [--profile] [--checkpoint PATH] [--resume PATH] [--train-rows N] [--devices LIST] [--bucket-kb N] [--mpi [--fault-rank R --fault-step N --fault error|exit|kill|hang|panic] [--save-every-rank]]".into())
+                return Err("usage: mnist_mlp [--epochs N] [--batch-size N] [--lr X] [--device SPEC] [--seed N] [--save PATH] [--quiet] [--bench] [--no-torch] [--profile] [--checkpoint PATH] [--resume PATH] [--load PATH] [--train-rows N] [--devices LIST] [--bucket-kb N] [--mpi [--fault-rank R --fault-step N --fault error|exit|kill|hang|panic] [--save-every-rank]]".into())
             }
             other => return Err(format!("unknown flag {other:?} (try --help)")),
         }
+    }
+    if a.load.is_some() && a.resume.is_some() {
+        return Err("--load and --resume exclude each other".into());
     }
     match (fault_rank, fault_step, fault_kind) {
         (None, None, None) => {}
@@ -291,8 +298,21 @@ fn run(args: &Args) -> suanli::Result<()> {
     );
 
     // ---- model (or a checkpoint to continue) -------------------------------------------------
-    let (mut model, resume) = match &args.resume {
-        Some(path) => {
+    let (mut model, resume) = match (&args.resume, &args.load) {
+        // Weights from a model file (or a checkpoint's weights), saved by Rust or Python;
+        // `--epochs 0` evaluates them as they are.
+        (None, Some(path)) => {
+            let mut m = Sequential::load(&dev, path)?;
+            m.compile(
+                Optimizer::adam().with_lr(args.lr),
+                Loss::SparseCategoricalCrossentropy,
+            )?;
+            say!(root, "Loaded {}", path.display());
+            (m, None)
+        }
+        (Some(_), Some(_)) => unreachable!("parse_args refuses --load with --resume"),
+        (None, None) => build(&dev, args)?,
+        (Some(path), None) => {
             let (m, ck) = Sequential::load_checkpoint(&dev, path)?;
             say!(
                 root,
@@ -303,22 +323,6 @@ fn run(args: &Args) -> suanli::Result<()> {
                 ck.step
             );
             (m, Some(ck))
-        }
-        None => {
-            let mut m = Sequential::with_seed(&dev, args.seed);
-            m.add(Dense::new(128, Activation::Relu).input_dim(784))?;
-            m.add(Dense::new(64, Activation::Relu))?;
-            m.add(Dense::new(10, Activation::Softmax))?;
-            m.compile(
-                Optimizer::Adam {
-                    lr: args.lr,
-                    beta1: 0.9,
-                    beta2: 0.999,
-                    eps: 1e-7,
-                },
-                Loss::SparseCategoricalCrossentropy,
-            )?;
-            (m, None)
         }
     };
     if !args.quiet && root {
@@ -363,7 +367,9 @@ fn run(args: &Args) -> suanli::Result<()> {
         ..Default::default()
     };
     let t = Instant::now();
-    let history = if let Some(g) = &group {
+    let history = if args.epochs == 0 {
+        suanli::nn::History::default()
+    } else if let Some(g) = &group {
         // Data-parallel: the training set on every device, the model replicated.
         say!(
             root,
@@ -592,4 +598,25 @@ impl suanli::nn::Callback for Fault {
         }
         true
     }
+}
+
+/// The model of the example: 784-128-64-10, ReLU, softmax, Adam.
+fn build(
+    dev: &Device,
+    args: &Args,
+) -> suanli::Result<(Sequential, Option<suanli::nn::Checkpoint>)> {
+    let mut m = Sequential::with_seed(dev, args.seed);
+    m.add(Dense::new(128, Activation::Relu).input_dim(784))?;
+    m.add(Dense::new(64, Activation::Relu))?;
+    m.add(Dense::new(10, Activation::Softmax))?;
+    m.compile(
+        Optimizer::Adam {
+            lr: args.lr,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-7,
+        },
+        Loss::SparseCategoricalCrossentropy,
+    )?;
+    Ok((m, None))
 }

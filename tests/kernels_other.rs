@@ -7,6 +7,7 @@ mod common;
 use common::{assert_rel_l2, random_vec};
 use suanli::exec::Recorder;
 use suanli::internals::kernels::gather;
+use suanli::internals::kernels::gather::Lookup;
 use suanli::internals::kernels::optim;
 use suanli::internals::reference;
 use suanli::tensor::{ByteBuffer, IndexBuffer};
@@ -683,25 +684,78 @@ fn gather_rows_from_u8_dataset() {
         let idx: Vec<u32> = (0..batch + 5)
             .map(|_| rng.below(rows as u64) as u32)
             .collect();
+        // A random palette: a byte looked up at the wrong index, or scaled instead of looked
+        // up, shows; the lookup must reproduce the palette's bits.
+        let palette = random_vec(gather::PALETTE_LEN, 70 + rows as u64);
         let db = ByteBuffer::new(&dev, &data).unwrap();
+        let pt = Tensor::from_slice(&dev, &palette, &[gather::PALETTE_LEN]).unwrap();
         let ib = IndexBuffer::new(&dev, &idx).unwrap();
-        let out = Tensor::full(&dev, &[batch * row_len], f32::NAN).unwrap();
-        let mut rec = Recorder::new(&dev);
         let sel = gather::Rows {
             indices: &ib,
             offset: 5,
             batch,
             row_len,
-            scale: 1.0 / 255.0,
+            scale: 1.0,
         };
-        gather::gather(&mut rec, &db, sel, out.buffer()).unwrap();
-        rec.submit().unwrap();
-        let got = out.to_vec().unwrap();
-        let want: Vec<f64> = (0..batch * row_len)
-            .map(|i| data[idx[5 + i / row_len] as usize * row_len + i % row_len] as f64 / 255.0)
-            .collect();
-        assert_rel_l2("gather", &got, &want, 1e-7);
+        // Every way a byte becomes a float: through the palette and by a multiply (both
+        // exact), and by a divide (WGSL allows 2.5 ULP; datasets use it only where the
+        // device was checked to be exact).
+        for lookup in [
+            Lookup::Palette,
+            Lookup::Multiply(1.0 / 255.0),
+            Lookup::Divide(255.0),
+        ] {
+            let out = Tensor::full(&dev, &[batch * row_len], f32::NAN).unwrap();
+            let mut rec = Recorder::new(&dev);
+            gather::gather(&mut rec, &db, &pt, lookup, sel, out.buffer()).unwrap();
+            rec.submit().unwrap();
+            let got = out.to_vec().unwrap();
+            let want: Vec<f32> = (0..batch * row_len)
+                .map(|i| {
+                    let b = data[idx[5 + i / row_len] as usize * row_len + i % row_len];
+                    lookup.value(b, &palette)
+                })
+                .collect();
+            let ulps = got
+                .iter()
+                .zip(&want)
+                .map(|(g, w)| (g.to_bits() as i64 - w.to_bits() as i64).unsigned_abs())
+                .max()
+                .unwrap();
+            let allowed = if matches!(lookup, Lookup::Divide(_)) {
+                3
+            } else {
+                0
+            };
+            assert!(
+                ulps <= allowed,
+                "gather {rows}x{row_len} batch {batch} {lookup:?}: {ulps} ULP off"
+            );
+        }
     }
+    // The scaled palette is the f32 product k·scale, the same bits the kernel used to compute.
+    let pal = gather::scaled_palette(1.0 / 255.0);
+    assert_eq!(pal.len(), 256);
+    assert!(pal
+        .iter()
+        .enumerate()
+        .all(|(k, v)| *v == k as f32 * (1.0 / 255.0)));
+    // A palette of the wrong length is refused before anything is recorded.
+    let db = ByteBuffer::new(&dev, &[1, 2, 3, 4]).unwrap();
+    let short = Tensor::zeros(&dev, &[255]).unwrap();
+    let ib = IndexBuffer::new(&dev, &[0]).unwrap();
+    let out = Tensor::empty(&dev, &[4]).unwrap();
+    let sel = gather::Rows {
+        indices: &ib,
+        offset: 0,
+        batch: 1,
+        row_len: 4,
+        scale: 1.0,
+    };
+    let mut rec = Recorder::new(&dev);
+    let err =
+        gather::gather(&mut rec, &db, &short, Lookup::Palette, sel, out.buffer()).unwrap_err();
+    assert!(err.to_string().contains("palette of 256"), "{err}");
 }
 
 #[test]
@@ -899,6 +953,8 @@ fn pair_gather_matches_pixels_and_targets_of_the_same_rows() {
         let idx: Vec<u32> = (0..batch + 3)
             .map(|_| rng.below(rows as u64) as u32)
             .collect();
+        let palette = random_vec(gather::PALETTE_LEN, 90 + rows as u64);
+        let pt = Tensor::from_slice(&dev, &palette, &[gather::PALETTE_LEN]).unwrap();
         let db = ByteBuffer::new(&dev, &data).unwrap();
         let tt = Tensor::from_slice(&dev, &targets, &[rows * tl]).unwrap();
         let ib = IndexBuffer::new(&dev, &idx).unwrap();
@@ -909,18 +965,35 @@ fn pair_gather_matches_pixels_and_targets_of_the_same_rows() {
             offset: 3,
             batch,
             row_len,
-            scale: 1.0 / 255.0,
+            scale: 1.0,
         };
         let mut rec = Recorder::new(&dev);
-        gather::gather_pair(&mut rec, &db, &tt, sel, tl, x.buffer(), y.buffer()).unwrap();
+        gather::gather_pair(
+            &mut rec,
+            &db,
+            &pt,
+            Lookup::Palette,
+            &tt,
+            sel,
+            tl,
+            x.buffer(),
+            y.buffer(),
+        )
+        .unwrap();
         rec.submit().unwrap();
         let want_x: Vec<f64> = (0..batch * row_len)
-            .map(|i| data[idx[3 + i / row_len] as usize * row_len + i % row_len] as f64 / 255.0)
+            .map(|i| {
+                palette[data[idx[3 + i / row_len] as usize * row_len + i % row_len] as usize] as f64
+            })
             .collect();
         let want_y: Vec<f64> = (0..batch * tl)
             .map(|i| targets[idx[3 + i / tl] as usize * tl + i % tl] as f64)
             .collect();
-        assert_rel_l2("pair gather x", &x.to_vec().unwrap(), &want_x, 1e-7);
+        let got_x = x.to_vec().unwrap();
+        assert!(
+            got_x.iter().zip(&want_x).all(|(g, w)| *g as f64 == *w),
+            "pixels must be the palette's entries exactly"
+        );
         let got_y = y.to_vec().unwrap();
         assert!(
             got_y.iter().zip(&want_y).all(|(g, w)| *g as f64 == *w),
@@ -929,6 +1002,7 @@ fn pair_gather_matches_pixels_and_targets_of_the_same_rows() {
     }
     // Rows that are not whole words are refused (the two-dispatch path takes them).
     let db = ByteBuffer::new(&dev, &[1, 2, 3]).unwrap();
+    let pt = Tensor::zeros(&dev, &[gather::PALETTE_LEN]).unwrap();
     let tt = Tensor::zeros(&dev, &[1]).unwrap();
     let ib = IndexBuffer::new(&dev, &[0]).unwrap();
     let x = Tensor::empty(&dev, &[3]).unwrap();
@@ -940,5 +1014,16 @@ fn pair_gather_matches_pixels_and_targets_of_the_same_rows() {
         scale: 1.0,
     };
     let mut rec = Recorder::new(&dev);
-    assert!(gather::gather_pair(&mut rec, &db, &tt, sel, 1, x.buffer(), tt.buffer()).is_err());
+    assert!(gather::gather_pair(
+        &mut rec,
+        &db,
+        &pt,
+        Lookup::Palette,
+        &tt,
+        sel,
+        1,
+        x.buffer(),
+        tt.buffer()
+    )
+    .is_err());
 }

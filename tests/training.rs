@@ -822,3 +822,59 @@ fn dropout_layers_train_validate_and_round_trip() {
         "{e}"
     );
 }
+
+/// Trains a fresh 3-layer model for one epoch on `data` and returns its predictions on `probe`.
+fn train_and_predict(dev: &suanli::Device, data: &Dataset, probe: &Tensor, d: usize) -> Vec<f32> {
+    let mut m = Sequential::with_seed(dev, 4);
+    m.add(Dense::new(16, "relu").input_dim(d)).unwrap();
+    m.add(Dense::new(10, "softmax")).unwrap();
+    m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
+        .unwrap();
+    m.fit(data, quiet(1, 32)).unwrap();
+    m.predict(probe).unwrap().to_vec().unwrap()
+}
+
+#[test]
+fn compact_float_features_train_bit_for_bit_like_plain_floats() {
+    let dev = dev_or_skip!();
+    let mnist = Mnist::load().unwrap();
+    let n = 700; // 22 batches, the last one partial
+                 // Pixels divided by 255 in f64, then f32: what NumPy's `x / 255.0` hands over. 784
+                 // features take the one-dispatch gather; 781 (not whole words) the two-dispatch one.
+    for d in [784usize, 781] {
+        let x: Vec<f32> = (0..n)
+            .flat_map(|r| mnist.train_images[r * 784..r * 784 + d].iter())
+            .map(|&p| (p as f64 / 255.0) as f32)
+            .collect();
+        let y = &mnist.train_labels[..n];
+        // The same pixels through the other two ways bytes become floats: an f32 multiply
+        // (what `x.astype(float32) * float32(1/255)` gives) and a palette (values that no
+        // multiply or divide of a byte gives).
+        let mul: Vec<f32> = x
+            .iter()
+            .map(|&v| (v * 255.0).round() * (1.0 / 255.0))
+            .collect();
+        let pal: Vec<f32> = x.iter().map(|&v| (v * 7.0).sin()).collect();
+        let probe = Tensor::from_slice(&dev, &x[..50 * d], &[50, d]).unwrap();
+        for (data, storage) in [
+            (&x, "u8 / factor"),
+            (&mul, "u8 * factor"),
+            (&pal, "u8 palette"),
+        ] {
+            let compact = Dataset::from_f32(&dev, data, d, y).unwrap();
+            let plain = Dataset::from_f32_plain(&dev, data, d, y).unwrap();
+            assert_eq!(compact.feature_storage(), storage, "d={d}");
+            assert!(compact.is_compact() && !plain.is_compact());
+            let a = train_and_predict(&dev, &compact, &probe, d);
+            let b = train_and_predict(&dev, &plain, &probe, d);
+            assert!(
+                a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()),
+                "d={d}, {storage}: compact and plain features must train identically"
+            );
+        }
+    }
+    // 257 distinct values stay floats.
+    let x: Vec<f32> = (0..257 * 2).map(|k| k as f32 * 0.001).collect();
+    let y: Vec<u32> = (0..257).map(|k| k % 4).collect();
+    assert!(!Dataset::from_f32(&dev, &x, 2, &y).unwrap().is_compact());
+}

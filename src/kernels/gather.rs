@@ -1,4 +1,5 @@
-//! `shaders/gather.wgsl`: batches gathered on the device from a resident u8 dataset.
+//! `shaders/gather.wgsl`: batches gathered on the device from a resident dataset: bytes
+//! through a 256-entry palette, or f32 values.
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
@@ -8,11 +9,13 @@ use crate::tensor::{ByteBuffer, IndexBuffer, Tensor};
 /// gather.wgsl.
 pub const SHADER: Shader = crate::shader!("gather");
 
-/// `out[b, j] = data[idx[offset + b]·row_len + j] · scale`. Bindings: data, indices, out, params.
+/// `out[b, j] = palette[data[idx[offset + b]·row_len + j]]`. Bindings: data, indices,
+/// palette, out, params.
 pub const GATHER: KernelSpec = KernelSpec {
     shader: SHADER,
     entry: "gather_forward",
     bindings: &[
+        Access::ReadOnly,
         Access::ReadOnly,
         Access::ReadOnly,
         Access::ReadWrite,
@@ -39,17 +42,19 @@ pub const GATHER_X4: KernelSpec = KernelSpec {
     bindings: &[
         Access::ReadOnly,
         Access::ReadOnly,
+        Access::ReadOnly,
         Access::ReadWrite,
         Access::Uniform,
     ],
 };
 
-/// [`GATHER_X4`] and the rows' targets in one dispatch. Bindings: data, indices, targets, x,
-/// y, params.
+/// [`GATHER_X4`] and the rows' targets in one dispatch. Bindings: data, indices, targets,
+/// palette, x, y, params.
 pub const GATHER_PAIR: KernelSpec = KernelSpec {
     shader: SHADER,
     entry: "gather_u8x4_pair_forward",
     bindings: &[
+        Access::ReadOnly,
         Access::ReadOnly,
         Access::ReadOnly,
         Access::ReadOnly,
@@ -75,10 +80,13 @@ pub struct PairParams {
 }
 
 impl PairParams {
-    /// The uniform for pixels `x` and `target_len` targets per row of the same rows.
-    pub fn new(x: &Rows<'_>, target_len: usize) -> PairParams {
+    /// The uniform for pixels `x` (bytes turned into floats by `lookup`) and `target_len`
+    /// targets per row of the same rows.
+    pub fn new(x: &Rows<'_>, target_len: usize, lookup: Lookup) -> PairParams {
+        let mut xp = x.params();
+        xp.scale = lookup.mode().1;
         PairParams {
-            x: x.params(),
+            x: xp,
             target_len: target_len as u32,
             _pad: [0; 3],
         }
@@ -95,8 +103,49 @@ pub struct Params {
     pub row_len: u32,
     /// First index used.
     pub offset: u32,
-    /// Multiplier (1/255 for pixels).
+    /// Multiplier of the f32 gather (the byte gathers use their palette).
     pub scale: f32,
+}
+
+/// Entries of a byte dataset's palette.
+pub const PALETTE_LEN: usize = 256;
+
+/// How the byte kernels turn a byte into a float (the shader's override `MODE`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Lookup {
+    /// `f32(v) * factor`: correctly rounded in WGSL, so the same bits everywhere.
+    Multiply(f32),
+    /// `f32(v) / factor`: WGSL allows 2.5 ULP, so used only where the device was checked to
+    /// divide every byte as the host does.
+    Divide(f32),
+    /// `palette[v]`.
+    Palette,
+}
+
+impl Lookup {
+    /// The shader's `MODE` and the factor its uniform carries.
+    fn mode(self) -> (f64, f32) {
+        match self {
+            Lookup::Multiply(f) => (0.0, f),
+            Lookup::Divide(f) => (1.0, f),
+            Lookup::Palette => (2.0, 1.0),
+        }
+    }
+
+    /// What the kernel computes for byte `k`, on a host that rounds as IEEE says.
+    pub fn value(self, k: u8, palette: &[f32]) -> f32 {
+        match self {
+            Lookup::Multiply(f) => k as f32 * f,
+            Lookup::Divide(f) => k as f32 / f,
+            Lookup::Palette => palette[k as usize],
+        }
+    }
+}
+
+/// The palette of bytes scaled by `scale`: entry k is `k as f32 * scale`, the same correctly
+/// rounded f32 product the kernel would compute.
+pub fn scaled_palette(scale: f32) -> Vec<f32> {
+    (0..PALETTE_LEN).map(|k| k as f32 * scale).collect()
 }
 
 /// Which rows to gather: `batch` rows of `row_len` elements, chosen by `indices[offset..]`,
@@ -111,7 +160,7 @@ pub struct Rows<'a> {
     pub batch: usize,
     /// Elements per row.
     pub row_len: usize,
-    /// Multiplier (1/255 for pixels).
+    /// Multiplier of the f32 gather (ignored by the byte gathers, which use a palette).
     pub scale: f32,
 }
 
@@ -145,11 +194,19 @@ fn launch(
     rec: &mut dyn Record,
     spec: &KernelSpec,
     data: (&wgpu::Buffer, u64),
+    palette: Option<(&Tensor, Lookup)>,
     rows: Rows<'_>,
     out: &wgpu::Buffer,
 ) -> Result<()> {
-    let pipe = rec.pipeline(spec, &[])?;
-    let p = rows.params();
+    let mut p = rows.params();
+    let pipe = match palette {
+        Some((_, lookup)) => {
+            let (mode, factor) = lookup.mode();
+            p.scale = factor;
+            rec.pipeline(spec, &[("MODE", mode)])?
+        }
+        None => rec.pipeline(spec, &[])?,
+    };
     let n = (rows.batch * rows.row_len) as u64;
     // One invocation per element, or per 4-byte word for the x4 kernel.
     let per_row = if spec.entry == GATHER_X4.entry {
@@ -160,24 +217,51 @@ fn launch(
     let groups = grid(rec, "gather", per_row, rows.batch)?;
     let elem = if spec.entry == GATHER_F32.entry { 4 } else { 1 };
     rec.declare_work(0.0, (n * (elem + 4) + rows.batch as u64 * 4) as f64);
-    let bufs = [data, rows.indices.binding(), (out, n * 4)];
+    let mut bufs = vec![data, rows.indices.binding()];
+    if let Some((pal, _)) = palette {
+        bufs.push((pal.buffer(), pal.byte_len()));
+    }
+    bufs.push((out, n * 4));
     rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), groups)
 }
 
-/// Records a gather from a byte dataset into `out` (f32); four bytes per invocation when
-/// rows are a whole number of words.
+/// Refuses a palette that is not [`PALETTE_LEN`] floats (the kernels index it by byte).
+fn check_palette(op: &'static str, palette: &Tensor) -> Result<()> {
+    if palette.numel() != PALETTE_LEN {
+        return Err(Error::ShapeMismatch {
+            op,
+            expected: format!("a palette of {PALETTE_LEN} floats"),
+            found: format!("{:?}", palette.shape()),
+        });
+    }
+    Ok(())
+}
+
+/// Records a gather from a byte dataset into `out` (f32), each byte turned into a float as
+/// `lookup` says (`palette` is bound whatever the mode: [`PALETTE_LEN`] floats); four bytes
+/// per invocation when rows are a whole number of words. `rows.scale` is not used.
 pub fn gather(
     rec: &mut dyn Record,
     data: &ByteBuffer,
+    palette: &Tensor,
+    lookup: Lookup,
     rows: Rows<'_>,
     out: &wgpu::Buffer,
 ) -> Result<()> {
+    check_palette("gather", palette)?;
     let spec = if rows.row_len.is_multiple_of(4) {
         &GATHER_X4
     } else {
         &GATHER
     };
-    launch(rec, spec, data.binding(), rows, out)
+    launch(
+        rec,
+        spec,
+        data.binding(),
+        Some((palette, lookup)),
+        rows,
+        out,
+    )
 }
 
 /// Records a gather from an f32 dataset into `out`.
@@ -191,6 +275,7 @@ pub fn gather_f32(
         rec,
         &GATHER_F32,
         (data.buffer(), data.byte_len().max(4)),
+        None,
         rows,
         out,
     )
@@ -198,9 +283,12 @@ pub fn gather_f32(
 
 /// Records [`gather`] (rows of a multiple of 4 bytes) and the same rows' targets
 /// (`targets`: f32, `target_len` per row) into `x` and `y`, in one dispatch.
+#[allow(clippy::too_many_arguments)] // buffers and shape, spelled out
 pub fn gather_pair(
     rec: &mut dyn Record,
     data: &ByteBuffer,
+    palette: &Tensor,
+    lookup: Lookup,
     targets: &Tensor,
     rows: Rows<'_>,
     target_len: usize,
@@ -215,14 +303,16 @@ pub fn gather_pair(
             found: rows.row_len.to_string(),
         });
     }
+    check_palette("gather_pair", palette)?;
     let groups = grid(
         rec,
         "gather_pair",
         (rows.row_len / 4).max(target_len),
         rows.batch,
     )?;
-    let pipe = rec.pipeline(&GATHER_PAIR, &[])?;
-    let p = PairParams::new(&rows, target_len);
+    let (mode, _) = lookup.mode();
+    let pipe = rec.pipeline(&GATHER_PAIR, &[("MODE", mode)])?;
+    let p = PairParams::new(&rows, target_len, lookup);
     let nx = (rows.batch * rows.row_len) as u64;
     let ny = (rows.batch * target_len) as u64;
     rec.declare_work(0.0, (nx * 5 + ny * 8 + rows.batch as u64 * 4) as f64);
@@ -230,6 +320,7 @@ pub fn gather_pair(
         data.binding(),
         rows.indices.binding(),
         (targets.buffer(), targets.byte_len().max(4)),
+        (palette.buffer(), palette.byte_len()),
         (x, nx * 4),
         (y, ny * 4),
     ];
