@@ -1,0 +1,23 @@
+"""A Keras-compatible API over suanli's training engine: ``Sequential``, ``layers``,
+``optimizers``, ``losses``, ``callbacks``, ``models.load_model`` and ``datasets.mnist``.
+
+Programs written for ``tf.keras`` run with ``import suanli as tf``; see the README's
+"Python" section for what is supported and what differs.
+"""
+
+from . import callbacks, datasets, layers, losses, models, optimizers, utils
+from .models import Sequential, load_model
+from .layers import Input
+
+__all__ = [
+    "Input",
+    "Sequential",
+    "callbacks",
+    "datasets",
+    "layers",
+    "load_model",
+    "losses",
+    "models",
+    "optimizers",
+    "utils",
+]

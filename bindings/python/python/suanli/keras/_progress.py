@@ -1,0 +1,68 @@
+"""Keras-style progress output of fit and evaluate (printed here, in Python: the Rust
+library prints nothing itself)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Dict, Optional
+
+
+def metrics_text(logs: Dict[str, float]) -> str:
+    order = ["loss", "accuracy", "val_loss", "val_accuracy"]
+    keys = [k for k in order if k in logs] + sorted(k for k in logs if k not in order)
+    return "".join(f" - {k}: {logs[k]:.4f}" for k in keys)
+
+
+def _bar(step: int, steps: int, width: int = 30) -> str:
+    if steps <= 0:
+        return "[" + "=" * width + "]"
+    done = int(width * step / steps)
+    if done >= width:
+        return "[" + "=" * width + "]"
+    return "[" + "=" * done + ">" + "." * (width - done - 1) + "]"
+
+
+class Printer:
+    """verbose=1: a live bar on a terminal and a line per epoch; verbose=2: a line per
+    epoch; verbose=0: nothing."""
+
+    def __init__(self, verbose: int, stream=None) -> None:
+        self.verbose = verbose
+        self.stream = stream if stream is not None else sys.stdout
+        try:
+            self.live = verbose == 1 and self.stream.isatty()
+        except (AttributeError, ValueError):
+            self.live = False
+        self.t0 = time.perf_counter()
+        self.last = 0.0
+
+    def epoch_begin(self, epoch: int, epochs: int, steps: int, first: bool) -> None:
+        if self.verbose:
+            self.stream.write(f"Epoch {epoch + 1}/{epochs}\n")
+            self.stream.flush()
+        self.t0 = time.perf_counter()
+
+    def progress(self, epoch: int, step: int, steps: int, loss: float, accuracy: Optional[float], keep_accuracy: bool) -> None:
+        if not self.live:
+            return
+        now = time.perf_counter()
+        if now - self.last < 0.1 and step < steps:
+            return
+        self.last = now
+        elapsed = now - self.t0
+        eta = elapsed / step * (steps - step) if step else 0.0
+        logs = {"loss": loss}
+        if accuracy is not None and keep_accuracy:
+            logs["accuracy"] = accuracy
+        self.stream.write(f"\r{step}/{steps} {_bar(step, steps)} - ETA: {eta:.0f}s{metrics_text(logs)}")
+        self.stream.flush()
+
+    def epoch_end(self, steps: int, seconds: float, logs: Dict[str, float]) -> None:
+        if not self.verbose:
+            return
+        per_step = seconds / max(steps, 1)
+        unit = f"{per_step * 1e3:.0f}ms/step" if per_step >= 1e-3 else f"{per_step * 1e6:.0f}us/step"
+        prefix = "\r" if self.live else ""
+        self.stream.write(f"{prefix}{steps}/{steps} {_bar(steps, steps)} - {seconds:.0f}s {unit}{metrics_text(logs)}\n")
+        self.stream.flush()

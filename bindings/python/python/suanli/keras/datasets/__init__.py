@@ -1,0 +1,5 @@
+"""Datasets as Keras returns them."""
+
+from . import mnist
+
+__all__ = ["mnist"]

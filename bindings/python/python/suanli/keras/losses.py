@@ -1,0 +1,52 @@
+"""Losses by Keras name or object. Cross-entropies run fused with the last layer's softmax
+(or sigmoid) on the device; ``from_logits=True`` goes with a linear last layer."""
+
+from __future__ import annotations
+
+from typing import Tuple, Union
+
+_NAMES = {
+    "sparse_categorical_crossentropy": "sparse_categorical_crossentropy",
+    "categorical_crossentropy": "categorical_crossentropy",
+    "binary_crossentropy": "binary_crossentropy",
+    "mse": "mse",
+    "mean_squared_error": "mse",
+}
+
+
+class Loss:
+    _name = ""
+
+    def __init__(self, from_logits: bool = False) -> None:
+        self.from_logits = bool(from_logits)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(from_logits={self.from_logits})"
+
+
+class SparseCategoricalCrossentropy(Loss):
+    _name = "sparse_categorical_crossentropy"
+
+
+class CategoricalCrossentropy(Loss):
+    _name = "categorical_crossentropy"
+
+
+class BinaryCrossentropy(Loss):
+    _name = "binary_crossentropy"
+
+
+class MeanSquaredError(Loss):
+    _name = "mse"
+
+    def __init__(self) -> None:
+        super().__init__(False)
+
+
+def _resolve(loss: Union[str, Loss]) -> Tuple[str, bool]:
+    """(engine name, from_logits) of a loss name or object."""
+    if isinstance(loss, Loss):
+        return loss._name, loss.from_logits
+    if isinstance(loss, str) and loss.lower() in _NAMES:
+        return _NAMES[loss.lower()], False
+    raise ValueError(f"loss: expected one of {sorted(_NAMES)} or a loss object; found {loss!r}")

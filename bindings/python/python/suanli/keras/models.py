@@ -1,0 +1,382 @@
+"""``Sequential`` and ``load_model``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+from .. import _native
+from .._device import Device, _in_context, current_device
+from . import callbacks as callbacks_module
+from . import losses as losses_module
+from . import optimizers as optimizers_module
+from . import utils
+from ._progress import Printer, metrics_text
+from .layers import Dense, Dropout, InputLayer, Layer
+
+_ACCURACY = {"accuracy", "acc", "sparse_categorical_accuracy", "categorical_accuracy", "binary_accuracy"}
+
+
+def _verbose(v: Union[int, str]) -> int:
+    if v == "auto":
+        return 1
+    if v in (0, 1, 2):
+        return int(v)
+    raise ValueError(f"verbose: expected 'auto', 0, 1 or 2; found {v!r}")
+
+
+def _features_of(x: Any) -> int:
+    shape = np.shape(x)
+    if len(shape) != 2:
+        raise ValueError(
+            f"expected a 2-D array (samples, features); found shape {tuple(shape)} "
+            "(flatten the samples first, e.g. x.reshape(len(x), -1))"
+        )
+    return int(shape[1])
+
+
+class Sequential:
+    """A stack of layers trained on one device, as ``keras.Sequential``.
+
+    The model is placed when it is built: at ``compile`` (or the first ``fit``, ``evaluate``
+    or ``predict`` when the input size is only known from the data), on the device of the
+    innermost ``suanli.device`` block active then, else the one active when the model was
+    created, else the default device. Weights start from ``keras.utils.set_random_seed``'s
+    seed (0 unless set): the same program gives the same run.
+    """
+
+    def __init__(self, layers: Optional[Sequence[Layer]] = None, name: Optional[str] = None) -> None:
+        self.name = name or "sequential"
+        self.layers: List[Layer] = []
+        self.stop_training = False
+        self.history: Optional[callbacks_module.History] = None
+        self._native: Optional[_native.Model] = None
+        self._device_hint: Optional[Device] = _in_context()
+        self._compile_args: Optional[Dict[str, Any]] = None
+        self._metrics: List[str] = []
+        self._busy = False
+        self._snapshot: Optional[str] = None
+        for layer in layers or []:
+            self.add(layer)
+
+    # ---- building --------------------------------------------------------------------
+    def add(self, layer: Layer) -> None:
+        """Appends a layer (``Dense``, ``Dropout``, or ``Input`` first)."""
+        if not isinstance(layer, Layer):
+            raise TypeError(f"Sequential.add: expected a suanli.keras layer; found {type(layer).__name__}")
+        if self._native is not None:
+            raise ValueError("Sequential.add: the model is already built (compiled); add layers before compile")
+        if isinstance(layer, InputLayer) and self.layers:
+            raise ValueError("Sequential.add: an Input must come first")
+        if isinstance(layer, Dropout) and not any(isinstance(l, Dense) for l in self.layers):
+            raise ValueError("Sequential.add: a Dropout must follow a Dense layer (input dropout is not supported)")
+        self.layers.append(layer)
+
+    def _input_dim(self) -> Optional[int]:
+        for layer in self.layers:
+            if isinstance(layer, (InputLayer, Dense)):
+                return layer.input_dim
+        return None
+
+    def _check_busy(self, what: str) -> None:
+        if self._busy:
+            raise RuntimeError(f"{what}: the model is training; a callback may read logs and set model.stop_training, not call the model")
+
+    def _build(self, input_dim: Optional[int] = None) -> _native.Model:
+        if self._native is not None:
+            return self._native
+        dense = [l for l in self.layers if isinstance(l, Dense)]
+        if not dense:
+            raise ValueError("Sequential: the model has no Dense layer to build")
+        dim = self._input_dim() or input_dim
+        if dim is None:
+            raise ValueError(
+                "Sequential: the input size is unknown; give the first layer input_shape=(features,) "
+                "or start with keras.Input(shape=(features,)), or call fit/predict with data"
+            )
+        dev = _in_context() or self._device_hint or current_device()
+        native = _native.Model(dev, seed=utils.seed())
+        # Each Dropout becomes the dropout rate of the Dense before it (two in a row compose).
+        rates = []
+        for layer in self.layers:
+            if isinstance(layer, Dense):
+                rates.append(0.0)
+            elif isinstance(layer, Dropout):
+                rates[-1] = 1.0 - (1.0 - rates[-1]) * (1.0 - layer.rate)
+        for i, (layer, rate) in enumerate(zip(dense, rates)):
+            native.add_dense(
+                layer.units,
+                activation=layer.activation,
+                input_dim=dim if i == 0 else None,
+                use_bias=layer.use_bias,
+                initializer=layer.kernel_initializer,
+                dropout=rate,
+            )
+        self._native = native
+        if self._compile_args is not None:
+            native.compile(**self._compile_args)
+        return native
+
+    def build(self, input_shape: Optional[Sequence[Optional[int]]] = None) -> None:
+        """Builds the model now (``input_shape`` as ``(None, features)`` if the layers do not
+        say it)."""
+        dim = None if input_shape is None else input_shape[-1]
+        self._build(dim)
+
+    # ---- compile / fit / evaluate / predict ------------------------------------------
+    def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: Optional[Sequence[str]] = None, **kwargs: Any) -> None:
+        """Sets the optimizer (a name or an object from ``keras.optimizers``), the loss (a
+        name or an object from ``keras.losses``) and the metrics (``["accuracy"]`` or none)."""
+        self._check_busy("compile")
+        unsupported = {k for k in kwargs if k not in ("jit_compile", "run_eagerly", "steps_per_execution")}
+        if unsupported:
+            raise TypeError(f"compile: unsupported arguments {sorted(unsupported)}")
+        if loss is None:
+            raise ValueError("compile: a loss is required, e.g. loss='sparse_categorical_crossentropy'")
+        opt = optimizers_module.get(optimizer)
+        loss_name, from_logits = losses_module._resolve(loss)
+        wanted = []
+        for m in metrics or []:
+            name = m if isinstance(m, str) else getattr(m, "name", repr(m))
+            if name not in _ACCURACY:
+                raise ValueError(f"compile: metric {name!r} is not supported (only 'accuracy')")
+            if loss_name == "mse":
+                raise ValueError("compile: accuracy needs a classification loss, not mean squared error")
+            wanted.append("accuracy")
+        dense = [l for l in self.layers if isinstance(l, Dense)]
+        last = dense[-1].activation if dense else None
+        if loss_name != "mse" and last is not None:
+            if from_logits and last != "linear":
+                raise ValueError(f"compile: from_logits=True needs a linear last layer; this one applies {last!r}")
+            if not from_logits and last == "linear":
+                raise ValueError(
+                    "compile: a linear last layer outputs logits: use the loss with from_logits=True, "
+                    "or a softmax/sigmoid last layer"
+                )
+        self._compile_args = {"loss": loss_name, **opt._native_args()}
+        self.optimizer = opt
+        self.loss = loss
+        self._metrics = wanted
+        if self._native is not None or self._input_dim() is not None:
+            self._build().compile(**self._compile_args)
+
+    def _is_compiled(self) -> bool:
+        return self._compile_args is not None or (self._native is not None and self._native.compiled)
+
+    def _logs(self, logs: Dict[str, float]) -> Dict[str, float]:
+        if "accuracy" in self._metrics:
+            return dict(logs)
+        return {k: v for k, v in logs.items() if "accuracy" not in k}
+
+    def fit(
+        self,
+        x: Any = None,
+        y: Any = None,
+        batch_size: Optional[int] = None,
+        epochs: int = 1,
+        verbose: Union[int, str] = "auto",
+        callbacks: Optional[Sequence[callbacks_module.Callback]] = None,
+        validation_split: float = 0.0,
+        validation_data: Any = None,
+        shuffle: bool = True,
+        initial_epoch: int = 0,
+        **kwargs: Any,
+    ) -> callbacks_module.History:
+        """Trains for ``epochs`` on the device (the GIL is released; Ctrl-C stops between
+        chunks of steps with ``KeyboardInterrupt`` and leaves the model usable, holding the
+        weights of the last completed step). Returns a ``History``."""
+        self._check_busy("fit")
+        if kwargs:
+            raise TypeError(f"fit: unsupported arguments {sorted(kwargs)}")
+        if not self._is_compiled():
+            raise RuntimeError("You must call compile() on the model before fit()")
+        if x is None or y is None:
+            raise ValueError("fit: x and y are required")
+        if initial_epoch:
+            raise ValueError("fit: initial_epoch is not supported; fit continues from the model's state")
+        native = self._build(_features_of(x))
+        verbose = _verbose(verbose)
+        batch_size = 32 if batch_size is None else int(batch_size)
+        if validation_data is not None:
+            if not isinstance(validation_data, (tuple, list)) or len(validation_data) < 2:
+                raise ValueError("fit: validation_data must be a tuple (x_val, y_val)")
+            validation_data = (validation_data[0], validation_data[1])
+        history = callbacks_module.History()
+        cbs = [history] + list(callbacks or [])
+        rows = len(x) if validation_data is not None or not validation_split else len(x) - int(len(x) * validation_split)
+        params = {"epochs": epochs, "steps": -(-rows // batch_size), "verbose": verbose}
+        for cb in cbs:
+            cb.set_model(self)
+            cb.set_params(params)
+        snapshots = any(getattr(cb, "_needs_snapshots", False) for cb in cbs)
+        tmpdir = tempfile.mkdtemp(prefix="suanli-fit-") if snapshots else None
+        self._snapshot = os.path.join(tmpdir, "epoch.safetensors") if tmpdir else None
+        printer = Printer(verbose)
+        keep_acc = "accuracy" in self._metrics
+        self.stop_training = False
+        error: List[BaseException] = []
+
+        def on_epoch_begin(epoch: int, epochs_: int, steps: int, first: bool) -> None:
+            printer.epoch_begin(epoch, epochs_, steps, first)
+            for cb in cbs:
+                cb.on_epoch_begin(epoch, {})
+
+        def on_progress(epoch: int, step: int, steps: int, loss: float, acc: Optional[float]) -> None:
+            printer.progress(epoch, step, steps, loss, acc, keep_acc)
+
+        def on_epoch_end(logs: Dict[str, float], info: Dict[str, Any]) -> bool:
+            logs = self._logs(logs)
+            printer.epoch_end(info["steps"], info["seconds"], logs)
+            for cb in cbs:
+                cb.on_epoch_end(info["epoch"], dict(logs))
+            return not self.stop_training
+
+        for cb in cbs:
+            cb.on_train_begin({})
+        self._busy = True
+        try:
+            native_history = native.fit(
+                x,
+                y,
+                epochs=int(epochs),
+                batch_size=batch_size,
+                shuffle=bool(shuffle),
+                seed=utils.seed(),
+                validation_data=validation_data,
+                validation_split=float(validation_split),
+                checkpoint=self._snapshot,
+                on_epoch_begin=on_epoch_begin,
+                on_progress=on_progress if printer.live else None,
+                on_epoch_end=on_epoch_end,
+            )
+        finally:
+            self._busy = False
+        try:
+            for cb in cbs:
+                cb.on_train_end({})
+        finally:
+            if tmpdir:
+                shutil.rmtree(tmpdir, ignore_errors=True)
+            self._snapshot = None
+        # The engine's own training seconds per epoch (validation and callbacks excluded).
+        history.epoch_seconds = native_history["epoch_seconds"]
+        self.history = history
+        return history
+
+    def evaluate(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None, verbose: Union[int, str] = "auto", return_dict: bool = False, **kwargs: Any):
+        """``[loss, accuracy]`` with ``metrics=["accuracy"]``, else the loss (``return_dict``:
+        a dict)."""
+        self._check_busy("evaluate")
+        if kwargs:
+            raise TypeError(f"evaluate: unsupported arguments {sorted(kwargs)}")
+        if not self._is_compiled():
+            raise RuntimeError("You must call compile() on the model before evaluate()")
+        native = self._build(_features_of(x))
+        batch_size = 32 if batch_size is None else int(batch_size)
+        t = time.perf_counter()
+        loss, acc = native.evaluate(x, y, batch_size=batch_size)
+        logs = {"loss": loss}
+        if acc is not None:
+            logs["accuracy"] = acc
+        logs = self._logs(logs)
+        if _verbose(verbose):
+            steps = -(-len(x) // batch_size)
+            print(f"{steps}/{steps} [{'=' * 30}] - {time.perf_counter() - t:.0f}s{metrics_text(logs)}")
+        if return_dict:
+            return logs
+        return [logs["loss"], logs["accuracy"]] if "accuracy" in logs else logs["loss"]
+
+    def predict(self, x: Any, batch_size: Optional[int] = None, verbose: Union[int, str] = "auto", **kwargs: Any) -> np.ndarray:
+        """The outputs for ``x`` (probabilities for a softmax model) as a float32 array."""
+        self._check_busy("predict")
+        if kwargs:
+            raise TypeError(f"predict: unsupported arguments {sorted(kwargs)}")
+        native = self._build(_features_of(x))
+        return native.predict(x, batch_size=32 if batch_size is None else int(batch_size))
+
+    def __call__(self, x: Any) -> np.ndarray:
+        return self.predict(x, verbose=0)
+
+    # ---- inspection --------------------------------------------------------------------
+    def summary(self, print_fn=None) -> None:
+        """Prints the layer table (the model must be built)."""
+        if self._native is None:
+            if self._input_dim() is None:
+                raise ValueError("This model has not yet been built: give the first layer input_shape, or call build()")
+            self._build()
+        (print_fn or print)(self._native.summary().rstrip("\n"))
+
+    def count_params(self) -> int:
+        return self._build().param_count
+
+    @property
+    def device(self) -> Device:
+        """The device the model lives on (builds the model)."""
+        return self._build().device
+
+    @property
+    def input_shape(self):
+        return (None, self._build().input_dim)
+
+    @property
+    def output_shape(self):
+        return (None, self._build().output_dim)
+
+    # ---- files ---------------------------------------------------------------------------
+    def save(self, filepath: Union[str, os.PathLike], overwrite: bool = True, **kwargs: Any) -> None:
+        """Writes the model as a safetensors file, atomically: weights and architecture, plus
+        (once compiled) optimizer state and history, so ``load_model`` gives back a compiled
+        model. Rust's ``Sequential::load`` reads the same file. The extension is yours to
+        choose (``.safetensors`` says what it is)."""
+        self._check_busy("save")
+        path = os.fspath(filepath)
+        if not overwrite and os.path.exists(path):
+            raise FileExistsError(path)
+        self._build().save(path)
+
+    save_weights = save
+
+    def load_weights(self, filepath: Union[str, os.PathLike]) -> None:
+        """Replaces the weights (and architecture) with a file's, keeping this model's
+        compile settings."""
+        self._check_busy("load_weights")
+        dev = self._native.device if self._native is not None else (_in_context() or self._device_hint or current_device())
+        self._native = _native.Model.load(os.fspath(filepath), dev)
+        if self._compile_args is not None:
+            self._native.compile(**self._compile_args)
+
+    # ---- snapshots for callbacks (the engine writes one per epoch while they need it) ----
+    def _snapshot_copy(self, dst: Optional[str] = None) -> str:
+        if self._snapshot is None or not os.path.exists(self._snapshot):
+            raise RuntimeError("no epoch snapshot to copy (only during fit)")
+        if dst is None:
+            fd, dst = tempfile.mkstemp(prefix="suanli-best-", suffix=".safetensors")
+            os.close(fd)
+        callbacks_module._copy_atomic(self._snapshot, dst)
+        return dst
+
+    def _restore(self, path: str) -> None:
+        self._native = _native.Model.load(path, self._native.device)
+
+    def __repr__(self) -> str:
+        return f"<Sequential {self.name!r}: {self.layers}>"
+
+
+
+def load_model(filepath: Union[str, os.PathLike], compile: bool = True, **kwargs: Any) -> Sequential:
+    """A model from a file written by ``Sequential.save`` (Python) or ``Sequential::save`` /
+    a checkpoint (Rust), on the current device. A file with training state comes back
+    compiled, optimizer state included; plain weights need ``compile`` before ``fit``."""
+    native = _native.Model.load(os.fspath(filepath), current_device())
+    m = Sequential()
+    m._native = native
+    if compile and native.compiled:
+        m._metrics = [] if native.loss == "mean_squared_error" else ["accuracy"]
+        m._compile_args = None
+        m.loss = native.loss
+    return m

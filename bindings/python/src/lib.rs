@@ -1,0 +1,40 @@
+//! `suanli._native`: the compiled half of the `suanli` Python package. Every computation
+//! runs in the Rust crate; this module converts arguments, releases the GIL while the device
+//! works and maps suanli's typed errors to Python exceptions. The Keras-compatible API and
+//! the device context live in pure Python around it (python/suanli/).
+
+use pyo3::prelude::*;
+
+mod convert;
+mod datasets;
+mod device;
+mod errors;
+mod model;
+mod tensor;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("SuanliError", py.get_type::<errors::SuanliError>())?;
+    m.add("DeviceLostError", py.get_type::<errors::DeviceLostError>())?;
+    m.add_class::<device::PyDeviceInfo>()?;
+    m.add_class::<device::PyDevice>()?;
+    m.add_class::<tensor::PyTensor>()?;
+    m.add_class::<tensor::PyRawKernel>()?;
+    m.add_class::<model::PyModel>()?;
+    m.add_function(wrap_pyfunction!(device::devices, m)?)?;
+    m.add_function(wrap_pyfunction!(device::is_gpu_available, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor::asarray, m)?)?;
+    m.add_function(wrap_pyfunction!(datasets::load_mnist, m)?)?;
+    m.add_function(wrap_pyfunction!(init_logging, m)?)?;
+    Ok(())
+}
+
+/// Routes suanli's `log` records to stderr, filtered by RUST_LOG (default: warnings). Called
+/// once on import; later calls do nothing.
+#[pyfunction]
+fn init_logging() {
+    let env = env_logger::Env::default().default_filter_or("warn");
+    let _ = env_logger::Builder::from_env(env).try_init();
+}
