@@ -108,9 +108,11 @@ pub fn targets(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Matrix> {
     let (rows, cols) = match shape[..] {
         [r] => (r, 1),
         [r, c] => (r, c),
-        _ => return Err(PyValueError::new_err(format!(
+        _ => {
+            return Err(PyValueError::new_err(format!(
             "{what}: expected targets of shape (samples,) or (samples, outputs); found {shape:?}"
-        ))),
+        )))
+        }
     };
     Ok(Matrix { rows, cols, values })
 }

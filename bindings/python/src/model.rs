@@ -257,9 +257,11 @@ impl PyModel {
             "adam" => Optimizer::adam(),
             "adamw" => Optimizer::adamw(),
             "rmsprop" => Optimizer::rmsprop(),
-            other => return Err(PyValueError::new_err(format!(
+            other => {
+                return Err(PyValueError::new_err(format!(
                 "optimizer: expected \"sgd\", \"adam\", \"adamw\" or \"rmsprop\"; found {other:?}"
-            ))),
+            )))
+            }
         };
         if let Some(lr) = learning_rate {
             opt = opt.with_lr(lr);
