@@ -31,8 +31,10 @@ def test_device_context_places_tensors_and_models(device):
         m = suanli.keras.Sequential([suanli.keras.layers.Dense(2, input_shape=(2,))])
         m.compile(optimizer="sgd", loss="mse")
         assert m.device == d
-    # Outside, the default device again; the same adapter opened twice is one device.
+    # Outside, the default device again; specs naming one adapter share one device.
     assert suanli.current_device() == device
+    with suanli.device("auto") as a:
+        assert (a == device) == (a.spec == device.spec)
     assert suanli.Device(spec).name == d.name
 
 

@@ -48,6 +48,10 @@ def _open_device(spec: Optional[str]) -> Device:
         dev = _open.get(spec)
         if dev is None:
             dev = Device(spec)
+            # Two specs naming one adapter ("auto" and the default, "gpu:0" and "/GPU:0")
+            # share one device: models and tensors from both can work together.
+            same = next((d for d in _open.values() if d.spec == dev.spec), None)
+            dev = same if same is not None else dev
             _open[spec] = dev
         return dev
 
