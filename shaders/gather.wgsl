@@ -105,7 +105,8 @@ fn gather_f32_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
 // gather_u8x4_forward and the batch's targets in one dispatch (a training step's gather):
 // invocation (w, b) writes word w of row b's pixels when w < row_len / 4, and target w of
 // row b when w < target_len (the grid covers the larger of the two).
-// Bindings: data, indices, targets, palette (read-only), x (vec4), y (read-write), params.
+// Bindings: data, indices, palette, targets (read-only), x (vec4), y (read-write), params:
+// the palette at the same binding as in the other byte kernels, so they share bytes_value.
 struct PairParams {
     x: Params,
     target_len: u32,
@@ -114,23 +115,10 @@ struct PairParams {
     _p3: u32,
 }
 
-@group(0) @binding(2) var<storage, read> pair_targets: array<f32>;
-@group(0) @binding(3) var<storage, read> pair_palette: array<f32, 256>;
+@group(0) @binding(3) var<storage, read> pair_targets: array<f32>;
 @group(0) @binding(4) var<storage, read_write> pair_x: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> pair_y: array<f32>;
 @group(0) @binding(6) var<uniform> pair_p: PairParams;
-
-// bytes_value with the pair kernel's palette binding.
-fn pair_bytes_value(word: u32, scale: f32) -> vec4<f32> {
-    let v = unpack(word);
-    if (MODE == 2u) {
-        return vec4<f32>(pair_palette[v.x], pair_palette[v.y], pair_palette[v.z], pair_palette[v.w]);
-    }
-    if (MODE == 1u) {
-        return vec4<f32>(v) / scale;
-    }
-    return vec4<f32>(v) * scale;
-}
 
 @compute @workgroup_size(256)
 fn gather_u8x4_pair_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -143,7 +131,7 @@ fn gather_u8x4_pair_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
     let words = pair_p.x.row_len / 4u;
     if (w < words) {
         let word = data[row * words + w];
-        pair_x[b * words + w] = pair_bytes_value(word, pair_p.x.scale);
+        pair_x[b * words + w] = bytes_value(word, pair_p.x.scale);
     }
     let tl = pair_p.target_len;
     if (w < tl) {

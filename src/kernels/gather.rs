@@ -48,8 +48,8 @@ pub const GATHER_X4: KernelSpec = KernelSpec {
     ],
 };
 
-/// [`GATHER_X4`] and the rows' targets in one dispatch. Bindings: data, indices, targets,
-/// palette, x, y, params.
+/// [`GATHER_X4`] and the rows' targets in one dispatch. Bindings: data, indices, palette,
+/// targets, x, y, params.
 pub const GATHER_PAIR: KernelSpec = KernelSpec {
     shader: SHADER,
     entry: "gather_u8x4_pair_forward",
@@ -319,8 +319,8 @@ pub fn gather_pair(
     let bufs = [
         data.binding(),
         rows.indices.binding(),
-        (targets.buffer(), targets.byte_len().max(4)),
         (palette.buffer(), palette.byte_len()),
+        (targets.buffer(), targets.byte_len().max(4)),
         (x, nx * 4),
         (y, ny * 4),
     ];
