@@ -11,8 +11,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use suanli::data::Dataset;
 use suanli::nn::{
-    Callback, Dense, EarlyStopping, EpochBegin, EpochEnd, FitOptions, History, Initializer, Loss,
-    Optimizer, Progress, Sequential,
+    Callback, Dense, EpochBegin, EpochEnd, FitOptions, History, Initializer, Loss, Optimizer,
+    Progress, Sequential,
 };
 use suanli::Tensor;
 
@@ -303,7 +303,7 @@ impl PyModel {
     }
 
     /// Trains; returns the history of this call as a dict of lists.
-    #[pyo3(signature = (x, y, epochs = 1, batch_size = 32, shuffle = true, seed = 0, validation_data = None, validation_split = 0.0, early_stopping = None, checkpoint = None, on_epoch_begin = None, on_progress = None, on_epoch_end = None))]
+    #[pyo3(signature = (x, y, epochs = 1, batch_size = 32, shuffle = true, seed = 0, validation_data = None, validation_split = 0.0, checkpoint = None, on_epoch_begin = None, on_progress = None, on_epoch_end = None))]
     #[allow(clippy::too_many_arguments)] // Keras's fit arguments, spelled out
     fn fit<'py>(
         &mut self,
@@ -316,7 +316,6 @@ impl PyModel {
         seed: u64,
         validation_data: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
         validation_split: f64,
-        early_stopping: Option<(usize, f64)>,
         checkpoint: Option<PathBuf>,
         on_epoch_begin: Option<Py<PyAny>>,
         on_progress: Option<Py<PyAny>>,
@@ -342,10 +341,6 @@ impl PyModel {
                 seed,
                 validation_data: val.as_ref(),
                 validation_split,
-                early_stopping: early_stopping.map(|(patience, min_delta)| EarlyStopping {
-                    patience,
-                    min_delta,
-                }),
                 checkpoint: checkpoint.as_deref(),
                 callbacks: vec![&mut cbs],
                 ..Default::default()

@@ -5,6 +5,7 @@ use numpy::{PyArray1, PyArrayDyn};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
+use suanli::exec::pipeline::Access;
 use suanli::{CustomKernel, Grid, KernelArg, Tensor};
 
 use crate::convert;
@@ -238,11 +239,10 @@ impl PyRawKernel {
             .bindings()
             .iter()
             .map(|b| {
-                let a = match format!("{:?}", b.access).as_str() {
-                    "ReadOnly" => "read",
-                    "ReadWrite" => "read_write",
-                    "Uniform" => "uniform",
-                    other => return (b.name.clone(), other.to_ascii_lowercase()),
+                let a = match b.access {
+                    Access::ReadOnly => "read",
+                    Access::ReadWrite => "read_write",
+                    Access::Uniform => "uniform",
                 };
                 (b.name.clone(), a.to_string())
             })
@@ -316,7 +316,7 @@ impl PyRawKernel {
             .kernel
             .bindings()
             .iter()
-            .filter(|b| format!("{:?}", b.access) == "Uniform")
+            .filter(|b| b.access == Access::Uniform)
             .count();
         let want_tensors = self.kernel.bindings().len() - want_uniforms;
         if tensors.len() != want_tensors || blobs.len() != want_uniforms {
@@ -334,7 +334,7 @@ impl PyRawKernel {
         let (mut ti, mut ui) = (0, 0);
         let mut kargs: Vec<KernelArg<'_>> = Vec::with_capacity(self.kernel.bindings().len());
         for b in self.kernel.bindings() {
-            if format!("{:?}", b.access) == "Uniform" {
+            if b.access == Access::Uniform {
                 kargs.push(KernelArg::Uniform(&blobs[ui]));
                 ui += 1;
             } else {

@@ -108,7 +108,6 @@ class Model:
         seed: int = 0,
         validation_data: Optional[Tuple[npt.ArrayLike, npt.ArrayLike]] = None,
         validation_split: float = 0.0,
-        early_stopping: Optional[Tuple[int, float]] = None,
         checkpoint: Optional[Union[str, PathLike]] = None,
         on_epoch_begin: Optional[Callable[[int, int, int, bool], None]] = None,
         on_progress: Optional[Callable[[int, int, int, float, Optional[float]], None]] = None,
