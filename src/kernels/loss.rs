@@ -57,12 +57,9 @@ pub fn backward(
     } else {
         1
     };
-    check_loops(
-        rec.device(),
-        "loss",
-        passes * cols as u64,
-        format!("rows of {cols} columns"),
-    )?;
+    check_loops(rec.device(), "loss", passes * cols as u64, || {
+        format!("rows of {cols} columns")
+    })?;
     let pipe = rec.pipeline(&BACKWARD, &[("LOSS", loss_code(kind))])?;
     let p = Params::new(rows, cols, scale);
     let n = (rows * cols) as u64 * 4;
@@ -95,7 +92,7 @@ pub fn metrics(
         rec.device(),
         "loss metrics",
         rows.div_ceil(64) as u64 * (cols as u64 + 1) + 8,
-        format!("{rows} rows of {cols} columns"),
+        || format!("{rows} rows of {cols} columns"),
     )?;
     let pipe = rec.pipeline(&METRICS, &[("LOSS", loss_code(kind))])?;
     let p = Params::new(rows, cols, 1.0);

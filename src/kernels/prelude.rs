@@ -71,7 +71,7 @@ pub fn check_loops(
     dev: &crate::runtime::Device,
     op: &'static str,
     trips: u64,
-    shape: String,
+    shape: impl FnOnce() -> String,
 ) -> Result<()> {
     match dev.info().limits.max_loop_iterations {
         Some(limit) if trips > limit as u64 => Err(Error::InvalidArgument {
@@ -81,7 +81,7 @@ pub fn check_loops(
                 "at most {limit} loop iterations per invocation on {} (it stops longer loops)",
                 dev.name()
             ),
-            found: format!("{shape}, which needs {trips}"),
+            found: format!("{}, which needs {trips}", shape()),
         }),
         _ => Ok(()),
     }

@@ -88,7 +88,7 @@ pub fn rows_with(
         &dev,
         "row reduction",
         cols.div_ceil(256) as u64 + 264,
-        format!("rows of {cols} columns"),
+        || format!("rows of {cols} columns"),
     )?;
     let spec = if subgroups { &ROWS_SUBGROUP } else { &ROWS };
     let pipe = rec.pipeline(spec, &[("OP", code as f64)])?;
@@ -113,12 +113,9 @@ pub fn cols(
     scale: f32,
 ) -> Result<()> {
     let dev = rec.device().clone();
-    check_loops(
-        &dev,
-        "column sum",
-        rows.div_ceil(4) as u64 + 3,
-        format!("{rows} rows"),
-    )?;
+    check_loops(&dev, "column sum", rows.div_ceil(4) as u64 + 3, || {
+        format!("{rows} rows")
+    })?;
     let pipe = rec.pipeline(&COLS, &[])?;
     let p = Params::new(rows, cols, scale);
     let groups = grid_1d(

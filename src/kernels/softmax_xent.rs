@@ -100,12 +100,9 @@ pub fn softmax(
         (&SOFTMAX, groups(rec, rows))
     };
     let per_lane = if wide { cols.div_ceil(256) } else { cols };
-    check_loops(
-        rec.device(),
-        "softmax",
-        3 * per_lane as u64 + 16,
-        format!("rows of {cols} columns"),
-    )?;
+    check_loops(rec.device(), "softmax", 3 * per_lane as u64 + 16, || {
+        format!("rows of {cols} columns")
+    })?;
     let pipe = rec.pipeline(spec, &[("LOG", log as u32 as f64)])?;
     let p = Params::new(rows, cols, 1.0);
     let n = (rows * cols) as u64 * 4;
@@ -135,7 +132,7 @@ pub fn xent(
         rec.device(),
         "cross-entropy",
         xent_trips(cols, grad.is_some(), from_probs),
-        format!("rows of {cols} classes"),
+        || format!("rows of {cols} classes"),
     )?;
     let pipe = rec.pipeline(spec, &[("FROM_PROBS", from_probs as u32 as f64)])?;
     let p = Params::new(rows, cols, scale);
@@ -172,7 +169,7 @@ pub fn metrics(
         rec.device(),
         "cross-entropy metrics",
         metrics_trips(rows, cols),
-        format!("{rows} rows of {cols} classes"),
+        || format!("{rows} rows of {cols} classes"),
     )?;
     let pipe = rec.pipeline(&METRICS, &[])?;
     let p = Params::new(rows, cols, 1.0);
