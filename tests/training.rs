@@ -823,7 +823,7 @@ fn dropout_layers_train_validate_and_round_trip() {
     );
 }
 
-/// Trains a fresh 3-layer model for one epoch on `data` and returns its predictions on `probe`.
+/// Trains a fresh 2-layer model for one epoch on `data` and returns its predictions on `probe`.
 fn train_and_predict(dev: &suanli::Device, data: &Dataset, probe: &Tensor, d: usize) -> Vec<f32> {
     let mut m = Sequential::with_seed(dev, 4);
     m.add(Dense::new(16, "relu").input_dim(d)).unwrap();
@@ -863,7 +863,14 @@ fn compact_float_features_train_bit_for_bit_like_plain_floats() {
         ] {
             let compact = Dataset::from_f32(&dev, data, d, y).unwrap();
             let plain = Dataset::from_f32_plain(&dev, data, d, y).unwrap();
-            assert_eq!(compact.feature_storage(), storage, "d={d}");
+            // A GPU whose division is not exact takes the palette instead (checked on the
+            // device); lavapipe divides as IEEE says.
+            let fallback = storage == "u8 / factor" && dev.is_gpu();
+            let got = compact.feature_storage();
+            assert!(
+                got == storage || (fallback && got == "u8 palette"),
+                "d={d}: stored as {got}, expected {storage}"
+            );
             assert!(compact.is_compact() && !plain.is_compact());
             let a = train_and_predict(&dev, &compact, &probe, d);
             let b = train_and_predict(&dev, &plain, &probe, d);

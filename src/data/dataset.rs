@@ -40,14 +40,13 @@ impl Features {
                 .map(|k| lookup.value(k as u8, &[]))
                 .collect();
             let pal = Tensor::from_slice(device, &table, &[PALETTE_LEN])?;
-            let bytes: Vec<u8> = bytes.iter().map(|&b| remap[b as usize]).collect();
-            let data = ByteBuffer::new(device, &bytes)?;
             let exact = match lookup {
-                Lookup::Divide(_) => divides_exactly(device, &pal, lookup)?,
+                Lookup::Divide(_) => divides_exactly(device, &pal, &table, lookup)?,
                 _ => true,
             };
             if exact {
-                return Ok(Features::U8(data, pal, lookup));
+                let bytes: Vec<u8> = bytes.iter().map(|&b| remap[b as usize]).collect();
+                return Ok(Features::U8(ByteBuffer::new(device, &bytes)?, pal, lookup));
             }
         }
         Ok(Features::U8(
@@ -101,9 +100,10 @@ fn affine(used: &[f32]) -> Option<(Lookup, [u8; PALETTE_LEN])> {
     None
 }
 
-/// Whether this device's byte gather in `lookup`'s mode gives `table` bit for bit for all
-/// 256 bytes (WGSL's division may be off by 2.5 ULP; lavapipe's is exact, GPUs' varies).
-fn divides_exactly(device: &Device, table: &Tensor, lookup: Lookup) -> Result<bool> {
+/// Whether this device's byte gather in `lookup`'s mode gives `want` (the host's values,
+/// bound as `table`) bit for bit for all 256 bytes (WGSL's division may be off by 2.5 ULP;
+/// lavapipe's is exact, GPUs' varies). Runs before the dataset's bytes are uploaded.
+fn divides_exactly(device: &Device, table: &Tensor, want: &[f32], lookup: Lookup) -> Result<bool> {
     let all: Vec<u8> = (0..=255u8).collect();
     let data = ByteBuffer::new(device, &all)?;
     let idx = IndexBuffer::new(device, &[0])?;
@@ -119,10 +119,9 @@ fn divides_exactly(device: &Device, table: &Tensor, lookup: Lookup) -> Result<bo
     gather::gather(&mut rec, &data, table, lookup, rows, out.buffer())?;
     rec.submit()?;
     let got = out.to_vec()?;
-    let want = table.to_vec()?;
     let same = got
         .iter()
-        .zip(&want)
+        .zip(want)
         .all(|(a, b)| a.to_bits() == b.to_bits());
     if !same {
         log::info!("this device's division is not exact for byte datasets; using a palette");
