@@ -200,17 +200,24 @@ fn uniform_bytes(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     if obj.hasattr("tobytes")? {
         return obj.call_method0("tobytes")?.extract::<Vec<u8>>();
     }
-    let builtins = obj.py().import("builtins")?;
-    builtins
+    // Only buffers: `bytes(16)` of a Python int would be 16 zero bytes, not the number 16.
+    let is_buffer = obj.cast::<pyo3::types::PyByteArray>().is_ok()
+        || obj.is_instance(&obj.py().import("builtins")?.getattr("memoryview")?)?;
+    let wrong = || {
+        PyTypeError::new_err(format!(
+            "uniforms: expected bytes, a bytearray/memoryview, or a NumPy array or scalar (e.g. np.array([n], np.uint32)); found {}",
+            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        ))
+    };
+    if !is_buffer {
+        return Err(wrong());
+    }
+    obj.py()
+        .import("builtins")?
         .getattr("bytes")?
         .call1((obj,))
         .and_then(|b| b.extract::<Vec<u8>>())
-        .map_err(|_| {
-            PyTypeError::new_err(format!(
-                "uniforms: expected bytes, a bytearray/memoryview, or a NumPy array or scalar (e.g. np.array([n], np.uint32)); found {}",
-                obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-            ))
-        })
+        .map_err(|_| wrong())
 }
 
 #[pymethods]

@@ -72,6 +72,10 @@ def test_bad_arguments_raise_before_anything_runs(rng):
     with pytest.raises(TypeError):
         k(8, (tx, x), uniforms=params(8, 1.0))
     with pytest.raises(TypeError):
+        k(8, (x, ty), uniforms=params(8, 1.0))  # a NumPy array first
+    with pytest.raises(TypeError, match="np.array"):
+        k(8, (tx, ty), uniforms=8)  # an int is not its bytes
+    with pytest.raises(TypeError):
         k("eight", (tx, ty), uniforms=params(8, 1.0))
     with pytest.raises(ValueError):
         k((1, 1, 1, 1), (tx, ty), uniforms=params(8, 1.0))

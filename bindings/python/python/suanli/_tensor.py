@@ -81,7 +81,8 @@ class RawKernel:
         cover it; past the per-dimension limit they spill onto y), a tuple is work-group
         counts. Returns at once; reading an output tensor waits for it."""
         args = tuple(args)
-        k = self._for(args[0].device) if args else self._default
+        first = args[0] if args else None
+        k = self._for(first.device) if isinstance(first, Tensor) else self._default
         k(grid, args, uniforms)
 
     def __repr__(self) -> str:

@@ -219,7 +219,6 @@ class Sequential:
         printer = Printer(verbose)
         keep_acc = "accuracy" in self._metrics
         self.stop_training = False
-        error: List[BaseException] = []
 
         def on_epoch_begin(epoch: int, epochs_: int, steps: int, first: bool) -> None:
             printer.epoch_begin(epoch, epochs_, steps, first)
@@ -254,12 +253,13 @@ class Sequential:
                 on_progress=on_progress if printer.live else None,
                 on_epoch_end=on_epoch_end,
             )
-        finally:
             self._busy = False
-        try:
             for cb in cbs:
                 cb.on_train_end({})
         finally:
+            # Also when fit raises (Ctrl-C, a non-finite loss, a callback's error): the model
+            # is usable again and the epoch snapshots are gone.
+            self._busy = False
             if tmpdir:
                 shutil.rmtree(tmpdir, ignore_errors=True)
             self._snapshot = None
