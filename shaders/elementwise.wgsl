@@ -146,3 +146,27 @@ fn dropout_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     let u = f32(hash32(i ^ hash32(do_p.cols)) >> 8u) * (1.0 / 16777216.0);
     do_y[i] = select(0.0, do_x[i] * do_p.value, u >= do_p.alpha);
 }
+
+// ---- dropout backward with a gate: dx = (keep(i) ? dy · value : 0) · act_GATE'(y) ---------
+// The same mask as dropout_forward (same uniform: a step's dropout slot is read by both),
+// times the derivative of the previous layer's activation computed from its output y: the
+// dropout layer applies the gate that layer offers, so that layer's own backward starts from
+// its pre-activation (one dispatch instead of two). GATE 0 (linear) is the plain mask.
+override GATE: u32 = 0u;
+override GATE_ALPHA: f32 = 0.0;
+
+@group(0) @binding(0) var<storage, read> dg_dy: array<f32>;
+@group(0) @binding(1) var<storage, read> dg_y: array<f32>;
+@group(0) @binding(2) var<storage, read_write> dg_dx: array<f32>;
+@group(0) @binding(3) var<uniform> dg_p: Params; // as dropout_forward's
+
+@compute @workgroup_size(256)
+fn dropout_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= dg_p.n) {
+        return;
+    }
+    let u = f32(hash32(i ^ hash32(dg_p.cols)) >> 8u) * (1.0 / 16777216.0);
+    let d = select(0.0, dg_dy[i] * dg_p.value, u >= dg_p.alpha);
+    dg_dx[i] = d * activate_grad_from_output(GATE, dg_y[i], GATE_ALPHA);
+}

@@ -73,9 +73,15 @@ fn malformed(what: &str, bytes: &[u8]) -> String {
 fn a_valid_file_parses() {
     let m = parse_model_file(Path::new("m"), &file(|_, _| {})).unwrap();
     assert_eq!(m.layers.len(), 2);
-    assert_eq!((m.layers[0].input_dim, m.layers[0].units), (3, 4));
-    assert_eq!(m.layers[1].kernel, vec![-0.5; 8]);
-    assert_eq!(m.layers[1].activation, "softmax");
+    assert_eq!(
+        (m.layers[0].input.clone(), m.layers[0].output.clone()),
+        (vec![3], vec![4])
+    );
+    assert_eq!(m.layers[1].weight("kernel").unwrap(), &[-0.5; 8]);
+    assert_eq!(
+        m.layers[1].spec.config.activation().unwrap(),
+        suanli::Activation::Softmax
+    );
 }
 
 #[test]

@@ -391,13 +391,14 @@ fn tempdir() -> PathBuf {
     d
 }
 
-/// dense_0.kernel, dense_0.bias, dense_1.kernel, dense_1.bias as f32 vectors.
+/// dense.kernel, dense.bias, dense_1.kernel, dense_1.bias (Keras's layer names) as f32
+/// vectors.
 fn read_weights(p: &std::path::Path) -> Vec<Vec<f32>> {
     let bytes = std::fs::read(p).unwrap();
     let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
     [
-        "dense_0.kernel",
-        "dense_0.bias",
+        "dense.kernel",
+        "dense.bias",
         "dense_1.kernel",
         "dense_1.bias",
     ]
@@ -766,7 +767,7 @@ fn dropout_layers_train_validate_and_round_trip() {
     m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
         .unwrap();
     assert!(
-        m.summary().contains("dropout_0 (Dropout, 0.3)"),
+        m.summary().contains("dropout (Dropout)") && m.summary().contains("dropout_1 (Dropout)"),
         "{}",
         m.summary()
     );
@@ -798,15 +799,26 @@ fn dropout_layers_train_validate_and_round_trip() {
             matches!(
                 e,
                 Error::InvalidArgument {
-                    name: "dropout",
+                    op: "Dropout",
+                    name: "rate",
                     ..
                 }
             ),
             "{bad}: {e}"
         );
     }
+    // After a softmax nothing may follow; after logits a dropout would change what the loss
+    // folds in: both refused, the first when added, the second before training.
     let mut m = Sequential::new(&dev);
-    m.add(Dense::new(4, "softmax").input_dim(2).dropout(0.5))
+    let e = m
+        .add(Dense::new(4, "softmax").input_dim(2).dropout(0.5))
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidArgument { name: "layer", .. }),
+        "{e}"
+    );
+    assert!(m.is_empty(), "a refused add changes nothing");
+    m.add(Dense::new(4, "linear").input_dim(2).dropout(0.5))
         .unwrap();
     m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
         .unwrap();

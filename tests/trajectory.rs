@@ -128,8 +128,16 @@ fn loss_trajectory_matches_an_f64_reference() {
         .iter()
         .map(|l| {
             (
-                l.kernel.iter().map(|&v| v as f64).collect(),
-                l.bias.as_ref().unwrap().iter().map(|&v| v as f64).collect(),
+                l.weight("kernel")
+                    .unwrap()
+                    .iter()
+                    .map(|&v| v as f64)
+                    .collect(),
+                l.weight("bias")
+                    .unwrap()
+                    .iter()
+                    .map(|&v| v as f64)
+                    .collect(),
             )
         })
         .collect();

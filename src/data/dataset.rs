@@ -190,6 +190,8 @@ pub struct Dataset {
     targets: Targets,
     rows: usize,
     row_len: usize,
+    /// The per-sample shape (`[row_len]` unless set).
+    shape: Vec<usize>,
     device: Device,
 }
 
@@ -222,6 +224,7 @@ impl Dataset {
             targets: Targets::Classes(Labels::new(device, labels)?),
             rows,
             row_len,
+            shape: vec![row_len],
             device: device.clone(),
         }
         .tagged())
@@ -247,6 +250,7 @@ impl Dataset {
             targets: Targets::Classes(Labels::new(device, labels)?),
             rows,
             row_len,
+            shape: vec![row_len],
             device: device.clone(),
         }
         .tagged())
@@ -268,6 +272,7 @@ impl Dataset {
             targets: Targets::Classes(Labels::new(device, labels)?),
             rows,
             row_len,
+            shape: vec![row_len],
             device: device.clone(),
         }
         .tagged())
@@ -307,6 +312,7 @@ impl Dataset {
             ),
             rows,
             row_len,
+            shape: vec![row_len],
             device: device.clone(),
         }
         .tagged())
@@ -402,6 +408,29 @@ impl Dataset {
     /// Features per sample.
     pub fn row_len(&self) -> usize {
         self.row_len
+    }
+
+    /// The shape of one sample: `(row_len,)` unless set by [`Dataset::with_sample_shape`].
+    pub fn sample_shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The same data with samples of shape `shape` (MNIST's 784 bytes as `&[28, 28, 1]`:
+    /// height, width, channels). The shape must hold `row_len` values; nothing moves.
+    pub fn with_sample_shape(mut self, shape: &[usize]) -> Result<Dataset> {
+        if shape.is_empty() || shape.contains(&0) || shape.iter().product::<usize>() != self.row_len
+        {
+            return Err(Error::ShapeMismatch {
+                op: "Dataset::with_sample_shape",
+                expected: format!(
+                    "a shape of sizes ≥ 1 holding the {} values of a sample",
+                    self.row_len
+                ),
+                found: format!("{shape:?}"),
+            });
+        }
+        self.shape = shape.to_vec();
+        Ok(self)
     }
 
     /// The feature and target selections of rows `indices[offset..offset + batch]`.

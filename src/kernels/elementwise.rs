@@ -64,9 +64,19 @@ pub const DROPOUT: KernelSpec = KernelSpec {
     bindings: &[RO, RW, U],
 };
 
+/// Dropout's backward pass with the previous layer's activation derivative applied:
+/// `dx = keep(i) ? dy / (1 − p) · act'(y) : 0` (act chosen by the `GATE` override, computed
+/// from that layer's output `y`).
+pub const DROPOUT_BACKWARD: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "dropout_backward",
+    bindings: &[RO, RO, RW, U],
+};
+
 /// Every entry point of this family.
 pub const KERNELS: &[KernelSpec] = &[
     DROPOUT,
+    DROPOUT_BACKWARD,
     FILL,
     UNARY,
     UNARY_BACKWARD,
@@ -319,6 +329,49 @@ pub fn dropout(
         &DROPOUT,
         &[],
         &[(x, b), (y, b)],
+        dropout_params(n, p, seed),
+    )
+}
+
+/// Records dropout's backward pass over `n` elements with the same mask as [`dropout`] (the
+/// same uniform), times `gate`'s derivative computed from its output `y` when given:
+/// `dx = keep(i) ? dy / (1 − p) · act'(y) : 0`.
+#[allow(clippy::too_many_arguments)] // the pass's buffers and its mask, spelled out
+pub fn dropout_backward(
+    rec: &mut dyn Record,
+    dy: &wgpu::Buffer,
+    gate: Option<(Activation, &wgpu::Buffer)>,
+    dx: &wgpu::Buffer,
+    n: usize,
+    p: f32,
+    seed: u32,
+) -> Result<()> {
+    if !(0.0..1.0).contains(&p) {
+        return Err(Error::InvalidArgument {
+            op: "dropout",
+            name: "rate",
+            expected: "a rate in [0, 1)".into(),
+            found: p.to_string(),
+        });
+    }
+    let (act, y) = gate.unwrap_or((Activation::Linear, dy));
+    if !act.derivative_from_output() {
+        return Err(Error::InvalidArgument {
+            op: "dropout_backward",
+            name: "gate",
+            expected: "an activation whose derivative follows from its output".into(),
+            found: format!("{act:?}"),
+        });
+    }
+    let b = n as u64 * 4;
+    launch(
+        rec,
+        &DROPOUT_BACKWARD,
+        &[
+            ("GATE", act_code(act)? as f64),
+            ("GATE_ALPHA", act.alpha() as f64),
+        ],
+        &[(dy, b), (y, b), (dx, b)],
         dropout_params(n, p, seed),
     )
 }

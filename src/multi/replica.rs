@@ -46,7 +46,7 @@ pub fn buckets(model: &Sequential, bucket_bytes: usize) -> Vec<Bucket> {
         .layers
         .iter()
         .map(|l| {
-            let p = l.params();
+            let p = &l.weights().params;
             (p.len(), p.iter().map(|t| t.numel()).sum())
         })
         .collect();

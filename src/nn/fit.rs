@@ -112,13 +112,6 @@ impl Setup {
         if o.batch_size == 0 {
             return Err(bad("batch_size", "at least 1".into(), "0".into()));
         }
-        if let Some(last) = model.layers.last().filter(|l| l.dropout() > 0.0) {
-            return Err(bad(
-                "dropout",
-                "dropout on hidden layers only".into(),
-                format!("dropout {} on the output layer", last.dropout()),
-            ));
-        }
         let start = o.resume.map_or(0, |c| c.epoch);
         if let Some(c) = o.resume {
             if c.epoch >= o.epochs {

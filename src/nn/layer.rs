@@ -1,20 +1,28 @@
-//! What a layer type is to the training engine: the [`Layer`] trait, and the context a layer
-//! records its forward and backward passes in ([`Cx`]).
+//! What a layer type is to the training engine: the [`Layer`] trait, the context a layer
+//! records its forward and backward passes in ([`Cx`]), and what passes between them.
 //!
 //! A layer describes its forward pass once ([`Layer::forward`]); that one description serves
 //! training and evaluation (recorded into a captured step program) and prediction (recorded
 //! and submitted at once). Its backward pass ([`Layer::backward`]) receives the gradient at
-//! its output and returns the one at its input, applying or producing its weight gradient on
-//! the way. Adding a layer type means implementing this trait in one file (see
-//! [`crate::nn::dense`]) and naming it in the model-file loader.
+//! its output and returns the one at its input, producing or applying its parameters'
+//! gradients on the way. Layers see per-sample shapes (channels last); a layer's description,
+//! parameters and shapes come from its spec ([`crate::nn::spec`]), so saving, loading,
+//! copying to another device and the summary need nothing from the layer type.
 //!
-//! Two layers may fuse across their boundary: a layer whose activation's derivative follows
-//! from its output offers it as a *gate* ([`Layer::gate`]), and the layer after it multiplies
-//! the input gradient it computes by that derivative in the same kernel (the matmul's gate
-//! epilogue), so the first layer's backward starts from the gradient at its pre-activation.
+//! Fusions across the boundary are offered, never imposed:
+//! - A layer whose activation's derivative follows from its output offers it as a *gate*
+//!   ([`Layer::gate`]). The layer after it may multiply the input gradient it computes by
+//!   that derivative in the same kernel (a matmul or pooling epilogue, the dropout mask) and
+//!   say so ([`Dx::gated`]); the first layer's backward then starts from the gradient at its
+//!   pre-activation. A layer that cannot fuse it declines, and the first applies its own
+//!   derivative ([`crate::nn::head`]).
+//! - A parameter whose gradient comes from one GEMM may have the optimizer applied inside
+//!   that kernel ([`WeightGrad::fused`]); any other parameter's gradient is written whole and
+//!   stepped by the optimizer kernel ([`WeightGrad::target`], [`WeightGrad::apply`]).
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
+use crate::kernels::optim;
 use crate::memory::MemoryKind;
 use crate::runtime::Device;
 use crate::tensor::Tensor;
@@ -23,12 +31,13 @@ use crate::vocab::{Activation, Rule};
 /// How a forward pass is recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mode {
-    /// Prediction: every activation applied (softmax included); no dropout.
+    /// Prediction: every activation applied (softmax included); no dropout; moving
+    /// statistics.
     Predict,
     /// Evaluation: the last layer's activation folded into a loss that takes logits; no
-    /// dropout.
+    /// dropout; moving statistics.
     Evaluate,
-    /// Training: as evaluation, with dropout.
+    /// Training: as evaluation, with dropout and batch statistics.
     Train,
 }
 
@@ -38,18 +47,21 @@ pub(crate) enum Mode {
 pub(crate) enum Slot {
     /// The `j`-th dispatch of the batch gather.
     Gather(usize),
-    /// The mask seed of the `k`-th layer with dropout.
+    /// The mask seed of the `k`-th dropout layer.
     Dropout(usize),
-    /// The fused optimizer step of layer `layer`, whose weight-gradient product has shape
-    /// (M, N, K).
+    /// An optimizer step fused into the kernel that computes parameter `param`'s gradient
+    /// (and, where the kernel updates it too, the bias after it). The uniform is `head`
+    /// (the kernel's shape words) followed by the optimizer's step over `count` elements.
     Update {
-        /// The layer's index.
-        layer: usize,
-        /// The product's shape.
-        mnk: (u32, u32, u32),
+        /// The parameter's index in optimizer order.
+        param: usize,
+        /// The kernel's first 16 bytes of uniform.
+        head: [u32; 4],
+        /// Elements of the parameter.
+        count: u32,
     },
-    /// The separate optimizer step of parameter `i` (data-parallel training), of `n`
-    /// elements.
+    /// The optimizer kernel's step of parameter `param`, of `n` elements, from a gradient
+    /// written whole.
     Optim {
         /// The parameter's index in optimizer order.
         param: usize,
@@ -94,9 +106,16 @@ impl<'r> Cx<'r> {
         &mut *self.rec
     }
 
-    /// A (batch, `cols`) scratch tensor, kept alive with the recording.
-    pub(crate) fn tensor(&mut self, cols: usize) -> Result<Tensor> {
-        let t = Tensor::empty(&self.device(), &[self.batch, cols])?;
+    /// A (batch, `shape`…) scratch tensor, kept alive with the recording.
+    pub(crate) fn tensor(&mut self, shape: &[usize]) -> Result<Tensor> {
+        let mut full = vec![self.batch];
+        full.extend_from_slice(shape);
+        self.scratch(&full)
+    }
+
+    /// A scratch tensor of any shape, kept alive with the recording.
+    pub(crate) fn scratch(&mut self, shape: &[usize]) -> Result<Tensor> {
+        let t = Tensor::empty(&self.device(), shape)?;
         t.set_memory_kind(MemoryKind::Activations);
         self.keep.push(t.clone());
         Ok(t)
@@ -128,7 +147,7 @@ impl<'r> Cx<'r> {
 pub(crate) struct Position {
     /// Its index.
     pub(crate) index: usize,
-    /// Its position among the layers with dropout.
+    /// Its position among the dropout layers.
     pub(crate) dropout: Option<usize>,
     /// The last layer, whose activation a loss taking logits folds in.
     pub(crate) folded: bool,
@@ -141,22 +160,50 @@ pub(crate) struct Position {
 pub(crate) struct Saved {
     /// What the layer read.
     pub(crate) input: Tensor,
-    /// The activation's output (logits when the activation is folded into the loss).
-    pub(crate) activated: Tensor,
-    /// The pre-activation, kept where the derivative needs it.
-    pub(crate) pre: Option<Tensor>,
-    /// What the next layer reads (the activated output after dropout, while training).
+    /// What the next layer reads.
     pub(crate) output: Tensor,
-    /// The activation as recorded (linear when folded).
-    pub(crate) act: Activation,
+    /// The activation head's record (layers with an activation).
+    pub(crate) head: Option<HeadOut>,
+    /// Whatever else the layer's backward pass needs (argmax indices, batch statistics).
+    pub(crate) extra: Vec<Tensor>,
 }
 
-/// What a layer does with its weight gradients in a backward pass.
+impl Saved {
+    /// A record of a layer without an activation head.
+    pub(crate) fn plain(input: &Tensor, output: Tensor, extra: Vec<Tensor>) -> Saved {
+        Saved {
+            input: input.clone(),
+            output,
+            head: None,
+            extra,
+        }
+    }
+}
+
+/// The gradient at a layer's input, and whether the gate offered to it (the previous
+/// layer's activation derivative) is already applied.
+pub(crate) struct Dx {
+    /// The gradient.
+    pub(crate) grad: Tensor,
+    /// The offered gate was applied: the previous layer starts from its pre-activation.
+    pub(crate) gated: bool,
+}
+
+/// A layer's weights, in the order its spec lists them (trainable parameters, then state).
+#[derive(Clone, Default)]
+pub(crate) struct Weights {
+    /// Trainable parameters, in optimizer order.
+    pub(crate) params: Vec<Tensor>,
+    /// Non-trainable state (moving statistics), which the optimizer never sees.
+    pub(crate) state: Vec<Tensor>,
+}
+
+/// What a layer does with its parameters' gradients in a backward pass.
 pub(crate) enum WeightGrad<'a> {
-    /// Write them into these buffers (one per parameter, in optimizer order).
+    /// Write them into these buffers (one per parameter of the layer, in order).
     Into(&'a [Tensor]),
     /// Apply this optimizer step to the parameters in place, with these states (per
-    /// parameter, in optimizer order): no gradient buffers, no optimizer dispatch.
+    /// parameter of the model, in optimizer order).
     Update {
         /// The rule.
         rule: Rule,
@@ -165,45 +212,135 @@ pub(crate) enum WeightGrad<'a> {
     },
 }
 
+/// An optimizer step a GEMM can apply to parameter `i` of a layer in place: the rule and the
+/// parameter's states (its per-step uniform goes in the parameter's [`Slot::Update`]).
+pub(crate) struct Fused<'a> {
+    /// The rule.
+    pub(crate) rule: Rule,
+    /// The parameter's states.
+    pub(crate) state: Vec<&'a wgpu::Buffer>,
+}
+
+impl<'a> WeightGrad<'a> {
+    /// The fused optimizer step of the layer's parameter `i` (the layer at `pos`), when
+    /// updating in place; `None` when gradients are written out.
+    pub(crate) fn fused(&self, pos: Position, i: usize) -> Option<Fused<'a>> {
+        match self {
+            WeightGrad::Into(_) => None,
+            WeightGrad::Update { rule, state } => Some(Fused {
+                rule: *rule,
+                state: state[pos.first_param + i]
+                    .iter()
+                    .map(|t| t.buffer())
+                    .collect(),
+            }),
+        }
+    }
+
+    /// Where the layer writes the whole gradient of its parameter `i` of shape `shape`: the
+    /// gradient buffer, or a scratch tensor that [`WeightGrad::apply`] then steps from.
+    pub(crate) fn target(&self, cx: &mut Cx<'_>, i: usize, shape: &[usize]) -> Result<Tensor> {
+        match self {
+            WeightGrad::Into(g) => g.get(i).cloned().ok_or_else(|| Error::Internal {
+                op: "backward",
+                message: format!("no gradient buffer for parameter {i}"),
+            }),
+            WeightGrad::Update { .. } => cx.scratch(shape),
+        }
+    }
+
+    /// After the layer wrote parameter `i`'s whole gradient `g` into its
+    /// [`WeightGrad::target`]: when updating, records the optimizer's step of `param` from
+    /// it (a table-bound dispatch); otherwise nothing.
+    pub(crate) fn apply(
+        &self,
+        cx: &mut Cx<'_>,
+        pos: Position,
+        i: usize,
+        param: &Tensor,
+        g: &Tensor,
+    ) -> Result<()> {
+        let WeightGrad::Update { rule, state } = self else {
+            return Ok(());
+        };
+        let index = pos.first_param + i;
+        let st: Vec<&wgpu::Buffer> = state[index].iter().map(|t| t.buffer()).collect();
+        let n = param.numel();
+        cx.per_step(&[Slot::Optim { param: index, n }], |rec| {
+            optim::step(rec, rule, g.buffer(), param.buffer(), &st, n, 1)
+        })
+    }
+}
+
 /// A gate handed to the layer after: multiply the input gradient by `act'(y)`, `y` being this
 /// tensor.
 pub(crate) type Gate = (Activation, Tensor);
 
-/// A layer type (see the module docs).
-pub(crate) trait Layer: Send + Sync {
-    /// The type's name, as the summary and the model file write it (`"Dense"`).
-    fn type_name(&self) -> &'static str;
-    /// Input features.
-    fn in_dim(&self) -> usize;
-    /// Output features.
-    fn out_dim(&self) -> usize;
-    /// The layer's activation.
-    fn activation(&self) -> Activation;
-    /// The dropout rate applied to the output while training (0: none).
-    fn dropout(&self) -> f32;
-    /// The parameters in optimizer order.
-    fn params(&self) -> Vec<Tensor>;
-    /// The parameters' names in the model file, in the same order (`"kernel"`, `"bias"`).
-    fn param_names(&self) -> Vec<&'static str>;
-    /// Replaces the parameters (same order and shapes as [`Layer::params`]).
-    fn set_params(&mut self, params: Vec<Tensor>) -> Result<()>;
-    /// The architecture record the model file stores.
-    fn architecture(&self) -> serde_json::Value;
-    /// Summary rows: (name, output shape, parameter count).
-    fn summary_rows(&self, index: usize) -> Vec<(String, String, usize)>;
-    /// The same layer with copies of its parameters on `device`.
-    fn to_device(&self, device: &Device) -> Result<Box<dyn Layer>>;
+/// What the activation head ([`crate::nn::head`]) recorded for the backward pass.
+#[derive(Clone)]
+pub(crate) struct HeadOut {
+    /// The activation's output (logits when the activation is folded into the loss).
+    pub(crate) activated: Tensor,
+    /// The pre-activation, kept where the derivative needs it.
+    pub(crate) pre: Option<Tensor>,
+    /// The activation as recorded (linear when folded).
+    pub(crate) act: Activation,
+}
 
-    /// Records the forward pass of `x` (batch, in_dim).
+impl HeadOut {
+    /// The gate the layer offers the layer after it: its derivative from its output.
+    pub(crate) fn gate(&self) -> Option<Gate> {
+        (self.pre.is_none() && self.act != Activation::Linear && self.act.derivative_from_output())
+            .then(|| (self.act, self.activated.clone()))
+    }
+}
+
+/// A layer's per-sample input and output shapes.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Io {
+    /// Input shape.
+    pub(crate) input: Vec<usize>,
+    /// Output shape.
+    pub(crate) output: Vec<usize>,
+}
+
+/// A layer of a model (see the module docs). Its shapes and weights are generic (the model
+/// keeps its spec); what a type implements is how it records its passes.
+pub(crate) trait Layer: Send + Sync {
+    /// Its shapes.
+    fn io(&self) -> &Io;
+    /// Its weights.
+    fn weights(&self) -> &Weights;
+
+    /// The activation of its output (linear for none).
+    fn activation(&self) -> Activation {
+        Activation::Linear
+    }
+
+    /// The rate of a dropout layer.
+    fn dropout(&self) -> Option<f32> {
+        None
+    }
+
+    /// A view (Flatten, Reshape): its output is its input reshaped, so the engine hands the
+    /// gate of the layer before it to the layer after it, and `gated` passes through its
+    /// backward pass unchanged.
+    fn is_view(&self) -> bool {
+        false
+    }
+
+    /// Records the forward pass of `x` (batch, input shape…).
     fn forward(&self, cx: &mut Cx<'_>, pos: Position, x: &Tensor) -> Result<Saved>;
 
     /// The gate this layer offers the layer after it (see the module docs), if any.
-    fn gate(&self, cx: &Cx<'_>, saved: &Saved) -> Option<Gate>;
+    fn gate(&self, _cx: &Cx<'_>, saved: &Saved) -> Option<Gate> {
+        saved.head.as_ref().and_then(HeadOut::gate)
+    }
 
     /// Records the backward pass from `dy`, the gradient at the output — or already at the
     /// pre-activation when `gated` (this layer's gate was used, or the loss gave the gradient
-    /// at the logits). Returns the gradient at the input when `need_dx`, multiplied by
-    /// `dx_gate` (the previous layer's gate) when given.
+    /// at the logits). Returns the gradient at the input when `need_dx`; `dx_gate` is the
+    /// previous layer's gate, which the layer may apply ([`Dx::gated`]).
     #[allow(clippy::too_many_arguments)] // one backward step's inputs, spelled out
     fn backward(
         &self,
@@ -215,5 +352,5 @@ pub(crate) trait Layer: Send + Sync {
         dx_gate: Option<&Gate>,
         need_dx: bool,
         grad: WeightGrad<'_>,
-    ) -> Result<Option<Tensor>>;
+    ) -> Result<Option<Dx>>;
 }

@@ -27,21 +27,30 @@
 //! callback). `docs/ARCHITECTURE.md` walks through them.
 
 pub(crate) mod dense;
+pub(crate) mod dropout;
 pub(crate) mod evaluate;
 pub(crate) mod fit;
+pub(crate) mod head;
 pub(crate) mod layer;
 pub(crate) mod model;
 pub(crate) mod options;
 pub(crate) mod progress;
+pub mod registry;
+pub(crate) mod reshape;
+pub mod spec;
 pub(crate) mod step;
 pub(crate) mod store;
 pub mod weights_file;
 
-pub use dense::{ActivationArg, Dense, DenseBuilder, Initializer};
+pub use dense::{ActivationArg, Dense, DenseDropout};
+pub use dropout::Dropout;
 pub use model::Sequential;
 pub use options::{
     Callback, Checkpoint, EarlyStopping, EpochBegin, EpochCallback, EpochEnd, Evaluation,
     FitOptions, History, Loss, Optimizer, Progress,
 };
 pub use progress::ProgressBar;
+pub use registry::{layer_classes, IntoLayers, LayerConfig, LayerSpec};
+pub use reshape::{Flatten, Reshape};
+pub use spec::{Initializer, Padding, Pair};
 pub use step::dropout_mask_seed;

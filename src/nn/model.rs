@@ -1,25 +1,45 @@
 //! [`Sequential`]: a stack of layers with an optimizer and a loss, like Keras's.
 //!
-//! This file holds the model itself: adding layers, compiling, the summary, prediction and
-//! the checks a dataset must pass. Training and evaluation are in [`crate::nn::fit`], saving
-//! and loading in [`crate::nn::store`].
+//! This file holds the model itself: adding layers (from their specs: shapes inferred layer
+//! by layer, names given as Keras gives them, weights initialised), compiling, the summary,
+//! prediction and the checks a dataset must pass. Training and evaluation are in
+//! [`crate::nn::fit`], saving and loading in [`crate::nn::store`].
 
 use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::exec::recorder::Recorder;
 use crate::memory::MemoryKind;
-use crate::nn::dense::{DenseBuilder, DenseLayer};
-use crate::nn::layer::{Cx, Layer, Mode, Position};
+use crate::nn::layer::Io;
+use crate::nn::layer::{Cx, Layer, Mode, Position, Weights};
 use crate::nn::options::{Loss, Optimizer};
+use crate::nn::registry::{IntoLayers, LayerSpec};
+use crate::nn::spec::{keras_shape, sample_shape, Init, Shape};
 use crate::random::Rng;
 use crate::runtime::Device;
 use crate::tensor::Tensor;
 use crate::vocab::{Activation, Rule};
 
+/// A layer of a model: its spec (what files and bindings see) and the layer itself, which
+/// the entry dereferences to.
+pub(crate) struct Entry {
+    /// The layer's spec (name, type, configuration; the input shape on the first).
+    pub(crate) spec: LayerSpec,
+    layer: Box<dyn Layer>,
+}
+
+impl std::ops::Deref for Entry {
+    type Target = dyn Layer;
+    fn deref(&self) -> &(dyn Layer + 'static) {
+        &*self.layer
+    }
+}
+
 /// A stack of layers, trained like Keras's `Sequential`.
 pub struct Sequential {
     pub(crate) device: Device,
-    pub(crate) layers: Vec<Box<dyn Layer>>,
+    pub(crate) layers: Vec<Entry>,
+    /// The per-sample input shape given before the first layer.
+    input: Option<Shape>,
     pub(crate) optimizer: Option<Optimizer>,
     pub(crate) loss: Option<Loss>,
     /// Optimizer state per parameter (optimizer order), created by the first fit.
@@ -27,6 +47,20 @@ pub struct Sequential {
     /// Optimizer steps taken so far (Adam's t).
     pub(crate) step: u64,
     pub(crate) seed: u64,
+}
+
+/// Keras's layer name for a class: `Conv2D` → `conv2d`, `MaxPooling2D` → `max_pooling2d`.
+fn snake_case(class: &str) -> String {
+    let c: Vec<char> = class.chars().collect();
+    let mut out = String::new();
+    for (i, &ch) in c.iter().enumerate() {
+        let next_lower = c.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+        if ch.is_ascii_uppercase() && i > 0 && (next_lower || c[i - 1].is_ascii_lowercase()) {
+            out.push('_');
+        }
+        out.push(ch.to_ascii_lowercase());
+    }
+    out
 }
 
 impl Sequential {
@@ -40,12 +74,20 @@ impl Sequential {
         Sequential {
             device: device.clone(),
             layers: Vec::new(),
+            input: None,
             optimizer: None,
             loss: None,
             opt_state: Vec::new(),
             step: 0,
             seed,
         }
+    }
+
+    /// The same model with its per-sample input shape set (`&[28, 28, 1]` for MNIST images,
+    /// channels last), as `keras.Input(shape=...)` first; the first layer may say it instead.
+    pub fn input_shape(mut self, shape: &[usize]) -> Sequential {
+        self.input = Some(shape.to_vec());
+        self
     }
 
     /// The device the model lives on.
@@ -78,44 +120,167 @@ impl Sequential {
         self.layers.is_empty()
     }
 
-    /// Appends a dense layer, initialising its weights.
-    pub fn add(&mut self, layer: impl Into<DenseBuilder>) -> Result<()> {
-        let cfg = layer.into().build()?;
-        let in_dim = match (self.layers.last(), cfg.input_dim) {
-            (None, Some(d)) => d,
-            (None, None) => {
+    /// Each layer's spec (type, name, configuration; the input shape on the first).
+    pub fn layer_specs(&self) -> Vec<LayerSpec> {
+        self.layers.iter().map(|l| l.spec.clone()).collect()
+    }
+
+    /// Appends a layer (or a layer and the dropout after it), given by a builder
+    /// (`Conv2D::new(32, 3).activation("relu")`), a [`LayerSpec`] or its JSON form. Its input
+    /// shape is the previous layer's output (the first layer's comes from
+    /// [`Sequential::input_shape`] or the layer's own); its output shape, name and weights
+    /// follow. Everything is checked before the model changes.
+    pub fn add(&mut self, layer: impl IntoLayers) -> Result<()> {
+        let specs = layer.into_layers()?;
+        let mut built = Vec::with_capacity(specs.len());
+        let mut shape = self.output_shape().map(<[usize]>::to_vec);
+        let mut prev_act = self
+            .layers
+            .last()
+            .map(|l| (l.activation(), self.layers.len() - 1));
+        let mut names: Vec<String> = self
+            .layers
+            .iter()
+            .filter_map(|l| l.spec.name.clone())
+            .collect();
+        let mut with_params = self
+            .layers
+            .iter()
+            .filter(|l| !l.weights().params.is_empty())
+            .count();
+        for mut spec in specs {
+            spec.config.check()?;
+            let class = spec.config.class_name();
+            let input = match (&shape, &spec.input_shape, &self.input) {
+                (None, Some(s), _) | (None, None, Some(s)) => s.clone(),
+                (None, None, None) => {
+                    return Err(Error::InvalidArgument {
+                        op: "Sequential::add",
+                        name: "input_shape",
+                        expected: "an input shape before the first layer (Sequential::input_shape, or the layer's input_shape / input_dim)".into(),
+                        found: "none".into(),
+                    })
+                }
+                (Some(prev), Some(s), _) if s != prev => {
+                    return Err(Error::ShapeMismatch {
+                        op: "Sequential::add",
+                        expected: format!("input_shape {} (the previous layer's output)", sample_shape(prev)),
+                        found: sample_shape(s),
+                    })
+                }
+                (Some(prev), _, _) => prev.clone(),
+            };
+            if input.is_empty() || input.contains(&0) {
                 return Err(Error::InvalidArgument {
                     op: "Sequential::add",
-                    name: "input_dim",
-                    expected: "an input size on the first layer (Dense::new(..).input_dim(n))"
-                        .into(),
-                    found: "none".into(),
-                })
+                    name: "input_shape",
+                    expected: "sizes of at least 1".into(),
+                    found: sample_shape(&input),
+                });
             }
-            (Some(prev), Some(d)) if d != prev.out_dim() => {
-                return Err(Error::ShapeMismatch {
-                    op: "Sequential::add",
-                    expected: format!("input_dim {} (the previous layer's units)", prev.out_dim()),
-                    found: d.to_string(),
-                })
-            }
-            (Some(prev), _) => prev.out_dim(),
-        };
-        if let Some(prev) = self.layers.last() {
-            if prev.activation() == Activation::Softmax {
+            if let Some((Activation::Softmax, i)) = prev_act {
                 return Err(Error::InvalidArgument {
                     op: "Sequential::add",
                     name: "layer",
                     expected: "softmax only on the last layer".into(),
-                    found: format!("a layer after softmax layer {}", self.layers.len() - 1),
+                    found: format!("a {class} layer after softmax layer {i}"),
                 });
             }
+            let output = spec.config.output_shape(&input)?;
+            if output.contains(&0) {
+                return Err(Error::ShapeMismatch {
+                    op: class,
+                    expected: "an output with at least one value per sample".into(),
+                    found: format!(
+                        "{} from input {}",
+                        sample_shape(&output),
+                        sample_shape(&input)
+                    ),
+                });
+            }
+            let name = match spec.name.take() {
+                Some(n) if names.contains(&n) => {
+                    return Err(Error::InvalidArgument {
+                        op: "Sequential::add",
+                        name: "name",
+                        expected: "a name no other layer of the model has".into(),
+                        found: format!("{n:?}"),
+                    })
+                }
+                Some(n) => n,
+                None => {
+                    // Keras's names: the class in snake case, then _1, _2, … for the next ones.
+                    let base = snake_case(class);
+                    let mut i = 0;
+                    let mut n = base.clone();
+                    while names.contains(&n) {
+                        i += 1;
+                        n = format!("{base}_{i}");
+                    }
+                    n
+                }
+            };
+            names.push(name.clone());
+            spec.name = Some(name);
+            // The first layer keeps its input shape in its spec (the model file needs it).
+            spec.input_shape = (built.is_empty() && self.layers.is_empty()).then(|| input.clone());
+            let specs = spec.config.weights(&input);
+            let has_params = specs.iter().any(|w| w.trainable);
+            // Each layer with parameters draws from its own generator, seeded by the model's
+            // seed and how many such layers come before it.
+            let mut rng = Rng::new(self.seed.wrapping_add(with_params as u64 * 0x9E37));
+            let mut w = Weights::default();
+            for ws in &specs {
+                let n: usize = ws.shape.iter().product();
+                let values = match ws.init {
+                    Init::Kernel(init, fan_in, fan_out) => {
+                        init.sample_n(n, fan_in, fan_out, &mut rng)
+                    }
+                    Init::Zeros => vec![0.0; n],
+                    Init::Ones => vec![1.0; n],
+                };
+                let t = Tensor::from_slice(&self.device, &values, &ws.shape)?;
+                if ws.trainable {
+                    w.params.push(t);
+                } else {
+                    w.state.push(t);
+                }
+            }
+            with_params += has_params as usize;
+            let act = spec.config.activation()?;
+            prev_act = Some((act, self.layers.len() + built.len()));
+            let io = Io {
+                input,
+                output: output.clone(),
+            };
+            let layer = spec.config.instantiate(io, w)?;
+            built.push(Entry { spec, layer });
+            shape = Some(output);
         }
-        let mut rng = Rng::new(self.seed.wrapping_add(self.layers.len() as u64 * 0x9E37));
-        let layer = DenseLayer::new(&self.device, cfg, in_dim, &mut rng)?;
-        self.layers.push(Box::new(layer));
+        self.layers.extend(built);
         self.opt_state.clear();
         self.step = 0;
+        Ok(())
+    }
+
+    /// Rebuilds a layer from its spec with these weights (loading, copying to a device).
+    pub(crate) fn push_with_weights(&mut self, spec: LayerSpec, w: Weights) -> Result<()> {
+        let input = match (self.output_shape(), &spec.input_shape) {
+            (Some(s), _) => s.to_vec(),
+            (None, Some(s)) => s.clone(),
+            (None, None) => {
+                return Err(Error::InvalidArgument {
+                    op: "Sequential",
+                    name: "input_shape",
+                    expected: "an input shape on the first layer".into(),
+                    found: "none".into(),
+                })
+            }
+        };
+        spec.config.check()?;
+        let output = spec.config.output_shape(&input)?;
+        let layer = spec.config.instantiate(Io { input, output }, w)?;
+        self.layers.push(Entry { spec, layer });
         Ok(())
     }
 
@@ -124,33 +289,71 @@ impl Sequential {
         self.params().iter().map(|p| p.numel()).sum()
     }
 
-    /// Input features of the first layer.
+    /// Number of non-trainable values (moving statistics).
+    pub fn state_count(&self) -> usize {
+        self.state().iter().map(|p| p.numel()).sum()
+    }
+
+    /// The per-sample input shape (of the first layer, or as set before it).
+    pub fn expected_input_shape(&self) -> Option<&[usize]> {
+        self.layers
+            .first()
+            .map(|l| l.io().input.as_slice())
+            .or(self.input.as_deref())
+    }
+
+    /// The per-sample output shape of the last layer.
+    pub fn output_shape(&self) -> Option<&[usize]> {
+        self.layers.last().map(|l| l.io().output.as_slice())
+    }
+
+    /// Values per input sample (the input shape's product).
     pub fn input_dim(&self) -> Option<usize> {
-        self.layers.first().map(|l| l.in_dim())
+        self.expected_input_shape().map(|s| s.iter().product())
     }
 
-    /// Outputs of the last layer.
+    /// Values per output sample (the output shape's product).
     pub fn output_dim(&self) -> Option<usize> {
-        self.layers.last().map(|l| l.out_dim())
+        self.output_shape().map(|s| s.iter().product())
     }
 
-    /// The layer table, like Keras's `model.summary()`.
+    /// The layer table, like Keras's `model.summary()`: each layer's name and type, its
+    /// output shape with the batch as `None`, and its weight count (moving statistics
+    /// included, as Keras counts them).
     pub fn summary(&self) -> String {
         let mut s = String::from("Model: \"sequential\"\n");
-        let line = "─".repeat(66);
+        let line = "─".repeat(70);
         s.push_str(&format!(
-            "{line}\n{:<28}{:<22}{:>16}\n{line}\n",
+            "{line}\n{:<34}{:<24}{:>12}\n{line}\n",
             "Layer (type)", "Output Shape", "Param #"
         ));
-        for (i, l) in self.layers.iter().enumerate() {
-            for (name, shape, params) in l.summary_rows(i) {
-                s.push_str(&format!("{name:<28}{shape:<22}{params:>16}\n"));
-            }
+        for l in &self.layers {
+            let io = l.io();
+            let name = format!(
+                "{} ({})",
+                l.spec.name.as_deref().unwrap_or("?"),
+                l.spec.config.class_name()
+            );
+            let count: usize = l
+                .weights()
+                .params
+                .iter()
+                .chain(&l.weights().state)
+                .map(|t| t.numel())
+                .sum();
+            s.push_str(&format!(
+                "{name:<34}{:<24}{count:>12}\n",
+                keras_shape(&io.output)
+            ));
         }
-        let total = self.param_count();
+        let (trainable, state) = (self.param_count(), self.state_count());
+        let kb = |n: usize| n as f64 * 4.0 / 1024.0;
         s.push_str(&format!(
-            "{line}\nTotal params: {total} ({:.2} KB)\nTrainable params: {total}\n",
-            total as f64 * 4.0 / 1024.0
+            "{line}\nTotal params: {} ({:.2} KB)\nTrainable params: {trainable} ({:.2} KB)\nNon-trainable params: {state} ({:.2} KB)\n",
+            trainable + state,
+            kb(trainable + state),
+            kb(trainable),
+            kb(state)
         ));
         s
     }
@@ -173,45 +376,61 @@ impl Sequential {
         Ok(())
     }
 
-    /// Every parameter in optimizer order (each layer's, in order).
+    /// Every trainable parameter in optimizer order (each layer's, in order).
     pub(crate) fn params(&self) -> Vec<Tensor> {
-        self.layers.iter().flat_map(|l| l.params()).collect()
+        self.layers
+            .iter()
+            .flat_map(|l| l.weights().params.clone())
+            .collect()
+    }
+
+    /// Every layer's non-trainable state (moving statistics), in order.
+    pub(crate) fn state(&self) -> Vec<Tensor> {
+        self.layers
+            .iter()
+            .flat_map(|l| l.weights().state.clone())
+            .collect()
+    }
+
+    /// The index of the layer whose activation a loss taking logits folds in: the last one
+    /// that is not a view.
+    pub(crate) fn output_layer(&self) -> Option<usize> {
+        self.layers.iter().rposition(|l| !l.is_view())
     }
 
     /// Where each layer sits: its dropout ordinal, whether its activation is folded into the
     /// loss, and its first parameter's index.
     pub(crate) fn positions(&self) -> Vec<Position> {
         let folds = self.loss.is_some_and(|l| l.takes_logits());
+        let out = self.output_layer();
         let mut k = 0;
         let mut p = 0;
-        let n = self.layers.len();
         self.layers
             .iter()
             .enumerate()
             .map(|(index, l)| {
-                let dropout = (l.dropout() > 0.0).then(|| {
+                let dropout = l.dropout().map(|_| {
                     k += 1;
                     k - 1
                 });
                 let pos = Position {
                     index,
                     dropout,
-                    folded: folds && index + 1 == n,
+                    folded: folds && Some(index) == out,
                     first_param: p,
                 };
-                p += l.params().len();
+                p += l.weights().params.len();
                 pos
             })
             .collect()
     }
 
-    /// (units, rate) of each layer with dropout, in order: what the dropout slots of a step
-    /// read.
+    /// (values per sample, rate) of each dropout layer, in order: what the dropout slots of a
+    /// step read.
     pub(crate) fn dropout_specs(&self) -> Vec<(usize, f32)> {
         self.layers
             .iter()
-            .filter(|l| l.dropout() > 0.0)
-            .map(|l| (l.out_dim(), l.dropout()))
+            .filter_map(|l| l.dropout().map(|r| (l.io().input.iter().product(), r)))
             .collect()
     }
 
@@ -238,14 +457,19 @@ impl Sequential {
         Ok(())
     }
 
-    /// A copy of this model (weights, optimizer, loss, optimizer state and step) on `device`.
+    /// A copy of this model (weights and state, optimizer, loss, optimizer state and step)
+    /// on `device`.
     pub fn to_device(&self, device: &Device) -> Result<Sequential> {
+        let copy = |t: &Tensor| Tensor::from_slice(device, &t.to_vec()?, t.shape());
         let mut m = Sequential::with_seed(device, self.seed);
-        m.layers = self
-            .layers
-            .iter()
-            .map(|l| l.to_device(device))
-            .collect::<Result<_>>()?;
+        m.input = self.input.clone();
+        for l in &self.layers {
+            let w = Weights {
+                params: l.weights().params.iter().map(copy).collect::<Result<_>>()?,
+                state: l.weights().state.iter().map(copy).collect::<Result<_>>()?,
+            };
+            m.push_with_weights(l.spec.clone(), w)?;
+        }
         m.optimizer = self.optimizer;
         m.loss = self.loss;
         m.opt_state = self
@@ -254,7 +478,7 @@ impl Sequential {
             .map(|st| {
                 st.iter()
                     .map(|t| {
-                        let c = Tensor::from_slice(device, &t.to_vec()?, t.shape())?;
+                        let c = copy(t)?;
                         c.set_memory_kind(MemoryKind::OptimizerState);
                         Ok(c)
                     })
@@ -265,24 +489,40 @@ impl Sequential {
         Ok(m)
     }
 
-    /// Outputs (probabilities for a softmax model) for `x` of shape (samples, features): the
-    /// same forward description as training, recorded with every activation applied.
+    /// Outputs (probabilities for a softmax model) for `x` of shape (samples, input
+    /// shape…): the same forward description as training, recorded with every activation
+    /// applied and the moving statistics of normalisation layers.
     pub fn predict(&self, x: &Tensor) -> Result<Tensor> {
         x.check_device(&self.device, "predict")?;
-        let want = self.input_dim().unwrap_or(0);
-        let rows = match x.shape() {
-            [r, f] if *f == want && *r > 0 => *r,
-            s => {
+        let want = self.expected_input_shape().unwrap_or(&[]).to_vec();
+        let rows = match x.shape().split_first() {
+            Some((&r, rest))
+                if r > 0
+                    && (rest == want.as_slice() || rest == [want.iter().product::<usize>()]) =>
+            {
+                r
+            }
+            _ => {
                 return Err(Error::ShapeMismatch {
                     op: "predict",
-                    expected: format!("(samples ≥ 1, {want})"),
-                    found: format!("{s:?}"),
+                    expected: format!(
+                        "(samples ≥ 1, {}) for samples of shape {}",
+                        want.iter()
+                            .map(|d| d.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        sample_shape(&want)
+                    ),
+                    found: format!("{:?}", x.shape()),
                 })
             }
         };
+        let mut shape = vec![rows];
+        shape.extend_from_slice(&want);
+        let x = x.reshape(&shape)?;
         let mut rec = Recorder::new(&self.device);
         let mut cx = Cx::new(&mut rec, rows, Mode::Predict);
-        let mut h = x.clone();
+        let mut h = x;
         for (l, pos) in self.layers.iter().zip(self.positions()) {
             h = l.forward(&mut cx, pos, &h)?.output;
         }
@@ -296,8 +536,10 @@ impl Sequential {
 
     /// The most likely class of each sample.
     pub fn predict_classes(&self, x: &Tensor) -> Result<Vec<usize>> {
-        Ok(self
-            .predict(x)?
+        let out = self.predict(x)?;
+        let rows = out.shape()[0];
+        let out = out.reshape(&[rows, out.numel() / rows.max(1)])?;
+        Ok(out
             .argmax_rows()?
             .to_vec()?
             .into_iter()
@@ -305,7 +547,8 @@ impl Sequential {
             .collect())
     }
 
-    /// Checks that `data` fits the model: same device, features, and targets the loss
+    /// Checks that `data` fits the model: same device, sample shape (a shape with the
+    /// model's trailing channel of 1 left out is the same samples), and targets the loss
     /// accepts (class labels within the outputs, or dense rows of the outputs' width).
     pub(crate) fn check_dataset(&self, op: &'static str, data: &Dataset) -> Result<()> {
         if !data.device().same_as(&self.device) {
@@ -315,9 +558,11 @@ impl Sequential {
                 found: format!("{:?}", data.device()),
             });
         }
-        let (Some(i), Some(o), Some(last)) =
-            (self.input_dim(), self.output_dim(), self.layers.last())
-        else {
+        let (Some(i), Some(o), Some(out_layer)) = (
+            self.expected_input_shape(),
+            self.output_dim(),
+            self.output_layer(),
+        ) else {
             return Err(Error::InvalidArgument {
                 op,
                 name: "model",
@@ -325,15 +570,31 @@ impl Sequential {
                 found: "none".into(),
             });
         };
-        if data.row_len() != i {
+        let s = data.sample_shape();
+        let same = s == i || (i.last() == Some(&1) && s == &i[..i.len() - 1]);
+        if !same {
             return Err(Error::ShapeMismatch {
                 op,
-                expected: format!("{i} features per sample"),
-                found: data.row_len().to_string(),
+                expected: format!("samples of shape {} (the model's input)", sample_shape(i)),
+                found: format!("samples of shape {}", sample_shape(s)),
+            });
+        }
+        if let Some(d) = self.layers[out_layer..]
+            .iter()
+            .find(|l| l.dropout().is_some())
+        {
+            return Err(Error::InvalidArgument {
+                op,
+                name: "dropout",
+                expected: "dropout on hidden layers only".into(),
+                found: format!(
+                    "{} after the output layer",
+                    d.spec.name.as_deref().unwrap_or("a dropout layer")
+                ),
             });
         }
         let loss = self.loss.unwrap_or(Loss::SparseCategoricalCrossentropy);
-        let act = last.activation();
+        let act = self.layers[out_layer].activation();
         let act_ok = match loss {
             Loss::SparseCategoricalCrossentropy | Loss::CategoricalCrossentropy => {
                 matches!(act, Activation::Softmax | Activation::Linear)
@@ -394,5 +655,21 @@ impl Sequential {
             _ => {}
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn layer_names_follow_keras() {
+        for (class, name) in [
+            ("Dense", "dense"),
+            ("Conv2D", "conv2d"),
+            ("MaxPooling2D", "max_pooling2d"),
+            ("GlobalAveragePooling2D", "global_average_pooling2d"),
+            ("BatchNormalization", "batch_normalization"),
+        ] {
+            assert_eq!(super::snake_case(class), name);
+        }
     }
 }

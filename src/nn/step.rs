@@ -7,8 +7,8 @@
 //! Replaying it costs no allocation, no bind group and no readback.
 //!
 //! Values that change every step are read from a parameter table at dynamic offsets:
-//! [`StepLayout`] owns the layout of one step's slots (`[gather…, dropout seeds…, fused
-//! updates…, optimizer steps…]`) and [`Chunk`] writes a chunk of steps' uniforms with one
+//! [`StepLayout`] owns the layout of one step's slots (`[gather…, dropout seeds…, one per
+//! parameter…]`) and [`Chunk`] writes a chunk of steps' uniforms with one
 //! upload. Nothing else in the crate knows a slot's position.
 
 use crate::data::dataset::Dataset;
@@ -17,7 +17,7 @@ use crate::exec::capture::Capture;
 use crate::exec::dispatch::Program;
 use crate::exec::recorder::Recorder;
 use crate::kernels::loss as dense_loss;
-use crate::kernels::{elementwise, matmul, matmul_tune, optim, softmax_xent};
+use crate::kernels::{elementwise, matmul_tune, optim, softmax_xent};
 use crate::memory::MemoryKind;
 use crate::nn::layer::{Cx, Mode, Slot, WeightGrad};
 use crate::nn::model::Sequential;
@@ -46,19 +46,17 @@ pub(crate) enum Backward<'a> {
 #[derive(Clone, Debug)]
 pub(crate) struct StepLayout {
     gather: usize,
-    /// (units, rate) of each layer with dropout.
+    /// (values per sample, rate) of each dropout layer.
     dropout: Vec<(usize, f32)>,
-    /// Layers whose weight-gradient product applies the optimizer.
-    updates: Vec<usize>,
-    /// Parameters stepped by a separate optimizer program.
-    optim: usize,
+    /// Parameters: one slot each while training, for the optimizer step that updates it
+    /// (fused into the kernel computing its gradient, or the optimizer kernel's).
+    params: usize,
     align: usize,
 }
 
 impl StepLayout {
     /// The layout for `model` trained (or evaluated) on `data`: gather slots always, dropout
-    /// seeds while training, one fused-update slot per layer with `Backward::Fused`, one
-    /// optimizer slot per parameter with `Backward::Grads`.
+    /// seeds and one slot per parameter while training.
     pub(crate) fn new(model: &Sequential, data: &Dataset, backward: Backward<'_>) -> StepLayout {
         let training = !matches!(backward, Backward::None);
         StepLayout {
@@ -68,37 +66,26 @@ impl StepLayout {
             } else {
                 Vec::new()
             },
-            updates: match backward {
-                Backward::Fused(_) => (0..model.layers.len()).collect(),
-                _ => Vec::new(),
-            },
-            optim: match backward {
-                Backward::Grads(g) => g.len(),
-                _ => 0,
-            },
+            params: if training { model.params().len() } else { 0 },
             align: model.device.uniform_alignment() as usize,
         }
     }
 
     /// Slots per step.
     pub(crate) fn slots(&self) -> usize {
-        self.gather + self.dropout.len() + self.updates.len() + self.optim
+        self.gather + self.dropout.len() + self.params
     }
 
     /// A slot's position within a step.
     fn index(&self, s: Slot) -> Result<usize> {
         let base_d = self.gather;
-        let base_u = base_d + self.dropout.len();
-        let base_o = base_u + self.updates.len();
+        let base_p = base_d + self.dropout.len();
         let found = match s {
             Slot::Gather(j) => (j < self.gather).then_some(j),
             Slot::Dropout(k) => (k < self.dropout.len()).then_some(base_d + k),
-            Slot::Update { layer, .. } => self
-                .updates
-                .iter()
-                .position(|&l| l == layer)
-                .map(|p| base_u + p),
-            Slot::Optim { param, .. } => (param < self.optim).then_some(base_o + param),
+            Slot::Update { param, .. } | Slot::Optim { param, .. } => {
+                (param < self.params).then_some(base_p + param)
+            }
         };
         found.ok_or_else(|| Error::Internal {
             op: "step table",
@@ -164,17 +151,21 @@ impl<'l> Chunk<'l> {
             let bytes: Vec<u8> = match slot {
                 Slot::Gather(j) => gather.get(j).cloned().unwrap_or_default(),
                 Slot::Dropout(k) => {
-                    let (units, rate) = self.layout.dropout[k];
+                    let (values, rate) = self.layout.dropout[k];
                     let p = elementwise::dropout_params(
-                        u.batch * units,
+                        u.batch * values,
                         rate,
                         dropout_mask_seed(u.seed, u.t, k),
                     );
                     bytemuck::bytes_of(&p).to_vec()
                 }
-                Slot::Update { mnk: (m, n, k), .. } => {
-                    let p = matmul::update_params(m, n, k, need_rule()?, u.t);
-                    bytemuck::bytes_of(&p).to_vec()
+                Slot::Update { head, count, .. } => {
+                    // The kernel's shape words, then the optimizer's step (the layout every
+                    // fused-update kernel's uniform shares: matmul, the split-K reduction).
+                    let mut b = bytemuck::bytes_of(&head).to_vec();
+                    let q = optim::params(need_rule()?, count as usize, u.t);
+                    b.extend_from_slice(bytemuck::bytes_of(&q));
+                    b
                 }
                 Slot::Optim { n, .. } => {
                     bytemuck::bytes_of(&optim::params(need_rule()?, n, u.t)).to_vec()
@@ -203,10 +194,10 @@ impl<'l> Chunk<'l> {
     }
 }
 
-/// The dropout mask seed of the `k`-th layer with dropout at optimizer step `t` (1-based,
+/// The dropout mask seed of the `k`-th dropout layer at optimizer step `t` (1-based,
 /// counted over the model's life) of a run with seed `seed`: a pure function of the three,
-/// so a resumed run draws the same masks. Element `i` of that layer's (batch, units) output
-/// is kept when `reference::dropout_keep(i, rate, mask_seed)`.
+/// so a resumed run draws the same masks. Element `i` of that layer's output (batch, values
+/// per sample, row-major) is kept when `reference::dropout_keep(i, rate, mask_seed)`.
 pub fn dropout_mask_seed(seed: u64, t: u64, k: usize) -> u32 {
     let mut x = seed
         ^ t.wrapping_mul(0x9E37_79B9_7F4A_7C15)
@@ -270,8 +261,8 @@ impl StepProgram {
         let mut cap = Capture::with_table(dev, table.buffer());
         cap.set_table_uniforms(false);
         let mut cx = Cx::new(&mut cap, batch, mode);
-        let x0 = cx.tensor(data.row_len())?;
-        let y = cx.tensor(data.target_len())?;
+        let x0 = cx.tensor(model.expected_input_shape().unwrap_or(&[data.row_len()]))?;
+        let y = cx.tensor(&[data.target_len()])?;
         let gather: Vec<Slot> = (0..data.gather_dispatches()).map(Slot::Gather).collect();
         cx.per_step(&gather, |rec| {
             data.gather(rec, idx, 0, batch, x0.buffer(), y.buffer())
@@ -293,12 +284,12 @@ impl StepProgram {
             for l in (0..model.layers.len()).rev() {
                 let layer = &model.layers[l];
                 let pos = positions[l];
-                let dx_gate = if l > 0 {
-                    model.layers[l - 1].gate(&cx, &saved[l - 1])
-                } else {
-                    None
-                };
-                let np = layer.params().len();
+                // The gate of the layer below, looking through views.
+                let dx_gate = (0..l)
+                    .rev()
+                    .find(|&j| !model.layers[j].is_view())
+                    .and_then(|j| model.layers[j].gate(&cx, &saved[j]));
+                let np = layer.weights().params.len();
                 let grad = match backward {
                     Backward::Grads(g) => {
                         WeightGrad::Into(&g[pos.first_param..pos.first_param + np])
@@ -320,8 +311,8 @@ impl StepProgram {
                     grad,
                 )?;
                 if let Some(dx) = dx {
-                    dy = dx;
-                    gated = dx_gate.is_some();
+                    dy = dx.grad;
+                    gated = dx.gated;
                 }
                 if l > 0 && cut_after.contains(&l) {
                     let program = cx.rec().cut().ok_or_else(|| Error::Internal {
@@ -404,8 +395,8 @@ fn loss_end(
     training: bool,
 ) -> Result<Tensor> {
     let (b, classes) = (cx.batch, out.numel() / cx.batch.max(1));
-    let rows = cx.tensor(1)?;
-    let dy = cx.tensor(classes)?;
+    let rows = cx.tensor(&[1])?;
+    let dy = cx.tensor(&out.shape()[1..])?;
     let scale = 1.0 / b as f32;
     let dense = match loss {
         Loss::SparseCategoricalCrossentropy => None,

@@ -1,14 +1,20 @@
 //! Saving and loading models and training checkpoints as safetensors files.
 //!
-//! A model file holds tensors `dense_{i}.kernel` (inputs, units) and `dense_{i}.bias`, and
-//! the architecture as JSON in the metadata under `"architecture"`. A checkpoint is the same
-//! file (so [`Sequential::load`] reads its weights too) with, in addition, the optimizer's
-//! state tensors (`dense_{i}.kernel.opt{s}`, `dense_{i}.bias.opt{s}`: Adam's moments, SGD's
-//! velocity…) and a `"training"` entry: a [`Checkpoint`] (completed epochs, optimizer steps,
-//! seed, optimizer, loss and history). The shuffle of epoch `e` is a pure function of (seed,
-//! e) and dropout masks of (seed, step), so that is the whole random state: resuming replays
-//! exactly the kernels an uninterrupted run would have run, and on the same device the
-//! weights come out bit-identical (tested). Files are written atomically.
+//! A model file holds every layer's weights as `{layer name}.{weight name}` (`conv2d.kernel`,
+//! `dense_1.bias`, `batch_normalization.moving_mean`: trainable parameters and state alike)
+//! and the architecture as JSON in the metadata under `"architecture"`: the list of layer
+//! specs in Keras's form ([`crate::nn::LayerSpec::to_json`]). Layouts are Keras's:
+//! dense kernels (inputs, units), convolution kernels (height, width, in channels, out
+//! channels) — see docs/ARCHITECTURE.md for reading them from PyTorch.
+//!
+//! A checkpoint is the same file (so [`Sequential::load`] reads its weights too) with, in
+//! addition, the optimizer's state tensors of every trainable parameter
+//! (`{tensor}.opt{s}`: Adam's moments, SGD's velocity…) and a `"training"` entry: a
+//! [`Checkpoint`] (completed epochs, optimizer steps, seed, optimizer, loss and history).
+//! The shuffle of epoch `e` is a pure function of (seed, e) and dropout masks of (seed,
+//! step), so that is the whole random state: resuming replays exactly the kernels an
+//! uninterrupted run would have run, and on the same device the weights come out
+//! bit-identical (tested), moving statistics included. Files are written atomically.
 //!
 //! Everything read is validated on the host ([`crate::nn::weights_file`]) before the device
 //! sees a byte.
@@ -18,18 +24,18 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::memory::MemoryKind;
-use crate::nn::dense::Dense;
+use crate::nn::layer::Weights;
 use crate::nn::model::Sequential;
 use crate::nn::options::{Checkpoint, History};
-use crate::nn::weights_file::parse_model_file;
+use crate::nn::weights_file::{parse_model_file, ModelFile, CHECKPOINT_FORMAT, MODEL_FORMAT};
 use crate::runtime::Device;
 use crate::tensor::Tensor;
 
 /// A tensor to write: name, shape, little-endian f32 bytes.
 type NamedTensor = (String, Vec<usize>, Vec<u8>);
 
-const MODEL_FORMAT: &str = "suanli-sequential-v1";
-const CHECKPOINT_FORMAT: &str = "suanli-checkpoint-v1";
+/// The checkpoint format before layer specs (still read).
+const CHECKPOINT_FORMAT_V1: &str = "suanli-checkpoint-v1";
 
 /// Writes f32 tensors and metadata as a safetensors file, atomically.
 fn write_safetensors(
@@ -57,22 +63,24 @@ fn write_safetensors(
 }
 
 impl Sequential {
-    /// The weights as `(name, shape, little-endian f32 bytes)` and the architecture JSON.
-    fn weight_tensors(&self) -> Result<(Vec<NamedTensor>, Vec<serde_json::Value>)> {
+    /// Every weight as `(name, shape, little-endian f32 bytes)` (each layer's parameters,
+    /// then its state), and the architecture JSON.
+    fn weight_tensors(&self) -> Result<(Vec<NamedTensor>, serde_json::Value)> {
         let mut owned: Vec<NamedTensor> = Vec::new();
-        let mut arch = Vec::new();
-        for (i, l) in self.layers.iter().enumerate() {
-            let prefix = l.type_name().to_ascii_lowercase();
-            for (p, name) in l.params().iter().zip(l.param_names()) {
+        for l in &self.layers {
+            let name = l.spec.name.as_deref().unwrap_or("layer");
+            let specs = l.spec.config.weights(&l.io().input);
+            let w = l.weights();
+            for (ws, t) in specs.iter().zip(w.params.iter().chain(&w.state)) {
                 owned.push((
-                    format!("{prefix}_{i}.{name}"),
-                    p.shape().to_vec(),
-                    bytemuck::cast_slice(&p.to_vec()?).to_vec(),
+                    format!("{name}.{}", ws.name),
+                    t.shape().to_vec(),
+                    bytemuck::cast_slice(&t.to_vec()?).to_vec(),
                 ));
             }
-            arch.push(l.architecture());
         }
-        Ok((owned, arch))
+        let arch = self.layers.iter().map(|l| l.spec.to_json()).collect();
+        Ok((owned, serde_json::Value::Array(arch)))
     }
 
     /// Saves the weights and the architecture in the safetensors format, atomically (see the
@@ -81,52 +89,43 @@ impl Sequential {
         let (owned, arch) = self.weight_tensors()?;
         let meta = HashMap::from([
             ("format".to_string(), MODEL_FORMAT.to_string()),
-            (
-                "architecture".to_string(),
-                serde_json::Value::Array(arch).to_string(),
-            ),
+            ("architecture".to_string(), arch.to_string()),
         ]);
         write_safetensors(path, "save", &owned, meta)
     }
 
-    /// Loads a model written by [`Sequential::save`] onto `device`; every tensor's presence,
-    /// dtype and shape is checked against the architecture.
+    /// Loads a model written by [`Sequential::save`] (or a checkpoint, for its weights) onto
+    /// `device`; every tensor's presence, dtype and shape is checked against the
+    /// architecture.
     pub fn load(device: &Device, path: &Path) -> Result<Sequential> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        Ok(Sequential::from_safetensors(device, path, &bytes)?.0)
+        Ok(Sequential::from_file(device, &parse_model_file(path, &bytes)?)?.0)
     }
 
-    /// The model in a safetensors file's bytes, and the file's metadata.
-    fn from_safetensors(
+    /// The model of a parsed file, and the file's metadata.
+    fn from_file(
         device: &Device,
-        path: &Path,
-        bytes: &[u8],
+        file: &ModelFile,
     ) -> Result<(Sequential, HashMap<String, String>)> {
-        let file = parse_model_file(path, bytes)?;
         let mut model = Sequential::new(device);
-        for (i, rec) in file.layers.iter().enumerate() {
-            let mut b = Dense::new(rec.units, rec.activation.as_str())
-                .use_bias(rec.use_bias)
-                .dropout(rec.dropout);
-            if i == 0 {
-                b = b.input_dim(rec.input_dim);
+        for rec in &file.layers {
+            let mut w = Weights::default();
+            for (ws, values) in &rec.weights {
+                let t = Tensor::from_slice(device, values, &ws.shape)?;
+                if ws.trainable {
+                    w.params.push(t);
+                } else {
+                    w.state.push(t);
+                }
             }
-            model.add(b)?;
-            let mut params = vec![Tensor::from_slice(
-                device,
-                &rec.kernel,
-                &[rec.input_dim, rec.units],
-            )?];
-            if let Some(bias) = &rec.bias {
-                params.push(Tensor::from_slice(device, bias, &[rec.units])?);
-            }
-            model.layers[i].set_params(params)?;
+            model.push_with_weights(rec.spec.clone(), w)?;
         }
-        Ok((model, file.metadata))
+        Ok((model, file.metadata.clone()))
     }
 
-    /// Writes a checkpoint after `epoch` completed epochs of a run with seed `seed`: weights,
-    /// optimizer state, step count and `history`, atomically. The model must be compiled.
+    /// Writes a checkpoint after `epoch` completed epochs of a run with seed `seed`: weights
+    /// and state, optimizer state, step count and `history`, atomically. The model must be
+    /// compiled.
     pub fn save_checkpoint(
         &self,
         path: &Path,
@@ -143,12 +142,9 @@ impl Sequential {
             });
         };
         let (mut owned, arch) = self.weight_tensors()?;
-        let names: Vec<(String, Vec<usize>)> = owned
-            .iter()
-            .map(|(n, s, _)| (n.clone(), s.clone()))
-            .collect();
         // Optimizer state exists once fit has run; before that a checkpoint holds none.
-        for ((name, shape), states) in names.iter().zip(&self.opt_state) {
+        let trainable = self.trainable_names();
+        for ((name, shape), states) in trainable.iter().zip(&self.opt_state) {
             for (s, t) in states.iter().enumerate() {
                 owned.push((
                     format!("{name}.opt{s}"),
@@ -172,13 +168,28 @@ impl Sequential {
         })?;
         let meta = HashMap::from([
             ("format".to_string(), CHECKPOINT_FORMAT.to_string()),
-            (
-                "architecture".to_string(),
-                serde_json::Value::Array(arch).to_string(),
-            ),
+            ("architecture".to_string(), arch.to_string()),
             ("training".to_string(), training),
         ]);
         write_safetensors(path, "save_checkpoint", &owned, meta)
+    }
+
+    /// The file names and shapes of the trainable parameters, in optimizer order.
+    fn trainable_names(&self) -> Vec<(String, Vec<usize>)> {
+        let mut out = Vec::new();
+        for l in &self.layers {
+            let name = l.spec.name.as_deref().unwrap_or("layer");
+            for ws in l
+                .spec
+                .config
+                .weights(&l.io().input)
+                .iter()
+                .filter(|w| w.trainable)
+            {
+                out.push((format!("{name}.{}", ws.name), ws.shape.clone()));
+            }
+        }
+        out
     }
 
     /// Loads a checkpoint written by [`Sequential::save_checkpoint`] (or by `fit` with
@@ -193,8 +204,10 @@ impl Sequential {
             expected,
             found,
         };
-        let (mut model, meta) = Sequential::from_safetensors(device, path, &bytes)?;
-        if meta.get("format").map(String::as_str) != Some(CHECKPOINT_FORMAT) {
+        let file = parse_model_file(path, &bytes)?;
+        let (mut model, meta) = Sequential::from_file(device, &file)?;
+        let format = meta.get("format").map(String::as_str);
+        if format != Some(CHECKPOINT_FORMAT) && format != Some(CHECKPOINT_FORMAT_V1) {
             return Err(bad(
                 format!("format {CHECKPOINT_FORMAT:?} (a checkpoint, not plain weights)"),
                 format!("{:?}", meta.get("format")),
@@ -208,11 +221,11 @@ impl Sequential {
         model.compile(ck.optimizer, ck.loss)?;
         let st = safetensors::SafeTensors::deserialize(&bytes)
             .map_err(|e| bad("a safetensors file".into(), e.to_string()))?;
-        let (names, _) = model.weight_tensors()?;
         let states = ck.optimizer.rule(ck.optimizer.lr()).state_count();
         if st.names().iter().any(|n| n.contains(".opt")) {
+            let names = model.trainable_names();
             let mut all = Vec::with_capacity(names.len());
-            for (name, shape, _) in &names {
+            for (name, shape) in &names {
                 let mut per = Vec::with_capacity(states);
                 for s in 0..states {
                     let key = format!("{name}.opt{s}");
@@ -226,7 +239,7 @@ impl Sequential {
                         ));
                     }
                     let v: Vec<f32> = bytemuck::pod_collect_to_vec(t.data());
-                    let t = Tensor::from_slice(device, &v, shape)?;
+                    let t = Tensor::from_slice(device, &v, &[v.len()])?;
                     t.set_memory_kind(MemoryKind::OptimizerState);
                     per.push(t);
                 }

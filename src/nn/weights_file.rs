@@ -3,34 +3,47 @@
 //! it can be fuzzed (`fuzz/fuzz_targets/model_file.rs`).
 //!
 //! Checked: the safetensors framing (header length, JSON header, offsets inside the file),
-//! the `"architecture"` metadata (a list of layers with positive `units` and `input_dim`,
-//! each layer's input the previous layer's units), and for every layer a
-//! `dense_{i}.kernel` of dtype F32 and shape (input_dim, units) and, with a bias, a
-//! `dense_{i}.bias` of shape (units). Sizes come from the file itself, so nothing is
+//! the `"architecture"` metadata (a list of layer specs in Keras's JSON form, every argument
+//! checked as `Sequential::add` checks it, shapes inferred from the first layer's input
+//! shape), and for every weight the specs list a tensor `{layer name}.{weight name}` of
+//! dtype F32 and the expected shape. Sizes come from the file itself, so nothing is
 //! allocated beyond the file's own length.
+//!
+//! Files written before layer specs (`suanli-sequential-v1`: a list of dense records with
+//! `units`, `activation`, `use_bias`, `input_dim`, `dropout`, and tensors
+//! `dense_{i}.kernel`) are read too, as Dense layers named `dense_{i}` (and a Dropout after
+//! each with a rate).
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::nn::dense::Dense;
+use crate::nn::dropout::Dropout;
+use crate::nn::registry::LayerSpec;
+use crate::nn::spec::{Shape, WeightSpec};
 
-/// One layer as stored.
+/// One layer as stored: its spec, its shapes and its weights.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LayerRecord {
-    /// Output units.
-    pub units: usize,
-    /// Activation name.
-    pub activation: String,
-    /// Whether a bias is stored.
-    pub use_bias: bool,
-    /// Inputs.
-    pub input_dim: usize,
-    /// Dropout rate while training (0 when absent).
-    pub dropout: f32,
-    /// Row-major (input_dim, units).
-    pub kernel: Vec<f32>,
-    /// (units), with a bias.
-    pub bias: Option<Vec<f32>>,
+    /// The layer (name, type, configuration; the input shape on the first).
+    pub spec: LayerSpec,
+    /// Per-sample input shape.
+    pub input: Shape,
+    /// Per-sample output shape.
+    pub output: Shape,
+    /// Each weight the spec lists, in order (trainable first), with its values row-major.
+    pub weights: Vec<(WeightSpec, Vec<f32>)>,
+}
+
+impl LayerRecord {
+    /// The values of the weight named `name` (`"kernel"`, `"bias"`, `"moving_mean"`).
+    pub fn weight(&self, name: &str) -> Option<&[f32]> {
+        self.weights
+            .iter()
+            .find(|(w, _)| w.name == name)
+            .map(|(_, v)| v.as_slice())
+    }
 }
 
 /// A parsed model file.
@@ -40,7 +53,15 @@ pub struct ModelFile {
     pub layers: Vec<LayerRecord>,
     /// The file's metadata (format, architecture, training state…).
     pub metadata: HashMap<String, String>,
+    /// The tensor names of every weight, in the order of `layers` (for the optimizer state
+    /// of a checkpoint, named after them).
+    pub names: Vec<String>,
 }
+
+/// The format of files with layer specs.
+pub const MODEL_FORMAT: &str = "suanli-sequential-v2";
+/// The checkpoint format with layer specs.
+pub const CHECKPOINT_FORMAT: &str = "suanli-checkpoint-v2";
 
 /// Parses and validates a model file's bytes; `path` is only used in error messages.
 pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
@@ -63,83 +84,145 @@ pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
     if arch.is_empty() {
         return Err(bad("at least one layer".into(), "none".into()));
     }
-    let mut layers: Vec<LayerRecord> = Vec::with_capacity(arch.len().min(1024));
+    let v1 = arch.first().is_some_and(|l| l.get("class_name").is_none());
+    let mut specs: Vec<LayerSpec> = Vec::with_capacity(arch.len().min(1024));
     for (i, layer) in arch.iter().enumerate() {
-        let positive = |key: &str| -> Result<usize> {
-            layer[key]
-                .as_u64()
-                .filter(|v| *v >= 1 && *v <= u32::MAX as u64)
-                .map(|v| v as usize)
-                .ok_or_else(|| {
-                    bad(
-                        format!("{key} of layer {i} (1 to 2^32-1)"),
-                        layer.to_string(),
-                    )
-                })
-        };
-        let units = positive("units")?;
-        let input_dim = positive("input_dim")?;
-        let activation = layer["activation"]
-            .as_str()
-            .ok_or_else(|| bad(format!("activation of layer {i}"), layer.to_string()))?
-            .to_string();
-        let use_bias = match &layer["use_bias"] {
-            serde_json::Value::Null => true,
-            v => v
-                .as_bool()
-                .ok_or_else(|| bad(format!("use_bias of layer {i} (a bool)"), v.to_string()))?,
-        };
-        let dropout = match &layer["dropout"] {
-            serde_json::Value::Null => 0.0,
-            v => v
-                .as_f64()
-                .filter(|r| (0.0..1.0).contains(r))
-                .ok_or_else(|| {
-                    bad(
-                        format!("dropout of layer {i} (a rate in [0, 1))"),
-                        v.to_string(),
-                    )
-                })? as f32,
-        };
-        if let Some(prev) = layers.last() {
-            if prev.units != input_dim {
+        if v1 {
+            let (dense, dropout) = v1_layer(i, layer).map_err(|e| bad(e.0, e.1))?;
+            specs.push(dense);
+            specs.extend(dropout);
+        } else {
+            let spec = LayerSpec::from_json(layer)
+                .map_err(|e| bad(format!("a valid spec for layer {i}"), e.to_string()))?;
+            specs.push(spec);
+        }
+    }
+    let mut layers: Vec<LayerRecord> = Vec::with_capacity(specs.len());
+    let mut names = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, mut spec) in specs.into_iter().enumerate() {
+        spec.config
+            .check()
+            .map_err(|e| bad(format!("valid arguments for layer {i}"), e.to_string()))?;
+        let input = match (layers.last(), &spec.input_shape) {
+            (Some(prev), None) => prev.output.clone(),
+            (Some(prev), Some(s)) if *s == prev.output => s.clone(),
+            (Some(prev), Some(s)) => {
                 return Err(bad(
                     format!(
-                        "layer {i} input_dim {} (layer {}'s units)",
-                        prev.units,
+                        "layer {i}'s input shape {:?} (layer {}'s output)",
+                        prev.output,
                         i - 1
                     ),
-                    input_dim.to_string(),
-                ));
+                    format!("{s:?}"),
+                ))
             }
-        }
-        let take = |name: String, shape: &[usize]| -> Result<Vec<f32>> {
-            let t = st
-                .tensor(&name)
-                .map_err(|_| bad(format!("a tensor {name:?}"), "none".into()))?;
-            if t.dtype() != safetensors::Dtype::F32 || t.shape() != shape {
+            (None, Some(s)) => s.clone(),
+            (None, None) => {
                 return Err(bad(
-                    format!("{name} as F32 {shape:?}"),
+                    "an input shape on the first layer".into(),
+                    "none".into(),
+                ))
+            }
+        };
+        if i > 0 {
+            spec.input_shape = None;
+        }
+        let output = spec
+            .config
+            .output_shape(&input)
+            .map_err(|e| bad(format!("shapes that fit at layer {i}"), e.to_string()))?;
+        if spec.name.is_none() {
+            spec.name = Some(format!("layer_{i}"));
+        }
+        let name = spec.name.clone().unwrap_or_default();
+        if !seen.insert(name.clone()) {
+            return Err(bad(
+                "layer names used once".into(),
+                format!("{name:?} twice"),
+            ));
+        }
+        let mut weights = Vec::new();
+        for w in spec.config.weights(&input) {
+            let tensor = format!("{name}.{}", w.name);
+            let t = st
+                .tensor(&tensor)
+                .map_err(|_| bad(format!("a tensor {tensor:?}"), "none".into()))?;
+            if t.dtype() != safetensors::Dtype::F32 || t.shape() != w.shape.as_slice() {
+                return Err(bad(
+                    format!("{tensor} as F32 {:?}", w.shape),
                     format!("{:?} {:?}", t.dtype(), t.shape()),
                 ));
             }
-            Ok(bytemuck::pod_collect_to_vec(t.data()))
-        };
-        let kernel = take(format!("dense_{i}.kernel"), &[input_dim, units])?;
-        let bias = if use_bias {
-            Some(take(format!("dense_{i}.bias"), &[units])?)
-        } else {
-            None
-        };
+            names.push(tensor);
+            weights.push((w, bytemuck::pod_collect_to_vec(t.data())));
+        }
         layers.push(LayerRecord {
-            units,
-            activation,
-            use_bias,
-            input_dim,
-            dropout,
-            kernel,
-            bias,
+            spec,
+            input,
+            output,
+            weights,
         });
     }
-    Ok(ModelFile { layers, metadata })
+    if let Some(first) = layers.first_mut() {
+        first.spec.input_shape = Some(first.input.clone());
+    }
+    Ok(ModelFile {
+        layers,
+        metadata,
+        names,
+    })
+}
+
+/// A dense layer of a v1 file, and the Dropout its `dropout` rate stands for.
+fn v1_layer(
+    i: usize,
+    layer: &serde_json::Value,
+) -> std::result::Result<(LayerSpec, Option<LayerSpec>), (String, String)> {
+    let positive = |key: &str| {
+        layer[key]
+            .as_u64()
+            .filter(|v| *v >= 1 && *v <= u32::MAX as u64)
+            .map(|v| v as usize)
+            .ok_or_else(|| {
+                (
+                    format!("{key} of layer {i} (1 to 2^32-1)"),
+                    layer.to_string(),
+                )
+            })
+    };
+    let units = positive("units")?;
+    let input_dim = positive("input_dim")?;
+    let activation = layer["activation"]
+        .as_str()
+        .ok_or_else(|| (format!("activation of layer {i}"), layer.to_string()))?;
+    let use_bias = match &layer["use_bias"] {
+        serde_json::Value::Null => true,
+        v => v
+            .as_bool()
+            .ok_or_else(|| (format!("use_bias of layer {i} (a bool)"), v.to_string()))?,
+    };
+    let dropout = match &layer["dropout"] {
+        serde_json::Value::Null => 0.0,
+        v => v
+            .as_f64()
+            .filter(|r| (0.0..1.0).contains(r))
+            .ok_or_else(|| {
+                (
+                    format!("dropout of layer {i} (a rate in [0, 1))"),
+                    v.to_string(),
+                )
+            })? as f32,
+    };
+    // v1 tensors are named dense_{i} after the record's index, and so are the layers.
+    let mut spec = LayerSpec::new(Dense::new(units, activation).use_bias(use_bias));
+    spec.name = Some(format!("dense_{i}"));
+    // Every v1 record names its input size; only the first layer's is the model's input.
+    spec.input_shape = Some(vec![input_dim]);
+    let d = (dropout > 0.0).then(|| {
+        let mut d = LayerSpec::new(Dropout::new(dropout));
+        d.name = Some(format!("dropout_{i}"));
+        d
+    });
+    Ok((spec, d))
 }
