@@ -246,3 +246,130 @@ fn sg_load_b4(kk: u32, bcol: vec4<u32>, bks: u32) -> vec4<f32> {
 
 // Rows of C per work-group of the shallow kernels.
 const SHALLOW_ROWS: u32 = 32u;
+
+// ---- Convolutions: the A operand through implicit im2col (im2col.wgsl) ---------------------
+// The conv2d_* entry points are these kernels with their A loads replaced by the ones below
+// and their K loop limited to the work-group's chunk; their stores go through conv_store*,
+// which write the partial products of a split K.
+
+// A[row, k] from its row and k sides; zero outside the image and where `live` is false (k
+// past the chunk).
+fn conv_a(r: vec3<i32>, k: vec3<i32>, live: bool) -> f32 {
+    let ok = live && u32(r.x + k.x) < ix_vh() && u32(r.y + k.y) < ix_vw();
+    return select(0.0, a[u32(select(0, r.z + k.z, ok))], ok);
+}
+
+// Four elements of one row at four k.
+fn conv_a4(r: vec3<i32>, k: Ix4, live: vec4<bool>) -> vec4<f32> {
+    let ok = live & (vec4<u32>(vec4<i32>(r.x) + k.h) < vec4<u32>(ix_vh()))
+        & (vec4<u32>(vec4<i32>(r.y) + k.w) < vec4<u32>(ix_vw()));
+    let at = vec4<u32>(select(vec4<i32>(0), vec4<i32>(r.z) + k.off, ok));
+    return select(vec4<f32>(0.0), vec4<f32>(a[at.x], a[at.y], a[at.z], a[at.w]), ok);
+}
+
+// Four consecutive channels of one tap and pixel in one 16-byte load (the channel count a
+// multiple of 4, the first channel too).
+fn conv_a_v4(r: vec3<i32>, k: vec3<i32>, live: bool) -> vec4<f32> {
+    let ok = live && u32(r.x + k.x) < ix_vh() && u32(r.y + k.y) < ix_vw();
+    return select(vec4<f32>(0.0), a4[u32(select(0, r.z + k.z, ok)) / 4u], ok);
+}
+
+// IM2COL 4, backward data of a strided convolution (the naive kernel only: the stride makes
+// the address depend on a division of the sum of both sides): A[(n, h, w), (kh, kw, co)] =
+// dy[n, oh, ow, co] where oh = (h + PH − kh·DH) / SH divides exactly and lies inside dy
+// (likewise ow), zero otherwise.
+fn dx_strided_a(row: u32, kk: u32, kend: u32) -> f32 {
+    if (row >= p.m || kk >= kend) {
+        return 0.0;
+    }
+    let n = row / (CH * CW);
+    let r = row % (CH * CW);
+    let co = kk % OC;
+    let t = kk / OC;
+    let th = i32(r / CW + PH) - i32((t / KW) * DH);
+    let tw = i32(r % CW + PW) - i32((t % KW) * DW);
+    if (th < 0 || tw < 0 || u32(th) % SH != 0u || u32(tw) % SW != 0u) {
+        return 0.0;
+    }
+    let oh = u32(th) / SH;
+    let ow = u32(tw) / SW;
+    if (oh >= OH || ow >= OW) {
+        return 0.0;
+    }
+    return a[((n * OH + oh) * OW + ow) * OC + co];
+}
+
+// load_a of the conv kernels: op(A)[row, kk], zero past M and past the chunk's end.
+fn conv_load_a(row: u32, kk: u32, kend: u32) -> f32 {
+    if (IM2COL == 4u) {
+        return dx_strided_a(row, kk, kend);
+    }
+    return conv_a(ix_row(min(row, p.m - 1u)), ix_k(min(kk, p.k - 1u)), row < p.m && kk < kend);
+}
+
+// The naive kernel's convolution twin: one output per invocation, K limited to the chunk of
+// work-group z (the direct kernel of last resort, and the only one for the backward data
+// pass of a strided convolution).
+@compute @workgroup_size(16, 16)
+fn conv2d_naive_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let row = gid.y;
+    let col = gid.x;
+    if (row >= p.m || col >= p.n) {
+        return;
+    }
+    let kbeg = k_begin(gid.z);
+    let kend = k_end(gid.z, p.k);
+    var acc = 0.0;
+    for (var kk = kbeg; kk < kend; kk += 4u) {
+        acc = fma(conv_load_a(row, kk, kend), load_b(kk, col), acc);
+        acc = fma(conv_load_a(row, kk + 1u, kend), load_b(kk + 1u, col), acc);
+        acc = fma(conv_load_a(row, kk + 2u, kend), load_b(kk + 2u, col), acc);
+        acc = fma(conv_load_a(row, kk + 3u, kend), load_b(kk + 3u, col), acc);
+    }
+    if (EPI == 2u && row == 0u) {
+        var s = 0.0;
+        for (var kk = kbeg; kk < kend; kk++) {
+            s += load_b(kk, col);
+        }
+        conv_colsum(gid.z, col, s);
+    }
+    conv_store(gid.z, row, col, acc);
+}
+
+// store_c of the conv kernels: the epilogue as for a matmul, or with a split K the partial
+// product of chunk z.
+fn conv_store(z: u32, row: u32, col: u32, v: f32) {
+    if (KCHUNK == 0u) {
+        store_c(row, col, v);
+        return;
+    }
+    if (row < p.m && col < p.n) {
+        c[z * p.m * p.n + row * p.n + col] = v;
+    }
+}
+
+fn conv_store4(z: u32, row: u32, col0: u32, v: vec4<f32>) {
+    if (KCHUNK == 0u) {
+        store_c4(row, col0, v);
+        return;
+    }
+    if (row < p.m && col0 < p.n) {
+        c4[(z * p.m * p.n + row * p.n + col0) / 4u] = v;
+    }
+}
+
+fn conv_colsum(z: u32, col: u32, s: f32) {
+    if (KCHUNK == 0u) {
+        store_colsum(col, s);
+        return;
+    }
+    aux[z * p.n + col] = s;
+}
+
+fn conv_colsum4(z: u32, col0: u32, s: vec4<f32>) {
+    if (KCHUNK == 0u) {
+        store_colsum4(col0, s);
+        return;
+    }
+    aux4[(z * p.n + col0) / 4u] = s;
+}

@@ -3801,3 +3801,3797 @@ fn matmul_sg16v4_r32_forward(
     store_c4(row0 + 30u, col0, c30);
     store_c4(row0 + 31u, col0, c31);
 }
+
+// ---- Convolutions: the same kernels with A read through implicit im2col (im2col.wgsl) ----
+// conv2d_sg*: op(A) is the im2col matrix of the convolution the IM2COL override names, never
+// stored; K may be split across work-groups z (KCHUNK), each writing a partial product.
+
+// C with at most 16 columns (the last layer of a classifier and its weight gradient): a lane
+// per row of C, 16 rows per work-group, every column in its own accumulator. Per k a lane
+// loads A[row, k] and 1 value(s) of B's row; subgroupBroadcast gives every lane the whole
+// row of B. Any layout and epilogue (store_c and store_colsum do the rest). Loads past K
+// return zero, so the 4-step unrolling needs no tail.
+@compute @workgroup_size(16)
+fn conv2d_sg16_narrow_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane: u32,
+) {
+    let row = wid.x * 16u + lane;
+    var c0 = 0.0;
+    var c1 = 0.0;
+    var c2 = 0.0;
+    var c3 = 0.0;
+    var c4 = 0.0;
+    var c5 = 0.0;
+    var c6 = 0.0;
+    var c7 = 0.0;
+    var c8 = 0.0;
+    var c9 = 0.0;
+    var c10 = 0.0;
+    var c11 = 0.0;
+    var c12 = 0.0;
+    var c13 = 0.0;
+    var c14 = 0.0;
+    var c15 = 0.0;
+    var cs0 = 0.0;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    for (var k4 = kbeg; k4 < kend; k4 += 4u) {
+        {
+            let kk = k4 + 0u;
+            let x = conv_load_a(row, kk, kend);
+            let bv0 = select(0.0, load_b(kk, lane + 0u), kk < kend);
+            cs0 += bv0;
+            c0 = fma(x, subgroupBroadcast(bv0, 0u), c0);
+            c1 = fma(x, subgroupBroadcast(bv0, 1u), c1);
+            c2 = fma(x, subgroupBroadcast(bv0, 2u), c2);
+            c3 = fma(x, subgroupBroadcast(bv0, 3u), c3);
+            c4 = fma(x, subgroupBroadcast(bv0, 4u), c4);
+            c5 = fma(x, subgroupBroadcast(bv0, 5u), c5);
+            c6 = fma(x, subgroupBroadcast(bv0, 6u), c6);
+            c7 = fma(x, subgroupBroadcast(bv0, 7u), c7);
+            c8 = fma(x, subgroupBroadcast(bv0, 8u), c8);
+            c9 = fma(x, subgroupBroadcast(bv0, 9u), c9);
+            c10 = fma(x, subgroupBroadcast(bv0, 10u), c10);
+            c11 = fma(x, subgroupBroadcast(bv0, 11u), c11);
+            c12 = fma(x, subgroupBroadcast(bv0, 12u), c12);
+            c13 = fma(x, subgroupBroadcast(bv0, 13u), c13);
+            c14 = fma(x, subgroupBroadcast(bv0, 14u), c14);
+            c15 = fma(x, subgroupBroadcast(bv0, 15u), c15);
+        }
+        {
+            let kk = k4 + 1u;
+            let x = conv_load_a(row, kk, kend);
+            let bv0 = select(0.0, load_b(kk, lane + 0u), kk < kend);
+            cs0 += bv0;
+            c0 = fma(x, subgroupBroadcast(bv0, 0u), c0);
+            c1 = fma(x, subgroupBroadcast(bv0, 1u), c1);
+            c2 = fma(x, subgroupBroadcast(bv0, 2u), c2);
+            c3 = fma(x, subgroupBroadcast(bv0, 3u), c3);
+            c4 = fma(x, subgroupBroadcast(bv0, 4u), c4);
+            c5 = fma(x, subgroupBroadcast(bv0, 5u), c5);
+            c6 = fma(x, subgroupBroadcast(bv0, 6u), c6);
+            c7 = fma(x, subgroupBroadcast(bv0, 7u), c7);
+            c8 = fma(x, subgroupBroadcast(bv0, 8u), c8);
+            c9 = fma(x, subgroupBroadcast(bv0, 9u), c9);
+            c10 = fma(x, subgroupBroadcast(bv0, 10u), c10);
+            c11 = fma(x, subgroupBroadcast(bv0, 11u), c11);
+            c12 = fma(x, subgroupBroadcast(bv0, 12u), c12);
+            c13 = fma(x, subgroupBroadcast(bv0, 13u), c13);
+            c14 = fma(x, subgroupBroadcast(bv0, 14u), c14);
+            c15 = fma(x, subgroupBroadcast(bv0, 15u), c15);
+        }
+        {
+            let kk = k4 + 2u;
+            let x = conv_load_a(row, kk, kend);
+            let bv0 = select(0.0, load_b(kk, lane + 0u), kk < kend);
+            cs0 += bv0;
+            c0 = fma(x, subgroupBroadcast(bv0, 0u), c0);
+            c1 = fma(x, subgroupBroadcast(bv0, 1u), c1);
+            c2 = fma(x, subgroupBroadcast(bv0, 2u), c2);
+            c3 = fma(x, subgroupBroadcast(bv0, 3u), c3);
+            c4 = fma(x, subgroupBroadcast(bv0, 4u), c4);
+            c5 = fma(x, subgroupBroadcast(bv0, 5u), c5);
+            c6 = fma(x, subgroupBroadcast(bv0, 6u), c6);
+            c7 = fma(x, subgroupBroadcast(bv0, 7u), c7);
+            c8 = fma(x, subgroupBroadcast(bv0, 8u), c8);
+            c9 = fma(x, subgroupBroadcast(bv0, 9u), c9);
+            c10 = fma(x, subgroupBroadcast(bv0, 10u), c10);
+            c11 = fma(x, subgroupBroadcast(bv0, 11u), c11);
+            c12 = fma(x, subgroupBroadcast(bv0, 12u), c12);
+            c13 = fma(x, subgroupBroadcast(bv0, 13u), c13);
+            c14 = fma(x, subgroupBroadcast(bv0, 14u), c14);
+            c15 = fma(x, subgroupBroadcast(bv0, 15u), c15);
+        }
+        {
+            let kk = k4 + 3u;
+            let x = conv_load_a(row, kk, kend);
+            let bv0 = select(0.0, load_b(kk, lane + 0u), kk < kend);
+            cs0 += bv0;
+            c0 = fma(x, subgroupBroadcast(bv0, 0u), c0);
+            c1 = fma(x, subgroupBroadcast(bv0, 1u), c1);
+            c2 = fma(x, subgroupBroadcast(bv0, 2u), c2);
+            c3 = fma(x, subgroupBroadcast(bv0, 3u), c3);
+            c4 = fma(x, subgroupBroadcast(bv0, 4u), c4);
+            c5 = fma(x, subgroupBroadcast(bv0, 5u), c5);
+            c6 = fma(x, subgroupBroadcast(bv0, 6u), c6);
+            c7 = fma(x, subgroupBroadcast(bv0, 7u), c7);
+            c8 = fma(x, subgroupBroadcast(bv0, 8u), c8);
+            c9 = fma(x, subgroupBroadcast(bv0, 9u), c9);
+            c10 = fma(x, subgroupBroadcast(bv0, 10u), c10);
+            c11 = fma(x, subgroupBroadcast(bv0, 11u), c11);
+            c12 = fma(x, subgroupBroadcast(bv0, 12u), c12);
+            c13 = fma(x, subgroupBroadcast(bv0, 13u), c13);
+            c14 = fma(x, subgroupBroadcast(bv0, 14u), c14);
+            c15 = fma(x, subgroupBroadcast(bv0, 15u), c15);
+        }
+    }
+    if (EPI == 2u && wid.x == 0u) {
+        if (lane + 0u < p.n) { conv_colsum(wid.z, lane + 0u, cs0); }
+    }
+    conv_store(wid.z, row, 0u, c0);
+    conv_store(wid.z, row, 1u, c1);
+    conv_store(wid.z, row, 2u, c2);
+    conv_store(wid.z, row, 3u, c3);
+    conv_store(wid.z, row, 4u, c4);
+    conv_store(wid.z, row, 5u, c5);
+    conv_store(wid.z, row, 6u, c6);
+    conv_store(wid.z, row, 7u, c7);
+    conv_store(wid.z, row, 8u, c8);
+    conv_store(wid.z, row, 9u, c9);
+    conv_store(wid.z, row, 10u, c10);
+    conv_store(wid.z, row, 11u, c11);
+    conv_store(wid.z, row, 12u, c12);
+    conv_store(wid.z, row, 13u, c13);
+    conv_store(wid.z, row, 14u, c14);
+    conv_store(wid.z, row, 15u, c15);
+}
+
+// K at most 16 (the input gradient through a classifier's last layer): a lane per column of
+// C, 16 columns and SHALLOW_ROWS rows per work-group, op(B)'s column (K values, zero past K) in
+// registers. Per row a lane loads 1 value(s) of op(A)'s row; subgroupBroadcast gives every
+// lane the whole row. Any layout and epilogue (store_c and store_colsum do the rest).
+@compute @workgroup_size(16)
+fn conv2d_sg16_shallow_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane: u32,
+) {
+    let col = wid.x * 16u + lane;
+    let row0 = wid.y * SHALLOW_ROWS;
+    let b0 = load_b(0u, col);
+    let b1 = load_b(1u, col);
+    let b2 = load_b(2u, col);
+    let b3 = load_b(3u, col);
+    let b4 = load_b(4u, col);
+    let b5 = load_b(5u, col);
+    let b6 = load_b(6u, col);
+    let b7 = load_b(7u, col);
+    let b8 = load_b(8u, col);
+    let b9 = load_b(9u, col);
+    let b10 = load_b(10u, col);
+    let b11 = load_b(11u, col);
+    let b12 = load_b(12u, col);
+    let b13 = load_b(13u, col);
+    let b14 = load_b(14u, col);
+    let b15 = load_b(15u, col);
+    let rows = min(SHALLOW_ROWS, p.m - min(row0, p.m));
+    for (var r = 0u; r < rows; r++) {
+        let row = row0 + r;
+        var acc = 0.0;
+        let a0 = conv_load_a(row, lane + 0u, p.k);
+        acc = fma(subgroupBroadcast(a0, 0u), b0, acc);
+        acc = fma(subgroupBroadcast(a0, 1u), b1, acc);
+        acc = fma(subgroupBroadcast(a0, 2u), b2, acc);
+        acc = fma(subgroupBroadcast(a0, 3u), b3, acc);
+        acc = fma(subgroupBroadcast(a0, 4u), b4, acc);
+        acc = fma(subgroupBroadcast(a0, 5u), b5, acc);
+        acc = fma(subgroupBroadcast(a0, 6u), b6, acc);
+        acc = fma(subgroupBroadcast(a0, 7u), b7, acc);
+        acc = fma(subgroupBroadcast(a0, 8u), b8, acc);
+        acc = fma(subgroupBroadcast(a0, 9u), b9, acc);
+        acc = fma(subgroupBroadcast(a0, 10u), b10, acc);
+        acc = fma(subgroupBroadcast(a0, 11u), b11, acc);
+        acc = fma(subgroupBroadcast(a0, 12u), b12, acc);
+        acc = fma(subgroupBroadcast(a0, 13u), b13, acc);
+        acc = fma(subgroupBroadcast(a0, 14u), b14, acc);
+        acc = fma(subgroupBroadcast(a0, 15u), b15, acc);
+        conv_store(0u, row, col, acc);
+    }
+    if (EPI == 2u && wid.y == 0u && col < p.n) {
+        conv_colsum(0u, col, b0 + b1 + b2 + b3 + b4 + b5 + b6 + b7 + b8 + b9 + b10 + b11 + b12 + b13 + b14 + b15);
+    }
+}
+
+@compute @workgroup_size(16)
+fn conv2d_sg16_r16_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane: u32,
+) {
+    let col0 = wid.x * 64u + lane * 4u;
+    let row0 = wid.y * 16u;
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    // Strides of the stored layouts along k and along rows / columns.
+    let aks = select(1u, p.m, TRANS_A);
+    let ams = select(p.k, 1u, TRANS_A);
+    let bks = select(p.n, 1u, TRANS_B);
+    let bns = select(1u, p.k, TRANS_B);
+    let cols = min(vec4<u32>(col0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(p.n - 1u));
+    let bcol = cols * bns;
+    let ri0 = ix_row(min(row0 + 0u, mlast));
+    let ri1 = ix_row(min(row0 + 1u, mlast));
+    let ri2 = ix_row(min(row0 + 2u, mlast));
+    let ri3 = ix_row(min(row0 + 3u, mlast));
+    let ri4 = ix_row(min(row0 + 4u, mlast));
+    let ri5 = ix_row(min(row0 + 5u, mlast));
+    let ri6 = ix_row(min(row0 + 6u, mlast));
+    let ri7 = ix_row(min(row0 + 7u, mlast));
+    let ri8 = ix_row(min(row0 + 8u, mlast));
+    let ri9 = ix_row(min(row0 + 9u, mlast));
+    let ri10 = ix_row(min(row0 + 10u, mlast));
+    let ri11 = ix_row(min(row0 + 11u, mlast));
+    let ri12 = ix_row(min(row0 + 12u, mlast));
+    let ri13 = ix_row(min(row0 + 13u, mlast));
+    let ri14 = ix_row(min(row0 + 14u, mlast));
+    let ri15 = ix_row(min(row0 + 15u, mlast));
+    var c0 = vec4<f32>(0.0);
+    var c1 = vec4<f32>(0.0);
+    var c2 = vec4<f32>(0.0);
+    var c3 = vec4<f32>(0.0);
+    var c4 = vec4<f32>(0.0);
+    var c5 = vec4<f32>(0.0);
+    var c6 = vec4<f32>(0.0);
+    var c7 = vec4<f32>(0.0);
+    var c8 = vec4<f32>(0.0);
+    var c9 = vec4<f32>(0.0);
+    var c10 = vec4<f32>(0.0);
+    var c11 = vec4<f32>(0.0);
+    var c12 = vec4<f32>(0.0);
+    var c13 = vec4<f32>(0.0);
+    var c14 = vec4<f32>(0.0);
+    var c15 = vec4<f32>(0.0);
+    var bsum = vec4<f32>(0.0);
+    for (var kb = kbeg; kb < kend; kb += 64u) {
+        let kv = vec4<u32>(kb + lane * 4u) + vec4<u32>(0u, 1u, 2u, 3u);
+        let kx = ix_k4(min(kv, vec4<u32>(klast)));
+        let x0 = conv_a4(ri0, kx, kv < vec4<u32>(kend));
+        let x1 = conv_a4(ri1, kx, kv < vec4<u32>(kend));
+        let x2 = conv_a4(ri2, kx, kv < vec4<u32>(kend));
+        let x3 = conv_a4(ri3, kx, kv < vec4<u32>(kend));
+        let x4 = conv_a4(ri4, kx, kv < vec4<u32>(kend));
+        let x5 = conv_a4(ri5, kx, kv < vec4<u32>(kend));
+        let x6 = conv_a4(ri6, kx, kv < vec4<u32>(kend));
+        let x7 = conv_a4(ri7, kx, kv < vec4<u32>(kend));
+        let x8 = conv_a4(ri8, kx, kv < vec4<u32>(kend));
+        let x9 = conv_a4(ri9, kx, kv < vec4<u32>(kend));
+        let x10 = conv_a4(ri10, kx, kv < vec4<u32>(kend));
+        let x11 = conv_a4(ri11, kx, kv < vec4<u32>(kend));
+        let x12 = conv_a4(ri12, kx, kv < vec4<u32>(kend));
+        let x13 = conv_a4(ri13, kx, kv < vec4<u32>(kend));
+        let x14 = conv_a4(ri14, kx, kv < vec4<u32>(kend));
+        let x15 = conv_a4(ri15, kx, kv < vec4<u32>(kend));
+        {
+            let kk = min(kb + 0u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 0u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 0u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 0u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 0u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 0u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 0u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 0u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 0u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 0u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 0u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 0u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 0u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 0u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 0u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 0u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 0u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 0u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 4u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 1u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 1u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 1u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 1u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 1u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 1u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 1u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 1u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 1u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 1u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 1u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 1u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 1u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 1u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 1u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 1u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 4u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 8u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 2u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 2u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 2u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 2u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 2u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 2u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 2u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 2u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 2u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 2u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 2u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 2u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 2u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 2u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 2u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 2u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 8u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 12u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 3u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 3u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 3u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 3u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 3u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 3u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 3u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 3u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 3u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 3u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 3u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 3u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 3u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 3u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 3u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 3u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 12u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 16u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 4u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 4u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 4u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 4u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 4u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 4u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 4u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 4u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 4u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 4u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 4u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 4u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 4u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 4u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 4u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 4u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 16u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 20u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 5u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 5u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 5u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 5u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 5u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 5u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 5u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 5u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 5u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 5u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 5u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 5u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 5u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 5u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 5u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 5u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 20u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 24u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 6u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 6u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 6u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 6u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 6u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 6u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 6u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 6u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 6u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 6u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 6u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 6u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 6u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 6u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 6u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 6u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 24u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 28u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 7u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 7u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 7u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 7u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 7u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 7u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 7u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 7u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 7u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 7u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 7u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 7u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 7u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 7u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 7u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 7u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 28u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 32u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 8u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 8u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 8u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 8u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 8u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 8u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 8u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 8u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 8u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 8u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 8u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 8u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 8u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 8u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 8u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 8u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 32u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 36u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 9u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 9u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 9u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 9u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 9u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 9u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 9u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 9u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 9u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 9u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 9u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 9u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 9u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 9u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 9u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 9u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 36u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 40u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 10u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 10u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 10u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 10u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 10u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 10u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 10u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 10u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 10u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 10u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 10u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 10u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 10u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 10u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 10u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 10u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 40u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 44u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 11u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 11u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 11u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 11u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 11u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 11u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 11u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 11u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 11u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 11u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 11u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 11u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 11u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 11u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 11u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 11u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 44u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 48u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 12u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 12u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 12u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 12u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 12u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 12u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 12u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 12u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 12u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 12u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 12u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 12u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 12u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 12u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 12u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 12u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 48u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 52u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 13u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 13u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 13u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 13u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 13u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 13u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 13u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 13u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 13u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 13u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 13u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 13u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 13u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 13u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 13u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 13u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 52u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 56u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 14u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 14u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 14u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 14u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 14u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 14u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 14u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 14u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 14u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 14u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 14u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 14u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 14u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 14u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 14u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 14u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 56u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 60u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 15u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 15u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 15u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 15u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 15u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 15u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 15u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 15u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 15u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 15u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 15u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 15u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 15u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 15u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 15u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 15u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 60u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+    }
+    if (EPI == 2u && wid.y == 0u) {
+        if (col0 < p.n) { conv_colsum(wid.z, col0, bsum.x); }
+        if (col0 + 1u < p.n) { conv_colsum(wid.z, col0 + 1u, bsum.y); }
+        if (col0 + 2u < p.n) { conv_colsum(wid.z, col0 + 2u, bsum.z); }
+        if (col0 + 3u < p.n) { conv_colsum(wid.z, col0 + 3u, bsum.w); }
+    }
+    conv_store(wid.z, row0 + 0u, col0, c0.x); conv_store(wid.z, row0 + 0u, col0 + 1u, c0.y); conv_store(wid.z, row0 + 0u, col0 + 2u, c0.z); conv_store(wid.z, row0 + 0u, col0 + 3u, c0.w);
+    conv_store(wid.z, row0 + 1u, col0, c1.x); conv_store(wid.z, row0 + 1u, col0 + 1u, c1.y); conv_store(wid.z, row0 + 1u, col0 + 2u, c1.z); conv_store(wid.z, row0 + 1u, col0 + 3u, c1.w);
+    conv_store(wid.z, row0 + 2u, col0, c2.x); conv_store(wid.z, row0 + 2u, col0 + 1u, c2.y); conv_store(wid.z, row0 + 2u, col0 + 2u, c2.z); conv_store(wid.z, row0 + 2u, col0 + 3u, c2.w);
+    conv_store(wid.z, row0 + 3u, col0, c3.x); conv_store(wid.z, row0 + 3u, col0 + 1u, c3.y); conv_store(wid.z, row0 + 3u, col0 + 2u, c3.z); conv_store(wid.z, row0 + 3u, col0 + 3u, c3.w);
+    conv_store(wid.z, row0 + 4u, col0, c4.x); conv_store(wid.z, row0 + 4u, col0 + 1u, c4.y); conv_store(wid.z, row0 + 4u, col0 + 2u, c4.z); conv_store(wid.z, row0 + 4u, col0 + 3u, c4.w);
+    conv_store(wid.z, row0 + 5u, col0, c5.x); conv_store(wid.z, row0 + 5u, col0 + 1u, c5.y); conv_store(wid.z, row0 + 5u, col0 + 2u, c5.z); conv_store(wid.z, row0 + 5u, col0 + 3u, c5.w);
+    conv_store(wid.z, row0 + 6u, col0, c6.x); conv_store(wid.z, row0 + 6u, col0 + 1u, c6.y); conv_store(wid.z, row0 + 6u, col0 + 2u, c6.z); conv_store(wid.z, row0 + 6u, col0 + 3u, c6.w);
+    conv_store(wid.z, row0 + 7u, col0, c7.x); conv_store(wid.z, row0 + 7u, col0 + 1u, c7.y); conv_store(wid.z, row0 + 7u, col0 + 2u, c7.z); conv_store(wid.z, row0 + 7u, col0 + 3u, c7.w);
+    conv_store(wid.z, row0 + 8u, col0, c8.x); conv_store(wid.z, row0 + 8u, col0 + 1u, c8.y); conv_store(wid.z, row0 + 8u, col0 + 2u, c8.z); conv_store(wid.z, row0 + 8u, col0 + 3u, c8.w);
+    conv_store(wid.z, row0 + 9u, col0, c9.x); conv_store(wid.z, row0 + 9u, col0 + 1u, c9.y); conv_store(wid.z, row0 + 9u, col0 + 2u, c9.z); conv_store(wid.z, row0 + 9u, col0 + 3u, c9.w);
+    conv_store(wid.z, row0 + 10u, col0, c10.x); conv_store(wid.z, row0 + 10u, col0 + 1u, c10.y); conv_store(wid.z, row0 + 10u, col0 + 2u, c10.z); conv_store(wid.z, row0 + 10u, col0 + 3u, c10.w);
+    conv_store(wid.z, row0 + 11u, col0, c11.x); conv_store(wid.z, row0 + 11u, col0 + 1u, c11.y); conv_store(wid.z, row0 + 11u, col0 + 2u, c11.z); conv_store(wid.z, row0 + 11u, col0 + 3u, c11.w);
+    conv_store(wid.z, row0 + 12u, col0, c12.x); conv_store(wid.z, row0 + 12u, col0 + 1u, c12.y); conv_store(wid.z, row0 + 12u, col0 + 2u, c12.z); conv_store(wid.z, row0 + 12u, col0 + 3u, c12.w);
+    conv_store(wid.z, row0 + 13u, col0, c13.x); conv_store(wid.z, row0 + 13u, col0 + 1u, c13.y); conv_store(wid.z, row0 + 13u, col0 + 2u, c13.z); conv_store(wid.z, row0 + 13u, col0 + 3u, c13.w);
+    conv_store(wid.z, row0 + 14u, col0, c14.x); conv_store(wid.z, row0 + 14u, col0 + 1u, c14.y); conv_store(wid.z, row0 + 14u, col0 + 2u, c14.z); conv_store(wid.z, row0 + 14u, col0 + 3u, c14.w);
+    conv_store(wid.z, row0 + 15u, col0, c15.x); conv_store(wid.z, row0 + 15u, col0 + 1u, c15.y); conv_store(wid.z, row0 + 15u, col0 + 2u, c15.z); conv_store(wid.z, row0 + 15u, col0 + 3u, c15.w);
+}
+
+@compute @workgroup_size(16)
+fn conv2d_sg16_r32_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane: u32,
+) {
+    let col0 = wid.x * 64u + lane * 4u;
+    let row0 = wid.y * 32u;
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    // Strides of the stored layouts along k and along rows / columns.
+    let aks = select(1u, p.m, TRANS_A);
+    let ams = select(p.k, 1u, TRANS_A);
+    let bks = select(p.n, 1u, TRANS_B);
+    let bns = select(1u, p.k, TRANS_B);
+    let cols = min(vec4<u32>(col0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(p.n - 1u));
+    let bcol = cols * bns;
+    let ri0 = ix_row(min(row0 + 0u, mlast));
+    let ri1 = ix_row(min(row0 + 1u, mlast));
+    let ri2 = ix_row(min(row0 + 2u, mlast));
+    let ri3 = ix_row(min(row0 + 3u, mlast));
+    let ri4 = ix_row(min(row0 + 4u, mlast));
+    let ri5 = ix_row(min(row0 + 5u, mlast));
+    let ri6 = ix_row(min(row0 + 6u, mlast));
+    let ri7 = ix_row(min(row0 + 7u, mlast));
+    let ri8 = ix_row(min(row0 + 8u, mlast));
+    let ri9 = ix_row(min(row0 + 9u, mlast));
+    let ri10 = ix_row(min(row0 + 10u, mlast));
+    let ri11 = ix_row(min(row0 + 11u, mlast));
+    let ri12 = ix_row(min(row0 + 12u, mlast));
+    let ri13 = ix_row(min(row0 + 13u, mlast));
+    let ri14 = ix_row(min(row0 + 14u, mlast));
+    let ri15 = ix_row(min(row0 + 15u, mlast));
+    let ri16 = ix_row(min(row0 + 16u, mlast));
+    let ri17 = ix_row(min(row0 + 17u, mlast));
+    let ri18 = ix_row(min(row0 + 18u, mlast));
+    let ri19 = ix_row(min(row0 + 19u, mlast));
+    let ri20 = ix_row(min(row0 + 20u, mlast));
+    let ri21 = ix_row(min(row0 + 21u, mlast));
+    let ri22 = ix_row(min(row0 + 22u, mlast));
+    let ri23 = ix_row(min(row0 + 23u, mlast));
+    let ri24 = ix_row(min(row0 + 24u, mlast));
+    let ri25 = ix_row(min(row0 + 25u, mlast));
+    let ri26 = ix_row(min(row0 + 26u, mlast));
+    let ri27 = ix_row(min(row0 + 27u, mlast));
+    let ri28 = ix_row(min(row0 + 28u, mlast));
+    let ri29 = ix_row(min(row0 + 29u, mlast));
+    let ri30 = ix_row(min(row0 + 30u, mlast));
+    let ri31 = ix_row(min(row0 + 31u, mlast));
+    var c0 = vec4<f32>(0.0);
+    var c1 = vec4<f32>(0.0);
+    var c2 = vec4<f32>(0.0);
+    var c3 = vec4<f32>(0.0);
+    var c4 = vec4<f32>(0.0);
+    var c5 = vec4<f32>(0.0);
+    var c6 = vec4<f32>(0.0);
+    var c7 = vec4<f32>(0.0);
+    var c8 = vec4<f32>(0.0);
+    var c9 = vec4<f32>(0.0);
+    var c10 = vec4<f32>(0.0);
+    var c11 = vec4<f32>(0.0);
+    var c12 = vec4<f32>(0.0);
+    var c13 = vec4<f32>(0.0);
+    var c14 = vec4<f32>(0.0);
+    var c15 = vec4<f32>(0.0);
+    var c16 = vec4<f32>(0.0);
+    var c17 = vec4<f32>(0.0);
+    var c18 = vec4<f32>(0.0);
+    var c19 = vec4<f32>(0.0);
+    var c20 = vec4<f32>(0.0);
+    var c21 = vec4<f32>(0.0);
+    var c22 = vec4<f32>(0.0);
+    var c23 = vec4<f32>(0.0);
+    var c24 = vec4<f32>(0.0);
+    var c25 = vec4<f32>(0.0);
+    var c26 = vec4<f32>(0.0);
+    var c27 = vec4<f32>(0.0);
+    var c28 = vec4<f32>(0.0);
+    var c29 = vec4<f32>(0.0);
+    var c30 = vec4<f32>(0.0);
+    var c31 = vec4<f32>(0.0);
+    var bsum = vec4<f32>(0.0);
+    for (var kb = kbeg; kb < kend; kb += 64u) {
+        let kv = vec4<u32>(kb + lane * 4u) + vec4<u32>(0u, 1u, 2u, 3u);
+        let kx = ix_k4(min(kv, vec4<u32>(klast)));
+        let x0 = conv_a4(ri0, kx, kv < vec4<u32>(kend));
+        let x1 = conv_a4(ri1, kx, kv < vec4<u32>(kend));
+        let x2 = conv_a4(ri2, kx, kv < vec4<u32>(kend));
+        let x3 = conv_a4(ri3, kx, kv < vec4<u32>(kend));
+        let x4 = conv_a4(ri4, kx, kv < vec4<u32>(kend));
+        let x5 = conv_a4(ri5, kx, kv < vec4<u32>(kend));
+        let x6 = conv_a4(ri6, kx, kv < vec4<u32>(kend));
+        let x7 = conv_a4(ri7, kx, kv < vec4<u32>(kend));
+        let x8 = conv_a4(ri8, kx, kv < vec4<u32>(kend));
+        let x9 = conv_a4(ri9, kx, kv < vec4<u32>(kend));
+        let x10 = conv_a4(ri10, kx, kv < vec4<u32>(kend));
+        let x11 = conv_a4(ri11, kx, kv < vec4<u32>(kend));
+        let x12 = conv_a4(ri12, kx, kv < vec4<u32>(kend));
+        let x13 = conv_a4(ri13, kx, kv < vec4<u32>(kend));
+        let x14 = conv_a4(ri14, kx, kv < vec4<u32>(kend));
+        let x15 = conv_a4(ri15, kx, kv < vec4<u32>(kend));
+        let x16 = conv_a4(ri16, kx, kv < vec4<u32>(kend));
+        let x17 = conv_a4(ri17, kx, kv < vec4<u32>(kend));
+        let x18 = conv_a4(ri18, kx, kv < vec4<u32>(kend));
+        let x19 = conv_a4(ri19, kx, kv < vec4<u32>(kend));
+        let x20 = conv_a4(ri20, kx, kv < vec4<u32>(kend));
+        let x21 = conv_a4(ri21, kx, kv < vec4<u32>(kend));
+        let x22 = conv_a4(ri22, kx, kv < vec4<u32>(kend));
+        let x23 = conv_a4(ri23, kx, kv < vec4<u32>(kend));
+        let x24 = conv_a4(ri24, kx, kv < vec4<u32>(kend));
+        let x25 = conv_a4(ri25, kx, kv < vec4<u32>(kend));
+        let x26 = conv_a4(ri26, kx, kv < vec4<u32>(kend));
+        let x27 = conv_a4(ri27, kx, kv < vec4<u32>(kend));
+        let x28 = conv_a4(ri28, kx, kv < vec4<u32>(kend));
+        let x29 = conv_a4(ri29, kx, kv < vec4<u32>(kend));
+        let x30 = conv_a4(ri30, kx, kv < vec4<u32>(kend));
+        let x31 = conv_a4(ri31, kx, kv < vec4<u32>(kend));
+        {
+            let kk = min(kb + 0u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 0u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 0u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 0u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 0u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 0u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 0u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 0u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 0u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 0u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 0u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 0u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 0u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 0u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 0u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 0u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 0u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 0u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 0u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 0u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 0u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 0u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 0u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 0u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 0u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 0u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 0u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 0u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 0u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 0u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 0u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 0u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 0u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 0u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 4u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 1u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 1u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 1u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 1u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 1u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 1u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 1u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 1u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 1u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 1u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 1u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 1u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 1u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 1u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 1u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 1u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 1u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 1u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 1u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 1u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 1u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 1u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 1u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 1u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 1u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 1u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 1u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 1u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 1u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 1u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 1u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 1u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 4u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 8u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 2u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 2u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 2u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 2u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 2u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 2u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 2u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 2u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 2u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 2u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 2u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 2u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 2u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 2u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 2u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 2u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 2u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 2u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 2u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 2u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 2u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 2u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 2u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 2u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 2u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 2u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 2u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 2u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 2u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 2u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 2u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 2u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 8u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 12u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 3u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 3u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 3u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 3u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 3u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 3u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 3u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 3u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 3u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 3u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 3u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 3u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 3u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 3u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 3u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 3u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 3u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 3u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 3u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 3u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 3u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 3u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 3u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 3u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 3u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 3u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 3u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 3u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 3u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 3u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 3u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 3u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 12u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 16u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 4u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 4u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 4u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 4u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 4u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 4u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 4u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 4u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 4u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 4u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 4u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 4u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 4u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 4u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 4u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 4u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 4u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 4u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 4u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 4u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 4u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 4u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 4u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 4u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 4u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 4u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 4u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 4u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 4u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 4u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 4u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 4u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 16u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 20u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 5u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 5u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 5u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 5u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 5u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 5u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 5u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 5u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 5u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 5u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 5u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 5u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 5u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 5u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 5u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 5u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 5u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 5u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 5u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 5u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 5u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 5u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 5u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 5u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 5u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 5u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 5u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 5u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 5u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 5u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 5u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 5u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 20u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 24u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 6u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 6u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 6u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 6u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 6u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 6u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 6u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 6u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 6u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 6u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 6u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 6u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 6u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 6u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 6u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 6u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 6u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 6u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 6u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 6u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 6u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 6u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 6u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 6u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 6u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 6u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 6u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 6u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 6u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 6u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 6u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 6u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 24u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 28u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 7u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 7u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 7u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 7u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 7u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 7u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 7u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 7u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 7u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 7u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 7u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 7u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 7u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 7u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 7u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 7u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 7u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 7u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 7u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 7u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 7u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 7u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 7u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 7u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 7u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 7u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 7u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 7u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 7u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 7u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 7u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 7u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 28u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 32u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 8u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 8u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 8u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 8u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 8u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 8u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 8u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 8u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 8u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 8u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 8u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 8u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 8u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 8u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 8u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 8u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 8u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 8u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 8u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 8u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 8u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 8u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 8u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 8u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 8u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 8u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 8u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 8u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 8u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 8u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 8u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 8u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 32u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 36u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 9u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 9u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 9u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 9u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 9u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 9u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 9u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 9u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 9u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 9u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 9u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 9u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 9u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 9u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 9u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 9u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 9u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 9u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 9u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 9u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 9u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 9u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 9u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 9u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 9u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 9u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 9u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 9u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 9u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 9u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 9u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 9u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 36u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 40u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 10u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 10u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 10u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 10u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 10u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 10u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 10u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 10u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 10u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 10u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 10u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 10u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 10u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 10u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 10u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 10u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 10u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 10u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 10u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 10u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 10u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 10u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 10u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 10u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 10u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 10u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 10u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 10u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 10u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 10u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 10u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 10u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 40u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 44u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 11u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 11u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 11u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 11u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 11u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 11u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 11u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 11u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 11u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 11u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 11u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 11u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 11u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 11u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 11u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 11u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 11u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 11u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 11u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 11u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 11u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 11u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 11u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 11u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 11u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 11u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 11u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 11u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 11u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 11u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 11u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 11u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 44u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 48u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 12u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 12u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 12u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 12u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 12u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 12u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 12u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 12u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 12u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 12u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 12u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 12u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 12u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 12u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 12u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 12u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 12u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 12u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 12u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 12u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 12u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 12u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 12u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 12u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 12u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 12u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 12u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 12u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 12u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 12u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 12u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 12u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 48u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 52u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 13u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 13u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 13u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 13u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 13u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 13u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 13u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 13u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 13u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 13u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 13u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 13u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 13u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 13u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 13u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 13u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 13u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 13u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 13u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 13u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 13u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 13u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 13u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 13u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 13u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 13u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 13u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 13u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 13u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 13u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 13u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 13u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 52u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 56u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 14u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 14u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 14u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 14u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 14u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 14u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 14u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 14u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 14u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 14u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 14u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 14u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 14u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 14u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 14u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 14u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 14u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 14u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 14u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 14u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 14u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 14u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 14u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 14u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 14u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 14u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 14u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 14u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 14u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 14u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 14u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 14u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 56u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 60u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 15u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 15u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 15u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 15u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 15u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 15u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 15u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 15u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 15u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 15u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 15u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 15u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 15u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 15u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 15u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 15u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 15u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 15u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 15u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 15u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 15u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 15u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 15u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 15u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 15u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 15u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 15u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 15u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 15u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 15u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 15u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 15u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 60u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+    }
+    if (EPI == 2u && wid.y == 0u) {
+        if (col0 < p.n) { conv_colsum(wid.z, col0, bsum.x); }
+        if (col0 + 1u < p.n) { conv_colsum(wid.z, col0 + 1u, bsum.y); }
+        if (col0 + 2u < p.n) { conv_colsum(wid.z, col0 + 2u, bsum.z); }
+        if (col0 + 3u < p.n) { conv_colsum(wid.z, col0 + 3u, bsum.w); }
+    }
+    conv_store(wid.z, row0 + 0u, col0, c0.x); conv_store(wid.z, row0 + 0u, col0 + 1u, c0.y); conv_store(wid.z, row0 + 0u, col0 + 2u, c0.z); conv_store(wid.z, row0 + 0u, col0 + 3u, c0.w);
+    conv_store(wid.z, row0 + 1u, col0, c1.x); conv_store(wid.z, row0 + 1u, col0 + 1u, c1.y); conv_store(wid.z, row0 + 1u, col0 + 2u, c1.z); conv_store(wid.z, row0 + 1u, col0 + 3u, c1.w);
+    conv_store(wid.z, row0 + 2u, col0, c2.x); conv_store(wid.z, row0 + 2u, col0 + 1u, c2.y); conv_store(wid.z, row0 + 2u, col0 + 2u, c2.z); conv_store(wid.z, row0 + 2u, col0 + 3u, c2.w);
+    conv_store(wid.z, row0 + 3u, col0, c3.x); conv_store(wid.z, row0 + 3u, col0 + 1u, c3.y); conv_store(wid.z, row0 + 3u, col0 + 2u, c3.z); conv_store(wid.z, row0 + 3u, col0 + 3u, c3.w);
+    conv_store(wid.z, row0 + 4u, col0, c4.x); conv_store(wid.z, row0 + 4u, col0 + 1u, c4.y); conv_store(wid.z, row0 + 4u, col0 + 2u, c4.z); conv_store(wid.z, row0 + 4u, col0 + 3u, c4.w);
+    conv_store(wid.z, row0 + 5u, col0, c5.x); conv_store(wid.z, row0 + 5u, col0 + 1u, c5.y); conv_store(wid.z, row0 + 5u, col0 + 2u, c5.z); conv_store(wid.z, row0 + 5u, col0 + 3u, c5.w);
+    conv_store(wid.z, row0 + 6u, col0, c6.x); conv_store(wid.z, row0 + 6u, col0 + 1u, c6.y); conv_store(wid.z, row0 + 6u, col0 + 2u, c6.z); conv_store(wid.z, row0 + 6u, col0 + 3u, c6.w);
+    conv_store(wid.z, row0 + 7u, col0, c7.x); conv_store(wid.z, row0 + 7u, col0 + 1u, c7.y); conv_store(wid.z, row0 + 7u, col0 + 2u, c7.z); conv_store(wid.z, row0 + 7u, col0 + 3u, c7.w);
+    conv_store(wid.z, row0 + 8u, col0, c8.x); conv_store(wid.z, row0 + 8u, col0 + 1u, c8.y); conv_store(wid.z, row0 + 8u, col0 + 2u, c8.z); conv_store(wid.z, row0 + 8u, col0 + 3u, c8.w);
+    conv_store(wid.z, row0 + 9u, col0, c9.x); conv_store(wid.z, row0 + 9u, col0 + 1u, c9.y); conv_store(wid.z, row0 + 9u, col0 + 2u, c9.z); conv_store(wid.z, row0 + 9u, col0 + 3u, c9.w);
+    conv_store(wid.z, row0 + 10u, col0, c10.x); conv_store(wid.z, row0 + 10u, col0 + 1u, c10.y); conv_store(wid.z, row0 + 10u, col0 + 2u, c10.z); conv_store(wid.z, row0 + 10u, col0 + 3u, c10.w);
+    conv_store(wid.z, row0 + 11u, col0, c11.x); conv_store(wid.z, row0 + 11u, col0 + 1u, c11.y); conv_store(wid.z, row0 + 11u, col0 + 2u, c11.z); conv_store(wid.z, row0 + 11u, col0 + 3u, c11.w);
+    conv_store(wid.z, row0 + 12u, col0, c12.x); conv_store(wid.z, row0 + 12u, col0 + 1u, c12.y); conv_store(wid.z, row0 + 12u, col0 + 2u, c12.z); conv_store(wid.z, row0 + 12u, col0 + 3u, c12.w);
+    conv_store(wid.z, row0 + 13u, col0, c13.x); conv_store(wid.z, row0 + 13u, col0 + 1u, c13.y); conv_store(wid.z, row0 + 13u, col0 + 2u, c13.z); conv_store(wid.z, row0 + 13u, col0 + 3u, c13.w);
+    conv_store(wid.z, row0 + 14u, col0, c14.x); conv_store(wid.z, row0 + 14u, col0 + 1u, c14.y); conv_store(wid.z, row0 + 14u, col0 + 2u, c14.z); conv_store(wid.z, row0 + 14u, col0 + 3u, c14.w);
+    conv_store(wid.z, row0 + 15u, col0, c15.x); conv_store(wid.z, row0 + 15u, col0 + 1u, c15.y); conv_store(wid.z, row0 + 15u, col0 + 2u, c15.z); conv_store(wid.z, row0 + 15u, col0 + 3u, c15.w);
+    conv_store(wid.z, row0 + 16u, col0, c16.x); conv_store(wid.z, row0 + 16u, col0 + 1u, c16.y); conv_store(wid.z, row0 + 16u, col0 + 2u, c16.z); conv_store(wid.z, row0 + 16u, col0 + 3u, c16.w);
+    conv_store(wid.z, row0 + 17u, col0, c17.x); conv_store(wid.z, row0 + 17u, col0 + 1u, c17.y); conv_store(wid.z, row0 + 17u, col0 + 2u, c17.z); conv_store(wid.z, row0 + 17u, col0 + 3u, c17.w);
+    conv_store(wid.z, row0 + 18u, col0, c18.x); conv_store(wid.z, row0 + 18u, col0 + 1u, c18.y); conv_store(wid.z, row0 + 18u, col0 + 2u, c18.z); conv_store(wid.z, row0 + 18u, col0 + 3u, c18.w);
+    conv_store(wid.z, row0 + 19u, col0, c19.x); conv_store(wid.z, row0 + 19u, col0 + 1u, c19.y); conv_store(wid.z, row0 + 19u, col0 + 2u, c19.z); conv_store(wid.z, row0 + 19u, col0 + 3u, c19.w);
+    conv_store(wid.z, row0 + 20u, col0, c20.x); conv_store(wid.z, row0 + 20u, col0 + 1u, c20.y); conv_store(wid.z, row0 + 20u, col0 + 2u, c20.z); conv_store(wid.z, row0 + 20u, col0 + 3u, c20.w);
+    conv_store(wid.z, row0 + 21u, col0, c21.x); conv_store(wid.z, row0 + 21u, col0 + 1u, c21.y); conv_store(wid.z, row0 + 21u, col0 + 2u, c21.z); conv_store(wid.z, row0 + 21u, col0 + 3u, c21.w);
+    conv_store(wid.z, row0 + 22u, col0, c22.x); conv_store(wid.z, row0 + 22u, col0 + 1u, c22.y); conv_store(wid.z, row0 + 22u, col0 + 2u, c22.z); conv_store(wid.z, row0 + 22u, col0 + 3u, c22.w);
+    conv_store(wid.z, row0 + 23u, col0, c23.x); conv_store(wid.z, row0 + 23u, col0 + 1u, c23.y); conv_store(wid.z, row0 + 23u, col0 + 2u, c23.z); conv_store(wid.z, row0 + 23u, col0 + 3u, c23.w);
+    conv_store(wid.z, row0 + 24u, col0, c24.x); conv_store(wid.z, row0 + 24u, col0 + 1u, c24.y); conv_store(wid.z, row0 + 24u, col0 + 2u, c24.z); conv_store(wid.z, row0 + 24u, col0 + 3u, c24.w);
+    conv_store(wid.z, row0 + 25u, col0, c25.x); conv_store(wid.z, row0 + 25u, col0 + 1u, c25.y); conv_store(wid.z, row0 + 25u, col0 + 2u, c25.z); conv_store(wid.z, row0 + 25u, col0 + 3u, c25.w);
+    conv_store(wid.z, row0 + 26u, col0, c26.x); conv_store(wid.z, row0 + 26u, col0 + 1u, c26.y); conv_store(wid.z, row0 + 26u, col0 + 2u, c26.z); conv_store(wid.z, row0 + 26u, col0 + 3u, c26.w);
+    conv_store(wid.z, row0 + 27u, col0, c27.x); conv_store(wid.z, row0 + 27u, col0 + 1u, c27.y); conv_store(wid.z, row0 + 27u, col0 + 2u, c27.z); conv_store(wid.z, row0 + 27u, col0 + 3u, c27.w);
+    conv_store(wid.z, row0 + 28u, col0, c28.x); conv_store(wid.z, row0 + 28u, col0 + 1u, c28.y); conv_store(wid.z, row0 + 28u, col0 + 2u, c28.z); conv_store(wid.z, row0 + 28u, col0 + 3u, c28.w);
+    conv_store(wid.z, row0 + 29u, col0, c29.x); conv_store(wid.z, row0 + 29u, col0 + 1u, c29.y); conv_store(wid.z, row0 + 29u, col0 + 2u, c29.z); conv_store(wid.z, row0 + 29u, col0 + 3u, c29.w);
+    conv_store(wid.z, row0 + 30u, col0, c30.x); conv_store(wid.z, row0 + 30u, col0 + 1u, c30.y); conv_store(wid.z, row0 + 30u, col0 + 2u, c30.z); conv_store(wid.z, row0 + 30u, col0 + 3u, c30.w);
+    conv_store(wid.z, row0 + 31u, col0, c31.x); conv_store(wid.z, row0 + 31u, col0 + 1u, c31.y); conv_store(wid.z, row0 + 31u, col0 + 2u, c31.z); conv_store(wid.z, row0 + 31u, col0 + 3u, c31.w);
+}
+
+@compute @workgroup_size(16)
+fn conv2d_sg16v4_r16_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane: u32,
+) {
+    // Alignment (checked on the host): N a multiple of 4 always (vec4 stores), and K for NN,
+    // M for TN (A stored (K, M)), K for NT (B stored (N, K)): every vec4 lies inside one row.
+    let col0 = wid.x * 64u + lane * 4u;
+    let row0 = wid.y * 16u;
+    let mlast = p.m - 1u;
+    let kv4 = p.k / 4u; // vec4s per row of a (M, K) or (N, K) matrix
+    let nv = p.n / 4u;  // vec4s per row of a (K, N) matrix
+    let mv = p.m / 4u;  // vec4s per row of a (K, M) matrix
+    let cv = min(col0, p.n - 4u) / 4u;
+    let bc0 = min(col0, p.n - 1u) * kv4;
+    let bc1 = min(col0 + 1u, p.n - 1u) * kv4;
+    let bc2 = min(col0 + 2u, p.n - 1u) * kv4;
+    let bc3 = min(col0 + 3u, p.n - 1u) * kv4;
+    let ri0 = ix_row(min(row0 + 0u, mlast));
+    let ri1 = ix_row(min(row0 + 1u, mlast));
+    let ri2 = ix_row(min(row0 + 2u, mlast));
+    let ri3 = ix_row(min(row0 + 3u, mlast));
+    let ri4 = ix_row(min(row0 + 4u, mlast));
+    let ri5 = ix_row(min(row0 + 5u, mlast));
+    let ri6 = ix_row(min(row0 + 6u, mlast));
+    let ri7 = ix_row(min(row0 + 7u, mlast));
+    let ri8 = ix_row(min(row0 + 8u, mlast));
+    let ri9 = ix_row(min(row0 + 9u, mlast));
+    let ri10 = ix_row(min(row0 + 10u, mlast));
+    let ri11 = ix_row(min(row0 + 11u, mlast));
+    let ri12 = ix_row(min(row0 + 12u, mlast));
+    let ri13 = ix_row(min(row0 + 13u, mlast));
+    let ri14 = ix_row(min(row0 + 14u, mlast));
+    let ri15 = ix_row(min(row0 + 15u, mlast));
+    let gi0 = ix_row(4u * min(row0 / 4u + 0u, mv - 1u));
+    let gi1 = ix_row(4u * min(row0 / 4u + 1u, mv - 1u));
+    let gi2 = ix_row(4u * min(row0 / 4u + 2u, mv - 1u));
+    let gi3 = ix_row(4u * min(row0 / 4u + 3u, mv - 1u));
+    var c0 = vec4<f32>(0.0);
+    var c1 = vec4<f32>(0.0);
+    var c2 = vec4<f32>(0.0);
+    var c3 = vec4<f32>(0.0);
+    var c4 = vec4<f32>(0.0);
+    var c5 = vec4<f32>(0.0);
+    var c6 = vec4<f32>(0.0);
+    var c7 = vec4<f32>(0.0);
+    var c8 = vec4<f32>(0.0);
+    var c9 = vec4<f32>(0.0);
+    var c10 = vec4<f32>(0.0);
+    var c11 = vec4<f32>(0.0);
+    var c12 = vec4<f32>(0.0);
+    var c13 = vec4<f32>(0.0);
+    var c14 = vec4<f32>(0.0);
+    var c15 = vec4<f32>(0.0);
+    var bsum = vec4<f32>(0.0);
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    for (var kb = kbeg; kb < kend; kb += 64u) {
+        var x0: vec4<f32>;
+        var x1: vec4<f32>;
+        var x2: vec4<f32>;
+        var x3: vec4<f32>;
+        var x4: vec4<f32>;
+        var x5: vec4<f32>;
+        var x6: vec4<f32>;
+        var x7: vec4<f32>;
+        var x8: vec4<f32>;
+        var x9: vec4<f32>;
+        var x10: vec4<f32>;
+        var x11: vec4<f32>;
+        var x12: vec4<f32>;
+        var x13: vec4<f32>;
+        var x14: vec4<f32>;
+        var x15: vec4<f32>;
+        if (TRANS_A) {
+            let ka = kb + lane * 4u;
+            let lv = vec4<f32>(vec4<u32>(ka) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+            let kx0 = ix_k(min(ka + 0u, p.k - 1u));
+            let kx1 = ix_k(min(ka + 1u, p.k - 1u));
+            let kx2 = ix_k(min(ka + 2u, p.k - 1u));
+            let kx3 = ix_k(min(ka + 3u, p.k - 1u));
+            let q0_0 = conv_a_v4(gi0, kx0, ka + 0u < kend);
+            let q0_1 = conv_a_v4(gi1, kx0, ka + 0u < kend);
+            let q0_2 = conv_a_v4(gi2, kx0, ka + 0u < kend);
+            let q0_3 = conv_a_v4(gi3, kx0, ka + 0u < kend);
+            let q1_0 = conv_a_v4(gi0, kx1, ka + 1u < kend);
+            let q1_1 = conv_a_v4(gi1, kx1, ka + 1u < kend);
+            let q1_2 = conv_a_v4(gi2, kx1, ka + 1u < kend);
+            let q1_3 = conv_a_v4(gi3, kx1, ka + 1u < kend);
+            let q2_0 = conv_a_v4(gi0, kx2, ka + 2u < kend);
+            let q2_1 = conv_a_v4(gi1, kx2, ka + 2u < kend);
+            let q2_2 = conv_a_v4(gi2, kx2, ka + 2u < kend);
+            let q2_3 = conv_a_v4(gi3, kx2, ka + 2u < kend);
+            let q3_0 = conv_a_v4(gi0, kx3, ka + 3u < kend);
+            let q3_1 = conv_a_v4(gi1, kx3, ka + 3u < kend);
+            let q3_2 = conv_a_v4(gi2, kx3, ka + 3u < kend);
+            let q3_3 = conv_a_v4(gi3, kx3, ka + 3u < kend);
+            x0 = lv * vec4<f32>(q0_0.x, q1_0.x, q2_0.x, q3_0.x);
+            x1 = lv * vec4<f32>(q0_0.y, q1_0.y, q2_0.y, q3_0.y);
+            x2 = lv * vec4<f32>(q0_0.z, q1_0.z, q2_0.z, q3_0.z);
+            x3 = lv * vec4<f32>(q0_0.w, q1_0.w, q2_0.w, q3_0.w);
+            x4 = lv * vec4<f32>(q0_1.x, q1_1.x, q2_1.x, q3_1.x);
+            x5 = lv * vec4<f32>(q0_1.y, q1_1.y, q2_1.y, q3_1.y);
+            x6 = lv * vec4<f32>(q0_1.z, q1_1.z, q2_1.z, q3_1.z);
+            x7 = lv * vec4<f32>(q0_1.w, q1_1.w, q2_1.w, q3_1.w);
+            x8 = lv * vec4<f32>(q0_2.x, q1_2.x, q2_2.x, q3_2.x);
+            x9 = lv * vec4<f32>(q0_2.y, q1_2.y, q2_2.y, q3_2.y);
+            x10 = lv * vec4<f32>(q0_2.z, q1_2.z, q2_2.z, q3_2.z);
+            x11 = lv * vec4<f32>(q0_2.w, q1_2.w, q2_2.w, q3_2.w);
+            x12 = lv * vec4<f32>(q0_3.x, q1_3.x, q2_3.x, q3_3.x);
+            x13 = lv * vec4<f32>(q0_3.y, q1_3.y, q2_3.y, q3_3.y);
+            x14 = lv * vec4<f32>(q0_3.z, q1_3.z, q2_3.z, q3_3.z);
+            x15 = lv * vec4<f32>(q0_3.w, q1_3.w, q2_3.w, q3_3.w);
+        } else {
+            let ka = kb + lane * 4u;
+            let alive = ka < kend;
+            let kx = ix_k(min(ka, p.k - 1u));
+            x0 = conv_a_v4(ri0, kx, alive);
+            x1 = conv_a_v4(ri1, kx, alive);
+            x2 = conv_a_v4(ri2, kx, alive);
+            x3 = conv_a_v4(ri3, kx, alive);
+            x4 = conv_a_v4(ri4, kx, alive);
+            x5 = conv_a_v4(ri5, kx, alive);
+            x6 = conv_a_v4(ri6, kx, alive);
+            x7 = conv_a_v4(ri7, kx, alive);
+            x8 = conv_a_v4(ri8, kx, alive);
+            x9 = conv_a_v4(ri9, kx, alive);
+            x10 = conv_a_v4(ri10, kx, alive);
+            x11 = conv_a_v4(ri11, kx, alive);
+            x12 = conv_a_v4(ri12, kx, alive);
+            x13 = conv_a_v4(ri13, kx, alive);
+            x14 = conv_a_v4(ri14, kx, alive);
+            x15 = conv_a_v4(ri15, kx, alive);
+        }
+        {
+            let kk = kb + 0u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 0u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 0u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 0u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 0u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 0u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 0u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 0u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 0u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 0u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 0u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 0u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 0u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 0u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 0u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 0u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 0u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 0u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 4u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 1u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 1u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 1u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 1u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 1u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 1u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 1u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 1u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 1u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 1u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 1u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 1u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 1u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 1u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 1u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 1u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 4u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 8u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 2u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 2u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 2u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 2u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 2u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 2u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 2u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 2u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 2u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 2u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 2u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 2u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 2u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 2u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 2u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 2u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 8u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 12u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 3u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 3u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 3u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 3u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 3u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 3u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 3u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 3u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 3u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 3u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 3u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 3u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 3u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 3u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 3u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 3u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 12u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 16u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 4u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 4u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 4u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 4u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 4u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 4u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 4u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 4u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 4u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 4u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 4u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 4u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 4u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 4u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 4u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 4u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 16u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 20u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 5u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 5u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 5u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 5u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 5u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 5u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 5u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 5u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 5u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 5u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 5u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 5u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 5u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 5u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 5u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 5u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 20u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 24u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 6u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 6u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 6u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 6u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 6u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 6u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 6u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 6u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 6u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 6u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 6u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 6u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 6u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 6u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 6u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 6u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 24u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 28u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 7u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 7u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 7u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 7u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 7u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 7u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 7u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 7u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 7u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 7u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 7u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 7u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 7u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 7u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 7u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 7u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 28u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 32u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 8u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 8u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 8u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 8u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 8u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 8u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 8u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 8u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 8u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 8u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 8u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 8u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 8u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 8u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 8u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 8u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 32u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 36u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 9u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 9u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 9u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 9u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 9u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 9u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 9u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 9u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 9u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 9u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 9u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 9u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 9u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 9u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 9u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 9u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 36u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 40u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 10u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 10u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 10u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 10u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 10u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 10u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 10u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 10u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 10u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 10u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 10u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 10u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 10u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 10u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 10u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 10u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 40u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 44u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 11u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 11u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 11u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 11u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 11u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 11u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 11u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 11u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 11u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 11u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 11u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 11u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 11u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 11u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 11u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 11u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 44u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 48u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 12u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 12u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 12u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 12u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 12u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 12u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 12u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 12u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 12u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 12u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 12u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 12u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 12u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 12u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 12u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 12u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 48u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 52u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 13u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 13u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 13u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 13u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 13u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 13u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 13u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 13u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 13u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 13u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 13u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 13u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 13u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 13u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 13u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 13u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 52u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 56u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 14u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 14u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 14u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 14u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 14u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 14u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 14u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 14u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 14u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 14u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 14u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 14u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 14u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 14u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 14u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 14u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 56u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 60u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 15u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 15u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 15u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 15u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 15u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 15u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 15u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 15u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 15u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 15u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 15u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 15u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 15u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 15u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 15u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 15u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 60u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+    }
+    if (EPI == 2u && wid.y == 0u && col0 < p.n) {
+        conv_colsum4(wid.z, col0, bsum);
+    }
+    conv_store4(wid.z, row0 + 0u, col0, c0);
+    conv_store4(wid.z, row0 + 1u, col0, c1);
+    conv_store4(wid.z, row0 + 2u, col0, c2);
+    conv_store4(wid.z, row0 + 3u, col0, c3);
+    conv_store4(wid.z, row0 + 4u, col0, c4);
+    conv_store4(wid.z, row0 + 5u, col0, c5);
+    conv_store4(wid.z, row0 + 6u, col0, c6);
+    conv_store4(wid.z, row0 + 7u, col0, c7);
+    conv_store4(wid.z, row0 + 8u, col0, c8);
+    conv_store4(wid.z, row0 + 9u, col0, c9);
+    conv_store4(wid.z, row0 + 10u, col0, c10);
+    conv_store4(wid.z, row0 + 11u, col0, c11);
+    conv_store4(wid.z, row0 + 12u, col0, c12);
+    conv_store4(wid.z, row0 + 13u, col0, c13);
+    conv_store4(wid.z, row0 + 14u, col0, c14);
+    conv_store4(wid.z, row0 + 15u, col0, c15);
+}
+
+@compute @workgroup_size(16)
+fn conv2d_sg16v4_r32_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane: u32,
+) {
+    // Alignment (checked on the host): N a multiple of 4 always (vec4 stores), and K for NN,
+    // M for TN (A stored (K, M)), K for NT (B stored (N, K)): every vec4 lies inside one row.
+    let col0 = wid.x * 64u + lane * 4u;
+    let row0 = wid.y * 32u;
+    let mlast = p.m - 1u;
+    let kv4 = p.k / 4u; // vec4s per row of a (M, K) or (N, K) matrix
+    let nv = p.n / 4u;  // vec4s per row of a (K, N) matrix
+    let mv = p.m / 4u;  // vec4s per row of a (K, M) matrix
+    let cv = min(col0, p.n - 4u) / 4u;
+    let bc0 = min(col0, p.n - 1u) * kv4;
+    let bc1 = min(col0 + 1u, p.n - 1u) * kv4;
+    let bc2 = min(col0 + 2u, p.n - 1u) * kv4;
+    let bc3 = min(col0 + 3u, p.n - 1u) * kv4;
+    let ri0 = ix_row(min(row0 + 0u, mlast));
+    let ri1 = ix_row(min(row0 + 1u, mlast));
+    let ri2 = ix_row(min(row0 + 2u, mlast));
+    let ri3 = ix_row(min(row0 + 3u, mlast));
+    let ri4 = ix_row(min(row0 + 4u, mlast));
+    let ri5 = ix_row(min(row0 + 5u, mlast));
+    let ri6 = ix_row(min(row0 + 6u, mlast));
+    let ri7 = ix_row(min(row0 + 7u, mlast));
+    let ri8 = ix_row(min(row0 + 8u, mlast));
+    let ri9 = ix_row(min(row0 + 9u, mlast));
+    let ri10 = ix_row(min(row0 + 10u, mlast));
+    let ri11 = ix_row(min(row0 + 11u, mlast));
+    let ri12 = ix_row(min(row0 + 12u, mlast));
+    let ri13 = ix_row(min(row0 + 13u, mlast));
+    let ri14 = ix_row(min(row0 + 14u, mlast));
+    let ri15 = ix_row(min(row0 + 15u, mlast));
+    let ri16 = ix_row(min(row0 + 16u, mlast));
+    let ri17 = ix_row(min(row0 + 17u, mlast));
+    let ri18 = ix_row(min(row0 + 18u, mlast));
+    let ri19 = ix_row(min(row0 + 19u, mlast));
+    let ri20 = ix_row(min(row0 + 20u, mlast));
+    let ri21 = ix_row(min(row0 + 21u, mlast));
+    let ri22 = ix_row(min(row0 + 22u, mlast));
+    let ri23 = ix_row(min(row0 + 23u, mlast));
+    let ri24 = ix_row(min(row0 + 24u, mlast));
+    let ri25 = ix_row(min(row0 + 25u, mlast));
+    let ri26 = ix_row(min(row0 + 26u, mlast));
+    let ri27 = ix_row(min(row0 + 27u, mlast));
+    let ri28 = ix_row(min(row0 + 28u, mlast));
+    let ri29 = ix_row(min(row0 + 29u, mlast));
+    let ri30 = ix_row(min(row0 + 30u, mlast));
+    let ri31 = ix_row(min(row0 + 31u, mlast));
+    let gi0 = ix_row(4u * min(row0 / 4u + 0u, mv - 1u));
+    let gi1 = ix_row(4u * min(row0 / 4u + 1u, mv - 1u));
+    let gi2 = ix_row(4u * min(row0 / 4u + 2u, mv - 1u));
+    let gi3 = ix_row(4u * min(row0 / 4u + 3u, mv - 1u));
+    let gi4 = ix_row(4u * min(row0 / 4u + 4u, mv - 1u));
+    let gi5 = ix_row(4u * min(row0 / 4u + 5u, mv - 1u));
+    let gi6 = ix_row(4u * min(row0 / 4u + 6u, mv - 1u));
+    let gi7 = ix_row(4u * min(row0 / 4u + 7u, mv - 1u));
+    var c0 = vec4<f32>(0.0);
+    var c1 = vec4<f32>(0.0);
+    var c2 = vec4<f32>(0.0);
+    var c3 = vec4<f32>(0.0);
+    var c4 = vec4<f32>(0.0);
+    var c5 = vec4<f32>(0.0);
+    var c6 = vec4<f32>(0.0);
+    var c7 = vec4<f32>(0.0);
+    var c8 = vec4<f32>(0.0);
+    var c9 = vec4<f32>(0.0);
+    var c10 = vec4<f32>(0.0);
+    var c11 = vec4<f32>(0.0);
+    var c12 = vec4<f32>(0.0);
+    var c13 = vec4<f32>(0.0);
+    var c14 = vec4<f32>(0.0);
+    var c15 = vec4<f32>(0.0);
+    var c16 = vec4<f32>(0.0);
+    var c17 = vec4<f32>(0.0);
+    var c18 = vec4<f32>(0.0);
+    var c19 = vec4<f32>(0.0);
+    var c20 = vec4<f32>(0.0);
+    var c21 = vec4<f32>(0.0);
+    var c22 = vec4<f32>(0.0);
+    var c23 = vec4<f32>(0.0);
+    var c24 = vec4<f32>(0.0);
+    var c25 = vec4<f32>(0.0);
+    var c26 = vec4<f32>(0.0);
+    var c27 = vec4<f32>(0.0);
+    var c28 = vec4<f32>(0.0);
+    var c29 = vec4<f32>(0.0);
+    var c30 = vec4<f32>(0.0);
+    var c31 = vec4<f32>(0.0);
+    var bsum = vec4<f32>(0.0);
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    for (var kb = kbeg; kb < kend; kb += 64u) {
+        var x0: vec4<f32>;
+        var x1: vec4<f32>;
+        var x2: vec4<f32>;
+        var x3: vec4<f32>;
+        var x4: vec4<f32>;
+        var x5: vec4<f32>;
+        var x6: vec4<f32>;
+        var x7: vec4<f32>;
+        var x8: vec4<f32>;
+        var x9: vec4<f32>;
+        var x10: vec4<f32>;
+        var x11: vec4<f32>;
+        var x12: vec4<f32>;
+        var x13: vec4<f32>;
+        var x14: vec4<f32>;
+        var x15: vec4<f32>;
+        var x16: vec4<f32>;
+        var x17: vec4<f32>;
+        var x18: vec4<f32>;
+        var x19: vec4<f32>;
+        var x20: vec4<f32>;
+        var x21: vec4<f32>;
+        var x22: vec4<f32>;
+        var x23: vec4<f32>;
+        var x24: vec4<f32>;
+        var x25: vec4<f32>;
+        var x26: vec4<f32>;
+        var x27: vec4<f32>;
+        var x28: vec4<f32>;
+        var x29: vec4<f32>;
+        var x30: vec4<f32>;
+        var x31: vec4<f32>;
+        if (TRANS_A) {
+            let ka = kb + lane * 4u;
+            let lv = vec4<f32>(vec4<u32>(ka) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+            let kx0 = ix_k(min(ka + 0u, p.k - 1u));
+            let kx1 = ix_k(min(ka + 1u, p.k - 1u));
+            let kx2 = ix_k(min(ka + 2u, p.k - 1u));
+            let kx3 = ix_k(min(ka + 3u, p.k - 1u));
+            let q0_0 = conv_a_v4(gi0, kx0, ka + 0u < kend);
+            let q0_1 = conv_a_v4(gi1, kx0, ka + 0u < kend);
+            let q0_2 = conv_a_v4(gi2, kx0, ka + 0u < kend);
+            let q0_3 = conv_a_v4(gi3, kx0, ka + 0u < kend);
+            let q0_4 = conv_a_v4(gi4, kx0, ka + 0u < kend);
+            let q0_5 = conv_a_v4(gi5, kx0, ka + 0u < kend);
+            let q0_6 = conv_a_v4(gi6, kx0, ka + 0u < kend);
+            let q0_7 = conv_a_v4(gi7, kx0, ka + 0u < kend);
+            let q1_0 = conv_a_v4(gi0, kx1, ka + 1u < kend);
+            let q1_1 = conv_a_v4(gi1, kx1, ka + 1u < kend);
+            let q1_2 = conv_a_v4(gi2, kx1, ka + 1u < kend);
+            let q1_3 = conv_a_v4(gi3, kx1, ka + 1u < kend);
+            let q1_4 = conv_a_v4(gi4, kx1, ka + 1u < kend);
+            let q1_5 = conv_a_v4(gi5, kx1, ka + 1u < kend);
+            let q1_6 = conv_a_v4(gi6, kx1, ka + 1u < kend);
+            let q1_7 = conv_a_v4(gi7, kx1, ka + 1u < kend);
+            let q2_0 = conv_a_v4(gi0, kx2, ka + 2u < kend);
+            let q2_1 = conv_a_v4(gi1, kx2, ka + 2u < kend);
+            let q2_2 = conv_a_v4(gi2, kx2, ka + 2u < kend);
+            let q2_3 = conv_a_v4(gi3, kx2, ka + 2u < kend);
+            let q2_4 = conv_a_v4(gi4, kx2, ka + 2u < kend);
+            let q2_5 = conv_a_v4(gi5, kx2, ka + 2u < kend);
+            let q2_6 = conv_a_v4(gi6, kx2, ka + 2u < kend);
+            let q2_7 = conv_a_v4(gi7, kx2, ka + 2u < kend);
+            let q3_0 = conv_a_v4(gi0, kx3, ka + 3u < kend);
+            let q3_1 = conv_a_v4(gi1, kx3, ka + 3u < kend);
+            let q3_2 = conv_a_v4(gi2, kx3, ka + 3u < kend);
+            let q3_3 = conv_a_v4(gi3, kx3, ka + 3u < kend);
+            let q3_4 = conv_a_v4(gi4, kx3, ka + 3u < kend);
+            let q3_5 = conv_a_v4(gi5, kx3, ka + 3u < kend);
+            let q3_6 = conv_a_v4(gi6, kx3, ka + 3u < kend);
+            let q3_7 = conv_a_v4(gi7, kx3, ka + 3u < kend);
+            x0 = lv * vec4<f32>(q0_0.x, q1_0.x, q2_0.x, q3_0.x);
+            x1 = lv * vec4<f32>(q0_0.y, q1_0.y, q2_0.y, q3_0.y);
+            x2 = lv * vec4<f32>(q0_0.z, q1_0.z, q2_0.z, q3_0.z);
+            x3 = lv * vec4<f32>(q0_0.w, q1_0.w, q2_0.w, q3_0.w);
+            x4 = lv * vec4<f32>(q0_1.x, q1_1.x, q2_1.x, q3_1.x);
+            x5 = lv * vec4<f32>(q0_1.y, q1_1.y, q2_1.y, q3_1.y);
+            x6 = lv * vec4<f32>(q0_1.z, q1_1.z, q2_1.z, q3_1.z);
+            x7 = lv * vec4<f32>(q0_1.w, q1_1.w, q2_1.w, q3_1.w);
+            x8 = lv * vec4<f32>(q0_2.x, q1_2.x, q2_2.x, q3_2.x);
+            x9 = lv * vec4<f32>(q0_2.y, q1_2.y, q2_2.y, q3_2.y);
+            x10 = lv * vec4<f32>(q0_2.z, q1_2.z, q2_2.z, q3_2.z);
+            x11 = lv * vec4<f32>(q0_2.w, q1_2.w, q2_2.w, q3_2.w);
+            x12 = lv * vec4<f32>(q0_3.x, q1_3.x, q2_3.x, q3_3.x);
+            x13 = lv * vec4<f32>(q0_3.y, q1_3.y, q2_3.y, q3_3.y);
+            x14 = lv * vec4<f32>(q0_3.z, q1_3.z, q2_3.z, q3_3.z);
+            x15 = lv * vec4<f32>(q0_3.w, q1_3.w, q2_3.w, q3_3.w);
+            x16 = lv * vec4<f32>(q0_4.x, q1_4.x, q2_4.x, q3_4.x);
+            x17 = lv * vec4<f32>(q0_4.y, q1_4.y, q2_4.y, q3_4.y);
+            x18 = lv * vec4<f32>(q0_4.z, q1_4.z, q2_4.z, q3_4.z);
+            x19 = lv * vec4<f32>(q0_4.w, q1_4.w, q2_4.w, q3_4.w);
+            x20 = lv * vec4<f32>(q0_5.x, q1_5.x, q2_5.x, q3_5.x);
+            x21 = lv * vec4<f32>(q0_5.y, q1_5.y, q2_5.y, q3_5.y);
+            x22 = lv * vec4<f32>(q0_5.z, q1_5.z, q2_5.z, q3_5.z);
+            x23 = lv * vec4<f32>(q0_5.w, q1_5.w, q2_5.w, q3_5.w);
+            x24 = lv * vec4<f32>(q0_6.x, q1_6.x, q2_6.x, q3_6.x);
+            x25 = lv * vec4<f32>(q0_6.y, q1_6.y, q2_6.y, q3_6.y);
+            x26 = lv * vec4<f32>(q0_6.z, q1_6.z, q2_6.z, q3_6.z);
+            x27 = lv * vec4<f32>(q0_6.w, q1_6.w, q2_6.w, q3_6.w);
+            x28 = lv * vec4<f32>(q0_7.x, q1_7.x, q2_7.x, q3_7.x);
+            x29 = lv * vec4<f32>(q0_7.y, q1_7.y, q2_7.y, q3_7.y);
+            x30 = lv * vec4<f32>(q0_7.z, q1_7.z, q2_7.z, q3_7.z);
+            x31 = lv * vec4<f32>(q0_7.w, q1_7.w, q2_7.w, q3_7.w);
+        } else {
+            let ka = kb + lane * 4u;
+            let alive = ka < kend;
+            let kx = ix_k(min(ka, p.k - 1u));
+            x0 = conv_a_v4(ri0, kx, alive);
+            x1 = conv_a_v4(ri1, kx, alive);
+            x2 = conv_a_v4(ri2, kx, alive);
+            x3 = conv_a_v4(ri3, kx, alive);
+            x4 = conv_a_v4(ri4, kx, alive);
+            x5 = conv_a_v4(ri5, kx, alive);
+            x6 = conv_a_v4(ri6, kx, alive);
+            x7 = conv_a_v4(ri7, kx, alive);
+            x8 = conv_a_v4(ri8, kx, alive);
+            x9 = conv_a_v4(ri9, kx, alive);
+            x10 = conv_a_v4(ri10, kx, alive);
+            x11 = conv_a_v4(ri11, kx, alive);
+            x12 = conv_a_v4(ri12, kx, alive);
+            x13 = conv_a_v4(ri13, kx, alive);
+            x14 = conv_a_v4(ri14, kx, alive);
+            x15 = conv_a_v4(ri15, kx, alive);
+            x16 = conv_a_v4(ri16, kx, alive);
+            x17 = conv_a_v4(ri17, kx, alive);
+            x18 = conv_a_v4(ri18, kx, alive);
+            x19 = conv_a_v4(ri19, kx, alive);
+            x20 = conv_a_v4(ri20, kx, alive);
+            x21 = conv_a_v4(ri21, kx, alive);
+            x22 = conv_a_v4(ri22, kx, alive);
+            x23 = conv_a_v4(ri23, kx, alive);
+            x24 = conv_a_v4(ri24, kx, alive);
+            x25 = conv_a_v4(ri25, kx, alive);
+            x26 = conv_a_v4(ri26, kx, alive);
+            x27 = conv_a_v4(ri27, kx, alive);
+            x28 = conv_a_v4(ri28, kx, alive);
+            x29 = conv_a_v4(ri29, kx, alive);
+            x30 = conv_a_v4(ri30, kx, alive);
+            x31 = conv_a_v4(ri31, kx, alive);
+        }
+        {
+            let kk = kb + 0u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 0u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 0u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 0u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 0u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 0u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 0u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 0u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 0u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 0u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 0u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 0u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 0u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 0u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 0u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 0u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 0u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 0u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 0u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 0u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 0u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 0u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 0u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 0u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 0u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 0u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 0u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 0u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 0u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 0u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 0u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 0u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 0u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 0u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 4u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 1u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 1u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 1u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 1u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 1u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 1u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 1u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 1u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 1u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 1u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 1u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 1u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 1u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 1u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 1u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 1u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 1u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 1u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 1u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 1u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 1u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 1u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 1u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 1u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 1u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 1u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 1u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 1u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 1u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 1u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 1u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 1u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 4u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 8u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 2u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 2u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 2u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 2u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 2u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 2u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 2u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 2u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 2u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 2u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 2u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 2u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 2u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 2u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 2u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 2u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 2u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 2u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 2u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 2u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 2u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 2u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 2u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 2u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 2u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 2u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 2u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 2u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 2u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 2u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 2u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 2u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 8u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 12u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 3u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 3u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 3u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 3u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 3u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 3u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 3u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 3u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 3u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 3u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 3u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 3u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 3u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 3u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 3u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 3u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 3u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 3u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 3u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 3u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 3u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 3u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 3u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 3u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 3u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 3u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 3u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 3u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 3u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 3u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 3u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 3u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 12u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 16u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 4u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 4u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 4u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 4u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 4u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 4u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 4u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 4u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 4u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 4u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 4u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 4u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 4u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 4u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 4u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 4u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 4u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 4u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 4u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 4u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 4u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 4u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 4u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 4u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 4u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 4u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 4u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 4u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 4u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 4u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 4u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 4u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 16u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 20u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 5u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 5u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 5u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 5u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 5u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 5u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 5u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 5u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 5u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 5u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 5u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 5u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 5u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 5u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 5u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 5u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 5u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 5u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 5u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 5u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 5u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 5u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 5u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 5u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 5u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 5u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 5u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 5u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 5u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 5u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 5u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 5u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 20u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 24u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 6u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 6u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 6u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 6u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 6u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 6u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 6u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 6u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 6u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 6u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 6u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 6u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 6u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 6u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 6u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 6u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 6u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 6u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 6u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 6u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 6u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 6u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 6u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 6u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 6u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 6u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 6u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 6u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 6u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 6u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 6u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 6u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 24u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 28u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 7u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 7u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 7u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 7u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 7u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 7u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 7u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 7u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 7u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 7u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 7u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 7u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 7u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 7u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 7u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 7u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 7u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 7u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 7u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 7u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 7u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 7u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 7u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 7u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 7u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 7u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 7u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 7u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 7u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 7u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 7u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 7u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 28u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 32u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 8u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 8u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 8u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 8u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 8u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 8u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 8u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 8u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 8u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 8u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 8u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 8u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 8u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 8u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 8u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 8u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 8u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 8u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 8u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 8u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 8u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 8u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 8u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 8u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 8u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 8u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 8u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 8u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 8u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 8u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 8u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 8u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 32u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 36u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 9u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 9u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 9u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 9u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 9u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 9u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 9u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 9u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 9u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 9u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 9u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 9u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 9u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 9u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 9u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 9u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 9u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 9u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 9u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 9u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 9u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 9u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 9u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 9u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 9u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 9u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 9u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 9u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 9u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 9u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 9u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 9u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 36u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 40u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 10u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 10u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 10u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 10u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 10u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 10u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 10u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 10u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 10u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 10u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 10u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 10u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 10u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 10u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 10u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 10u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 10u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 10u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 10u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 10u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 10u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 10u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 10u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 10u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 10u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 10u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 10u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 10u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 10u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 10u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 10u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 10u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 40u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 44u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 11u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 11u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 11u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 11u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 11u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 11u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 11u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 11u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 11u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 11u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 11u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 11u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 11u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 11u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 11u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 11u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 11u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 11u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 11u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 11u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 11u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 11u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 11u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 11u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 11u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 11u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 11u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 11u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 11u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 11u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 11u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 11u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 44u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 48u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 12u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 12u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 12u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 12u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 12u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 12u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 12u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 12u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 12u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 12u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 12u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 12u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 12u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 12u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 12u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 12u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 12u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 12u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 12u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 12u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 12u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 12u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 12u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 12u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 12u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 12u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 12u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 12u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 12u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 12u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 12u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 12u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 48u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 52u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 13u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 13u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 13u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 13u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 13u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 13u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 13u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 13u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 13u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 13u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 13u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 13u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 13u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 13u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 13u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 13u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 13u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 13u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 13u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 13u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 13u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 13u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 13u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 13u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 13u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 13u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 13u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 13u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 13u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 13u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 13u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 13u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 52u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 56u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 14u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 14u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 14u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 14u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 14u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 14u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 14u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 14u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 14u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 14u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 14u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 14u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 14u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 14u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 14u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 14u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 14u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 14u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 14u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 14u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 14u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 14u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 14u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 14u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 14u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 14u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 14u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 14u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 14u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 14u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 14u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 14u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 56u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 60u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 15u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 15u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 15u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 15u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 15u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 15u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 15u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 15u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 15u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 15u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 15u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 15u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 15u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 15u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 15u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 15u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 15u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 15u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 15u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 15u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 15u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 15u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 15u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 15u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 15u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 15u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 15u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 15u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 15u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 15u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 15u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 15u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 60u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+    }
+    if (EPI == 2u && wid.y == 0u && col0 < p.n) {
+        conv_colsum4(wid.z, col0, bsum);
+    }
+    conv_store4(wid.z, row0 + 0u, col0, c0);
+    conv_store4(wid.z, row0 + 1u, col0, c1);
+    conv_store4(wid.z, row0 + 2u, col0, c2);
+    conv_store4(wid.z, row0 + 3u, col0, c3);
+    conv_store4(wid.z, row0 + 4u, col0, c4);
+    conv_store4(wid.z, row0 + 5u, col0, c5);
+    conv_store4(wid.z, row0 + 6u, col0, c6);
+    conv_store4(wid.z, row0 + 7u, col0, c7);
+    conv_store4(wid.z, row0 + 8u, col0, c8);
+    conv_store4(wid.z, row0 + 9u, col0, c9);
+    conv_store4(wid.z, row0 + 10u, col0, c10);
+    conv_store4(wid.z, row0 + 11u, col0, c11);
+    conv_store4(wid.z, row0 + 12u, col0, c12);
+    conv_store4(wid.z, row0 + 13u, col0, c13);
+    conv_store4(wid.z, row0 + 14u, col0, c14);
+    conv_store4(wid.z, row0 + 15u, col0, c15);
+    conv_store4(wid.z, row0 + 16u, col0, c16);
+    conv_store4(wid.z, row0 + 17u, col0, c17);
+    conv_store4(wid.z, row0 + 18u, col0, c18);
+    conv_store4(wid.z, row0 + 19u, col0, c19);
+    conv_store4(wid.z, row0 + 20u, col0, c20);
+    conv_store4(wid.z, row0 + 21u, col0, c21);
+    conv_store4(wid.z, row0 + 22u, col0, c22);
+    conv_store4(wid.z, row0 + 23u, col0, c23);
+    conv_store4(wid.z, row0 + 24u, col0, c24);
+    conv_store4(wid.z, row0 + 25u, col0, c25);
+    conv_store4(wid.z, row0 + 26u, col0, c26);
+    conv_store4(wid.z, row0 + 27u, col0, c27);
+    conv_store4(wid.z, row0 + 28u, col0, c28);
+    conv_store4(wid.z, row0 + 29u, col0, c29);
+    conv_store4(wid.z, row0 + 30u, col0, c30);
+    conv_store4(wid.z, row0 + 31u, col0, c31);
+}

@@ -3799,3 +3799,3821 @@ fn matmul_t128x128v4_forward(
       store_c4(row, cc1, c1_3_1);
     }
 }
+
+// ---- Convolutions: the same kernels with A read through implicit im2col (im2col.wgsl) ----
+// conv2d_*: op(A) is the im2col matrix of the convolution the IM2COL override names, never
+// stored; K may be split across work-groups z (KCHUNK), each writing a partial product.
+
+// C with at most 16 columns, without subgroups: an invocation per row of C, every column in
+// its own accumulator, 64 rows per work-group. B's row is the same for every invocation (a
+// cache hit on a GPU); with column sums every invocation sums it too, and the first stores.
+@compute @workgroup_size(64)
+fn conv2d_rb_narrow_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let row = gid.x;
+    var c0 = 0.0;
+    var c1 = 0.0;
+    var c2 = 0.0;
+    var c3 = 0.0;
+    var c4 = 0.0;
+    var c5 = 0.0;
+    var c6 = 0.0;
+    var c7 = 0.0;
+    var c8 = 0.0;
+    var c9 = 0.0;
+    var c10 = 0.0;
+    var c11 = 0.0;
+    var c12 = 0.0;
+    var c13 = 0.0;
+    var c14 = 0.0;
+    var c15 = 0.0;
+    var s0 = 0.0;
+    var s1 = 0.0;
+    var s2 = 0.0;
+    var s3 = 0.0;
+    var s4 = 0.0;
+    var s5 = 0.0;
+    var s6 = 0.0;
+    var s7 = 0.0;
+    var s8 = 0.0;
+    var s9 = 0.0;
+    var s10 = 0.0;
+    var s11 = 0.0;
+    var s12 = 0.0;
+    var s13 = 0.0;
+    var s14 = 0.0;
+    var s15 = 0.0;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    for (var k0 = kbeg; k0 < kend; k0 += 4u) {
+        { let kk = k0 + 0u;
+          let x = conv_load_a(row, kk, kend);
+          let b0 = select(0.0, load_b(kk, 0u), kk < kend);
+          c0 = fma(x, b0, c0);
+          let b1 = select(0.0, load_b(kk, 1u), kk < kend);
+          c1 = fma(x, b1, c1);
+          let b2 = select(0.0, load_b(kk, 2u), kk < kend);
+          c2 = fma(x, b2, c2);
+          let b3 = select(0.0, load_b(kk, 3u), kk < kend);
+          c3 = fma(x, b3, c3);
+          let b4 = select(0.0, load_b(kk, 4u), kk < kend);
+          c4 = fma(x, b4, c4);
+          let b5 = select(0.0, load_b(kk, 5u), kk < kend);
+          c5 = fma(x, b5, c5);
+          let b6 = select(0.0, load_b(kk, 6u), kk < kend);
+          c6 = fma(x, b6, c6);
+          let b7 = select(0.0, load_b(kk, 7u), kk < kend);
+          c7 = fma(x, b7, c7);
+          let b8 = select(0.0, load_b(kk, 8u), kk < kend);
+          c8 = fma(x, b8, c8);
+          let b9 = select(0.0, load_b(kk, 9u), kk < kend);
+          c9 = fma(x, b9, c9);
+          let b10 = select(0.0, load_b(kk, 10u), kk < kend);
+          c10 = fma(x, b10, c10);
+          let b11 = select(0.0, load_b(kk, 11u), kk < kend);
+          c11 = fma(x, b11, c11);
+          let b12 = select(0.0, load_b(kk, 12u), kk < kend);
+          c12 = fma(x, b12, c12);
+          let b13 = select(0.0, load_b(kk, 13u), kk < kend);
+          c13 = fma(x, b13, c13);
+          let b14 = select(0.0, load_b(kk, 14u), kk < kend);
+          c14 = fma(x, b14, c14);
+          let b15 = select(0.0, load_b(kk, 15u), kk < kend);
+          c15 = fma(x, b15, c15);
+          if (EPI == 2u) {
+              s0 += b0;
+              s1 += b1;
+              s2 += b2;
+              s3 += b3;
+              s4 += b4;
+              s5 += b5;
+              s6 += b6;
+              s7 += b7;
+              s8 += b8;
+              s9 += b9;
+              s10 += b10;
+              s11 += b11;
+              s12 += b12;
+              s13 += b13;
+              s14 += b14;
+              s15 += b15;
+          }
+        }
+        { let kk = k0 + 1u;
+          let x = conv_load_a(row, kk, kend);
+          let b0 = select(0.0, load_b(kk, 0u), kk < kend);
+          c0 = fma(x, b0, c0);
+          let b1 = select(0.0, load_b(kk, 1u), kk < kend);
+          c1 = fma(x, b1, c1);
+          let b2 = select(0.0, load_b(kk, 2u), kk < kend);
+          c2 = fma(x, b2, c2);
+          let b3 = select(0.0, load_b(kk, 3u), kk < kend);
+          c3 = fma(x, b3, c3);
+          let b4 = select(0.0, load_b(kk, 4u), kk < kend);
+          c4 = fma(x, b4, c4);
+          let b5 = select(0.0, load_b(kk, 5u), kk < kend);
+          c5 = fma(x, b5, c5);
+          let b6 = select(0.0, load_b(kk, 6u), kk < kend);
+          c6 = fma(x, b6, c6);
+          let b7 = select(0.0, load_b(kk, 7u), kk < kend);
+          c7 = fma(x, b7, c7);
+          let b8 = select(0.0, load_b(kk, 8u), kk < kend);
+          c8 = fma(x, b8, c8);
+          let b9 = select(0.0, load_b(kk, 9u), kk < kend);
+          c9 = fma(x, b9, c9);
+          let b10 = select(0.0, load_b(kk, 10u), kk < kend);
+          c10 = fma(x, b10, c10);
+          let b11 = select(0.0, load_b(kk, 11u), kk < kend);
+          c11 = fma(x, b11, c11);
+          let b12 = select(0.0, load_b(kk, 12u), kk < kend);
+          c12 = fma(x, b12, c12);
+          let b13 = select(0.0, load_b(kk, 13u), kk < kend);
+          c13 = fma(x, b13, c13);
+          let b14 = select(0.0, load_b(kk, 14u), kk < kend);
+          c14 = fma(x, b14, c14);
+          let b15 = select(0.0, load_b(kk, 15u), kk < kend);
+          c15 = fma(x, b15, c15);
+          if (EPI == 2u) {
+              s0 += b0;
+              s1 += b1;
+              s2 += b2;
+              s3 += b3;
+              s4 += b4;
+              s5 += b5;
+              s6 += b6;
+              s7 += b7;
+              s8 += b8;
+              s9 += b9;
+              s10 += b10;
+              s11 += b11;
+              s12 += b12;
+              s13 += b13;
+              s14 += b14;
+              s15 += b15;
+          }
+        }
+        { let kk = k0 + 2u;
+          let x = conv_load_a(row, kk, kend);
+          let b0 = select(0.0, load_b(kk, 0u), kk < kend);
+          c0 = fma(x, b0, c0);
+          let b1 = select(0.0, load_b(kk, 1u), kk < kend);
+          c1 = fma(x, b1, c1);
+          let b2 = select(0.0, load_b(kk, 2u), kk < kend);
+          c2 = fma(x, b2, c2);
+          let b3 = select(0.0, load_b(kk, 3u), kk < kend);
+          c3 = fma(x, b3, c3);
+          let b4 = select(0.0, load_b(kk, 4u), kk < kend);
+          c4 = fma(x, b4, c4);
+          let b5 = select(0.0, load_b(kk, 5u), kk < kend);
+          c5 = fma(x, b5, c5);
+          let b6 = select(0.0, load_b(kk, 6u), kk < kend);
+          c6 = fma(x, b6, c6);
+          let b7 = select(0.0, load_b(kk, 7u), kk < kend);
+          c7 = fma(x, b7, c7);
+          let b8 = select(0.0, load_b(kk, 8u), kk < kend);
+          c8 = fma(x, b8, c8);
+          let b9 = select(0.0, load_b(kk, 9u), kk < kend);
+          c9 = fma(x, b9, c9);
+          let b10 = select(0.0, load_b(kk, 10u), kk < kend);
+          c10 = fma(x, b10, c10);
+          let b11 = select(0.0, load_b(kk, 11u), kk < kend);
+          c11 = fma(x, b11, c11);
+          let b12 = select(0.0, load_b(kk, 12u), kk < kend);
+          c12 = fma(x, b12, c12);
+          let b13 = select(0.0, load_b(kk, 13u), kk < kend);
+          c13 = fma(x, b13, c13);
+          let b14 = select(0.0, load_b(kk, 14u), kk < kend);
+          c14 = fma(x, b14, c14);
+          let b15 = select(0.0, load_b(kk, 15u), kk < kend);
+          c15 = fma(x, b15, c15);
+          if (EPI == 2u) {
+              s0 += b0;
+              s1 += b1;
+              s2 += b2;
+              s3 += b3;
+              s4 += b4;
+              s5 += b5;
+              s6 += b6;
+              s7 += b7;
+              s8 += b8;
+              s9 += b9;
+              s10 += b10;
+              s11 += b11;
+              s12 += b12;
+              s13 += b13;
+              s14 += b14;
+              s15 += b15;
+          }
+        }
+        { let kk = k0 + 3u;
+          let x = conv_load_a(row, kk, kend);
+          let b0 = select(0.0, load_b(kk, 0u), kk < kend);
+          c0 = fma(x, b0, c0);
+          let b1 = select(0.0, load_b(kk, 1u), kk < kend);
+          c1 = fma(x, b1, c1);
+          let b2 = select(0.0, load_b(kk, 2u), kk < kend);
+          c2 = fma(x, b2, c2);
+          let b3 = select(0.0, load_b(kk, 3u), kk < kend);
+          c3 = fma(x, b3, c3);
+          let b4 = select(0.0, load_b(kk, 4u), kk < kend);
+          c4 = fma(x, b4, c4);
+          let b5 = select(0.0, load_b(kk, 5u), kk < kend);
+          c5 = fma(x, b5, c5);
+          let b6 = select(0.0, load_b(kk, 6u), kk < kend);
+          c6 = fma(x, b6, c6);
+          let b7 = select(0.0, load_b(kk, 7u), kk < kend);
+          c7 = fma(x, b7, c7);
+          let b8 = select(0.0, load_b(kk, 8u), kk < kend);
+          c8 = fma(x, b8, c8);
+          let b9 = select(0.0, load_b(kk, 9u), kk < kend);
+          c9 = fma(x, b9, c9);
+          let b10 = select(0.0, load_b(kk, 10u), kk < kend);
+          c10 = fma(x, b10, c10);
+          let b11 = select(0.0, load_b(kk, 11u), kk < kend);
+          c11 = fma(x, b11, c11);
+          let b12 = select(0.0, load_b(kk, 12u), kk < kend);
+          c12 = fma(x, b12, c12);
+          let b13 = select(0.0, load_b(kk, 13u), kk < kend);
+          c13 = fma(x, b13, c13);
+          let b14 = select(0.0, load_b(kk, 14u), kk < kend);
+          c14 = fma(x, b14, c14);
+          let b15 = select(0.0, load_b(kk, 15u), kk < kend);
+          c15 = fma(x, b15, c15);
+          if (EPI == 2u) {
+              s0 += b0;
+              s1 += b1;
+              s2 += b2;
+              s3 += b3;
+              s4 += b4;
+              s5 += b5;
+              s6 += b6;
+              s7 += b7;
+              s8 += b8;
+              s9 += b9;
+              s10 += b10;
+              s11 += b11;
+              s12 += b12;
+              s13 += b13;
+              s14 += b14;
+              s15 += b15;
+          }
+        }
+    }
+    if (EPI == 2u && row == 0u) {
+        if (0u < p.n) { conv_colsum(wid.z, 0u, s0); }
+        if (1u < p.n) { conv_colsum(wid.z, 1u, s1); }
+        if (2u < p.n) { conv_colsum(wid.z, 2u, s2); }
+        if (3u < p.n) { conv_colsum(wid.z, 3u, s3); }
+        if (4u < p.n) { conv_colsum(wid.z, 4u, s4); }
+        if (5u < p.n) { conv_colsum(wid.z, 5u, s5); }
+        if (6u < p.n) { conv_colsum(wid.z, 6u, s6); }
+        if (7u < p.n) { conv_colsum(wid.z, 7u, s7); }
+        if (8u < p.n) { conv_colsum(wid.z, 8u, s8); }
+        if (9u < p.n) { conv_colsum(wid.z, 9u, s9); }
+        if (10u < p.n) { conv_colsum(wid.z, 10u, s10); }
+        if (11u < p.n) { conv_colsum(wid.z, 11u, s11); }
+        if (12u < p.n) { conv_colsum(wid.z, 12u, s12); }
+        if (13u < p.n) { conv_colsum(wid.z, 13u, s13); }
+        if (14u < p.n) { conv_colsum(wid.z, 14u, s14); }
+        if (15u < p.n) { conv_colsum(wid.z, 15u, s15); }
+    }
+    conv_store(wid.z, row, 0u, c0);
+    conv_store(wid.z, row, 1u, c1);
+    conv_store(wid.z, row, 2u, c2);
+    conv_store(wid.z, row, 3u, c3);
+    conv_store(wid.z, row, 4u, c4);
+    conv_store(wid.z, row, 5u, c5);
+    conv_store(wid.z, row, 6u, c6);
+    conv_store(wid.z, row, 7u, c7);
+    conv_store(wid.z, row, 8u, c8);
+    conv_store(wid.z, row, 9u, c9);
+    conv_store(wid.z, row, 10u, c10);
+    conv_store(wid.z, row, 11u, c11);
+    conv_store(wid.z, row, 12u, c12);
+    conv_store(wid.z, row, 13u, c13);
+    conv_store(wid.z, row, 14u, c14);
+    conv_store(wid.z, row, 15u, c15);
+}
+
+@compute @workgroup_size(8, 8)
+fn conv2d_rb8x4_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+) {
+    let row0 = wid.y * 64u + lid.y * 8u;
+    let colw = wid.x * 32u; // the work-group's first column
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    let nlast = p.n - 1u;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    let col0 = colw + (lid.x + 0u) * 4u;
+    var c0_0 = vec4<f32>(0.0);
+    var c1_0 = vec4<f32>(0.0);
+    var c2_0 = vec4<f32>(0.0);
+    var c3_0 = vec4<f32>(0.0);
+    var c4_0 = vec4<f32>(0.0);
+    var c5_0 = vec4<f32>(0.0);
+    var c6_0 = vec4<f32>(0.0);
+    var c7_0 = vec4<f32>(0.0);
+    var bsum0 = vec4<f32>(0.0);
+    let aks = select(1u, p.m, TRANS_A);
+    let ams = select(p.k, 1u, TRANS_A);
+    let bks = select(p.n, 1u, TRANS_B);
+    let bns = select(1u, p.k, TRANS_B);
+    let ri0 = ix_row(min(row0 + 0u, mlast));
+    let ri1 = ix_row(min(row0 + 1u, mlast));
+    let ri2 = ix_row(min(row0 + 2u, mlast));
+    let ri3 = ix_row(min(row0 + 3u, mlast));
+    let ri4 = ix_row(min(row0 + 4u, mlast));
+    let ri5 = ix_row(min(row0 + 5u, mlast));
+    let ri6 = ix_row(min(row0 + 6u, mlast));
+    let ri7 = ix_row(min(row0 + 7u, mlast));
+    let bc0 = min(vec4<u32>(col0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(nlast)) * bns;
+    for (var k0 = kbeg; k0 < kend; k0 += 4u) {
+        let live = vec4<f32>(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+        let kx = ix_k4(min(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(klast)));
+        let lk = vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend);
+        let x0 = conv_a4(ri0, kx, lk);
+        let x1 = conv_a4(ri1, kx, lk);
+        let x2 = conv_a4(ri2, kx, lk);
+        let x3 = conv_a4(ri3, kx, lk);
+        let x4 = conv_a4(ri4, kx, lk);
+        let x5 = conv_a4(ri5, kx, lk);
+        let x6 = conv_a4(ri6, kx, lk);
+        let x7 = conv_a4(ri7, kx, lk);
+        let kb0 = min(k0 + 0u, klast) * bks;
+        let kb1 = min(k0 + 1u, klast) * bks;
+        let kb2 = min(k0 + 2u, klast) * bks;
+        let kb3 = min(k0 + 3u, klast) * bks;
+        let b0_0 = vec4<f32>(b[kb0 + bc0.x], b[kb0 + bc0.y], b[kb0 + bc0.z], b[kb0 + bc0.w]);
+        let b1_0 = vec4<f32>(b[kb1 + bc0.x], b[kb1 + bc0.y], b[kb1 + bc0.z], b[kb1 + bc0.w]);
+        let b2_0 = vec4<f32>(b[kb2 + bc0.x], b[kb2 + bc0.y], b[kb2 + bc0.z], b[kb2 + bc0.w]);
+        let b3_0 = vec4<f32>(b[kb3 + bc0.x], b[kb3 + bc0.y], b[kb3 + bc0.z], b[kb3 + bc0.w]);
+        c0_0 = fma(vec4<f32>(x0.x), b0_0, c0_0);
+        c1_0 = fma(vec4<f32>(x1.x), b0_0, c1_0);
+        c2_0 = fma(vec4<f32>(x2.x), b0_0, c2_0);
+        c3_0 = fma(vec4<f32>(x3.x), b0_0, c3_0);
+        c4_0 = fma(vec4<f32>(x4.x), b0_0, c4_0);
+        c5_0 = fma(vec4<f32>(x5.x), b0_0, c5_0);
+        c6_0 = fma(vec4<f32>(x6.x), b0_0, c6_0);
+        c7_0 = fma(vec4<f32>(x7.x), b0_0, c7_0);
+        c0_0 = fma(vec4<f32>(x0.y), b1_0, c0_0);
+        c1_0 = fma(vec4<f32>(x1.y), b1_0, c1_0);
+        c2_0 = fma(vec4<f32>(x2.y), b1_0, c2_0);
+        c3_0 = fma(vec4<f32>(x3.y), b1_0, c3_0);
+        c4_0 = fma(vec4<f32>(x4.y), b1_0, c4_0);
+        c5_0 = fma(vec4<f32>(x5.y), b1_0, c5_0);
+        c6_0 = fma(vec4<f32>(x6.y), b1_0, c6_0);
+        c7_0 = fma(vec4<f32>(x7.y), b1_0, c7_0);
+        c0_0 = fma(vec4<f32>(x0.z), b2_0, c0_0);
+        c1_0 = fma(vec4<f32>(x1.z), b2_0, c1_0);
+        c2_0 = fma(vec4<f32>(x2.z), b2_0, c2_0);
+        c3_0 = fma(vec4<f32>(x3.z), b2_0, c3_0);
+        c4_0 = fma(vec4<f32>(x4.z), b2_0, c4_0);
+        c5_0 = fma(vec4<f32>(x5.z), b2_0, c5_0);
+        c6_0 = fma(vec4<f32>(x6.z), b2_0, c6_0);
+        c7_0 = fma(vec4<f32>(x7.z), b2_0, c7_0);
+        c0_0 = fma(vec4<f32>(x0.w), b3_0, c0_0);
+        c1_0 = fma(vec4<f32>(x1.w), b3_0, c1_0);
+        c2_0 = fma(vec4<f32>(x2.w), b3_0, c2_0);
+        c3_0 = fma(vec4<f32>(x3.w), b3_0, c3_0);
+        c4_0 = fma(vec4<f32>(x4.w), b3_0, c4_0);
+        c5_0 = fma(vec4<f32>(x5.w), b3_0, c5_0);
+        c6_0 = fma(vec4<f32>(x6.w), b3_0, c6_0);
+        c7_0 = fma(vec4<f32>(x7.w), b3_0, c7_0);
+        if (EPI == 2u) {
+            bsum0 += live.x * b0_0 + live.y * b1_0 + live.z * b2_0 + live.w * b3_0;
+        }
+    }
+    if (EPI == 2u && wid.y == 0u && lid.y == 0u) {
+        if (col0 + 0u < p.n) { conv_colsum(wid.z, col0 + 0u, bsum0.x); }
+        if (col0 + 1u < p.n) { conv_colsum(wid.z, col0 + 1u, bsum0.y); }
+        if (col0 + 2u < p.n) { conv_colsum(wid.z, col0 + 2u, bsum0.z); }
+        if (col0 + 3u < p.n) { conv_colsum(wid.z, col0 + 3u, bsum0.w); }
+    }
+    conv_store(wid.z, row0 + 0u, col0, c0_0.x); conv_store(wid.z, row0 + 0u, col0 + 1u, c0_0.y); conv_store(wid.z, row0 + 0u, col0 + 2u, c0_0.z); conv_store(wid.z, row0 + 0u, col0 + 3u, c0_0.w);
+    conv_store(wid.z, row0 + 1u, col0, c1_0.x); conv_store(wid.z, row0 + 1u, col0 + 1u, c1_0.y); conv_store(wid.z, row0 + 1u, col0 + 2u, c1_0.z); conv_store(wid.z, row0 + 1u, col0 + 3u, c1_0.w);
+    conv_store(wid.z, row0 + 2u, col0, c2_0.x); conv_store(wid.z, row0 + 2u, col0 + 1u, c2_0.y); conv_store(wid.z, row0 + 2u, col0 + 2u, c2_0.z); conv_store(wid.z, row0 + 2u, col0 + 3u, c2_0.w);
+    conv_store(wid.z, row0 + 3u, col0, c3_0.x); conv_store(wid.z, row0 + 3u, col0 + 1u, c3_0.y); conv_store(wid.z, row0 + 3u, col0 + 2u, c3_0.z); conv_store(wid.z, row0 + 3u, col0 + 3u, c3_0.w);
+    conv_store(wid.z, row0 + 4u, col0, c4_0.x); conv_store(wid.z, row0 + 4u, col0 + 1u, c4_0.y); conv_store(wid.z, row0 + 4u, col0 + 2u, c4_0.z); conv_store(wid.z, row0 + 4u, col0 + 3u, c4_0.w);
+    conv_store(wid.z, row0 + 5u, col0, c5_0.x); conv_store(wid.z, row0 + 5u, col0 + 1u, c5_0.y); conv_store(wid.z, row0 + 5u, col0 + 2u, c5_0.z); conv_store(wid.z, row0 + 5u, col0 + 3u, c5_0.w);
+    conv_store(wid.z, row0 + 6u, col0, c6_0.x); conv_store(wid.z, row0 + 6u, col0 + 1u, c6_0.y); conv_store(wid.z, row0 + 6u, col0 + 2u, c6_0.z); conv_store(wid.z, row0 + 6u, col0 + 3u, c6_0.w);
+    conv_store(wid.z, row0 + 7u, col0, c7_0.x); conv_store(wid.z, row0 + 7u, col0 + 1u, c7_0.y); conv_store(wid.z, row0 + 7u, col0 + 2u, c7_0.z); conv_store(wid.z, row0 + 7u, col0 + 3u, c7_0.w);
+}
+
+@compute @workgroup_size(8, 8)
+fn conv2d_rb8x4v4_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+) {
+    let row0 = wid.y * 64u + lid.y * 8u;
+    let colw = wid.x * 32u; // the work-group's first column
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    let nlast = p.n - 1u;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    let col0 = colw + (lid.x + 0u) * 4u;
+    var c0_0 = vec4<f32>(0.0);
+    var c1_0 = vec4<f32>(0.0);
+    var c2_0 = vec4<f32>(0.0);
+    var c3_0 = vec4<f32>(0.0);
+    var c4_0 = vec4<f32>(0.0);
+    var c5_0 = vec4<f32>(0.0);
+    var c6_0 = vec4<f32>(0.0);
+    var c7_0 = vec4<f32>(0.0);
+    var bsum0 = vec4<f32>(0.0);
+    let kv4 = p.k / 4u;
+    let nv = p.n / 4u;
+    let mv = p.m / 4u;
+    let ri0 = ix_row(min(row0 + 0u, mlast));
+    let ri1 = ix_row(min(row0 + 1u, mlast));
+    let ri2 = ix_row(min(row0 + 2u, mlast));
+    let ri3 = ix_row(min(row0 + 3u, mlast));
+    let ri4 = ix_row(min(row0 + 4u, mlast));
+    let ri5 = ix_row(min(row0 + 5u, mlast));
+    let ri6 = ix_row(min(row0 + 6u, mlast));
+    let ri7 = ix_row(min(row0 + 7u, mlast));
+    let gq0 = ix_row(4u * min(row0 / 4u + 0u, mv - 1u));
+    let gq1 = ix_row(4u * min(row0 / 4u + 1u, mv - 1u));
+    let cv0 = min(col0, p.n - 4u) / 4u;
+    let bt0_0 = min(col0 + 0u, nlast) * kv4;
+    let bt0_1 = min(col0 + 1u, nlast) * kv4;
+    let bt0_2 = min(col0 + 2u, nlast) * kv4;
+    let bt0_3 = min(col0 + 3u, nlast) * kv4;
+    for (var k0 = kbeg; k0 < kend; k0 += 4u) {
+        let live = vec4<f32>(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+        var x0: vec4<f32>;
+        var x1: vec4<f32>;
+        var x2: vec4<f32>;
+        var x3: vec4<f32>;
+        var x4: vec4<f32>;
+        var x5: vec4<f32>;
+        var x6: vec4<f32>;
+        var x7: vec4<f32>;
+        if (TRANS_A) {
+            let kx0 = ix_k(min(k0 + 0u, klast));
+            let kx1 = ix_k(min(k0 + 1u, klast));
+            let kx2 = ix_k(min(k0 + 2u, klast));
+            let kx3 = ix_k(min(k0 + 3u, klast));
+            let q0_0 = conv_a_v4(gq0, kx0, k0 + 0u < kend);
+            let q0_1 = conv_a_v4(gq1, kx0, k0 + 0u < kend);
+            let q1_0 = conv_a_v4(gq0, kx1, k0 + 1u < kend);
+            let q1_1 = conv_a_v4(gq1, kx1, k0 + 1u < kend);
+            let q2_0 = conv_a_v4(gq0, kx2, k0 + 2u < kend);
+            let q2_1 = conv_a_v4(gq1, kx2, k0 + 2u < kend);
+            let q3_0 = conv_a_v4(gq0, kx3, k0 + 3u < kend);
+            let q3_1 = conv_a_v4(gq1, kx3, k0 + 3u < kend);
+            x0 = live * vec4<f32>(q0_0.x, q1_0.x, q2_0.x, q3_0.x);
+            x1 = live * vec4<f32>(q0_0.y, q1_0.y, q2_0.y, q3_0.y);
+            x2 = live * vec4<f32>(q0_0.z, q1_0.z, q2_0.z, q3_0.z);
+            x3 = live * vec4<f32>(q0_0.w, q1_0.w, q2_0.w, q3_0.w);
+            x4 = live * vec4<f32>(q0_1.x, q1_1.x, q2_1.x, q3_1.x);
+            x5 = live * vec4<f32>(q0_1.y, q1_1.y, q2_1.y, q3_1.y);
+            x6 = live * vec4<f32>(q0_1.z, q1_1.z, q2_1.z, q3_1.z);
+            x7 = live * vec4<f32>(q0_1.w, q1_1.w, q2_1.w, q3_1.w);
+        } else {
+            let kx = ix_k(min(k0, klast));
+            x0 = conv_a_v4(ri0, kx, k0 < kend);
+            x1 = conv_a_v4(ri1, kx, k0 < kend);
+            x2 = conv_a_v4(ri2, kx, k0 < kend);
+            x3 = conv_a_v4(ri3, kx, k0 < kend);
+            x4 = conv_a_v4(ri4, kx, k0 < kend);
+            x5 = conv_a_v4(ri5, kx, k0 < kend);
+            x6 = conv_a_v4(ri6, kx, k0 < kend);
+            x7 = conv_a_v4(ri7, kx, k0 < kend);
+        }
+        var b0_0: vec4<f32>;
+        var b1_0: vec4<f32>;
+        var b2_0: vec4<f32>;
+        var b3_0: vec4<f32>;
+        if (TRANS_B) {
+            let kq = min(k0 / 4u, kv4 - 1u);
+            let t0_0 = b4[bt0_0 + kq];
+            let t0_1 = b4[bt0_1 + kq];
+            let t0_2 = b4[bt0_2 + kq];
+            let t0_3 = b4[bt0_3 + kq];
+            b0_0 = vec4<f32>(t0_0.x, t0_1.x, t0_2.x, t0_3.x);
+            b1_0 = vec4<f32>(t0_0.y, t0_1.y, t0_2.y, t0_3.y);
+            b2_0 = vec4<f32>(t0_0.z, t0_1.z, t0_2.z, t0_3.z);
+            b3_0 = vec4<f32>(t0_0.w, t0_1.w, t0_2.w, t0_3.w);
+        } else {
+            b0_0 = live[0] * b4[min(k0 + 0u, klast) * nv + cv0];
+            b1_0 = live[1] * b4[min(k0 + 1u, klast) * nv + cv0];
+            b2_0 = live[2] * b4[min(k0 + 2u, klast) * nv + cv0];
+            b3_0 = live[3] * b4[min(k0 + 3u, klast) * nv + cv0];
+        }
+        c0_0 = fma(vec4<f32>(x0.x), b0_0, c0_0);
+        c1_0 = fma(vec4<f32>(x1.x), b0_0, c1_0);
+        c2_0 = fma(vec4<f32>(x2.x), b0_0, c2_0);
+        c3_0 = fma(vec4<f32>(x3.x), b0_0, c3_0);
+        c4_0 = fma(vec4<f32>(x4.x), b0_0, c4_0);
+        c5_0 = fma(vec4<f32>(x5.x), b0_0, c5_0);
+        c6_0 = fma(vec4<f32>(x6.x), b0_0, c6_0);
+        c7_0 = fma(vec4<f32>(x7.x), b0_0, c7_0);
+        c0_0 = fma(vec4<f32>(x0.y), b1_0, c0_0);
+        c1_0 = fma(vec4<f32>(x1.y), b1_0, c1_0);
+        c2_0 = fma(vec4<f32>(x2.y), b1_0, c2_0);
+        c3_0 = fma(vec4<f32>(x3.y), b1_0, c3_0);
+        c4_0 = fma(vec4<f32>(x4.y), b1_0, c4_0);
+        c5_0 = fma(vec4<f32>(x5.y), b1_0, c5_0);
+        c6_0 = fma(vec4<f32>(x6.y), b1_0, c6_0);
+        c7_0 = fma(vec4<f32>(x7.y), b1_0, c7_0);
+        c0_0 = fma(vec4<f32>(x0.z), b2_0, c0_0);
+        c1_0 = fma(vec4<f32>(x1.z), b2_0, c1_0);
+        c2_0 = fma(vec4<f32>(x2.z), b2_0, c2_0);
+        c3_0 = fma(vec4<f32>(x3.z), b2_0, c3_0);
+        c4_0 = fma(vec4<f32>(x4.z), b2_0, c4_0);
+        c5_0 = fma(vec4<f32>(x5.z), b2_0, c5_0);
+        c6_0 = fma(vec4<f32>(x6.z), b2_0, c6_0);
+        c7_0 = fma(vec4<f32>(x7.z), b2_0, c7_0);
+        c0_0 = fma(vec4<f32>(x0.w), b3_0, c0_0);
+        c1_0 = fma(vec4<f32>(x1.w), b3_0, c1_0);
+        c2_0 = fma(vec4<f32>(x2.w), b3_0, c2_0);
+        c3_0 = fma(vec4<f32>(x3.w), b3_0, c3_0);
+        c4_0 = fma(vec4<f32>(x4.w), b3_0, c4_0);
+        c5_0 = fma(vec4<f32>(x5.w), b3_0, c5_0);
+        c6_0 = fma(vec4<f32>(x6.w), b3_0, c6_0);
+        c7_0 = fma(vec4<f32>(x7.w), b3_0, c7_0);
+        if (EPI == 2u) {
+            bsum0 += live.x * b0_0 + live.y * b1_0 + live.z * b2_0 + live.w * b3_0;
+        }
+    }
+    if (EPI == 2u && wid.y == 0u && lid.y == 0u) {
+        if (col0 < p.n) { conv_colsum4(wid.z, col0, bsum0); }
+    }
+    conv_store4(wid.z, row0 + 0u, col0, c0_0);
+    conv_store4(wid.z, row0 + 1u, col0, c1_0);
+    conv_store4(wid.z, row0 + 2u, col0, c2_0);
+    conv_store4(wid.z, row0 + 3u, col0, c3_0);
+    conv_store4(wid.z, row0 + 4u, col0, c4_0);
+    conv_store4(wid.z, row0 + 5u, col0, c5_0);
+    conv_store4(wid.z, row0 + 6u, col0, c6_0);
+    conv_store4(wid.z, row0 + 7u, col0, c7_0);
+}
+
+@compute @workgroup_size(8, 8)
+fn conv2d_rb8x8_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+) {
+    let row0 = wid.y * 64u + lid.y * 8u;
+    let colw = wid.x * 64u; // the work-group's first column
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    let nlast = p.n - 1u;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    let col0 = colw + (lid.x + 0u) * 4u;
+    let col1 = colw + (lid.x + 8u) * 4u;
+    var c0_0 = vec4<f32>(0.0);
+    var c0_1 = vec4<f32>(0.0);
+    var c1_0 = vec4<f32>(0.0);
+    var c1_1 = vec4<f32>(0.0);
+    var c2_0 = vec4<f32>(0.0);
+    var c2_1 = vec4<f32>(0.0);
+    var c3_0 = vec4<f32>(0.0);
+    var c3_1 = vec4<f32>(0.0);
+    var c4_0 = vec4<f32>(0.0);
+    var c4_1 = vec4<f32>(0.0);
+    var c5_0 = vec4<f32>(0.0);
+    var c5_1 = vec4<f32>(0.0);
+    var c6_0 = vec4<f32>(0.0);
+    var c6_1 = vec4<f32>(0.0);
+    var c7_0 = vec4<f32>(0.0);
+    var c7_1 = vec4<f32>(0.0);
+    var bsum0 = vec4<f32>(0.0);
+    var bsum1 = vec4<f32>(0.0);
+    let aks = select(1u, p.m, TRANS_A);
+    let ams = select(p.k, 1u, TRANS_A);
+    let bks = select(p.n, 1u, TRANS_B);
+    let bns = select(1u, p.k, TRANS_B);
+    let ri0 = ix_row(min(row0 + 0u, mlast));
+    let ri1 = ix_row(min(row0 + 1u, mlast));
+    let ri2 = ix_row(min(row0 + 2u, mlast));
+    let ri3 = ix_row(min(row0 + 3u, mlast));
+    let ri4 = ix_row(min(row0 + 4u, mlast));
+    let ri5 = ix_row(min(row0 + 5u, mlast));
+    let ri6 = ix_row(min(row0 + 6u, mlast));
+    let ri7 = ix_row(min(row0 + 7u, mlast));
+    let bc0 = min(vec4<u32>(col0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(nlast)) * bns;
+    let bc1 = min(vec4<u32>(col1) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(nlast)) * bns;
+    for (var k0 = kbeg; k0 < kend; k0 += 4u) {
+        let live = vec4<f32>(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+        let kx = ix_k4(min(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(klast)));
+        let lk = vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend);
+        let x0 = conv_a4(ri0, kx, lk);
+        let x1 = conv_a4(ri1, kx, lk);
+        let x2 = conv_a4(ri2, kx, lk);
+        let x3 = conv_a4(ri3, kx, lk);
+        let x4 = conv_a4(ri4, kx, lk);
+        let x5 = conv_a4(ri5, kx, lk);
+        let x6 = conv_a4(ri6, kx, lk);
+        let x7 = conv_a4(ri7, kx, lk);
+        let kb0 = min(k0 + 0u, klast) * bks;
+        let kb1 = min(k0 + 1u, klast) * bks;
+        let kb2 = min(k0 + 2u, klast) * bks;
+        let kb3 = min(k0 + 3u, klast) * bks;
+        let b0_0 = vec4<f32>(b[kb0 + bc0.x], b[kb0 + bc0.y], b[kb0 + bc0.z], b[kb0 + bc0.w]);
+        let b0_1 = vec4<f32>(b[kb0 + bc1.x], b[kb0 + bc1.y], b[kb0 + bc1.z], b[kb0 + bc1.w]);
+        let b1_0 = vec4<f32>(b[kb1 + bc0.x], b[kb1 + bc0.y], b[kb1 + bc0.z], b[kb1 + bc0.w]);
+        let b1_1 = vec4<f32>(b[kb1 + bc1.x], b[kb1 + bc1.y], b[kb1 + bc1.z], b[kb1 + bc1.w]);
+        let b2_0 = vec4<f32>(b[kb2 + bc0.x], b[kb2 + bc0.y], b[kb2 + bc0.z], b[kb2 + bc0.w]);
+        let b2_1 = vec4<f32>(b[kb2 + bc1.x], b[kb2 + bc1.y], b[kb2 + bc1.z], b[kb2 + bc1.w]);
+        let b3_0 = vec4<f32>(b[kb3 + bc0.x], b[kb3 + bc0.y], b[kb3 + bc0.z], b[kb3 + bc0.w]);
+        let b3_1 = vec4<f32>(b[kb3 + bc1.x], b[kb3 + bc1.y], b[kb3 + bc1.z], b[kb3 + bc1.w]);
+        c0_0 = fma(vec4<f32>(x0.x), b0_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.x), b0_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.x), b0_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.x), b0_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.x), b0_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.x), b0_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.x), b0_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.x), b0_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.x), b0_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.x), b0_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.x), b0_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.x), b0_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.x), b0_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.x), b0_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.x), b0_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.x), b0_1, c7_1);
+        c0_0 = fma(vec4<f32>(x0.y), b1_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.y), b1_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.y), b1_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.y), b1_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.y), b1_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.y), b1_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.y), b1_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.y), b1_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.y), b1_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.y), b1_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.y), b1_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.y), b1_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.y), b1_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.y), b1_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.y), b1_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.y), b1_1, c7_1);
+        c0_0 = fma(vec4<f32>(x0.z), b2_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.z), b2_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.z), b2_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.z), b2_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.z), b2_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.z), b2_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.z), b2_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.z), b2_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.z), b2_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.z), b2_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.z), b2_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.z), b2_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.z), b2_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.z), b2_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.z), b2_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.z), b2_1, c7_1);
+        c0_0 = fma(vec4<f32>(x0.w), b3_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.w), b3_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.w), b3_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.w), b3_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.w), b3_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.w), b3_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.w), b3_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.w), b3_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.w), b3_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.w), b3_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.w), b3_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.w), b3_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.w), b3_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.w), b3_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.w), b3_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.w), b3_1, c7_1);
+        if (EPI == 2u) {
+            bsum0 += live.x * b0_0 + live.y * b1_0 + live.z * b2_0 + live.w * b3_0;
+            bsum1 += live.x * b0_1 + live.y * b1_1 + live.z * b2_1 + live.w * b3_1;
+        }
+    }
+    if (EPI == 2u && wid.y == 0u && lid.y == 0u) {
+        if (col0 + 0u < p.n) { conv_colsum(wid.z, col0 + 0u, bsum0.x); }
+        if (col0 + 1u < p.n) { conv_colsum(wid.z, col0 + 1u, bsum0.y); }
+        if (col0 + 2u < p.n) { conv_colsum(wid.z, col0 + 2u, bsum0.z); }
+        if (col0 + 3u < p.n) { conv_colsum(wid.z, col0 + 3u, bsum0.w); }
+        if (col1 + 0u < p.n) { conv_colsum(wid.z, col1 + 0u, bsum1.x); }
+        if (col1 + 1u < p.n) { conv_colsum(wid.z, col1 + 1u, bsum1.y); }
+        if (col1 + 2u < p.n) { conv_colsum(wid.z, col1 + 2u, bsum1.z); }
+        if (col1 + 3u < p.n) { conv_colsum(wid.z, col1 + 3u, bsum1.w); }
+    }
+    conv_store(wid.z, row0 + 0u, col0, c0_0.x); conv_store(wid.z, row0 + 0u, col0 + 1u, c0_0.y); conv_store(wid.z, row0 + 0u, col0 + 2u, c0_0.z); conv_store(wid.z, row0 + 0u, col0 + 3u, c0_0.w);
+    conv_store(wid.z, row0 + 0u, col1, c0_1.x); conv_store(wid.z, row0 + 0u, col1 + 1u, c0_1.y); conv_store(wid.z, row0 + 0u, col1 + 2u, c0_1.z); conv_store(wid.z, row0 + 0u, col1 + 3u, c0_1.w);
+    conv_store(wid.z, row0 + 1u, col0, c1_0.x); conv_store(wid.z, row0 + 1u, col0 + 1u, c1_0.y); conv_store(wid.z, row0 + 1u, col0 + 2u, c1_0.z); conv_store(wid.z, row0 + 1u, col0 + 3u, c1_0.w);
+    conv_store(wid.z, row0 + 1u, col1, c1_1.x); conv_store(wid.z, row0 + 1u, col1 + 1u, c1_1.y); conv_store(wid.z, row0 + 1u, col1 + 2u, c1_1.z); conv_store(wid.z, row0 + 1u, col1 + 3u, c1_1.w);
+    conv_store(wid.z, row0 + 2u, col0, c2_0.x); conv_store(wid.z, row0 + 2u, col0 + 1u, c2_0.y); conv_store(wid.z, row0 + 2u, col0 + 2u, c2_0.z); conv_store(wid.z, row0 + 2u, col0 + 3u, c2_0.w);
+    conv_store(wid.z, row0 + 2u, col1, c2_1.x); conv_store(wid.z, row0 + 2u, col1 + 1u, c2_1.y); conv_store(wid.z, row0 + 2u, col1 + 2u, c2_1.z); conv_store(wid.z, row0 + 2u, col1 + 3u, c2_1.w);
+    conv_store(wid.z, row0 + 3u, col0, c3_0.x); conv_store(wid.z, row0 + 3u, col0 + 1u, c3_0.y); conv_store(wid.z, row0 + 3u, col0 + 2u, c3_0.z); conv_store(wid.z, row0 + 3u, col0 + 3u, c3_0.w);
+    conv_store(wid.z, row0 + 3u, col1, c3_1.x); conv_store(wid.z, row0 + 3u, col1 + 1u, c3_1.y); conv_store(wid.z, row0 + 3u, col1 + 2u, c3_1.z); conv_store(wid.z, row0 + 3u, col1 + 3u, c3_1.w);
+    conv_store(wid.z, row0 + 4u, col0, c4_0.x); conv_store(wid.z, row0 + 4u, col0 + 1u, c4_0.y); conv_store(wid.z, row0 + 4u, col0 + 2u, c4_0.z); conv_store(wid.z, row0 + 4u, col0 + 3u, c4_0.w);
+    conv_store(wid.z, row0 + 4u, col1, c4_1.x); conv_store(wid.z, row0 + 4u, col1 + 1u, c4_1.y); conv_store(wid.z, row0 + 4u, col1 + 2u, c4_1.z); conv_store(wid.z, row0 + 4u, col1 + 3u, c4_1.w);
+    conv_store(wid.z, row0 + 5u, col0, c5_0.x); conv_store(wid.z, row0 + 5u, col0 + 1u, c5_0.y); conv_store(wid.z, row0 + 5u, col0 + 2u, c5_0.z); conv_store(wid.z, row0 + 5u, col0 + 3u, c5_0.w);
+    conv_store(wid.z, row0 + 5u, col1, c5_1.x); conv_store(wid.z, row0 + 5u, col1 + 1u, c5_1.y); conv_store(wid.z, row0 + 5u, col1 + 2u, c5_1.z); conv_store(wid.z, row0 + 5u, col1 + 3u, c5_1.w);
+    conv_store(wid.z, row0 + 6u, col0, c6_0.x); conv_store(wid.z, row0 + 6u, col0 + 1u, c6_0.y); conv_store(wid.z, row0 + 6u, col0 + 2u, c6_0.z); conv_store(wid.z, row0 + 6u, col0 + 3u, c6_0.w);
+    conv_store(wid.z, row0 + 6u, col1, c6_1.x); conv_store(wid.z, row0 + 6u, col1 + 1u, c6_1.y); conv_store(wid.z, row0 + 6u, col1 + 2u, c6_1.z); conv_store(wid.z, row0 + 6u, col1 + 3u, c6_1.w);
+    conv_store(wid.z, row0 + 7u, col0, c7_0.x); conv_store(wid.z, row0 + 7u, col0 + 1u, c7_0.y); conv_store(wid.z, row0 + 7u, col0 + 2u, c7_0.z); conv_store(wid.z, row0 + 7u, col0 + 3u, c7_0.w);
+    conv_store(wid.z, row0 + 7u, col1, c7_1.x); conv_store(wid.z, row0 + 7u, col1 + 1u, c7_1.y); conv_store(wid.z, row0 + 7u, col1 + 2u, c7_1.z); conv_store(wid.z, row0 + 7u, col1 + 3u, c7_1.w);
+}
+
+@compute @workgroup_size(8, 8)
+fn conv2d_rb8x8v4_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+) {
+    let row0 = wid.y * 64u + lid.y * 8u;
+    let colw = wid.x * 64u; // the work-group's first column
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    let nlast = p.n - 1u;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    let col0 = colw + (lid.x + 0u) * 4u;
+    let col1 = colw + (lid.x + 8u) * 4u;
+    var c0_0 = vec4<f32>(0.0);
+    var c0_1 = vec4<f32>(0.0);
+    var c1_0 = vec4<f32>(0.0);
+    var c1_1 = vec4<f32>(0.0);
+    var c2_0 = vec4<f32>(0.0);
+    var c2_1 = vec4<f32>(0.0);
+    var c3_0 = vec4<f32>(0.0);
+    var c3_1 = vec4<f32>(0.0);
+    var c4_0 = vec4<f32>(0.0);
+    var c4_1 = vec4<f32>(0.0);
+    var c5_0 = vec4<f32>(0.0);
+    var c5_1 = vec4<f32>(0.0);
+    var c6_0 = vec4<f32>(0.0);
+    var c6_1 = vec4<f32>(0.0);
+    var c7_0 = vec4<f32>(0.0);
+    var c7_1 = vec4<f32>(0.0);
+    var bsum0 = vec4<f32>(0.0);
+    var bsum1 = vec4<f32>(0.0);
+    let kv4 = p.k / 4u;
+    let nv = p.n / 4u;
+    let mv = p.m / 4u;
+    let ri0 = ix_row(min(row0 + 0u, mlast));
+    let ri1 = ix_row(min(row0 + 1u, mlast));
+    let ri2 = ix_row(min(row0 + 2u, mlast));
+    let ri3 = ix_row(min(row0 + 3u, mlast));
+    let ri4 = ix_row(min(row0 + 4u, mlast));
+    let ri5 = ix_row(min(row0 + 5u, mlast));
+    let ri6 = ix_row(min(row0 + 6u, mlast));
+    let ri7 = ix_row(min(row0 + 7u, mlast));
+    let gq0 = ix_row(4u * min(row0 / 4u + 0u, mv - 1u));
+    let gq1 = ix_row(4u * min(row0 / 4u + 1u, mv - 1u));
+    let cv0 = min(col0, p.n - 4u) / 4u;
+    let bt0_0 = min(col0 + 0u, nlast) * kv4;
+    let bt0_1 = min(col0 + 1u, nlast) * kv4;
+    let bt0_2 = min(col0 + 2u, nlast) * kv4;
+    let bt0_3 = min(col0 + 3u, nlast) * kv4;
+    let cv1 = min(col1, p.n - 4u) / 4u;
+    let bt1_0 = min(col1 + 0u, nlast) * kv4;
+    let bt1_1 = min(col1 + 1u, nlast) * kv4;
+    let bt1_2 = min(col1 + 2u, nlast) * kv4;
+    let bt1_3 = min(col1 + 3u, nlast) * kv4;
+    for (var k0 = kbeg; k0 < kend; k0 += 4u) {
+        let live = vec4<f32>(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+        var x0: vec4<f32>;
+        var x1: vec4<f32>;
+        var x2: vec4<f32>;
+        var x3: vec4<f32>;
+        var x4: vec4<f32>;
+        var x5: vec4<f32>;
+        var x6: vec4<f32>;
+        var x7: vec4<f32>;
+        if (TRANS_A) {
+            let kx0 = ix_k(min(k0 + 0u, klast));
+            let kx1 = ix_k(min(k0 + 1u, klast));
+            let kx2 = ix_k(min(k0 + 2u, klast));
+            let kx3 = ix_k(min(k0 + 3u, klast));
+            let q0_0 = conv_a_v4(gq0, kx0, k0 + 0u < kend);
+            let q0_1 = conv_a_v4(gq1, kx0, k0 + 0u < kend);
+            let q1_0 = conv_a_v4(gq0, kx1, k0 + 1u < kend);
+            let q1_1 = conv_a_v4(gq1, kx1, k0 + 1u < kend);
+            let q2_0 = conv_a_v4(gq0, kx2, k0 + 2u < kend);
+            let q2_1 = conv_a_v4(gq1, kx2, k0 + 2u < kend);
+            let q3_0 = conv_a_v4(gq0, kx3, k0 + 3u < kend);
+            let q3_1 = conv_a_v4(gq1, kx3, k0 + 3u < kend);
+            x0 = live * vec4<f32>(q0_0.x, q1_0.x, q2_0.x, q3_0.x);
+            x1 = live * vec4<f32>(q0_0.y, q1_0.y, q2_0.y, q3_0.y);
+            x2 = live * vec4<f32>(q0_0.z, q1_0.z, q2_0.z, q3_0.z);
+            x3 = live * vec4<f32>(q0_0.w, q1_0.w, q2_0.w, q3_0.w);
+            x4 = live * vec4<f32>(q0_1.x, q1_1.x, q2_1.x, q3_1.x);
+            x5 = live * vec4<f32>(q0_1.y, q1_1.y, q2_1.y, q3_1.y);
+            x6 = live * vec4<f32>(q0_1.z, q1_1.z, q2_1.z, q3_1.z);
+            x7 = live * vec4<f32>(q0_1.w, q1_1.w, q2_1.w, q3_1.w);
+        } else {
+            let kx = ix_k(min(k0, klast));
+            x0 = conv_a_v4(ri0, kx, k0 < kend);
+            x1 = conv_a_v4(ri1, kx, k0 < kend);
+            x2 = conv_a_v4(ri2, kx, k0 < kend);
+            x3 = conv_a_v4(ri3, kx, k0 < kend);
+            x4 = conv_a_v4(ri4, kx, k0 < kend);
+            x5 = conv_a_v4(ri5, kx, k0 < kend);
+            x6 = conv_a_v4(ri6, kx, k0 < kend);
+            x7 = conv_a_v4(ri7, kx, k0 < kend);
+        }
+        var b0_0: vec4<f32>;
+        var b0_1: vec4<f32>;
+        var b1_0: vec4<f32>;
+        var b1_1: vec4<f32>;
+        var b2_0: vec4<f32>;
+        var b2_1: vec4<f32>;
+        var b3_0: vec4<f32>;
+        var b3_1: vec4<f32>;
+        if (TRANS_B) {
+            let kq = min(k0 / 4u, kv4 - 1u);
+            let t0_0 = b4[bt0_0 + kq];
+            let t0_1 = b4[bt0_1 + kq];
+            let t0_2 = b4[bt0_2 + kq];
+            let t0_3 = b4[bt0_3 + kq];
+            let t1_0 = b4[bt1_0 + kq];
+            let t1_1 = b4[bt1_1 + kq];
+            let t1_2 = b4[bt1_2 + kq];
+            let t1_3 = b4[bt1_3 + kq];
+            b0_0 = vec4<f32>(t0_0.x, t0_1.x, t0_2.x, t0_3.x);
+            b0_1 = vec4<f32>(t1_0.x, t1_1.x, t1_2.x, t1_3.x);
+            b1_0 = vec4<f32>(t0_0.y, t0_1.y, t0_2.y, t0_3.y);
+            b1_1 = vec4<f32>(t1_0.y, t1_1.y, t1_2.y, t1_3.y);
+            b2_0 = vec4<f32>(t0_0.z, t0_1.z, t0_2.z, t0_3.z);
+            b2_1 = vec4<f32>(t1_0.z, t1_1.z, t1_2.z, t1_3.z);
+            b3_0 = vec4<f32>(t0_0.w, t0_1.w, t0_2.w, t0_3.w);
+            b3_1 = vec4<f32>(t1_0.w, t1_1.w, t1_2.w, t1_3.w);
+        } else {
+            b0_0 = live[0] * b4[min(k0 + 0u, klast) * nv + cv0];
+            b0_1 = live[0] * b4[min(k0 + 0u, klast) * nv + cv1];
+            b1_0 = live[1] * b4[min(k0 + 1u, klast) * nv + cv0];
+            b1_1 = live[1] * b4[min(k0 + 1u, klast) * nv + cv1];
+            b2_0 = live[2] * b4[min(k0 + 2u, klast) * nv + cv0];
+            b2_1 = live[2] * b4[min(k0 + 2u, klast) * nv + cv1];
+            b3_0 = live[3] * b4[min(k0 + 3u, klast) * nv + cv0];
+            b3_1 = live[3] * b4[min(k0 + 3u, klast) * nv + cv1];
+        }
+        c0_0 = fma(vec4<f32>(x0.x), b0_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.x), b0_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.x), b0_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.x), b0_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.x), b0_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.x), b0_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.x), b0_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.x), b0_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.x), b0_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.x), b0_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.x), b0_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.x), b0_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.x), b0_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.x), b0_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.x), b0_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.x), b0_1, c7_1);
+        c0_0 = fma(vec4<f32>(x0.y), b1_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.y), b1_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.y), b1_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.y), b1_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.y), b1_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.y), b1_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.y), b1_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.y), b1_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.y), b1_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.y), b1_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.y), b1_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.y), b1_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.y), b1_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.y), b1_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.y), b1_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.y), b1_1, c7_1);
+        c0_0 = fma(vec4<f32>(x0.z), b2_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.z), b2_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.z), b2_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.z), b2_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.z), b2_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.z), b2_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.z), b2_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.z), b2_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.z), b2_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.z), b2_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.z), b2_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.z), b2_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.z), b2_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.z), b2_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.z), b2_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.z), b2_1, c7_1);
+        c0_0 = fma(vec4<f32>(x0.w), b3_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.w), b3_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.w), b3_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.w), b3_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.w), b3_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.w), b3_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.w), b3_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.w), b3_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.w), b3_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.w), b3_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.w), b3_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.w), b3_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.w), b3_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.w), b3_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.w), b3_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.w), b3_1, c7_1);
+        if (EPI == 2u) {
+            bsum0 += live.x * b0_0 + live.y * b1_0 + live.z * b2_0 + live.w * b3_0;
+            bsum1 += live.x * b0_1 + live.y * b1_1 + live.z * b2_1 + live.w * b3_1;
+        }
+    }
+    if (EPI == 2u && wid.y == 0u && lid.y == 0u) {
+        if (col0 < p.n) { conv_colsum4(wid.z, col0, bsum0); }
+        if (col1 < p.n) { conv_colsum4(wid.z, col1, bsum1); }
+    }
+    conv_store4(wid.z, row0 + 0u, col0, c0_0);
+    conv_store4(wid.z, row0 + 0u, col1, c0_1);
+    conv_store4(wid.z, row0 + 1u, col0, c1_0);
+    conv_store4(wid.z, row0 + 1u, col1, c1_1);
+    conv_store4(wid.z, row0 + 2u, col0, c2_0);
+    conv_store4(wid.z, row0 + 2u, col1, c2_1);
+    conv_store4(wid.z, row0 + 3u, col0, c3_0);
+    conv_store4(wid.z, row0 + 3u, col1, c3_1);
+    conv_store4(wid.z, row0 + 4u, col0, c4_0);
+    conv_store4(wid.z, row0 + 4u, col1, c4_1);
+    conv_store4(wid.z, row0 + 5u, col0, c5_0);
+    conv_store4(wid.z, row0 + 5u, col1, c5_1);
+    conv_store4(wid.z, row0 + 6u, col0, c6_0);
+    conv_store4(wid.z, row0 + 6u, col1, c6_1);
+    conv_store4(wid.z, row0 + 7u, col0, c7_0);
+    conv_store4(wid.z, row0 + 7u, col1, c7_1);
+}
+
+@compute @workgroup_size(8, 8)
+fn conv2d_rb16x8_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+) {
+    let row0 = wid.y * 128u + lid.y * 16u;
+    let colw = wid.x * 64u; // the work-group's first column
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    let nlast = p.n - 1u;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    let col0 = colw + (lid.x + 0u) * 4u;
+    let col1 = colw + (lid.x + 8u) * 4u;
+    var c0_0 = vec4<f32>(0.0);
+    var c0_1 = vec4<f32>(0.0);
+    var c1_0 = vec4<f32>(0.0);
+    var c1_1 = vec4<f32>(0.0);
+    var c2_0 = vec4<f32>(0.0);
+    var c2_1 = vec4<f32>(0.0);
+    var c3_0 = vec4<f32>(0.0);
+    var c3_1 = vec4<f32>(0.0);
+    var c4_0 = vec4<f32>(0.0);
+    var c4_1 = vec4<f32>(0.0);
+    var c5_0 = vec4<f32>(0.0);
+    var c5_1 = vec4<f32>(0.0);
+    var c6_0 = vec4<f32>(0.0);
+    var c6_1 = vec4<f32>(0.0);
+    var c7_0 = vec4<f32>(0.0);
+    var c7_1 = vec4<f32>(0.0);
+    var c8_0 = vec4<f32>(0.0);
+    var c8_1 = vec4<f32>(0.0);
+    var c9_0 = vec4<f32>(0.0);
+    var c9_1 = vec4<f32>(0.0);
+    var c10_0 = vec4<f32>(0.0);
+    var c10_1 = vec4<f32>(0.0);
+    var c11_0 = vec4<f32>(0.0);
+    var c11_1 = vec4<f32>(0.0);
+    var c12_0 = vec4<f32>(0.0);
+    var c12_1 = vec4<f32>(0.0);
+    var c13_0 = vec4<f32>(0.0);
+    var c13_1 = vec4<f32>(0.0);
+    var c14_0 = vec4<f32>(0.0);
+    var c14_1 = vec4<f32>(0.0);
+    var c15_0 = vec4<f32>(0.0);
+    var c15_1 = vec4<f32>(0.0);
+    var bsum0 = vec4<f32>(0.0);
+    var bsum1 = vec4<f32>(0.0);
+    let aks = select(1u, p.m, TRANS_A);
+    let ams = select(p.k, 1u, TRANS_A);
+    let bks = select(p.n, 1u, TRANS_B);
+    let bns = select(1u, p.k, TRANS_B);
+    let ri0 = ix_row(min(row0 + 0u, mlast));
+    let ri1 = ix_row(min(row0 + 1u, mlast));
+    let ri2 = ix_row(min(row0 + 2u, mlast));
+    let ri3 = ix_row(min(row0 + 3u, mlast));
+    let ri4 = ix_row(min(row0 + 4u, mlast));
+    let ri5 = ix_row(min(row0 + 5u, mlast));
+    let ri6 = ix_row(min(row0 + 6u, mlast));
+    let ri7 = ix_row(min(row0 + 7u, mlast));
+    let ri8 = ix_row(min(row0 + 8u, mlast));
+    let ri9 = ix_row(min(row0 + 9u, mlast));
+    let ri10 = ix_row(min(row0 + 10u, mlast));
+    let ri11 = ix_row(min(row0 + 11u, mlast));
+    let ri12 = ix_row(min(row0 + 12u, mlast));
+    let ri13 = ix_row(min(row0 + 13u, mlast));
+    let ri14 = ix_row(min(row0 + 14u, mlast));
+    let ri15 = ix_row(min(row0 + 15u, mlast));
+    let bc0 = min(vec4<u32>(col0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(nlast)) * bns;
+    let bc1 = min(vec4<u32>(col1) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(nlast)) * bns;
+    for (var k0 = kbeg; k0 < kend; k0 += 4u) {
+        let live = vec4<f32>(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+        let kx = ix_k4(min(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(klast)));
+        let lk = vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend);
+        let x0 = conv_a4(ri0, kx, lk);
+        let x1 = conv_a4(ri1, kx, lk);
+        let x2 = conv_a4(ri2, kx, lk);
+        let x3 = conv_a4(ri3, kx, lk);
+        let x4 = conv_a4(ri4, kx, lk);
+        let x5 = conv_a4(ri5, kx, lk);
+        let x6 = conv_a4(ri6, kx, lk);
+        let x7 = conv_a4(ri7, kx, lk);
+        let x8 = conv_a4(ri8, kx, lk);
+        let x9 = conv_a4(ri9, kx, lk);
+        let x10 = conv_a4(ri10, kx, lk);
+        let x11 = conv_a4(ri11, kx, lk);
+        let x12 = conv_a4(ri12, kx, lk);
+        let x13 = conv_a4(ri13, kx, lk);
+        let x14 = conv_a4(ri14, kx, lk);
+        let x15 = conv_a4(ri15, kx, lk);
+        let kb0 = min(k0 + 0u, klast) * bks;
+        let kb1 = min(k0 + 1u, klast) * bks;
+        let kb2 = min(k0 + 2u, klast) * bks;
+        let kb3 = min(k0 + 3u, klast) * bks;
+        let b0_0 = vec4<f32>(b[kb0 + bc0.x], b[kb0 + bc0.y], b[kb0 + bc0.z], b[kb0 + bc0.w]);
+        let b0_1 = vec4<f32>(b[kb0 + bc1.x], b[kb0 + bc1.y], b[kb0 + bc1.z], b[kb0 + bc1.w]);
+        let b1_0 = vec4<f32>(b[kb1 + bc0.x], b[kb1 + bc0.y], b[kb1 + bc0.z], b[kb1 + bc0.w]);
+        let b1_1 = vec4<f32>(b[kb1 + bc1.x], b[kb1 + bc1.y], b[kb1 + bc1.z], b[kb1 + bc1.w]);
+        let b2_0 = vec4<f32>(b[kb2 + bc0.x], b[kb2 + bc0.y], b[kb2 + bc0.z], b[kb2 + bc0.w]);
+        let b2_1 = vec4<f32>(b[kb2 + bc1.x], b[kb2 + bc1.y], b[kb2 + bc1.z], b[kb2 + bc1.w]);
+        let b3_0 = vec4<f32>(b[kb3 + bc0.x], b[kb3 + bc0.y], b[kb3 + bc0.z], b[kb3 + bc0.w]);
+        let b3_1 = vec4<f32>(b[kb3 + bc1.x], b[kb3 + bc1.y], b[kb3 + bc1.z], b[kb3 + bc1.w]);
+        c0_0 = fma(vec4<f32>(x0.x), b0_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.x), b0_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.x), b0_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.x), b0_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.x), b0_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.x), b0_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.x), b0_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.x), b0_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.x), b0_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.x), b0_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.x), b0_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.x), b0_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.x), b0_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.x), b0_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.x), b0_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.x), b0_1, c7_1);
+        c8_0 = fma(vec4<f32>(x8.x), b0_0, c8_0);
+        c8_1 = fma(vec4<f32>(x8.x), b0_1, c8_1);
+        c9_0 = fma(vec4<f32>(x9.x), b0_0, c9_0);
+        c9_1 = fma(vec4<f32>(x9.x), b0_1, c9_1);
+        c10_0 = fma(vec4<f32>(x10.x), b0_0, c10_0);
+        c10_1 = fma(vec4<f32>(x10.x), b0_1, c10_1);
+        c11_0 = fma(vec4<f32>(x11.x), b0_0, c11_0);
+        c11_1 = fma(vec4<f32>(x11.x), b0_1, c11_1);
+        c12_0 = fma(vec4<f32>(x12.x), b0_0, c12_0);
+        c12_1 = fma(vec4<f32>(x12.x), b0_1, c12_1);
+        c13_0 = fma(vec4<f32>(x13.x), b0_0, c13_0);
+        c13_1 = fma(vec4<f32>(x13.x), b0_1, c13_1);
+        c14_0 = fma(vec4<f32>(x14.x), b0_0, c14_0);
+        c14_1 = fma(vec4<f32>(x14.x), b0_1, c14_1);
+        c15_0 = fma(vec4<f32>(x15.x), b0_0, c15_0);
+        c15_1 = fma(vec4<f32>(x15.x), b0_1, c15_1);
+        c0_0 = fma(vec4<f32>(x0.y), b1_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.y), b1_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.y), b1_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.y), b1_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.y), b1_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.y), b1_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.y), b1_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.y), b1_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.y), b1_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.y), b1_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.y), b1_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.y), b1_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.y), b1_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.y), b1_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.y), b1_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.y), b1_1, c7_1);
+        c8_0 = fma(vec4<f32>(x8.y), b1_0, c8_0);
+        c8_1 = fma(vec4<f32>(x8.y), b1_1, c8_1);
+        c9_0 = fma(vec4<f32>(x9.y), b1_0, c9_0);
+        c9_1 = fma(vec4<f32>(x9.y), b1_1, c9_1);
+        c10_0 = fma(vec4<f32>(x10.y), b1_0, c10_0);
+        c10_1 = fma(vec4<f32>(x10.y), b1_1, c10_1);
+        c11_0 = fma(vec4<f32>(x11.y), b1_0, c11_0);
+        c11_1 = fma(vec4<f32>(x11.y), b1_1, c11_1);
+        c12_0 = fma(vec4<f32>(x12.y), b1_0, c12_0);
+        c12_1 = fma(vec4<f32>(x12.y), b1_1, c12_1);
+        c13_0 = fma(vec4<f32>(x13.y), b1_0, c13_0);
+        c13_1 = fma(vec4<f32>(x13.y), b1_1, c13_1);
+        c14_0 = fma(vec4<f32>(x14.y), b1_0, c14_0);
+        c14_1 = fma(vec4<f32>(x14.y), b1_1, c14_1);
+        c15_0 = fma(vec4<f32>(x15.y), b1_0, c15_0);
+        c15_1 = fma(vec4<f32>(x15.y), b1_1, c15_1);
+        c0_0 = fma(vec4<f32>(x0.z), b2_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.z), b2_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.z), b2_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.z), b2_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.z), b2_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.z), b2_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.z), b2_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.z), b2_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.z), b2_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.z), b2_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.z), b2_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.z), b2_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.z), b2_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.z), b2_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.z), b2_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.z), b2_1, c7_1);
+        c8_0 = fma(vec4<f32>(x8.z), b2_0, c8_0);
+        c8_1 = fma(vec4<f32>(x8.z), b2_1, c8_1);
+        c9_0 = fma(vec4<f32>(x9.z), b2_0, c9_0);
+        c9_1 = fma(vec4<f32>(x9.z), b2_1, c9_1);
+        c10_0 = fma(vec4<f32>(x10.z), b2_0, c10_0);
+        c10_1 = fma(vec4<f32>(x10.z), b2_1, c10_1);
+        c11_0 = fma(vec4<f32>(x11.z), b2_0, c11_0);
+        c11_1 = fma(vec4<f32>(x11.z), b2_1, c11_1);
+        c12_0 = fma(vec4<f32>(x12.z), b2_0, c12_0);
+        c12_1 = fma(vec4<f32>(x12.z), b2_1, c12_1);
+        c13_0 = fma(vec4<f32>(x13.z), b2_0, c13_0);
+        c13_1 = fma(vec4<f32>(x13.z), b2_1, c13_1);
+        c14_0 = fma(vec4<f32>(x14.z), b2_0, c14_0);
+        c14_1 = fma(vec4<f32>(x14.z), b2_1, c14_1);
+        c15_0 = fma(vec4<f32>(x15.z), b2_0, c15_0);
+        c15_1 = fma(vec4<f32>(x15.z), b2_1, c15_1);
+        c0_0 = fma(vec4<f32>(x0.w), b3_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.w), b3_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.w), b3_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.w), b3_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.w), b3_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.w), b3_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.w), b3_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.w), b3_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.w), b3_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.w), b3_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.w), b3_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.w), b3_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.w), b3_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.w), b3_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.w), b3_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.w), b3_1, c7_1);
+        c8_0 = fma(vec4<f32>(x8.w), b3_0, c8_0);
+        c8_1 = fma(vec4<f32>(x8.w), b3_1, c8_1);
+        c9_0 = fma(vec4<f32>(x9.w), b3_0, c9_0);
+        c9_1 = fma(vec4<f32>(x9.w), b3_1, c9_1);
+        c10_0 = fma(vec4<f32>(x10.w), b3_0, c10_0);
+        c10_1 = fma(vec4<f32>(x10.w), b3_1, c10_1);
+        c11_0 = fma(vec4<f32>(x11.w), b3_0, c11_0);
+        c11_1 = fma(vec4<f32>(x11.w), b3_1, c11_1);
+        c12_0 = fma(vec4<f32>(x12.w), b3_0, c12_0);
+        c12_1 = fma(vec4<f32>(x12.w), b3_1, c12_1);
+        c13_0 = fma(vec4<f32>(x13.w), b3_0, c13_0);
+        c13_1 = fma(vec4<f32>(x13.w), b3_1, c13_1);
+        c14_0 = fma(vec4<f32>(x14.w), b3_0, c14_0);
+        c14_1 = fma(vec4<f32>(x14.w), b3_1, c14_1);
+        c15_0 = fma(vec4<f32>(x15.w), b3_0, c15_0);
+        c15_1 = fma(vec4<f32>(x15.w), b3_1, c15_1);
+        if (EPI == 2u) {
+            bsum0 += live.x * b0_0 + live.y * b1_0 + live.z * b2_0 + live.w * b3_0;
+            bsum1 += live.x * b0_1 + live.y * b1_1 + live.z * b2_1 + live.w * b3_1;
+        }
+    }
+    if (EPI == 2u && wid.y == 0u && lid.y == 0u) {
+        if (col0 + 0u < p.n) { conv_colsum(wid.z, col0 + 0u, bsum0.x); }
+        if (col0 + 1u < p.n) { conv_colsum(wid.z, col0 + 1u, bsum0.y); }
+        if (col0 + 2u < p.n) { conv_colsum(wid.z, col0 + 2u, bsum0.z); }
+        if (col0 + 3u < p.n) { conv_colsum(wid.z, col0 + 3u, bsum0.w); }
+        if (col1 + 0u < p.n) { conv_colsum(wid.z, col1 + 0u, bsum1.x); }
+        if (col1 + 1u < p.n) { conv_colsum(wid.z, col1 + 1u, bsum1.y); }
+        if (col1 + 2u < p.n) { conv_colsum(wid.z, col1 + 2u, bsum1.z); }
+        if (col1 + 3u < p.n) { conv_colsum(wid.z, col1 + 3u, bsum1.w); }
+    }
+    conv_store(wid.z, row0 + 0u, col0, c0_0.x); conv_store(wid.z, row0 + 0u, col0 + 1u, c0_0.y); conv_store(wid.z, row0 + 0u, col0 + 2u, c0_0.z); conv_store(wid.z, row0 + 0u, col0 + 3u, c0_0.w);
+    conv_store(wid.z, row0 + 0u, col1, c0_1.x); conv_store(wid.z, row0 + 0u, col1 + 1u, c0_1.y); conv_store(wid.z, row0 + 0u, col1 + 2u, c0_1.z); conv_store(wid.z, row0 + 0u, col1 + 3u, c0_1.w);
+    conv_store(wid.z, row0 + 1u, col0, c1_0.x); conv_store(wid.z, row0 + 1u, col0 + 1u, c1_0.y); conv_store(wid.z, row0 + 1u, col0 + 2u, c1_0.z); conv_store(wid.z, row0 + 1u, col0 + 3u, c1_0.w);
+    conv_store(wid.z, row0 + 1u, col1, c1_1.x); conv_store(wid.z, row0 + 1u, col1 + 1u, c1_1.y); conv_store(wid.z, row0 + 1u, col1 + 2u, c1_1.z); conv_store(wid.z, row0 + 1u, col1 + 3u, c1_1.w);
+    conv_store(wid.z, row0 + 2u, col0, c2_0.x); conv_store(wid.z, row0 + 2u, col0 + 1u, c2_0.y); conv_store(wid.z, row0 + 2u, col0 + 2u, c2_0.z); conv_store(wid.z, row0 + 2u, col0 + 3u, c2_0.w);
+    conv_store(wid.z, row0 + 2u, col1, c2_1.x); conv_store(wid.z, row0 + 2u, col1 + 1u, c2_1.y); conv_store(wid.z, row0 + 2u, col1 + 2u, c2_1.z); conv_store(wid.z, row0 + 2u, col1 + 3u, c2_1.w);
+    conv_store(wid.z, row0 + 3u, col0, c3_0.x); conv_store(wid.z, row0 + 3u, col0 + 1u, c3_0.y); conv_store(wid.z, row0 + 3u, col0 + 2u, c3_0.z); conv_store(wid.z, row0 + 3u, col0 + 3u, c3_0.w);
+    conv_store(wid.z, row0 + 3u, col1, c3_1.x); conv_store(wid.z, row0 + 3u, col1 + 1u, c3_1.y); conv_store(wid.z, row0 + 3u, col1 + 2u, c3_1.z); conv_store(wid.z, row0 + 3u, col1 + 3u, c3_1.w);
+    conv_store(wid.z, row0 + 4u, col0, c4_0.x); conv_store(wid.z, row0 + 4u, col0 + 1u, c4_0.y); conv_store(wid.z, row0 + 4u, col0 + 2u, c4_0.z); conv_store(wid.z, row0 + 4u, col0 + 3u, c4_0.w);
+    conv_store(wid.z, row0 + 4u, col1, c4_1.x); conv_store(wid.z, row0 + 4u, col1 + 1u, c4_1.y); conv_store(wid.z, row0 + 4u, col1 + 2u, c4_1.z); conv_store(wid.z, row0 + 4u, col1 + 3u, c4_1.w);
+    conv_store(wid.z, row0 + 5u, col0, c5_0.x); conv_store(wid.z, row0 + 5u, col0 + 1u, c5_0.y); conv_store(wid.z, row0 + 5u, col0 + 2u, c5_0.z); conv_store(wid.z, row0 + 5u, col0 + 3u, c5_0.w);
+    conv_store(wid.z, row0 + 5u, col1, c5_1.x); conv_store(wid.z, row0 + 5u, col1 + 1u, c5_1.y); conv_store(wid.z, row0 + 5u, col1 + 2u, c5_1.z); conv_store(wid.z, row0 + 5u, col1 + 3u, c5_1.w);
+    conv_store(wid.z, row0 + 6u, col0, c6_0.x); conv_store(wid.z, row0 + 6u, col0 + 1u, c6_0.y); conv_store(wid.z, row0 + 6u, col0 + 2u, c6_0.z); conv_store(wid.z, row0 + 6u, col0 + 3u, c6_0.w);
+    conv_store(wid.z, row0 + 6u, col1, c6_1.x); conv_store(wid.z, row0 + 6u, col1 + 1u, c6_1.y); conv_store(wid.z, row0 + 6u, col1 + 2u, c6_1.z); conv_store(wid.z, row0 + 6u, col1 + 3u, c6_1.w);
+    conv_store(wid.z, row0 + 7u, col0, c7_0.x); conv_store(wid.z, row0 + 7u, col0 + 1u, c7_0.y); conv_store(wid.z, row0 + 7u, col0 + 2u, c7_0.z); conv_store(wid.z, row0 + 7u, col0 + 3u, c7_0.w);
+    conv_store(wid.z, row0 + 7u, col1, c7_1.x); conv_store(wid.z, row0 + 7u, col1 + 1u, c7_1.y); conv_store(wid.z, row0 + 7u, col1 + 2u, c7_1.z); conv_store(wid.z, row0 + 7u, col1 + 3u, c7_1.w);
+    conv_store(wid.z, row0 + 8u, col0, c8_0.x); conv_store(wid.z, row0 + 8u, col0 + 1u, c8_0.y); conv_store(wid.z, row0 + 8u, col0 + 2u, c8_0.z); conv_store(wid.z, row0 + 8u, col0 + 3u, c8_0.w);
+    conv_store(wid.z, row0 + 8u, col1, c8_1.x); conv_store(wid.z, row0 + 8u, col1 + 1u, c8_1.y); conv_store(wid.z, row0 + 8u, col1 + 2u, c8_1.z); conv_store(wid.z, row0 + 8u, col1 + 3u, c8_1.w);
+    conv_store(wid.z, row0 + 9u, col0, c9_0.x); conv_store(wid.z, row0 + 9u, col0 + 1u, c9_0.y); conv_store(wid.z, row0 + 9u, col0 + 2u, c9_0.z); conv_store(wid.z, row0 + 9u, col0 + 3u, c9_0.w);
+    conv_store(wid.z, row0 + 9u, col1, c9_1.x); conv_store(wid.z, row0 + 9u, col1 + 1u, c9_1.y); conv_store(wid.z, row0 + 9u, col1 + 2u, c9_1.z); conv_store(wid.z, row0 + 9u, col1 + 3u, c9_1.w);
+    conv_store(wid.z, row0 + 10u, col0, c10_0.x); conv_store(wid.z, row0 + 10u, col0 + 1u, c10_0.y); conv_store(wid.z, row0 + 10u, col0 + 2u, c10_0.z); conv_store(wid.z, row0 + 10u, col0 + 3u, c10_0.w);
+    conv_store(wid.z, row0 + 10u, col1, c10_1.x); conv_store(wid.z, row0 + 10u, col1 + 1u, c10_1.y); conv_store(wid.z, row0 + 10u, col1 + 2u, c10_1.z); conv_store(wid.z, row0 + 10u, col1 + 3u, c10_1.w);
+    conv_store(wid.z, row0 + 11u, col0, c11_0.x); conv_store(wid.z, row0 + 11u, col0 + 1u, c11_0.y); conv_store(wid.z, row0 + 11u, col0 + 2u, c11_0.z); conv_store(wid.z, row0 + 11u, col0 + 3u, c11_0.w);
+    conv_store(wid.z, row0 + 11u, col1, c11_1.x); conv_store(wid.z, row0 + 11u, col1 + 1u, c11_1.y); conv_store(wid.z, row0 + 11u, col1 + 2u, c11_1.z); conv_store(wid.z, row0 + 11u, col1 + 3u, c11_1.w);
+    conv_store(wid.z, row0 + 12u, col0, c12_0.x); conv_store(wid.z, row0 + 12u, col0 + 1u, c12_0.y); conv_store(wid.z, row0 + 12u, col0 + 2u, c12_0.z); conv_store(wid.z, row0 + 12u, col0 + 3u, c12_0.w);
+    conv_store(wid.z, row0 + 12u, col1, c12_1.x); conv_store(wid.z, row0 + 12u, col1 + 1u, c12_1.y); conv_store(wid.z, row0 + 12u, col1 + 2u, c12_1.z); conv_store(wid.z, row0 + 12u, col1 + 3u, c12_1.w);
+    conv_store(wid.z, row0 + 13u, col0, c13_0.x); conv_store(wid.z, row0 + 13u, col0 + 1u, c13_0.y); conv_store(wid.z, row0 + 13u, col0 + 2u, c13_0.z); conv_store(wid.z, row0 + 13u, col0 + 3u, c13_0.w);
+    conv_store(wid.z, row0 + 13u, col1, c13_1.x); conv_store(wid.z, row0 + 13u, col1 + 1u, c13_1.y); conv_store(wid.z, row0 + 13u, col1 + 2u, c13_1.z); conv_store(wid.z, row0 + 13u, col1 + 3u, c13_1.w);
+    conv_store(wid.z, row0 + 14u, col0, c14_0.x); conv_store(wid.z, row0 + 14u, col0 + 1u, c14_0.y); conv_store(wid.z, row0 + 14u, col0 + 2u, c14_0.z); conv_store(wid.z, row0 + 14u, col0 + 3u, c14_0.w);
+    conv_store(wid.z, row0 + 14u, col1, c14_1.x); conv_store(wid.z, row0 + 14u, col1 + 1u, c14_1.y); conv_store(wid.z, row0 + 14u, col1 + 2u, c14_1.z); conv_store(wid.z, row0 + 14u, col1 + 3u, c14_1.w);
+    conv_store(wid.z, row0 + 15u, col0, c15_0.x); conv_store(wid.z, row0 + 15u, col0 + 1u, c15_0.y); conv_store(wid.z, row0 + 15u, col0 + 2u, c15_0.z); conv_store(wid.z, row0 + 15u, col0 + 3u, c15_0.w);
+    conv_store(wid.z, row0 + 15u, col1, c15_1.x); conv_store(wid.z, row0 + 15u, col1 + 1u, c15_1.y); conv_store(wid.z, row0 + 15u, col1 + 2u, c15_1.z); conv_store(wid.z, row0 + 15u, col1 + 3u, c15_1.w);
+}
+
+@compute @workgroup_size(8, 8)
+fn conv2d_rb16x8v4_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+) {
+    let row0 = wid.y * 128u + lid.y * 16u;
+    let colw = wid.x * 64u; // the work-group's first column
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    let nlast = p.n - 1u;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    let col0 = colw + (lid.x + 0u) * 4u;
+    let col1 = colw + (lid.x + 8u) * 4u;
+    var c0_0 = vec4<f32>(0.0);
+    var c0_1 = vec4<f32>(0.0);
+    var c1_0 = vec4<f32>(0.0);
+    var c1_1 = vec4<f32>(0.0);
+    var c2_0 = vec4<f32>(0.0);
+    var c2_1 = vec4<f32>(0.0);
+    var c3_0 = vec4<f32>(0.0);
+    var c3_1 = vec4<f32>(0.0);
+    var c4_0 = vec4<f32>(0.0);
+    var c4_1 = vec4<f32>(0.0);
+    var c5_0 = vec4<f32>(0.0);
+    var c5_1 = vec4<f32>(0.0);
+    var c6_0 = vec4<f32>(0.0);
+    var c6_1 = vec4<f32>(0.0);
+    var c7_0 = vec4<f32>(0.0);
+    var c7_1 = vec4<f32>(0.0);
+    var c8_0 = vec4<f32>(0.0);
+    var c8_1 = vec4<f32>(0.0);
+    var c9_0 = vec4<f32>(0.0);
+    var c9_1 = vec4<f32>(0.0);
+    var c10_0 = vec4<f32>(0.0);
+    var c10_1 = vec4<f32>(0.0);
+    var c11_0 = vec4<f32>(0.0);
+    var c11_1 = vec4<f32>(0.0);
+    var c12_0 = vec4<f32>(0.0);
+    var c12_1 = vec4<f32>(0.0);
+    var c13_0 = vec4<f32>(0.0);
+    var c13_1 = vec4<f32>(0.0);
+    var c14_0 = vec4<f32>(0.0);
+    var c14_1 = vec4<f32>(0.0);
+    var c15_0 = vec4<f32>(0.0);
+    var c15_1 = vec4<f32>(0.0);
+    var bsum0 = vec4<f32>(0.0);
+    var bsum1 = vec4<f32>(0.0);
+    let kv4 = p.k / 4u;
+    let nv = p.n / 4u;
+    let mv = p.m / 4u;
+    let ri0 = ix_row(min(row0 + 0u, mlast));
+    let ri1 = ix_row(min(row0 + 1u, mlast));
+    let ri2 = ix_row(min(row0 + 2u, mlast));
+    let ri3 = ix_row(min(row0 + 3u, mlast));
+    let ri4 = ix_row(min(row0 + 4u, mlast));
+    let ri5 = ix_row(min(row0 + 5u, mlast));
+    let ri6 = ix_row(min(row0 + 6u, mlast));
+    let ri7 = ix_row(min(row0 + 7u, mlast));
+    let ri8 = ix_row(min(row0 + 8u, mlast));
+    let ri9 = ix_row(min(row0 + 9u, mlast));
+    let ri10 = ix_row(min(row0 + 10u, mlast));
+    let ri11 = ix_row(min(row0 + 11u, mlast));
+    let ri12 = ix_row(min(row0 + 12u, mlast));
+    let ri13 = ix_row(min(row0 + 13u, mlast));
+    let ri14 = ix_row(min(row0 + 14u, mlast));
+    let ri15 = ix_row(min(row0 + 15u, mlast));
+    let gq0 = ix_row(4u * min(row0 / 4u + 0u, mv - 1u));
+    let gq1 = ix_row(4u * min(row0 / 4u + 1u, mv - 1u));
+    let gq2 = ix_row(4u * min(row0 / 4u + 2u, mv - 1u));
+    let gq3 = ix_row(4u * min(row0 / 4u + 3u, mv - 1u));
+    let cv0 = min(col0, p.n - 4u) / 4u;
+    let bt0_0 = min(col0 + 0u, nlast) * kv4;
+    let bt0_1 = min(col0 + 1u, nlast) * kv4;
+    let bt0_2 = min(col0 + 2u, nlast) * kv4;
+    let bt0_3 = min(col0 + 3u, nlast) * kv4;
+    let cv1 = min(col1, p.n - 4u) / 4u;
+    let bt1_0 = min(col1 + 0u, nlast) * kv4;
+    let bt1_1 = min(col1 + 1u, nlast) * kv4;
+    let bt1_2 = min(col1 + 2u, nlast) * kv4;
+    let bt1_3 = min(col1 + 3u, nlast) * kv4;
+    for (var k0 = kbeg; k0 < kend; k0 += 4u) {
+        let live = vec4<f32>(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+        var x0: vec4<f32>;
+        var x1: vec4<f32>;
+        var x2: vec4<f32>;
+        var x3: vec4<f32>;
+        var x4: vec4<f32>;
+        var x5: vec4<f32>;
+        var x6: vec4<f32>;
+        var x7: vec4<f32>;
+        var x8: vec4<f32>;
+        var x9: vec4<f32>;
+        var x10: vec4<f32>;
+        var x11: vec4<f32>;
+        var x12: vec4<f32>;
+        var x13: vec4<f32>;
+        var x14: vec4<f32>;
+        var x15: vec4<f32>;
+        if (TRANS_A) {
+            let kx0 = ix_k(min(k0 + 0u, klast));
+            let kx1 = ix_k(min(k0 + 1u, klast));
+            let kx2 = ix_k(min(k0 + 2u, klast));
+            let kx3 = ix_k(min(k0 + 3u, klast));
+            let q0_0 = conv_a_v4(gq0, kx0, k0 + 0u < kend);
+            let q0_1 = conv_a_v4(gq1, kx0, k0 + 0u < kend);
+            let q0_2 = conv_a_v4(gq2, kx0, k0 + 0u < kend);
+            let q0_3 = conv_a_v4(gq3, kx0, k0 + 0u < kend);
+            let q1_0 = conv_a_v4(gq0, kx1, k0 + 1u < kend);
+            let q1_1 = conv_a_v4(gq1, kx1, k0 + 1u < kend);
+            let q1_2 = conv_a_v4(gq2, kx1, k0 + 1u < kend);
+            let q1_3 = conv_a_v4(gq3, kx1, k0 + 1u < kend);
+            let q2_0 = conv_a_v4(gq0, kx2, k0 + 2u < kend);
+            let q2_1 = conv_a_v4(gq1, kx2, k0 + 2u < kend);
+            let q2_2 = conv_a_v4(gq2, kx2, k0 + 2u < kend);
+            let q2_3 = conv_a_v4(gq3, kx2, k0 + 2u < kend);
+            let q3_0 = conv_a_v4(gq0, kx3, k0 + 3u < kend);
+            let q3_1 = conv_a_v4(gq1, kx3, k0 + 3u < kend);
+            let q3_2 = conv_a_v4(gq2, kx3, k0 + 3u < kend);
+            let q3_3 = conv_a_v4(gq3, kx3, k0 + 3u < kend);
+            x0 = live * vec4<f32>(q0_0.x, q1_0.x, q2_0.x, q3_0.x);
+            x1 = live * vec4<f32>(q0_0.y, q1_0.y, q2_0.y, q3_0.y);
+            x2 = live * vec4<f32>(q0_0.z, q1_0.z, q2_0.z, q3_0.z);
+            x3 = live * vec4<f32>(q0_0.w, q1_0.w, q2_0.w, q3_0.w);
+            x4 = live * vec4<f32>(q0_1.x, q1_1.x, q2_1.x, q3_1.x);
+            x5 = live * vec4<f32>(q0_1.y, q1_1.y, q2_1.y, q3_1.y);
+            x6 = live * vec4<f32>(q0_1.z, q1_1.z, q2_1.z, q3_1.z);
+            x7 = live * vec4<f32>(q0_1.w, q1_1.w, q2_1.w, q3_1.w);
+            x8 = live * vec4<f32>(q0_2.x, q1_2.x, q2_2.x, q3_2.x);
+            x9 = live * vec4<f32>(q0_2.y, q1_2.y, q2_2.y, q3_2.y);
+            x10 = live * vec4<f32>(q0_2.z, q1_2.z, q2_2.z, q3_2.z);
+            x11 = live * vec4<f32>(q0_2.w, q1_2.w, q2_2.w, q3_2.w);
+            x12 = live * vec4<f32>(q0_3.x, q1_3.x, q2_3.x, q3_3.x);
+            x13 = live * vec4<f32>(q0_3.y, q1_3.y, q2_3.y, q3_3.y);
+            x14 = live * vec4<f32>(q0_3.z, q1_3.z, q2_3.z, q3_3.z);
+            x15 = live * vec4<f32>(q0_3.w, q1_3.w, q2_3.w, q3_3.w);
+        } else {
+            let kx = ix_k(min(k0, klast));
+            x0 = conv_a_v4(ri0, kx, k0 < kend);
+            x1 = conv_a_v4(ri1, kx, k0 < kend);
+            x2 = conv_a_v4(ri2, kx, k0 < kend);
+            x3 = conv_a_v4(ri3, kx, k0 < kend);
+            x4 = conv_a_v4(ri4, kx, k0 < kend);
+            x5 = conv_a_v4(ri5, kx, k0 < kend);
+            x6 = conv_a_v4(ri6, kx, k0 < kend);
+            x7 = conv_a_v4(ri7, kx, k0 < kend);
+            x8 = conv_a_v4(ri8, kx, k0 < kend);
+            x9 = conv_a_v4(ri9, kx, k0 < kend);
+            x10 = conv_a_v4(ri10, kx, k0 < kend);
+            x11 = conv_a_v4(ri11, kx, k0 < kend);
+            x12 = conv_a_v4(ri12, kx, k0 < kend);
+            x13 = conv_a_v4(ri13, kx, k0 < kend);
+            x14 = conv_a_v4(ri14, kx, k0 < kend);
+            x15 = conv_a_v4(ri15, kx, k0 < kend);
+        }
+        var b0_0: vec4<f32>;
+        var b0_1: vec4<f32>;
+        var b1_0: vec4<f32>;
+        var b1_1: vec4<f32>;
+        var b2_0: vec4<f32>;
+        var b2_1: vec4<f32>;
+        var b3_0: vec4<f32>;
+        var b3_1: vec4<f32>;
+        if (TRANS_B) {
+            let kq = min(k0 / 4u, kv4 - 1u);
+            let t0_0 = b4[bt0_0 + kq];
+            let t0_1 = b4[bt0_1 + kq];
+            let t0_2 = b4[bt0_2 + kq];
+            let t0_3 = b4[bt0_3 + kq];
+            let t1_0 = b4[bt1_0 + kq];
+            let t1_1 = b4[bt1_1 + kq];
+            let t1_2 = b4[bt1_2 + kq];
+            let t1_3 = b4[bt1_3 + kq];
+            b0_0 = vec4<f32>(t0_0.x, t0_1.x, t0_2.x, t0_3.x);
+            b0_1 = vec4<f32>(t1_0.x, t1_1.x, t1_2.x, t1_3.x);
+            b1_0 = vec4<f32>(t0_0.y, t0_1.y, t0_2.y, t0_3.y);
+            b1_1 = vec4<f32>(t1_0.y, t1_1.y, t1_2.y, t1_3.y);
+            b2_0 = vec4<f32>(t0_0.z, t0_1.z, t0_2.z, t0_3.z);
+            b2_1 = vec4<f32>(t1_0.z, t1_1.z, t1_2.z, t1_3.z);
+            b3_0 = vec4<f32>(t0_0.w, t0_1.w, t0_2.w, t0_3.w);
+            b3_1 = vec4<f32>(t1_0.w, t1_1.w, t1_2.w, t1_3.w);
+        } else {
+            b0_0 = live[0] * b4[min(k0 + 0u, klast) * nv + cv0];
+            b0_1 = live[0] * b4[min(k0 + 0u, klast) * nv + cv1];
+            b1_0 = live[1] * b4[min(k0 + 1u, klast) * nv + cv0];
+            b1_1 = live[1] * b4[min(k0 + 1u, klast) * nv + cv1];
+            b2_0 = live[2] * b4[min(k0 + 2u, klast) * nv + cv0];
+            b2_1 = live[2] * b4[min(k0 + 2u, klast) * nv + cv1];
+            b3_0 = live[3] * b4[min(k0 + 3u, klast) * nv + cv0];
+            b3_1 = live[3] * b4[min(k0 + 3u, klast) * nv + cv1];
+        }
+        c0_0 = fma(vec4<f32>(x0.x), b0_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.x), b0_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.x), b0_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.x), b0_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.x), b0_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.x), b0_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.x), b0_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.x), b0_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.x), b0_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.x), b0_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.x), b0_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.x), b0_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.x), b0_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.x), b0_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.x), b0_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.x), b0_1, c7_1);
+        c8_0 = fma(vec4<f32>(x8.x), b0_0, c8_0);
+        c8_1 = fma(vec4<f32>(x8.x), b0_1, c8_1);
+        c9_0 = fma(vec4<f32>(x9.x), b0_0, c9_0);
+        c9_1 = fma(vec4<f32>(x9.x), b0_1, c9_1);
+        c10_0 = fma(vec4<f32>(x10.x), b0_0, c10_0);
+        c10_1 = fma(vec4<f32>(x10.x), b0_1, c10_1);
+        c11_0 = fma(vec4<f32>(x11.x), b0_0, c11_0);
+        c11_1 = fma(vec4<f32>(x11.x), b0_1, c11_1);
+        c12_0 = fma(vec4<f32>(x12.x), b0_0, c12_0);
+        c12_1 = fma(vec4<f32>(x12.x), b0_1, c12_1);
+        c13_0 = fma(vec4<f32>(x13.x), b0_0, c13_0);
+        c13_1 = fma(vec4<f32>(x13.x), b0_1, c13_1);
+        c14_0 = fma(vec4<f32>(x14.x), b0_0, c14_0);
+        c14_1 = fma(vec4<f32>(x14.x), b0_1, c14_1);
+        c15_0 = fma(vec4<f32>(x15.x), b0_0, c15_0);
+        c15_1 = fma(vec4<f32>(x15.x), b0_1, c15_1);
+        c0_0 = fma(vec4<f32>(x0.y), b1_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.y), b1_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.y), b1_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.y), b1_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.y), b1_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.y), b1_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.y), b1_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.y), b1_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.y), b1_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.y), b1_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.y), b1_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.y), b1_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.y), b1_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.y), b1_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.y), b1_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.y), b1_1, c7_1);
+        c8_0 = fma(vec4<f32>(x8.y), b1_0, c8_0);
+        c8_1 = fma(vec4<f32>(x8.y), b1_1, c8_1);
+        c9_0 = fma(vec4<f32>(x9.y), b1_0, c9_0);
+        c9_1 = fma(vec4<f32>(x9.y), b1_1, c9_1);
+        c10_0 = fma(vec4<f32>(x10.y), b1_0, c10_0);
+        c10_1 = fma(vec4<f32>(x10.y), b1_1, c10_1);
+        c11_0 = fma(vec4<f32>(x11.y), b1_0, c11_0);
+        c11_1 = fma(vec4<f32>(x11.y), b1_1, c11_1);
+        c12_0 = fma(vec4<f32>(x12.y), b1_0, c12_0);
+        c12_1 = fma(vec4<f32>(x12.y), b1_1, c12_1);
+        c13_0 = fma(vec4<f32>(x13.y), b1_0, c13_0);
+        c13_1 = fma(vec4<f32>(x13.y), b1_1, c13_1);
+        c14_0 = fma(vec4<f32>(x14.y), b1_0, c14_0);
+        c14_1 = fma(vec4<f32>(x14.y), b1_1, c14_1);
+        c15_0 = fma(vec4<f32>(x15.y), b1_0, c15_0);
+        c15_1 = fma(vec4<f32>(x15.y), b1_1, c15_1);
+        c0_0 = fma(vec4<f32>(x0.z), b2_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.z), b2_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.z), b2_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.z), b2_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.z), b2_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.z), b2_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.z), b2_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.z), b2_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.z), b2_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.z), b2_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.z), b2_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.z), b2_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.z), b2_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.z), b2_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.z), b2_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.z), b2_1, c7_1);
+        c8_0 = fma(vec4<f32>(x8.z), b2_0, c8_0);
+        c8_1 = fma(vec4<f32>(x8.z), b2_1, c8_1);
+        c9_0 = fma(vec4<f32>(x9.z), b2_0, c9_0);
+        c9_1 = fma(vec4<f32>(x9.z), b2_1, c9_1);
+        c10_0 = fma(vec4<f32>(x10.z), b2_0, c10_0);
+        c10_1 = fma(vec4<f32>(x10.z), b2_1, c10_1);
+        c11_0 = fma(vec4<f32>(x11.z), b2_0, c11_0);
+        c11_1 = fma(vec4<f32>(x11.z), b2_1, c11_1);
+        c12_0 = fma(vec4<f32>(x12.z), b2_0, c12_0);
+        c12_1 = fma(vec4<f32>(x12.z), b2_1, c12_1);
+        c13_0 = fma(vec4<f32>(x13.z), b2_0, c13_0);
+        c13_1 = fma(vec4<f32>(x13.z), b2_1, c13_1);
+        c14_0 = fma(vec4<f32>(x14.z), b2_0, c14_0);
+        c14_1 = fma(vec4<f32>(x14.z), b2_1, c14_1);
+        c15_0 = fma(vec4<f32>(x15.z), b2_0, c15_0);
+        c15_1 = fma(vec4<f32>(x15.z), b2_1, c15_1);
+        c0_0 = fma(vec4<f32>(x0.w), b3_0, c0_0);
+        c0_1 = fma(vec4<f32>(x0.w), b3_1, c0_1);
+        c1_0 = fma(vec4<f32>(x1.w), b3_0, c1_0);
+        c1_1 = fma(vec4<f32>(x1.w), b3_1, c1_1);
+        c2_0 = fma(vec4<f32>(x2.w), b3_0, c2_0);
+        c2_1 = fma(vec4<f32>(x2.w), b3_1, c2_1);
+        c3_0 = fma(vec4<f32>(x3.w), b3_0, c3_0);
+        c3_1 = fma(vec4<f32>(x3.w), b3_1, c3_1);
+        c4_0 = fma(vec4<f32>(x4.w), b3_0, c4_0);
+        c4_1 = fma(vec4<f32>(x4.w), b3_1, c4_1);
+        c5_0 = fma(vec4<f32>(x5.w), b3_0, c5_0);
+        c5_1 = fma(vec4<f32>(x5.w), b3_1, c5_1);
+        c6_0 = fma(vec4<f32>(x6.w), b3_0, c6_0);
+        c6_1 = fma(vec4<f32>(x6.w), b3_1, c6_1);
+        c7_0 = fma(vec4<f32>(x7.w), b3_0, c7_0);
+        c7_1 = fma(vec4<f32>(x7.w), b3_1, c7_1);
+        c8_0 = fma(vec4<f32>(x8.w), b3_0, c8_0);
+        c8_1 = fma(vec4<f32>(x8.w), b3_1, c8_1);
+        c9_0 = fma(vec4<f32>(x9.w), b3_0, c9_0);
+        c9_1 = fma(vec4<f32>(x9.w), b3_1, c9_1);
+        c10_0 = fma(vec4<f32>(x10.w), b3_0, c10_0);
+        c10_1 = fma(vec4<f32>(x10.w), b3_1, c10_1);
+        c11_0 = fma(vec4<f32>(x11.w), b3_0, c11_0);
+        c11_1 = fma(vec4<f32>(x11.w), b3_1, c11_1);
+        c12_0 = fma(vec4<f32>(x12.w), b3_0, c12_0);
+        c12_1 = fma(vec4<f32>(x12.w), b3_1, c12_1);
+        c13_0 = fma(vec4<f32>(x13.w), b3_0, c13_0);
+        c13_1 = fma(vec4<f32>(x13.w), b3_1, c13_1);
+        c14_0 = fma(vec4<f32>(x14.w), b3_0, c14_0);
+        c14_1 = fma(vec4<f32>(x14.w), b3_1, c14_1);
+        c15_0 = fma(vec4<f32>(x15.w), b3_0, c15_0);
+        c15_1 = fma(vec4<f32>(x15.w), b3_1, c15_1);
+        if (EPI == 2u) {
+            bsum0 += live.x * b0_0 + live.y * b1_0 + live.z * b2_0 + live.w * b3_0;
+            bsum1 += live.x * b0_1 + live.y * b1_1 + live.z * b2_1 + live.w * b3_1;
+        }
+    }
+    if (EPI == 2u && wid.y == 0u && lid.y == 0u) {
+        if (col0 < p.n) { conv_colsum4(wid.z, col0, bsum0); }
+        if (col1 < p.n) { conv_colsum4(wid.z, col1, bsum1); }
+    }
+    conv_store4(wid.z, row0 + 0u, col0, c0_0);
+    conv_store4(wid.z, row0 + 0u, col1, c0_1);
+    conv_store4(wid.z, row0 + 1u, col0, c1_0);
+    conv_store4(wid.z, row0 + 1u, col1, c1_1);
+    conv_store4(wid.z, row0 + 2u, col0, c2_0);
+    conv_store4(wid.z, row0 + 2u, col1, c2_1);
+    conv_store4(wid.z, row0 + 3u, col0, c3_0);
+    conv_store4(wid.z, row0 + 3u, col1, c3_1);
+    conv_store4(wid.z, row0 + 4u, col0, c4_0);
+    conv_store4(wid.z, row0 + 4u, col1, c4_1);
+    conv_store4(wid.z, row0 + 5u, col0, c5_0);
+    conv_store4(wid.z, row0 + 5u, col1, c5_1);
+    conv_store4(wid.z, row0 + 6u, col0, c6_0);
+    conv_store4(wid.z, row0 + 6u, col1, c6_1);
+    conv_store4(wid.z, row0 + 7u, col0, c7_0);
+    conv_store4(wid.z, row0 + 7u, col1, c7_1);
+    conv_store4(wid.z, row0 + 8u, col0, c8_0);
+    conv_store4(wid.z, row0 + 8u, col1, c8_1);
+    conv_store4(wid.z, row0 + 9u, col0, c9_0);
+    conv_store4(wid.z, row0 + 9u, col1, c9_1);
+    conv_store4(wid.z, row0 + 10u, col0, c10_0);
+    conv_store4(wid.z, row0 + 10u, col1, c10_1);
+    conv_store4(wid.z, row0 + 11u, col0, c11_0);
+    conv_store4(wid.z, row0 + 11u, col1, c11_1);
+    conv_store4(wid.z, row0 + 12u, col0, c12_0);
+    conv_store4(wid.z, row0 + 12u, col1, c12_1);
+    conv_store4(wid.z, row0 + 13u, col0, c13_0);
+    conv_store4(wid.z, row0 + 13u, col1, c13_1);
+    conv_store4(wid.z, row0 + 14u, col0, c14_0);
+    conv_store4(wid.z, row0 + 14u, col1, c14_1);
+    conv_store4(wid.z, row0 + 15u, col0, c15_0);
+    conv_store4(wid.z, row0 + 15u, col1, c15_1);
+}
+
+@compute @workgroup_size(256)
+fn conv2d_t64x64_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    let tx = li % 16u;
+    let ty = li / 16u;
+    let row0 = wid.y * 64u;
+    let col0 = wid.x * 64u;
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    let nlast = p.n - 1u;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    let tiles = (kend - kbeg + 15u) / 16u;
+    var c0_0_0 = vec4<f32>(0.0);
+    var c0_1_0 = vec4<f32>(0.0);
+    var c0_2_0 = vec4<f32>(0.0);
+    var c0_3_0 = vec4<f32>(0.0);
+    var bsum0 = vec4<f32>(0.0);
+    let aks = select(1u, p.m, TRANS_A);
+    let ams = select(p.k, 1u, TRANS_A);
+    let bks = select(p.n, 1u, TRANS_B);
+    let bns = select(1u, p.k, TRANS_B);
+    var pa0: f32;
+    var pa1: f32;
+    var pa2: f32;
+    var pa3: f32;
+    var pb0: f32;
+    var pb1: f32;
+    var pb2: f32;
+    var pb3: f32;
+        { let e = (li + 0u);
+          let rr = select(e / 16u, e % 64u, TRANS_A);
+          let kk = select(e % 16u, e / 64u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa0 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 256u);
+          let rr = select(e / 16u, e % 64u, TRANS_A);
+          let kk = select(e % 16u, e / 64u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa1 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 512u);
+          let rr = select(e / 16u, e % 64u, TRANS_A);
+          let kk = select(e % 16u, e / 64u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa2 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 768u);
+          let rr = select(e / 16u, e % 64u, TRANS_A);
+          let kk = select(e % 16u, e / 64u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa3 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 0u);
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          let ok = kbeg + kk < kend && col0 + cc < p.n;
+          pb0 = select(0.0, b[min(kbeg + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+        { let e = (li + 256u);
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          let ok = kbeg + kk < kend && col0 + cc < p.n;
+          pb1 = select(0.0, b[min(kbeg + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+        { let e = (li + 512u);
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          let ok = kbeg + kk < kend && col0 + cc < p.n;
+          pb2 = select(0.0, b[min(kbeg + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+        { let e = (li + 768u);
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          let ok = kbeg + kk < kend && col0 + cc < p.n;
+          pb3 = select(0.0, b[min(kbeg + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+        { let e = li + 0u;
+          let rr = select(e / 16u, e % 64u, TRANS_A);
+          let kk = select(e % 16u, e / 64u, TRANS_A);
+          sa_64x64[0u * 256u + kk * 16u + rr / 4u][rr % 4u] = pa0; }
+        { let e = li + 256u;
+          let rr = select(e / 16u, e % 64u, TRANS_A);
+          let kk = select(e % 16u, e / 64u, TRANS_A);
+          sa_64x64[0u * 256u + kk * 16u + rr / 4u][rr % 4u] = pa1; }
+        { let e = li + 512u;
+          let rr = select(e / 16u, e % 64u, TRANS_A);
+          let kk = select(e % 16u, e / 64u, TRANS_A);
+          sa_64x64[0u * 256u + kk * 16u + rr / 4u][rr % 4u] = pa2; }
+        { let e = li + 768u;
+          let rr = select(e / 16u, e % 64u, TRANS_A);
+          let kk = select(e % 16u, e / 64u, TRANS_A);
+          sa_64x64[0u * 256u + kk * 16u + rr / 4u][rr % 4u] = pa3; }
+        { let e = li + 0u;
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          sb_64x64[0u * 256u + kk * 16u + cc / 4u][cc % 4u] = pb0; }
+        { let e = li + 256u;
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          sb_64x64[0u * 256u + kk * 16u + cc / 4u][cc % 4u] = pb1; }
+        { let e = li + 512u;
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          sb_64x64[0u * 256u + kk * 16u + cc / 4u][cc % 4u] = pb2; }
+        { let e = li + 768u;
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          sb_64x64[0u * 256u + kk * 16u + cc / 4u][cc % 4u] = pb3; }
+    workgroupBarrier();
+    for (var t = 0u; t < tiles; t++) {
+        let cur = t % 2u;
+        let more = t + 1u < tiles;
+        if (more) {
+            let k1 = kbeg + (t + 1u) * 16u;
+            { let e = (li + 0u);
+              let rr = select(e / 16u, e % 64u, TRANS_A);
+              let kk = select(e % 16u, e / 64u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa0 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 256u);
+              let rr = select(e / 16u, e % 64u, TRANS_A);
+              let kk = select(e % 16u, e / 64u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa1 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 512u);
+              let rr = select(e / 16u, e % 64u, TRANS_A);
+              let kk = select(e % 16u, e / 64u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa2 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 768u);
+              let rr = select(e / 16u, e % 64u, TRANS_A);
+              let kk = select(e % 16u, e / 64u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa3 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 0u);
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              let ok = k1 + kk < kend && col0 + cc < p.n;
+              pb0 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+            { let e = (li + 256u);
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              let ok = k1 + kk < kend && col0 + cc < p.n;
+              pb1 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+            { let e = (li + 512u);
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              let ok = k1 + kk < kend && col0 + cc < p.n;
+              pb2 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+            { let e = (li + 768u);
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              let ok = k1 + kk < kend && col0 + cc < p.n;
+              pb3 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+        }
+        let sab = cur * 256u;
+        let sbb = cur * 256u;
+        let a0_0 = sa_64x64[sab + 0u + ty + 0u];
+        let b0_0 = sb_64x64[sbb + 0u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a0_0.x), b0_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a0_0.y), b0_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a0_0.z), b0_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a0_0.w), b0_0, c0_3_0);
+        let a1_0 = sa_64x64[sab + 16u + ty + 0u];
+        let b1_0 = sb_64x64[sbb + 16u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a1_0.x), b1_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a1_0.y), b1_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a1_0.z), b1_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a1_0.w), b1_0, c0_3_0);
+        let a2_0 = sa_64x64[sab + 32u + ty + 0u];
+        let b2_0 = sb_64x64[sbb + 32u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a2_0.x), b2_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a2_0.y), b2_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a2_0.z), b2_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a2_0.w), b2_0, c0_3_0);
+        let a3_0 = sa_64x64[sab + 48u + ty + 0u];
+        let b3_0 = sb_64x64[sbb + 48u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a3_0.x), b3_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a3_0.y), b3_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a3_0.z), b3_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a3_0.w), b3_0, c0_3_0);
+        let a4_0 = sa_64x64[sab + 64u + ty + 0u];
+        let b4_0 = sb_64x64[sbb + 64u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a4_0.x), b4_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a4_0.y), b4_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a4_0.z), b4_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a4_0.w), b4_0, c0_3_0);
+        let a5_0 = sa_64x64[sab + 80u + ty + 0u];
+        let b5_0 = sb_64x64[sbb + 80u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a5_0.x), b5_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a5_0.y), b5_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a5_0.z), b5_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a5_0.w), b5_0, c0_3_0);
+        let a6_0 = sa_64x64[sab + 96u + ty + 0u];
+        let b6_0 = sb_64x64[sbb + 96u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a6_0.x), b6_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a6_0.y), b6_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a6_0.z), b6_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a6_0.w), b6_0, c0_3_0);
+        let a7_0 = sa_64x64[sab + 112u + ty + 0u];
+        let b7_0 = sb_64x64[sbb + 112u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a7_0.x), b7_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a7_0.y), b7_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a7_0.z), b7_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a7_0.w), b7_0, c0_3_0);
+        let a8_0 = sa_64x64[sab + 128u + ty + 0u];
+        let b8_0 = sb_64x64[sbb + 128u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a8_0.x), b8_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a8_0.y), b8_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a8_0.z), b8_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a8_0.w), b8_0, c0_3_0);
+        let a9_0 = sa_64x64[sab + 144u + ty + 0u];
+        let b9_0 = sb_64x64[sbb + 144u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a9_0.x), b9_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a9_0.y), b9_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a9_0.z), b9_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a9_0.w), b9_0, c0_3_0);
+        let a10_0 = sa_64x64[sab + 160u + ty + 0u];
+        let b10_0 = sb_64x64[sbb + 160u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a10_0.x), b10_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a10_0.y), b10_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a10_0.z), b10_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a10_0.w), b10_0, c0_3_0);
+        let a11_0 = sa_64x64[sab + 176u + ty + 0u];
+        let b11_0 = sb_64x64[sbb + 176u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a11_0.x), b11_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a11_0.y), b11_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a11_0.z), b11_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a11_0.w), b11_0, c0_3_0);
+        let a12_0 = sa_64x64[sab + 192u + ty + 0u];
+        let b12_0 = sb_64x64[sbb + 192u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a12_0.x), b12_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a12_0.y), b12_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a12_0.z), b12_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a12_0.w), b12_0, c0_3_0);
+        let a13_0 = sa_64x64[sab + 208u + ty + 0u];
+        let b13_0 = sb_64x64[sbb + 208u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a13_0.x), b13_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a13_0.y), b13_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a13_0.z), b13_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a13_0.w), b13_0, c0_3_0);
+        let a14_0 = sa_64x64[sab + 224u + ty + 0u];
+        let b14_0 = sb_64x64[sbb + 224u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a14_0.x), b14_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a14_0.y), b14_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a14_0.z), b14_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a14_0.w), b14_0, c0_3_0);
+        let a15_0 = sa_64x64[sab + 240u + ty + 0u];
+        let b15_0 = sb_64x64[sbb + 240u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a15_0.x), b15_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a15_0.y), b15_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a15_0.z), b15_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a15_0.w), b15_0, c0_3_0);
+        if (EPI == 2u) {
+            bsum0 += b0_0 + b1_0 + b2_0 + b3_0 + b4_0 + b5_0 + b6_0 + b7_0 + b8_0 + b9_0 + b10_0 + b11_0 + b12_0 + b13_0 + b14_0 + b15_0;
+        }
+        if (more) {
+            let nxt = 1u - cur;
+            { let e = li + 0u;
+              let rr = select(e / 16u, e % 64u, TRANS_A);
+              let kk = select(e % 16u, e / 64u, TRANS_A);
+              sa_64x64[nxt * 256u + kk * 16u + rr / 4u][rr % 4u] = pa0; }
+            { let e = li + 256u;
+              let rr = select(e / 16u, e % 64u, TRANS_A);
+              let kk = select(e % 16u, e / 64u, TRANS_A);
+              sa_64x64[nxt * 256u + kk * 16u + rr / 4u][rr % 4u] = pa1; }
+            { let e = li + 512u;
+              let rr = select(e / 16u, e % 64u, TRANS_A);
+              let kk = select(e % 16u, e / 64u, TRANS_A);
+              sa_64x64[nxt * 256u + kk * 16u + rr / 4u][rr % 4u] = pa2; }
+            { let e = li + 768u;
+              let rr = select(e / 16u, e % 64u, TRANS_A);
+              let kk = select(e % 16u, e / 64u, TRANS_A);
+              sa_64x64[nxt * 256u + kk * 16u + rr / 4u][rr % 4u] = pa3; }
+            { let e = li + 0u;
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              sb_64x64[nxt * 256u + kk * 16u + cc / 4u][cc % 4u] = pb0; }
+            { let e = li + 256u;
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              sb_64x64[nxt * 256u + kk * 16u + cc / 4u][cc % 4u] = pb1; }
+            { let e = li + 512u;
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              sb_64x64[nxt * 256u + kk * 16u + cc / 4u][cc % 4u] = pb2; }
+            { let e = li + 768u;
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              sb_64x64[nxt * 256u + kk * 16u + cc / 4u][cc % 4u] = pb3; }
+        }
+        workgroupBarrier();
+    }
+    if (EPI == 2u && wid.y == 0u && ty == 0u) {
+        let cs0 = col0 + (tx + 0u) * 4u;
+        if (cs0 + 0u < p.n) { conv_colsum(wid.z, cs0 + 0u, bsum0.x); }
+        if (cs0 + 1u < p.n) { conv_colsum(wid.z, cs0 + 1u, bsum0.y); }
+        if (cs0 + 2u < p.n) { conv_colsum(wid.z, cs0 + 2u, bsum0.z); }
+        if (cs0 + 3u < p.n) { conv_colsum(wid.z, cs0 + 3u, bsum0.w); }
+    }
+    { let row = row0 + (ty + 0u) * 4u + 0u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c0_0_0.x); conv_store(wid.z, row, cc0 + 1u, c0_0_0.y); conv_store(wid.z, row, cc0 + 2u, c0_0_0.z); conv_store(wid.z, row, cc0 + 3u, c0_0_0.w);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 1u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c0_1_0.x); conv_store(wid.z, row, cc0 + 1u, c0_1_0.y); conv_store(wid.z, row, cc0 + 2u, c0_1_0.z); conv_store(wid.z, row, cc0 + 3u, c0_1_0.w);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 2u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c0_2_0.x); conv_store(wid.z, row, cc0 + 1u, c0_2_0.y); conv_store(wid.z, row, cc0 + 2u, c0_2_0.z); conv_store(wid.z, row, cc0 + 3u, c0_2_0.w);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 3u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c0_3_0.x); conv_store(wid.z, row, cc0 + 1u, c0_3_0.y); conv_store(wid.z, row, cc0 + 2u, c0_3_0.z); conv_store(wid.z, row, cc0 + 3u, c0_3_0.w);
+    }
+}
+
+@compute @workgroup_size(256)
+fn conv2d_t64x64v4_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    let tx = li % 16u;
+    let ty = li / 16u;
+    let row0 = wid.y * 64u;
+    let col0 = wid.x * 64u;
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    let nlast = p.n - 1u;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    let tiles = (kend - kbeg + 15u) / 16u;
+    var c0_0_0 = vec4<f32>(0.0);
+    var c0_1_0 = vec4<f32>(0.0);
+    var c0_2_0 = vec4<f32>(0.0);
+    var c0_3_0 = vec4<f32>(0.0);
+    var bsum0 = vec4<f32>(0.0);
+    let kv4 = p.k / 4u;
+    let nv = p.n / 4u;
+    let mv = p.m / 4u;
+    var pa0: vec4<f32>;
+    var pb0: vec4<f32>;
+        { let e = (li + 0u);
+          if (TRANS_A) {
+              let kk = e / 16u;  let q = e % 16u;
+              let ok = kbeg + kk < kend && e < 256u;
+              pa0 = conv_a_v4(ix_row(4u * min(row0 / 4u + q, mv - 1u)), ix_k(min(kbeg + kk, klast)), ok);
+          } else {
+              let rr = e / 4u;  let q = e % 4u;
+              let ok = row0 + rr < p.m && kbeg + 4u * q < kend && e < 256u;
+              pa0 = conv_a_v4(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + 4u * q, klast)), ok);
+          } }
+        { let e = (li + 0u);
+          if (TRANS_B) {
+              let cc = e / 4u;  let q = e % 4u;
+              let ok = col0 + cc < p.n && kbeg / 4u + q < kv4 && e < 256u;
+              pb0 = select(vec4<f32>(0.0), b4[min(col0 + cc, nlast) * kv4 + min(kbeg / 4u + q, kv4 - 1u)], ok);
+          } else {
+              let kk = e / 16u;  let q = e % 16u;
+              let ok = kbeg + kk < kend && e < 256u;
+              pb0 = select(vec4<f32>(0.0), b4[min(kbeg + kk, klast) * nv + min(col0 / 4u + q, nv - 1u)], ok);
+          } }
+        { let e = li + 0u;
+          if (e < 256u) {
+            if (TRANS_A) {
+              sa_64x64[0u * 256u + (e / 16u) * 16u + e % 16u] = pa0;
+            } else {
+              let rr = e / 4u;  let k4 = (e % 4u) * 4u;
+              let base = 0u * 256u + rr / 4u;
+              sa_64x64[base + k4 * 16u][rr % 4u] = pa0.x;
+              sa_64x64[base + (k4 + 1u) * 16u][rr % 4u] = pa0.y;
+              sa_64x64[base + (k4 + 2u) * 16u][rr % 4u] = pa0.z;
+              sa_64x64[base + (k4 + 3u) * 16u][rr % 4u] = pa0.w;
+            } } }
+        { let e = li + 0u;
+          if (e < 256u) {
+            if (TRANS_B) {
+              let cc = e / 4u;  let k4 = (e % 4u) * 4u;
+              let base = 0u * 256u + cc / 4u;
+              sb_64x64[base + k4 * 16u][cc % 4u] = pb0.x;
+              sb_64x64[base + (k4 + 1u) * 16u][cc % 4u] = pb0.y;
+              sb_64x64[base + (k4 + 2u) * 16u][cc % 4u] = pb0.z;
+              sb_64x64[base + (k4 + 3u) * 16u][cc % 4u] = pb0.w;
+            } else {
+              sb_64x64[0u * 256u + (e / 16u) * 16u + e % 16u] = pb0;
+            } } }
+    workgroupBarrier();
+    for (var t = 0u; t < tiles; t++) {
+        let cur = t % 2u;
+        let more = t + 1u < tiles;
+        if (more) {
+            let k1 = kbeg + (t + 1u) * 16u;
+            { let e = (li + 0u);
+              if (TRANS_A) {
+                  let kk = e / 16u;  let q = e % 16u;
+                  let ok = k1 + kk < kend && e < 256u;
+                  pa0 = conv_a_v4(ix_row(4u * min(row0 / 4u + q, mv - 1u)), ix_k(min(k1 + kk, klast)), ok);
+              } else {
+                  let rr = e / 4u;  let q = e % 4u;
+                  let ok = row0 + rr < p.m && k1 + 4u * q < kend && e < 256u;
+                  pa0 = conv_a_v4(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + 4u * q, klast)), ok);
+              } }
+            { let e = (li + 0u);
+              if (TRANS_B) {
+                  let cc = e / 4u;  let q = e % 4u;
+                  let ok = col0 + cc < p.n && k1 / 4u + q < kv4 && e < 256u;
+                  pb0 = select(vec4<f32>(0.0), b4[min(col0 + cc, nlast) * kv4 + min(k1 / 4u + q, kv4 - 1u)], ok);
+              } else {
+                  let kk = e / 16u;  let q = e % 16u;
+                  let ok = k1 + kk < kend && e < 256u;
+                  pb0 = select(vec4<f32>(0.0), b4[min(k1 + kk, klast) * nv + min(col0 / 4u + q, nv - 1u)], ok);
+              } }
+        }
+        let sab = cur * 256u;
+        let sbb = cur * 256u;
+        let a0_0 = sa_64x64[sab + 0u + ty + 0u];
+        let b0_0 = sb_64x64[sbb + 0u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a0_0.x), b0_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a0_0.y), b0_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a0_0.z), b0_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a0_0.w), b0_0, c0_3_0);
+        let a1_0 = sa_64x64[sab + 16u + ty + 0u];
+        let b1_0 = sb_64x64[sbb + 16u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a1_0.x), b1_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a1_0.y), b1_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a1_0.z), b1_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a1_0.w), b1_0, c0_3_0);
+        let a2_0 = sa_64x64[sab + 32u + ty + 0u];
+        let b2_0 = sb_64x64[sbb + 32u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a2_0.x), b2_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a2_0.y), b2_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a2_0.z), b2_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a2_0.w), b2_0, c0_3_0);
+        let a3_0 = sa_64x64[sab + 48u + ty + 0u];
+        let b3_0 = sb_64x64[sbb + 48u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a3_0.x), b3_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a3_0.y), b3_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a3_0.z), b3_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a3_0.w), b3_0, c0_3_0);
+        let a4_0 = sa_64x64[sab + 64u + ty + 0u];
+        let b4_0 = sb_64x64[sbb + 64u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a4_0.x), b4_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a4_0.y), b4_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a4_0.z), b4_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a4_0.w), b4_0, c0_3_0);
+        let a5_0 = sa_64x64[sab + 80u + ty + 0u];
+        let b5_0 = sb_64x64[sbb + 80u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a5_0.x), b5_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a5_0.y), b5_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a5_0.z), b5_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a5_0.w), b5_0, c0_3_0);
+        let a6_0 = sa_64x64[sab + 96u + ty + 0u];
+        let b6_0 = sb_64x64[sbb + 96u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a6_0.x), b6_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a6_0.y), b6_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a6_0.z), b6_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a6_0.w), b6_0, c0_3_0);
+        let a7_0 = sa_64x64[sab + 112u + ty + 0u];
+        let b7_0 = sb_64x64[sbb + 112u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a7_0.x), b7_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a7_0.y), b7_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a7_0.z), b7_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a7_0.w), b7_0, c0_3_0);
+        let a8_0 = sa_64x64[sab + 128u + ty + 0u];
+        let b8_0 = sb_64x64[sbb + 128u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a8_0.x), b8_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a8_0.y), b8_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a8_0.z), b8_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a8_0.w), b8_0, c0_3_0);
+        let a9_0 = sa_64x64[sab + 144u + ty + 0u];
+        let b9_0 = sb_64x64[sbb + 144u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a9_0.x), b9_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a9_0.y), b9_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a9_0.z), b9_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a9_0.w), b9_0, c0_3_0);
+        let a10_0 = sa_64x64[sab + 160u + ty + 0u];
+        let b10_0 = sb_64x64[sbb + 160u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a10_0.x), b10_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a10_0.y), b10_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a10_0.z), b10_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a10_0.w), b10_0, c0_3_0);
+        let a11_0 = sa_64x64[sab + 176u + ty + 0u];
+        let b11_0 = sb_64x64[sbb + 176u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a11_0.x), b11_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a11_0.y), b11_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a11_0.z), b11_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a11_0.w), b11_0, c0_3_0);
+        let a12_0 = sa_64x64[sab + 192u + ty + 0u];
+        let b12_0 = sb_64x64[sbb + 192u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a12_0.x), b12_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a12_0.y), b12_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a12_0.z), b12_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a12_0.w), b12_0, c0_3_0);
+        let a13_0 = sa_64x64[sab + 208u + ty + 0u];
+        let b13_0 = sb_64x64[sbb + 208u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a13_0.x), b13_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a13_0.y), b13_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a13_0.z), b13_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a13_0.w), b13_0, c0_3_0);
+        let a14_0 = sa_64x64[sab + 224u + ty + 0u];
+        let b14_0 = sb_64x64[sbb + 224u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a14_0.x), b14_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a14_0.y), b14_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a14_0.z), b14_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a14_0.w), b14_0, c0_3_0);
+        let a15_0 = sa_64x64[sab + 240u + ty + 0u];
+        let b15_0 = sb_64x64[sbb + 240u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a15_0.x), b15_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a15_0.y), b15_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a15_0.z), b15_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a15_0.w), b15_0, c0_3_0);
+        if (EPI == 2u) {
+            bsum0 += b0_0 + b1_0 + b2_0 + b3_0 + b4_0 + b5_0 + b6_0 + b7_0 + b8_0 + b9_0 + b10_0 + b11_0 + b12_0 + b13_0 + b14_0 + b15_0;
+        }
+        if (more) {
+            let nxt = 1u - cur;
+            { let e = li + 0u;
+              if (e < 256u) {
+                if (TRANS_A) {
+                  sa_64x64[nxt * 256u + (e / 16u) * 16u + e % 16u] = pa0;
+                } else {
+                  let rr = e / 4u;  let k4 = (e % 4u) * 4u;
+                  let base = nxt * 256u + rr / 4u;
+                  sa_64x64[base + k4 * 16u][rr % 4u] = pa0.x;
+                  sa_64x64[base + (k4 + 1u) * 16u][rr % 4u] = pa0.y;
+                  sa_64x64[base + (k4 + 2u) * 16u][rr % 4u] = pa0.z;
+                  sa_64x64[base + (k4 + 3u) * 16u][rr % 4u] = pa0.w;
+                } } }
+            { let e = li + 0u;
+              if (e < 256u) {
+                if (TRANS_B) {
+                  let cc = e / 4u;  let k4 = (e % 4u) * 4u;
+                  let base = nxt * 256u + cc / 4u;
+                  sb_64x64[base + k4 * 16u][cc % 4u] = pb0.x;
+                  sb_64x64[base + (k4 + 1u) * 16u][cc % 4u] = pb0.y;
+                  sb_64x64[base + (k4 + 2u) * 16u][cc % 4u] = pb0.z;
+                  sb_64x64[base + (k4 + 3u) * 16u][cc % 4u] = pb0.w;
+                } else {
+                  sb_64x64[nxt * 256u + (e / 16u) * 16u + e % 16u] = pb0;
+                } } }
+        }
+        workgroupBarrier();
+    }
+    if (EPI == 2u && wid.y == 0u && ty == 0u) {
+        let cs0 = col0 + (tx + 0u) * 4u;
+        if (cs0 < p.n) { conv_colsum4(wid.z, cs0, bsum0); }
+    }
+    { let row = row0 + (ty + 0u) * 4u + 0u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c0_0_0);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 1u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c0_1_0);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 2u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c0_2_0);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 3u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c0_3_0);
+    }
+}
+
+@compute @workgroup_size(256)
+fn conv2d_t128x64_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    let tx = li % 16u;
+    let ty = li / 16u;
+    let row0 = wid.y * 128u;
+    let col0 = wid.x * 64u;
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    let nlast = p.n - 1u;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    let tiles = (kend - kbeg + 15u) / 16u;
+    var c0_0_0 = vec4<f32>(0.0);
+    var c0_1_0 = vec4<f32>(0.0);
+    var c0_2_0 = vec4<f32>(0.0);
+    var c0_3_0 = vec4<f32>(0.0);
+    var c1_0_0 = vec4<f32>(0.0);
+    var c1_1_0 = vec4<f32>(0.0);
+    var c1_2_0 = vec4<f32>(0.0);
+    var c1_3_0 = vec4<f32>(0.0);
+    var bsum0 = vec4<f32>(0.0);
+    let aks = select(1u, p.m, TRANS_A);
+    let ams = select(p.k, 1u, TRANS_A);
+    let bks = select(p.n, 1u, TRANS_B);
+    let bns = select(1u, p.k, TRANS_B);
+    var pa0: f32;
+    var pa1: f32;
+    var pa2: f32;
+    var pa3: f32;
+    var pa4: f32;
+    var pa5: f32;
+    var pa6: f32;
+    var pa7: f32;
+    var pb0: f32;
+    var pb1: f32;
+    var pb2: f32;
+    var pb3: f32;
+        { let e = (li + 0u);
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa0 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 256u);
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa1 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 512u);
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa2 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 768u);
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa3 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 1024u);
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa4 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 1280u);
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa5 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 1536u);
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa6 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 1792u);
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa7 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 0u);
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          let ok = kbeg + kk < kend && col0 + cc < p.n;
+          pb0 = select(0.0, b[min(kbeg + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+        { let e = (li + 256u);
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          let ok = kbeg + kk < kend && col0 + cc < p.n;
+          pb1 = select(0.0, b[min(kbeg + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+        { let e = (li + 512u);
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          let ok = kbeg + kk < kend && col0 + cc < p.n;
+          pb2 = select(0.0, b[min(kbeg + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+        { let e = (li + 768u);
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          let ok = kbeg + kk < kend && col0 + cc < p.n;
+          pb3 = select(0.0, b[min(kbeg + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+        { let e = li + 0u;
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          sa_128x64[0u * 512u + kk * 32u + rr / 4u][rr % 4u] = pa0; }
+        { let e = li + 256u;
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          sa_128x64[0u * 512u + kk * 32u + rr / 4u][rr % 4u] = pa1; }
+        { let e = li + 512u;
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          sa_128x64[0u * 512u + kk * 32u + rr / 4u][rr % 4u] = pa2; }
+        { let e = li + 768u;
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          sa_128x64[0u * 512u + kk * 32u + rr / 4u][rr % 4u] = pa3; }
+        { let e = li + 1024u;
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          sa_128x64[0u * 512u + kk * 32u + rr / 4u][rr % 4u] = pa4; }
+        { let e = li + 1280u;
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          sa_128x64[0u * 512u + kk * 32u + rr / 4u][rr % 4u] = pa5; }
+        { let e = li + 1536u;
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          sa_128x64[0u * 512u + kk * 32u + rr / 4u][rr % 4u] = pa6; }
+        { let e = li + 1792u;
+          let rr = select(e / 16u, e % 128u, TRANS_A);
+          let kk = select(e % 16u, e / 128u, TRANS_A);
+          sa_128x64[0u * 512u + kk * 32u + rr / 4u][rr % 4u] = pa7; }
+        { let e = li + 0u;
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          sb_128x64[0u * 256u + kk * 16u + cc / 4u][cc % 4u] = pb0; }
+        { let e = li + 256u;
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          sb_128x64[0u * 256u + kk * 16u + cc / 4u][cc % 4u] = pb1; }
+        { let e = li + 512u;
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          sb_128x64[0u * 256u + kk * 16u + cc / 4u][cc % 4u] = pb2; }
+        { let e = li + 768u;
+          let kk = select(e / 64u, e % 16u, TRANS_B);
+          let cc = select(e % 64u, e / 16u, TRANS_B);
+          sb_128x64[0u * 256u + kk * 16u + cc / 4u][cc % 4u] = pb3; }
+    workgroupBarrier();
+    for (var t = 0u; t < tiles; t++) {
+        let cur = t % 2u;
+        let more = t + 1u < tiles;
+        if (more) {
+            let k1 = kbeg + (t + 1u) * 16u;
+            { let e = (li + 0u);
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa0 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 256u);
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa1 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 512u);
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa2 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 768u);
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa3 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 1024u);
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa4 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 1280u);
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa5 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 1536u);
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa6 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 1792u);
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa7 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 0u);
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              let ok = k1 + kk < kend && col0 + cc < p.n;
+              pb0 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+            { let e = (li + 256u);
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              let ok = k1 + kk < kend && col0 + cc < p.n;
+              pb1 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+            { let e = (li + 512u);
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              let ok = k1 + kk < kend && col0 + cc < p.n;
+              pb2 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+            { let e = (li + 768u);
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              let ok = k1 + kk < kend && col0 + cc < p.n;
+              pb3 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+        }
+        let sab = cur * 512u;
+        let sbb = cur * 256u;
+        let a0_0 = sa_128x64[sab + 0u + ty + 0u];
+        let a0_1 = sa_128x64[sab + 0u + ty + 16u];
+        let b0_0 = sb_128x64[sbb + 0u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a0_0.x), b0_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a0_0.y), b0_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a0_0.z), b0_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a0_0.w), b0_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a0_1.x), b0_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a0_1.y), b0_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a0_1.z), b0_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a0_1.w), b0_0, c1_3_0);
+        let a1_0 = sa_128x64[sab + 32u + ty + 0u];
+        let a1_1 = sa_128x64[sab + 32u + ty + 16u];
+        let b1_0 = sb_128x64[sbb + 16u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a1_0.x), b1_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a1_0.y), b1_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a1_0.z), b1_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a1_0.w), b1_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a1_1.x), b1_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a1_1.y), b1_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a1_1.z), b1_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a1_1.w), b1_0, c1_3_0);
+        let a2_0 = sa_128x64[sab + 64u + ty + 0u];
+        let a2_1 = sa_128x64[sab + 64u + ty + 16u];
+        let b2_0 = sb_128x64[sbb + 32u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a2_0.x), b2_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a2_0.y), b2_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a2_0.z), b2_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a2_0.w), b2_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a2_1.x), b2_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a2_1.y), b2_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a2_1.z), b2_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a2_1.w), b2_0, c1_3_0);
+        let a3_0 = sa_128x64[sab + 96u + ty + 0u];
+        let a3_1 = sa_128x64[sab + 96u + ty + 16u];
+        let b3_0 = sb_128x64[sbb + 48u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a3_0.x), b3_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a3_0.y), b3_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a3_0.z), b3_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a3_0.w), b3_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a3_1.x), b3_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a3_1.y), b3_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a3_1.z), b3_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a3_1.w), b3_0, c1_3_0);
+        let a4_0 = sa_128x64[sab + 128u + ty + 0u];
+        let a4_1 = sa_128x64[sab + 128u + ty + 16u];
+        let b4_0 = sb_128x64[sbb + 64u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a4_0.x), b4_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a4_0.y), b4_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a4_0.z), b4_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a4_0.w), b4_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a4_1.x), b4_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a4_1.y), b4_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a4_1.z), b4_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a4_1.w), b4_0, c1_3_0);
+        let a5_0 = sa_128x64[sab + 160u + ty + 0u];
+        let a5_1 = sa_128x64[sab + 160u + ty + 16u];
+        let b5_0 = sb_128x64[sbb + 80u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a5_0.x), b5_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a5_0.y), b5_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a5_0.z), b5_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a5_0.w), b5_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a5_1.x), b5_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a5_1.y), b5_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a5_1.z), b5_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a5_1.w), b5_0, c1_3_0);
+        let a6_0 = sa_128x64[sab + 192u + ty + 0u];
+        let a6_1 = sa_128x64[sab + 192u + ty + 16u];
+        let b6_0 = sb_128x64[sbb + 96u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a6_0.x), b6_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a6_0.y), b6_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a6_0.z), b6_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a6_0.w), b6_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a6_1.x), b6_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a6_1.y), b6_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a6_1.z), b6_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a6_1.w), b6_0, c1_3_0);
+        let a7_0 = sa_128x64[sab + 224u + ty + 0u];
+        let a7_1 = sa_128x64[sab + 224u + ty + 16u];
+        let b7_0 = sb_128x64[sbb + 112u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a7_0.x), b7_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a7_0.y), b7_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a7_0.z), b7_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a7_0.w), b7_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a7_1.x), b7_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a7_1.y), b7_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a7_1.z), b7_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a7_1.w), b7_0, c1_3_0);
+        let a8_0 = sa_128x64[sab + 256u + ty + 0u];
+        let a8_1 = sa_128x64[sab + 256u + ty + 16u];
+        let b8_0 = sb_128x64[sbb + 128u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a8_0.x), b8_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a8_0.y), b8_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a8_0.z), b8_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a8_0.w), b8_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a8_1.x), b8_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a8_1.y), b8_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a8_1.z), b8_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a8_1.w), b8_0, c1_3_0);
+        let a9_0 = sa_128x64[sab + 288u + ty + 0u];
+        let a9_1 = sa_128x64[sab + 288u + ty + 16u];
+        let b9_0 = sb_128x64[sbb + 144u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a9_0.x), b9_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a9_0.y), b9_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a9_0.z), b9_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a9_0.w), b9_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a9_1.x), b9_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a9_1.y), b9_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a9_1.z), b9_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a9_1.w), b9_0, c1_3_0);
+        let a10_0 = sa_128x64[sab + 320u + ty + 0u];
+        let a10_1 = sa_128x64[sab + 320u + ty + 16u];
+        let b10_0 = sb_128x64[sbb + 160u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a10_0.x), b10_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a10_0.y), b10_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a10_0.z), b10_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a10_0.w), b10_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a10_1.x), b10_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a10_1.y), b10_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a10_1.z), b10_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a10_1.w), b10_0, c1_3_0);
+        let a11_0 = sa_128x64[sab + 352u + ty + 0u];
+        let a11_1 = sa_128x64[sab + 352u + ty + 16u];
+        let b11_0 = sb_128x64[sbb + 176u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a11_0.x), b11_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a11_0.y), b11_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a11_0.z), b11_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a11_0.w), b11_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a11_1.x), b11_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a11_1.y), b11_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a11_1.z), b11_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a11_1.w), b11_0, c1_3_0);
+        let a12_0 = sa_128x64[sab + 384u + ty + 0u];
+        let a12_1 = sa_128x64[sab + 384u + ty + 16u];
+        let b12_0 = sb_128x64[sbb + 192u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a12_0.x), b12_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a12_0.y), b12_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a12_0.z), b12_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a12_0.w), b12_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a12_1.x), b12_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a12_1.y), b12_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a12_1.z), b12_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a12_1.w), b12_0, c1_3_0);
+        let a13_0 = sa_128x64[sab + 416u + ty + 0u];
+        let a13_1 = sa_128x64[sab + 416u + ty + 16u];
+        let b13_0 = sb_128x64[sbb + 208u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a13_0.x), b13_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a13_0.y), b13_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a13_0.z), b13_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a13_0.w), b13_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a13_1.x), b13_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a13_1.y), b13_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a13_1.z), b13_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a13_1.w), b13_0, c1_3_0);
+        let a14_0 = sa_128x64[sab + 448u + ty + 0u];
+        let a14_1 = sa_128x64[sab + 448u + ty + 16u];
+        let b14_0 = sb_128x64[sbb + 224u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a14_0.x), b14_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a14_0.y), b14_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a14_0.z), b14_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a14_0.w), b14_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a14_1.x), b14_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a14_1.y), b14_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a14_1.z), b14_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a14_1.w), b14_0, c1_3_0);
+        let a15_0 = sa_128x64[sab + 480u + ty + 0u];
+        let a15_1 = sa_128x64[sab + 480u + ty + 16u];
+        let b15_0 = sb_128x64[sbb + 240u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a15_0.x), b15_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a15_0.y), b15_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a15_0.z), b15_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a15_0.w), b15_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a15_1.x), b15_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a15_1.y), b15_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a15_1.z), b15_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a15_1.w), b15_0, c1_3_0);
+        if (EPI == 2u) {
+            bsum0 += b0_0 + b1_0 + b2_0 + b3_0 + b4_0 + b5_0 + b6_0 + b7_0 + b8_0 + b9_0 + b10_0 + b11_0 + b12_0 + b13_0 + b14_0 + b15_0;
+        }
+        if (more) {
+            let nxt = 1u - cur;
+            { let e = li + 0u;
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              sa_128x64[nxt * 512u + kk * 32u + rr / 4u][rr % 4u] = pa0; }
+            { let e = li + 256u;
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              sa_128x64[nxt * 512u + kk * 32u + rr / 4u][rr % 4u] = pa1; }
+            { let e = li + 512u;
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              sa_128x64[nxt * 512u + kk * 32u + rr / 4u][rr % 4u] = pa2; }
+            { let e = li + 768u;
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              sa_128x64[nxt * 512u + kk * 32u + rr / 4u][rr % 4u] = pa3; }
+            { let e = li + 1024u;
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              sa_128x64[nxt * 512u + kk * 32u + rr / 4u][rr % 4u] = pa4; }
+            { let e = li + 1280u;
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              sa_128x64[nxt * 512u + kk * 32u + rr / 4u][rr % 4u] = pa5; }
+            { let e = li + 1536u;
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              sa_128x64[nxt * 512u + kk * 32u + rr / 4u][rr % 4u] = pa6; }
+            { let e = li + 1792u;
+              let rr = select(e / 16u, e % 128u, TRANS_A);
+              let kk = select(e % 16u, e / 128u, TRANS_A);
+              sa_128x64[nxt * 512u + kk * 32u + rr / 4u][rr % 4u] = pa7; }
+            { let e = li + 0u;
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              sb_128x64[nxt * 256u + kk * 16u + cc / 4u][cc % 4u] = pb0; }
+            { let e = li + 256u;
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              sb_128x64[nxt * 256u + kk * 16u + cc / 4u][cc % 4u] = pb1; }
+            { let e = li + 512u;
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              sb_128x64[nxt * 256u + kk * 16u + cc / 4u][cc % 4u] = pb2; }
+            { let e = li + 768u;
+              let kk = select(e / 64u, e % 16u, TRANS_B);
+              let cc = select(e % 64u, e / 16u, TRANS_B);
+              sb_128x64[nxt * 256u + kk * 16u + cc / 4u][cc % 4u] = pb3; }
+        }
+        workgroupBarrier();
+    }
+    if (EPI == 2u && wid.y == 0u && ty == 0u) {
+        let cs0 = col0 + (tx + 0u) * 4u;
+        if (cs0 + 0u < p.n) { conv_colsum(wid.z, cs0 + 0u, bsum0.x); }
+        if (cs0 + 1u < p.n) { conv_colsum(wid.z, cs0 + 1u, bsum0.y); }
+        if (cs0 + 2u < p.n) { conv_colsum(wid.z, cs0 + 2u, bsum0.z); }
+        if (cs0 + 3u < p.n) { conv_colsum(wid.z, cs0 + 3u, bsum0.w); }
+    }
+    { let row = row0 + (ty + 0u) * 4u + 0u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c0_0_0.x); conv_store(wid.z, row, cc0 + 1u, c0_0_0.y); conv_store(wid.z, row, cc0 + 2u, c0_0_0.z); conv_store(wid.z, row, cc0 + 3u, c0_0_0.w);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 1u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c0_1_0.x); conv_store(wid.z, row, cc0 + 1u, c0_1_0.y); conv_store(wid.z, row, cc0 + 2u, c0_1_0.z); conv_store(wid.z, row, cc0 + 3u, c0_1_0.w);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 2u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c0_2_0.x); conv_store(wid.z, row, cc0 + 1u, c0_2_0.y); conv_store(wid.z, row, cc0 + 2u, c0_2_0.z); conv_store(wid.z, row, cc0 + 3u, c0_2_0.w);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 3u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c0_3_0.x); conv_store(wid.z, row, cc0 + 1u, c0_3_0.y); conv_store(wid.z, row, cc0 + 2u, c0_3_0.z); conv_store(wid.z, row, cc0 + 3u, c0_3_0.w);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 0u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c1_0_0.x); conv_store(wid.z, row, cc0 + 1u, c1_0_0.y); conv_store(wid.z, row, cc0 + 2u, c1_0_0.z); conv_store(wid.z, row, cc0 + 3u, c1_0_0.w);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 1u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c1_1_0.x); conv_store(wid.z, row, cc0 + 1u, c1_1_0.y); conv_store(wid.z, row, cc0 + 2u, c1_1_0.z); conv_store(wid.z, row, cc0 + 3u, c1_1_0.w);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 2u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c1_2_0.x); conv_store(wid.z, row, cc0 + 1u, c1_2_0.y); conv_store(wid.z, row, cc0 + 2u, c1_2_0.z); conv_store(wid.z, row, cc0 + 3u, c1_2_0.w);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 3u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c1_3_0.x); conv_store(wid.z, row, cc0 + 1u, c1_3_0.y); conv_store(wid.z, row, cc0 + 2u, c1_3_0.z); conv_store(wid.z, row, cc0 + 3u, c1_3_0.w);
+    }
+}
+
+@compute @workgroup_size(256)
+fn conv2d_t128x64v4_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    let tx = li % 16u;
+    let ty = li / 16u;
+    let row0 = wid.y * 128u;
+    let col0 = wid.x * 64u;
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    let nlast = p.n - 1u;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    let tiles = (kend - kbeg + 15u) / 16u;
+    var c0_0_0 = vec4<f32>(0.0);
+    var c0_1_0 = vec4<f32>(0.0);
+    var c0_2_0 = vec4<f32>(0.0);
+    var c0_3_0 = vec4<f32>(0.0);
+    var c1_0_0 = vec4<f32>(0.0);
+    var c1_1_0 = vec4<f32>(0.0);
+    var c1_2_0 = vec4<f32>(0.0);
+    var c1_3_0 = vec4<f32>(0.0);
+    var bsum0 = vec4<f32>(0.0);
+    let kv4 = p.k / 4u;
+    let nv = p.n / 4u;
+    let mv = p.m / 4u;
+    var pa0: vec4<f32>;
+    var pa1: vec4<f32>;
+    var pb0: vec4<f32>;
+        { let e = (li + 0u);
+          if (TRANS_A) {
+              let kk = e / 32u;  let q = e % 32u;
+              let ok = kbeg + kk < kend && e < 512u;
+              pa0 = conv_a_v4(ix_row(4u * min(row0 / 4u + q, mv - 1u)), ix_k(min(kbeg + kk, klast)), ok);
+          } else {
+              let rr = e / 4u;  let q = e % 4u;
+              let ok = row0 + rr < p.m && kbeg + 4u * q < kend && e < 512u;
+              pa0 = conv_a_v4(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + 4u * q, klast)), ok);
+          } }
+        { let e = (li + 256u);
+          if (TRANS_A) {
+              let kk = e / 32u;  let q = e % 32u;
+              let ok = kbeg + kk < kend && e < 512u;
+              pa1 = conv_a_v4(ix_row(4u * min(row0 / 4u + q, mv - 1u)), ix_k(min(kbeg + kk, klast)), ok);
+          } else {
+              let rr = e / 4u;  let q = e % 4u;
+              let ok = row0 + rr < p.m && kbeg + 4u * q < kend && e < 512u;
+              pa1 = conv_a_v4(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + 4u * q, klast)), ok);
+          } }
+        { let e = (li + 0u);
+          if (TRANS_B) {
+              let cc = e / 4u;  let q = e % 4u;
+              let ok = col0 + cc < p.n && kbeg / 4u + q < kv4 && e < 256u;
+              pb0 = select(vec4<f32>(0.0), b4[min(col0 + cc, nlast) * kv4 + min(kbeg / 4u + q, kv4 - 1u)], ok);
+          } else {
+              let kk = e / 16u;  let q = e % 16u;
+              let ok = kbeg + kk < kend && e < 256u;
+              pb0 = select(vec4<f32>(0.0), b4[min(kbeg + kk, klast) * nv + min(col0 / 4u + q, nv - 1u)], ok);
+          } }
+        { let e = li + 0u;
+          if (e < 512u) {
+            if (TRANS_A) {
+              sa_128x64[0u * 512u + (e / 32u) * 32u + e % 32u] = pa0;
+            } else {
+              let rr = e / 4u;  let k4 = (e % 4u) * 4u;
+              let base = 0u * 512u + rr / 4u;
+              sa_128x64[base + k4 * 32u][rr % 4u] = pa0.x;
+              sa_128x64[base + (k4 + 1u) * 32u][rr % 4u] = pa0.y;
+              sa_128x64[base + (k4 + 2u) * 32u][rr % 4u] = pa0.z;
+              sa_128x64[base + (k4 + 3u) * 32u][rr % 4u] = pa0.w;
+            } } }
+        { let e = li + 256u;
+          if (e < 512u) {
+            if (TRANS_A) {
+              sa_128x64[0u * 512u + (e / 32u) * 32u + e % 32u] = pa1;
+            } else {
+              let rr = e / 4u;  let k4 = (e % 4u) * 4u;
+              let base = 0u * 512u + rr / 4u;
+              sa_128x64[base + k4 * 32u][rr % 4u] = pa1.x;
+              sa_128x64[base + (k4 + 1u) * 32u][rr % 4u] = pa1.y;
+              sa_128x64[base + (k4 + 2u) * 32u][rr % 4u] = pa1.z;
+              sa_128x64[base + (k4 + 3u) * 32u][rr % 4u] = pa1.w;
+            } } }
+        { let e = li + 0u;
+          if (e < 256u) {
+            if (TRANS_B) {
+              let cc = e / 4u;  let k4 = (e % 4u) * 4u;
+              let base = 0u * 256u + cc / 4u;
+              sb_128x64[base + k4 * 16u][cc % 4u] = pb0.x;
+              sb_128x64[base + (k4 + 1u) * 16u][cc % 4u] = pb0.y;
+              sb_128x64[base + (k4 + 2u) * 16u][cc % 4u] = pb0.z;
+              sb_128x64[base + (k4 + 3u) * 16u][cc % 4u] = pb0.w;
+            } else {
+              sb_128x64[0u * 256u + (e / 16u) * 16u + e % 16u] = pb0;
+            } } }
+    workgroupBarrier();
+    for (var t = 0u; t < tiles; t++) {
+        let cur = t % 2u;
+        let more = t + 1u < tiles;
+        if (more) {
+            let k1 = kbeg + (t + 1u) * 16u;
+            { let e = (li + 0u);
+              if (TRANS_A) {
+                  let kk = e / 32u;  let q = e % 32u;
+                  let ok = k1 + kk < kend && e < 512u;
+                  pa0 = conv_a_v4(ix_row(4u * min(row0 / 4u + q, mv - 1u)), ix_k(min(k1 + kk, klast)), ok);
+              } else {
+                  let rr = e / 4u;  let q = e % 4u;
+                  let ok = row0 + rr < p.m && k1 + 4u * q < kend && e < 512u;
+                  pa0 = conv_a_v4(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + 4u * q, klast)), ok);
+              } }
+            { let e = (li + 256u);
+              if (TRANS_A) {
+                  let kk = e / 32u;  let q = e % 32u;
+                  let ok = k1 + kk < kend && e < 512u;
+                  pa1 = conv_a_v4(ix_row(4u * min(row0 / 4u + q, mv - 1u)), ix_k(min(k1 + kk, klast)), ok);
+              } else {
+                  let rr = e / 4u;  let q = e % 4u;
+                  let ok = row0 + rr < p.m && k1 + 4u * q < kend && e < 512u;
+                  pa1 = conv_a_v4(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + 4u * q, klast)), ok);
+              } }
+            { let e = (li + 0u);
+              if (TRANS_B) {
+                  let cc = e / 4u;  let q = e % 4u;
+                  let ok = col0 + cc < p.n && k1 / 4u + q < kv4 && e < 256u;
+                  pb0 = select(vec4<f32>(0.0), b4[min(col0 + cc, nlast) * kv4 + min(k1 / 4u + q, kv4 - 1u)], ok);
+              } else {
+                  let kk = e / 16u;  let q = e % 16u;
+                  let ok = k1 + kk < kend && e < 256u;
+                  pb0 = select(vec4<f32>(0.0), b4[min(k1 + kk, klast) * nv + min(col0 / 4u + q, nv - 1u)], ok);
+              } }
+        }
+        let sab = cur * 512u;
+        let sbb = cur * 256u;
+        let a0_0 = sa_128x64[sab + 0u + ty + 0u];
+        let a0_1 = sa_128x64[sab + 0u + ty + 16u];
+        let b0_0 = sb_128x64[sbb + 0u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a0_0.x), b0_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a0_0.y), b0_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a0_0.z), b0_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a0_0.w), b0_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a0_1.x), b0_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a0_1.y), b0_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a0_1.z), b0_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a0_1.w), b0_0, c1_3_0);
+        let a1_0 = sa_128x64[sab + 32u + ty + 0u];
+        let a1_1 = sa_128x64[sab + 32u + ty + 16u];
+        let b1_0 = sb_128x64[sbb + 16u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a1_0.x), b1_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a1_0.y), b1_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a1_0.z), b1_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a1_0.w), b1_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a1_1.x), b1_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a1_1.y), b1_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a1_1.z), b1_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a1_1.w), b1_0, c1_3_0);
+        let a2_0 = sa_128x64[sab + 64u + ty + 0u];
+        let a2_1 = sa_128x64[sab + 64u + ty + 16u];
+        let b2_0 = sb_128x64[sbb + 32u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a2_0.x), b2_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a2_0.y), b2_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a2_0.z), b2_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a2_0.w), b2_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a2_1.x), b2_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a2_1.y), b2_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a2_1.z), b2_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a2_1.w), b2_0, c1_3_0);
+        let a3_0 = sa_128x64[sab + 96u + ty + 0u];
+        let a3_1 = sa_128x64[sab + 96u + ty + 16u];
+        let b3_0 = sb_128x64[sbb + 48u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a3_0.x), b3_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a3_0.y), b3_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a3_0.z), b3_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a3_0.w), b3_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a3_1.x), b3_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a3_1.y), b3_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a3_1.z), b3_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a3_1.w), b3_0, c1_3_0);
+        let a4_0 = sa_128x64[sab + 128u + ty + 0u];
+        let a4_1 = sa_128x64[sab + 128u + ty + 16u];
+        let b4_0 = sb_128x64[sbb + 64u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a4_0.x), b4_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a4_0.y), b4_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a4_0.z), b4_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a4_0.w), b4_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a4_1.x), b4_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a4_1.y), b4_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a4_1.z), b4_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a4_1.w), b4_0, c1_3_0);
+        let a5_0 = sa_128x64[sab + 160u + ty + 0u];
+        let a5_1 = sa_128x64[sab + 160u + ty + 16u];
+        let b5_0 = sb_128x64[sbb + 80u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a5_0.x), b5_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a5_0.y), b5_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a5_0.z), b5_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a5_0.w), b5_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a5_1.x), b5_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a5_1.y), b5_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a5_1.z), b5_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a5_1.w), b5_0, c1_3_0);
+        let a6_0 = sa_128x64[sab + 192u + ty + 0u];
+        let a6_1 = sa_128x64[sab + 192u + ty + 16u];
+        let b6_0 = sb_128x64[sbb + 96u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a6_0.x), b6_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a6_0.y), b6_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a6_0.z), b6_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a6_0.w), b6_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a6_1.x), b6_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a6_1.y), b6_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a6_1.z), b6_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a6_1.w), b6_0, c1_3_0);
+        let a7_0 = sa_128x64[sab + 224u + ty + 0u];
+        let a7_1 = sa_128x64[sab + 224u + ty + 16u];
+        let b7_0 = sb_128x64[sbb + 112u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a7_0.x), b7_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a7_0.y), b7_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a7_0.z), b7_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a7_0.w), b7_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a7_1.x), b7_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a7_1.y), b7_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a7_1.z), b7_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a7_1.w), b7_0, c1_3_0);
+        let a8_0 = sa_128x64[sab + 256u + ty + 0u];
+        let a8_1 = sa_128x64[sab + 256u + ty + 16u];
+        let b8_0 = sb_128x64[sbb + 128u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a8_0.x), b8_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a8_0.y), b8_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a8_0.z), b8_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a8_0.w), b8_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a8_1.x), b8_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a8_1.y), b8_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a8_1.z), b8_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a8_1.w), b8_0, c1_3_0);
+        let a9_0 = sa_128x64[sab + 288u + ty + 0u];
+        let a9_1 = sa_128x64[sab + 288u + ty + 16u];
+        let b9_0 = sb_128x64[sbb + 144u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a9_0.x), b9_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a9_0.y), b9_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a9_0.z), b9_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a9_0.w), b9_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a9_1.x), b9_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a9_1.y), b9_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a9_1.z), b9_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a9_1.w), b9_0, c1_3_0);
+        let a10_0 = sa_128x64[sab + 320u + ty + 0u];
+        let a10_1 = sa_128x64[sab + 320u + ty + 16u];
+        let b10_0 = sb_128x64[sbb + 160u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a10_0.x), b10_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a10_0.y), b10_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a10_0.z), b10_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a10_0.w), b10_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a10_1.x), b10_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a10_1.y), b10_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a10_1.z), b10_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a10_1.w), b10_0, c1_3_0);
+        let a11_0 = sa_128x64[sab + 352u + ty + 0u];
+        let a11_1 = sa_128x64[sab + 352u + ty + 16u];
+        let b11_0 = sb_128x64[sbb + 176u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a11_0.x), b11_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a11_0.y), b11_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a11_0.z), b11_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a11_0.w), b11_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a11_1.x), b11_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a11_1.y), b11_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a11_1.z), b11_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a11_1.w), b11_0, c1_3_0);
+        let a12_0 = sa_128x64[sab + 384u + ty + 0u];
+        let a12_1 = sa_128x64[sab + 384u + ty + 16u];
+        let b12_0 = sb_128x64[sbb + 192u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a12_0.x), b12_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a12_0.y), b12_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a12_0.z), b12_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a12_0.w), b12_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a12_1.x), b12_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a12_1.y), b12_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a12_1.z), b12_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a12_1.w), b12_0, c1_3_0);
+        let a13_0 = sa_128x64[sab + 416u + ty + 0u];
+        let a13_1 = sa_128x64[sab + 416u + ty + 16u];
+        let b13_0 = sb_128x64[sbb + 208u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a13_0.x), b13_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a13_0.y), b13_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a13_0.z), b13_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a13_0.w), b13_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a13_1.x), b13_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a13_1.y), b13_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a13_1.z), b13_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a13_1.w), b13_0, c1_3_0);
+        let a14_0 = sa_128x64[sab + 448u + ty + 0u];
+        let a14_1 = sa_128x64[sab + 448u + ty + 16u];
+        let b14_0 = sb_128x64[sbb + 224u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a14_0.x), b14_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a14_0.y), b14_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a14_0.z), b14_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a14_0.w), b14_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a14_1.x), b14_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a14_1.y), b14_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a14_1.z), b14_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a14_1.w), b14_0, c1_3_0);
+        let a15_0 = sa_128x64[sab + 480u + ty + 0u];
+        let a15_1 = sa_128x64[sab + 480u + ty + 16u];
+        let b15_0 = sb_128x64[sbb + 240u + tx + 0u];
+        c0_0_0 = fma(vec4<f32>(a15_0.x), b15_0, c0_0_0);
+        c0_1_0 = fma(vec4<f32>(a15_0.y), b15_0, c0_1_0);
+        c0_2_0 = fma(vec4<f32>(a15_0.z), b15_0, c0_2_0);
+        c0_3_0 = fma(vec4<f32>(a15_0.w), b15_0, c0_3_0);
+        c1_0_0 = fma(vec4<f32>(a15_1.x), b15_0, c1_0_0);
+        c1_1_0 = fma(vec4<f32>(a15_1.y), b15_0, c1_1_0);
+        c1_2_0 = fma(vec4<f32>(a15_1.z), b15_0, c1_2_0);
+        c1_3_0 = fma(vec4<f32>(a15_1.w), b15_0, c1_3_0);
+        if (EPI == 2u) {
+            bsum0 += b0_0 + b1_0 + b2_0 + b3_0 + b4_0 + b5_0 + b6_0 + b7_0 + b8_0 + b9_0 + b10_0 + b11_0 + b12_0 + b13_0 + b14_0 + b15_0;
+        }
+        if (more) {
+            let nxt = 1u - cur;
+            { let e = li + 0u;
+              if (e < 512u) {
+                if (TRANS_A) {
+                  sa_128x64[nxt * 512u + (e / 32u) * 32u + e % 32u] = pa0;
+                } else {
+                  let rr = e / 4u;  let k4 = (e % 4u) * 4u;
+                  let base = nxt * 512u + rr / 4u;
+                  sa_128x64[base + k4 * 32u][rr % 4u] = pa0.x;
+                  sa_128x64[base + (k4 + 1u) * 32u][rr % 4u] = pa0.y;
+                  sa_128x64[base + (k4 + 2u) * 32u][rr % 4u] = pa0.z;
+                  sa_128x64[base + (k4 + 3u) * 32u][rr % 4u] = pa0.w;
+                } } }
+            { let e = li + 256u;
+              if (e < 512u) {
+                if (TRANS_A) {
+                  sa_128x64[nxt * 512u + (e / 32u) * 32u + e % 32u] = pa1;
+                } else {
+                  let rr = e / 4u;  let k4 = (e % 4u) * 4u;
+                  let base = nxt * 512u + rr / 4u;
+                  sa_128x64[base + k4 * 32u][rr % 4u] = pa1.x;
+                  sa_128x64[base + (k4 + 1u) * 32u][rr % 4u] = pa1.y;
+                  sa_128x64[base + (k4 + 2u) * 32u][rr % 4u] = pa1.z;
+                  sa_128x64[base + (k4 + 3u) * 32u][rr % 4u] = pa1.w;
+                } } }
+            { let e = li + 0u;
+              if (e < 256u) {
+                if (TRANS_B) {
+                  let cc = e / 4u;  let k4 = (e % 4u) * 4u;
+                  let base = nxt * 256u + cc / 4u;
+                  sb_128x64[base + k4 * 16u][cc % 4u] = pb0.x;
+                  sb_128x64[base + (k4 + 1u) * 16u][cc % 4u] = pb0.y;
+                  sb_128x64[base + (k4 + 2u) * 16u][cc % 4u] = pb0.z;
+                  sb_128x64[base + (k4 + 3u) * 16u][cc % 4u] = pb0.w;
+                } else {
+                  sb_128x64[nxt * 256u + (e / 16u) * 16u + e % 16u] = pb0;
+                } } }
+        }
+        workgroupBarrier();
+    }
+    if (EPI == 2u && wid.y == 0u && ty == 0u) {
+        let cs0 = col0 + (tx + 0u) * 4u;
+        if (cs0 < p.n) { conv_colsum4(wid.z, cs0, bsum0); }
+    }
+    { let row = row0 + (ty + 0u) * 4u + 0u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c0_0_0);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 1u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c0_1_0);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 2u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c0_2_0);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 3u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c0_3_0);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 0u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c1_0_0);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 1u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c1_1_0);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 2u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c1_2_0);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 3u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c1_3_0);
+    }
+}
+
+@compute @workgroup_size(256)
+fn conv2d_t128x128_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    let tx = li % 16u;
+    let ty = li / 16u;
+    let row0 = wid.y * 128u;
+    let col0 = wid.x * 128u;
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    let nlast = p.n - 1u;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    let tiles = (kend - kbeg + 7u) / 8u;
+    var c0_0_0 = vec4<f32>(0.0);
+    var c0_0_1 = vec4<f32>(0.0);
+    var c0_1_0 = vec4<f32>(0.0);
+    var c0_1_1 = vec4<f32>(0.0);
+    var c0_2_0 = vec4<f32>(0.0);
+    var c0_2_1 = vec4<f32>(0.0);
+    var c0_3_0 = vec4<f32>(0.0);
+    var c0_3_1 = vec4<f32>(0.0);
+    var c1_0_0 = vec4<f32>(0.0);
+    var c1_0_1 = vec4<f32>(0.0);
+    var c1_1_0 = vec4<f32>(0.0);
+    var c1_1_1 = vec4<f32>(0.0);
+    var c1_2_0 = vec4<f32>(0.0);
+    var c1_2_1 = vec4<f32>(0.0);
+    var c1_3_0 = vec4<f32>(0.0);
+    var c1_3_1 = vec4<f32>(0.0);
+    var bsum0 = vec4<f32>(0.0);
+    var bsum1 = vec4<f32>(0.0);
+    let aks = select(1u, p.m, TRANS_A);
+    let ams = select(p.k, 1u, TRANS_A);
+    let bks = select(p.n, 1u, TRANS_B);
+    let bns = select(1u, p.k, TRANS_B);
+    var pa0: f32;
+    var pa1: f32;
+    var pa2: f32;
+    var pa3: f32;
+    var pb0: f32;
+    var pb1: f32;
+    var pb2: f32;
+    var pb3: f32;
+        { let e = (li + 0u);
+          let rr = select(e / 8u, e % 128u, TRANS_A);
+          let kk = select(e % 8u, e / 128u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa0 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 256u);
+          let rr = select(e / 8u, e % 128u, TRANS_A);
+          let kk = select(e % 8u, e / 128u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa1 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 512u);
+          let rr = select(e / 8u, e % 128u, TRANS_A);
+          let kk = select(e % 8u, e / 128u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa2 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 768u);
+          let rr = select(e / 8u, e % 128u, TRANS_A);
+          let kk = select(e % 8u, e / 128u, TRANS_A);
+          let ok = row0 + rr < p.m && kbeg + kk < kend;
+          pa3 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + kk, klast)), ok); }
+        { let e = (li + 0u);
+          let kk = select(e / 128u, e % 8u, TRANS_B);
+          let cc = select(e % 128u, e / 8u, TRANS_B);
+          let ok = kbeg + kk < kend && col0 + cc < p.n;
+          pb0 = select(0.0, b[min(kbeg + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+        { let e = (li + 256u);
+          let kk = select(e / 128u, e % 8u, TRANS_B);
+          let cc = select(e % 128u, e / 8u, TRANS_B);
+          let ok = kbeg + kk < kend && col0 + cc < p.n;
+          pb1 = select(0.0, b[min(kbeg + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+        { let e = (li + 512u);
+          let kk = select(e / 128u, e % 8u, TRANS_B);
+          let cc = select(e % 128u, e / 8u, TRANS_B);
+          let ok = kbeg + kk < kend && col0 + cc < p.n;
+          pb2 = select(0.0, b[min(kbeg + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+        { let e = (li + 768u);
+          let kk = select(e / 128u, e % 8u, TRANS_B);
+          let cc = select(e % 128u, e / 8u, TRANS_B);
+          let ok = kbeg + kk < kend && col0 + cc < p.n;
+          pb3 = select(0.0, b[min(kbeg + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+        { let e = li + 0u;
+          let rr = select(e / 8u, e % 128u, TRANS_A);
+          let kk = select(e % 8u, e / 128u, TRANS_A);
+          sa_128x128[0u * 256u + kk * 32u + rr / 4u][rr % 4u] = pa0; }
+        { let e = li + 256u;
+          let rr = select(e / 8u, e % 128u, TRANS_A);
+          let kk = select(e % 8u, e / 128u, TRANS_A);
+          sa_128x128[0u * 256u + kk * 32u + rr / 4u][rr % 4u] = pa1; }
+        { let e = li + 512u;
+          let rr = select(e / 8u, e % 128u, TRANS_A);
+          let kk = select(e % 8u, e / 128u, TRANS_A);
+          sa_128x128[0u * 256u + kk * 32u + rr / 4u][rr % 4u] = pa2; }
+        { let e = li + 768u;
+          let rr = select(e / 8u, e % 128u, TRANS_A);
+          let kk = select(e % 8u, e / 128u, TRANS_A);
+          sa_128x128[0u * 256u + kk * 32u + rr / 4u][rr % 4u] = pa3; }
+        { let e = li + 0u;
+          let kk = select(e / 128u, e % 8u, TRANS_B);
+          let cc = select(e % 128u, e / 8u, TRANS_B);
+          sb_128x128[0u * 256u + kk * 32u + cc / 4u][cc % 4u] = pb0; }
+        { let e = li + 256u;
+          let kk = select(e / 128u, e % 8u, TRANS_B);
+          let cc = select(e % 128u, e / 8u, TRANS_B);
+          sb_128x128[0u * 256u + kk * 32u + cc / 4u][cc % 4u] = pb1; }
+        { let e = li + 512u;
+          let kk = select(e / 128u, e % 8u, TRANS_B);
+          let cc = select(e % 128u, e / 8u, TRANS_B);
+          sb_128x128[0u * 256u + kk * 32u + cc / 4u][cc % 4u] = pb2; }
+        { let e = li + 768u;
+          let kk = select(e / 128u, e % 8u, TRANS_B);
+          let cc = select(e % 128u, e / 8u, TRANS_B);
+          sb_128x128[0u * 256u + kk * 32u + cc / 4u][cc % 4u] = pb3; }
+    workgroupBarrier();
+    for (var t = 0u; t < tiles; t++) {
+        let cur = t % 2u;
+        let more = t + 1u < tiles;
+        if (more) {
+            let k1 = kbeg + (t + 1u) * 8u;
+            { let e = (li + 0u);
+              let rr = select(e / 8u, e % 128u, TRANS_A);
+              let kk = select(e % 8u, e / 128u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa0 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 256u);
+              let rr = select(e / 8u, e % 128u, TRANS_A);
+              let kk = select(e % 8u, e / 128u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa1 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 512u);
+              let rr = select(e / 8u, e % 128u, TRANS_A);
+              let kk = select(e % 8u, e / 128u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa2 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 768u);
+              let rr = select(e / 8u, e % 128u, TRANS_A);
+              let kk = select(e % 8u, e / 128u, TRANS_A);
+              let ok = row0 + rr < p.m && k1 + kk < kend;
+              pa3 = conv_a(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + kk, klast)), ok); }
+            { let e = (li + 0u);
+              let kk = select(e / 128u, e % 8u, TRANS_B);
+              let cc = select(e % 128u, e / 8u, TRANS_B);
+              let ok = k1 + kk < kend && col0 + cc < p.n;
+              pb0 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+            { let e = (li + 256u);
+              let kk = select(e / 128u, e % 8u, TRANS_B);
+              let cc = select(e % 128u, e / 8u, TRANS_B);
+              let ok = k1 + kk < kend && col0 + cc < p.n;
+              pb1 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+            { let e = (li + 512u);
+              let kk = select(e / 128u, e % 8u, TRANS_B);
+              let cc = select(e % 128u, e / 8u, TRANS_B);
+              let ok = k1 + kk < kend && col0 + cc < p.n;
+              pb2 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+            { let e = (li + 768u);
+              let kk = select(e / 128u, e % 8u, TRANS_B);
+              let cc = select(e % 128u, e / 8u, TRANS_B);
+              let ok = k1 + kk < kend && col0 + cc < p.n;
+              pb3 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+        }
+        let sab = cur * 256u;
+        let sbb = cur * 256u;
+        let a0_0 = sa_128x128[sab + 0u + ty + 0u];
+        let a0_1 = sa_128x128[sab + 0u + ty + 16u];
+        let b0_0 = sb_128x128[sbb + 0u + tx + 0u];
+        let b0_1 = sb_128x128[sbb + 0u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a0_0.x), b0_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a0_0.x), b0_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a0_0.y), b0_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a0_0.y), b0_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a0_0.z), b0_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a0_0.z), b0_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a0_0.w), b0_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a0_0.w), b0_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a0_1.x), b0_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a0_1.x), b0_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a0_1.y), b0_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a0_1.y), b0_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a0_1.z), b0_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a0_1.z), b0_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a0_1.w), b0_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a0_1.w), b0_1, c1_3_1);
+        let a1_0 = sa_128x128[sab + 32u + ty + 0u];
+        let a1_1 = sa_128x128[sab + 32u + ty + 16u];
+        let b1_0 = sb_128x128[sbb + 32u + tx + 0u];
+        let b1_1 = sb_128x128[sbb + 32u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a1_0.x), b1_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a1_0.x), b1_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a1_0.y), b1_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a1_0.y), b1_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a1_0.z), b1_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a1_0.z), b1_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a1_0.w), b1_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a1_0.w), b1_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a1_1.x), b1_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a1_1.x), b1_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a1_1.y), b1_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a1_1.y), b1_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a1_1.z), b1_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a1_1.z), b1_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a1_1.w), b1_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a1_1.w), b1_1, c1_3_1);
+        let a2_0 = sa_128x128[sab + 64u + ty + 0u];
+        let a2_1 = sa_128x128[sab + 64u + ty + 16u];
+        let b2_0 = sb_128x128[sbb + 64u + tx + 0u];
+        let b2_1 = sb_128x128[sbb + 64u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a2_0.x), b2_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a2_0.x), b2_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a2_0.y), b2_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a2_0.y), b2_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a2_0.z), b2_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a2_0.z), b2_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a2_0.w), b2_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a2_0.w), b2_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a2_1.x), b2_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a2_1.x), b2_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a2_1.y), b2_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a2_1.y), b2_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a2_1.z), b2_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a2_1.z), b2_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a2_1.w), b2_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a2_1.w), b2_1, c1_3_1);
+        let a3_0 = sa_128x128[sab + 96u + ty + 0u];
+        let a3_1 = sa_128x128[sab + 96u + ty + 16u];
+        let b3_0 = sb_128x128[sbb + 96u + tx + 0u];
+        let b3_1 = sb_128x128[sbb + 96u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a3_0.x), b3_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a3_0.x), b3_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a3_0.y), b3_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a3_0.y), b3_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a3_0.z), b3_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a3_0.z), b3_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a3_0.w), b3_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a3_0.w), b3_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a3_1.x), b3_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a3_1.x), b3_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a3_1.y), b3_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a3_1.y), b3_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a3_1.z), b3_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a3_1.z), b3_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a3_1.w), b3_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a3_1.w), b3_1, c1_3_1);
+        let a4_0 = sa_128x128[sab + 128u + ty + 0u];
+        let a4_1 = sa_128x128[sab + 128u + ty + 16u];
+        let b4_0 = sb_128x128[sbb + 128u + tx + 0u];
+        let b4_1 = sb_128x128[sbb + 128u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a4_0.x), b4_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a4_0.x), b4_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a4_0.y), b4_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a4_0.y), b4_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a4_0.z), b4_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a4_0.z), b4_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a4_0.w), b4_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a4_0.w), b4_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a4_1.x), b4_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a4_1.x), b4_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a4_1.y), b4_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a4_1.y), b4_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a4_1.z), b4_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a4_1.z), b4_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a4_1.w), b4_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a4_1.w), b4_1, c1_3_1);
+        let a5_0 = sa_128x128[sab + 160u + ty + 0u];
+        let a5_1 = sa_128x128[sab + 160u + ty + 16u];
+        let b5_0 = sb_128x128[sbb + 160u + tx + 0u];
+        let b5_1 = sb_128x128[sbb + 160u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a5_0.x), b5_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a5_0.x), b5_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a5_0.y), b5_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a5_0.y), b5_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a5_0.z), b5_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a5_0.z), b5_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a5_0.w), b5_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a5_0.w), b5_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a5_1.x), b5_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a5_1.x), b5_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a5_1.y), b5_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a5_1.y), b5_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a5_1.z), b5_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a5_1.z), b5_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a5_1.w), b5_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a5_1.w), b5_1, c1_3_1);
+        let a6_0 = sa_128x128[sab + 192u + ty + 0u];
+        let a6_1 = sa_128x128[sab + 192u + ty + 16u];
+        let b6_0 = sb_128x128[sbb + 192u + tx + 0u];
+        let b6_1 = sb_128x128[sbb + 192u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a6_0.x), b6_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a6_0.x), b6_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a6_0.y), b6_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a6_0.y), b6_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a6_0.z), b6_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a6_0.z), b6_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a6_0.w), b6_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a6_0.w), b6_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a6_1.x), b6_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a6_1.x), b6_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a6_1.y), b6_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a6_1.y), b6_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a6_1.z), b6_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a6_1.z), b6_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a6_1.w), b6_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a6_1.w), b6_1, c1_3_1);
+        let a7_0 = sa_128x128[sab + 224u + ty + 0u];
+        let a7_1 = sa_128x128[sab + 224u + ty + 16u];
+        let b7_0 = sb_128x128[sbb + 224u + tx + 0u];
+        let b7_1 = sb_128x128[sbb + 224u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a7_0.x), b7_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a7_0.x), b7_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a7_0.y), b7_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a7_0.y), b7_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a7_0.z), b7_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a7_0.z), b7_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a7_0.w), b7_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a7_0.w), b7_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a7_1.x), b7_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a7_1.x), b7_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a7_1.y), b7_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a7_1.y), b7_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a7_1.z), b7_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a7_1.z), b7_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a7_1.w), b7_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a7_1.w), b7_1, c1_3_1);
+        if (EPI == 2u) {
+            bsum0 += b0_0 + b1_0 + b2_0 + b3_0 + b4_0 + b5_0 + b6_0 + b7_0;
+            bsum1 += b0_1 + b1_1 + b2_1 + b3_1 + b4_1 + b5_1 + b6_1 + b7_1;
+        }
+        if (more) {
+            let nxt = 1u - cur;
+            { let e = li + 0u;
+              let rr = select(e / 8u, e % 128u, TRANS_A);
+              let kk = select(e % 8u, e / 128u, TRANS_A);
+              sa_128x128[nxt * 256u + kk * 32u + rr / 4u][rr % 4u] = pa0; }
+            { let e = li + 256u;
+              let rr = select(e / 8u, e % 128u, TRANS_A);
+              let kk = select(e % 8u, e / 128u, TRANS_A);
+              sa_128x128[nxt * 256u + kk * 32u + rr / 4u][rr % 4u] = pa1; }
+            { let e = li + 512u;
+              let rr = select(e / 8u, e % 128u, TRANS_A);
+              let kk = select(e % 8u, e / 128u, TRANS_A);
+              sa_128x128[nxt * 256u + kk * 32u + rr / 4u][rr % 4u] = pa2; }
+            { let e = li + 768u;
+              let rr = select(e / 8u, e % 128u, TRANS_A);
+              let kk = select(e % 8u, e / 128u, TRANS_A);
+              sa_128x128[nxt * 256u + kk * 32u + rr / 4u][rr % 4u] = pa3; }
+            { let e = li + 0u;
+              let kk = select(e / 128u, e % 8u, TRANS_B);
+              let cc = select(e % 128u, e / 8u, TRANS_B);
+              sb_128x128[nxt * 256u + kk * 32u + cc / 4u][cc % 4u] = pb0; }
+            { let e = li + 256u;
+              let kk = select(e / 128u, e % 8u, TRANS_B);
+              let cc = select(e % 128u, e / 8u, TRANS_B);
+              sb_128x128[nxt * 256u + kk * 32u + cc / 4u][cc % 4u] = pb1; }
+            { let e = li + 512u;
+              let kk = select(e / 128u, e % 8u, TRANS_B);
+              let cc = select(e % 128u, e / 8u, TRANS_B);
+              sb_128x128[nxt * 256u + kk * 32u + cc / 4u][cc % 4u] = pb2; }
+            { let e = li + 768u;
+              let kk = select(e / 128u, e % 8u, TRANS_B);
+              let cc = select(e % 128u, e / 8u, TRANS_B);
+              sb_128x128[nxt * 256u + kk * 32u + cc / 4u][cc % 4u] = pb3; }
+        }
+        workgroupBarrier();
+    }
+    if (EPI == 2u && wid.y == 0u && ty == 0u) {
+        let cs0 = col0 + (tx + 0u) * 4u;
+        if (cs0 + 0u < p.n) { conv_colsum(wid.z, cs0 + 0u, bsum0.x); }
+        if (cs0 + 1u < p.n) { conv_colsum(wid.z, cs0 + 1u, bsum0.y); }
+        if (cs0 + 2u < p.n) { conv_colsum(wid.z, cs0 + 2u, bsum0.z); }
+        if (cs0 + 3u < p.n) { conv_colsum(wid.z, cs0 + 3u, bsum0.w); }
+        let cs1 = col0 + (tx + 16u) * 4u;
+        if (cs1 + 0u < p.n) { conv_colsum(wid.z, cs1 + 0u, bsum1.x); }
+        if (cs1 + 1u < p.n) { conv_colsum(wid.z, cs1 + 1u, bsum1.y); }
+        if (cs1 + 2u < p.n) { conv_colsum(wid.z, cs1 + 2u, bsum1.z); }
+        if (cs1 + 3u < p.n) { conv_colsum(wid.z, cs1 + 3u, bsum1.w); }
+    }
+    { let row = row0 + (ty + 0u) * 4u + 0u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c0_0_0.x); conv_store(wid.z, row, cc0 + 1u, c0_0_0.y); conv_store(wid.z, row, cc0 + 2u, c0_0_0.z); conv_store(wid.z, row, cc0 + 3u, c0_0_0.w);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store(wid.z, row, cc1, c0_0_1.x); conv_store(wid.z, row, cc1 + 1u, c0_0_1.y); conv_store(wid.z, row, cc1 + 2u, c0_0_1.z); conv_store(wid.z, row, cc1 + 3u, c0_0_1.w);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 1u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c0_1_0.x); conv_store(wid.z, row, cc0 + 1u, c0_1_0.y); conv_store(wid.z, row, cc0 + 2u, c0_1_0.z); conv_store(wid.z, row, cc0 + 3u, c0_1_0.w);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store(wid.z, row, cc1, c0_1_1.x); conv_store(wid.z, row, cc1 + 1u, c0_1_1.y); conv_store(wid.z, row, cc1 + 2u, c0_1_1.z); conv_store(wid.z, row, cc1 + 3u, c0_1_1.w);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 2u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c0_2_0.x); conv_store(wid.z, row, cc0 + 1u, c0_2_0.y); conv_store(wid.z, row, cc0 + 2u, c0_2_0.z); conv_store(wid.z, row, cc0 + 3u, c0_2_0.w);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store(wid.z, row, cc1, c0_2_1.x); conv_store(wid.z, row, cc1 + 1u, c0_2_1.y); conv_store(wid.z, row, cc1 + 2u, c0_2_1.z); conv_store(wid.z, row, cc1 + 3u, c0_2_1.w);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 3u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c0_3_0.x); conv_store(wid.z, row, cc0 + 1u, c0_3_0.y); conv_store(wid.z, row, cc0 + 2u, c0_3_0.z); conv_store(wid.z, row, cc0 + 3u, c0_3_0.w);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store(wid.z, row, cc1, c0_3_1.x); conv_store(wid.z, row, cc1 + 1u, c0_3_1.y); conv_store(wid.z, row, cc1 + 2u, c0_3_1.z); conv_store(wid.z, row, cc1 + 3u, c0_3_1.w);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 0u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c1_0_0.x); conv_store(wid.z, row, cc0 + 1u, c1_0_0.y); conv_store(wid.z, row, cc0 + 2u, c1_0_0.z); conv_store(wid.z, row, cc0 + 3u, c1_0_0.w);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store(wid.z, row, cc1, c1_0_1.x); conv_store(wid.z, row, cc1 + 1u, c1_0_1.y); conv_store(wid.z, row, cc1 + 2u, c1_0_1.z); conv_store(wid.z, row, cc1 + 3u, c1_0_1.w);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 1u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c1_1_0.x); conv_store(wid.z, row, cc0 + 1u, c1_1_0.y); conv_store(wid.z, row, cc0 + 2u, c1_1_0.z); conv_store(wid.z, row, cc0 + 3u, c1_1_0.w);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store(wid.z, row, cc1, c1_1_1.x); conv_store(wid.z, row, cc1 + 1u, c1_1_1.y); conv_store(wid.z, row, cc1 + 2u, c1_1_1.z); conv_store(wid.z, row, cc1 + 3u, c1_1_1.w);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 2u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c1_2_0.x); conv_store(wid.z, row, cc0 + 1u, c1_2_0.y); conv_store(wid.z, row, cc0 + 2u, c1_2_0.z); conv_store(wid.z, row, cc0 + 3u, c1_2_0.w);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store(wid.z, row, cc1, c1_2_1.x); conv_store(wid.z, row, cc1 + 1u, c1_2_1.y); conv_store(wid.z, row, cc1 + 2u, c1_2_1.z); conv_store(wid.z, row, cc1 + 3u, c1_2_1.w);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 3u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store(wid.z, row, cc0, c1_3_0.x); conv_store(wid.z, row, cc0 + 1u, c1_3_0.y); conv_store(wid.z, row, cc0 + 2u, c1_3_0.z); conv_store(wid.z, row, cc0 + 3u, c1_3_0.w);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store(wid.z, row, cc1, c1_3_1.x); conv_store(wid.z, row, cc1 + 1u, c1_3_1.y); conv_store(wid.z, row, cc1 + 2u, c1_3_1.z); conv_store(wid.z, row, cc1 + 3u, c1_3_1.w);
+    }
+}
+
+@compute @workgroup_size(256)
+fn conv2d_t128x128v4_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    let tx = li % 16u;
+    let ty = li / 16u;
+    let row0 = wid.y * 128u;
+    let col0 = wid.x * 128u;
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    let nlast = p.n - 1u;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    let tiles = (kend - kbeg + 7u) / 8u;
+    var c0_0_0 = vec4<f32>(0.0);
+    var c0_0_1 = vec4<f32>(0.0);
+    var c0_1_0 = vec4<f32>(0.0);
+    var c0_1_1 = vec4<f32>(0.0);
+    var c0_2_0 = vec4<f32>(0.0);
+    var c0_2_1 = vec4<f32>(0.0);
+    var c0_3_0 = vec4<f32>(0.0);
+    var c0_3_1 = vec4<f32>(0.0);
+    var c1_0_0 = vec4<f32>(0.0);
+    var c1_0_1 = vec4<f32>(0.0);
+    var c1_1_0 = vec4<f32>(0.0);
+    var c1_1_1 = vec4<f32>(0.0);
+    var c1_2_0 = vec4<f32>(0.0);
+    var c1_2_1 = vec4<f32>(0.0);
+    var c1_3_0 = vec4<f32>(0.0);
+    var c1_3_1 = vec4<f32>(0.0);
+    var bsum0 = vec4<f32>(0.0);
+    var bsum1 = vec4<f32>(0.0);
+    let kv4 = p.k / 4u;
+    let nv = p.n / 4u;
+    let mv = p.m / 4u;
+    var pa0: vec4<f32>;
+    var pb0: vec4<f32>;
+        { let e = (li + 0u);
+          if (TRANS_A) {
+              let kk = e / 32u;  let q = e % 32u;
+              let ok = kbeg + kk < kend && e < 256u;
+              pa0 = conv_a_v4(ix_row(4u * min(row0 / 4u + q, mv - 1u)), ix_k(min(kbeg + kk, klast)), ok);
+          } else {
+              let rr = e / 2u;  let q = e % 2u;
+              let ok = row0 + rr < p.m && kbeg + 4u * q < kend && e < 256u;
+              pa0 = conv_a_v4(ix_row(min(row0 + rr, mlast)), ix_k(min(kbeg + 4u * q, klast)), ok);
+          } }
+        { let e = (li + 0u);
+          if (TRANS_B) {
+              let cc = e / 2u;  let q = e % 2u;
+              let ok = col0 + cc < p.n && kbeg / 4u + q < kv4 && e < 256u;
+              pb0 = select(vec4<f32>(0.0), b4[min(col0 + cc, nlast) * kv4 + min(kbeg / 4u + q, kv4 - 1u)], ok);
+          } else {
+              let kk = e / 32u;  let q = e % 32u;
+              let ok = kbeg + kk < kend && e < 256u;
+              pb0 = select(vec4<f32>(0.0), b4[min(kbeg + kk, klast) * nv + min(col0 / 4u + q, nv - 1u)], ok);
+          } }
+        { let e = li + 0u;
+          if (e < 256u) {
+            if (TRANS_A) {
+              sa_128x128[0u * 256u + (e / 32u) * 32u + e % 32u] = pa0;
+            } else {
+              let rr = e / 2u;  let k4 = (e % 2u) * 4u;
+              let base = 0u * 256u + rr / 4u;
+              sa_128x128[base + k4 * 32u][rr % 4u] = pa0.x;
+              sa_128x128[base + (k4 + 1u) * 32u][rr % 4u] = pa0.y;
+              sa_128x128[base + (k4 + 2u) * 32u][rr % 4u] = pa0.z;
+              sa_128x128[base + (k4 + 3u) * 32u][rr % 4u] = pa0.w;
+            } } }
+        { let e = li + 0u;
+          if (e < 256u) {
+            if (TRANS_B) {
+              let cc = e / 2u;  let k4 = (e % 2u) * 4u;
+              let base = 0u * 256u + cc / 4u;
+              sb_128x128[base + k4 * 32u][cc % 4u] = pb0.x;
+              sb_128x128[base + (k4 + 1u) * 32u][cc % 4u] = pb0.y;
+              sb_128x128[base + (k4 + 2u) * 32u][cc % 4u] = pb0.z;
+              sb_128x128[base + (k4 + 3u) * 32u][cc % 4u] = pb0.w;
+            } else {
+              sb_128x128[0u * 256u + (e / 32u) * 32u + e % 32u] = pb0;
+            } } }
+    workgroupBarrier();
+    for (var t = 0u; t < tiles; t++) {
+        let cur = t % 2u;
+        let more = t + 1u < tiles;
+        if (more) {
+            let k1 = kbeg + (t + 1u) * 8u;
+            { let e = (li + 0u);
+              if (TRANS_A) {
+                  let kk = e / 32u;  let q = e % 32u;
+                  let ok = k1 + kk < kend && e < 256u;
+                  pa0 = conv_a_v4(ix_row(4u * min(row0 / 4u + q, mv - 1u)), ix_k(min(k1 + kk, klast)), ok);
+              } else {
+                  let rr = e / 2u;  let q = e % 2u;
+                  let ok = row0 + rr < p.m && k1 + 4u * q < kend && e < 256u;
+                  pa0 = conv_a_v4(ix_row(min(row0 + rr, mlast)), ix_k(min(k1 + 4u * q, klast)), ok);
+              } }
+            { let e = (li + 0u);
+              if (TRANS_B) {
+                  let cc = e / 2u;  let q = e % 2u;
+                  let ok = col0 + cc < p.n && k1 / 4u + q < kv4 && e < 256u;
+                  pb0 = select(vec4<f32>(0.0), b4[min(col0 + cc, nlast) * kv4 + min(k1 / 4u + q, kv4 - 1u)], ok);
+              } else {
+                  let kk = e / 32u;  let q = e % 32u;
+                  let ok = k1 + kk < kend && e < 256u;
+                  pb0 = select(vec4<f32>(0.0), b4[min(k1 + kk, klast) * nv + min(col0 / 4u + q, nv - 1u)], ok);
+              } }
+        }
+        let sab = cur * 256u;
+        let sbb = cur * 256u;
+        let a0_0 = sa_128x128[sab + 0u + ty + 0u];
+        let a0_1 = sa_128x128[sab + 0u + ty + 16u];
+        let b0_0 = sb_128x128[sbb + 0u + tx + 0u];
+        let b0_1 = sb_128x128[sbb + 0u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a0_0.x), b0_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a0_0.x), b0_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a0_0.y), b0_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a0_0.y), b0_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a0_0.z), b0_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a0_0.z), b0_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a0_0.w), b0_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a0_0.w), b0_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a0_1.x), b0_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a0_1.x), b0_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a0_1.y), b0_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a0_1.y), b0_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a0_1.z), b0_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a0_1.z), b0_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a0_1.w), b0_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a0_1.w), b0_1, c1_3_1);
+        let a1_0 = sa_128x128[sab + 32u + ty + 0u];
+        let a1_1 = sa_128x128[sab + 32u + ty + 16u];
+        let b1_0 = sb_128x128[sbb + 32u + tx + 0u];
+        let b1_1 = sb_128x128[sbb + 32u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a1_0.x), b1_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a1_0.x), b1_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a1_0.y), b1_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a1_0.y), b1_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a1_0.z), b1_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a1_0.z), b1_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a1_0.w), b1_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a1_0.w), b1_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a1_1.x), b1_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a1_1.x), b1_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a1_1.y), b1_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a1_1.y), b1_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a1_1.z), b1_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a1_1.z), b1_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a1_1.w), b1_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a1_1.w), b1_1, c1_3_1);
+        let a2_0 = sa_128x128[sab + 64u + ty + 0u];
+        let a2_1 = sa_128x128[sab + 64u + ty + 16u];
+        let b2_0 = sb_128x128[sbb + 64u + tx + 0u];
+        let b2_1 = sb_128x128[sbb + 64u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a2_0.x), b2_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a2_0.x), b2_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a2_0.y), b2_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a2_0.y), b2_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a2_0.z), b2_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a2_0.z), b2_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a2_0.w), b2_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a2_0.w), b2_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a2_1.x), b2_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a2_1.x), b2_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a2_1.y), b2_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a2_1.y), b2_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a2_1.z), b2_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a2_1.z), b2_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a2_1.w), b2_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a2_1.w), b2_1, c1_3_1);
+        let a3_0 = sa_128x128[sab + 96u + ty + 0u];
+        let a3_1 = sa_128x128[sab + 96u + ty + 16u];
+        let b3_0 = sb_128x128[sbb + 96u + tx + 0u];
+        let b3_1 = sb_128x128[sbb + 96u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a3_0.x), b3_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a3_0.x), b3_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a3_0.y), b3_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a3_0.y), b3_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a3_0.z), b3_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a3_0.z), b3_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a3_0.w), b3_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a3_0.w), b3_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a3_1.x), b3_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a3_1.x), b3_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a3_1.y), b3_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a3_1.y), b3_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a3_1.z), b3_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a3_1.z), b3_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a3_1.w), b3_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a3_1.w), b3_1, c1_3_1);
+        let a4_0 = sa_128x128[sab + 128u + ty + 0u];
+        let a4_1 = sa_128x128[sab + 128u + ty + 16u];
+        let b4_0 = sb_128x128[sbb + 128u + tx + 0u];
+        let b4_1 = sb_128x128[sbb + 128u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a4_0.x), b4_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a4_0.x), b4_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a4_0.y), b4_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a4_0.y), b4_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a4_0.z), b4_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a4_0.z), b4_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a4_0.w), b4_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a4_0.w), b4_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a4_1.x), b4_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a4_1.x), b4_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a4_1.y), b4_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a4_1.y), b4_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a4_1.z), b4_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a4_1.z), b4_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a4_1.w), b4_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a4_1.w), b4_1, c1_3_1);
+        let a5_0 = sa_128x128[sab + 160u + ty + 0u];
+        let a5_1 = sa_128x128[sab + 160u + ty + 16u];
+        let b5_0 = sb_128x128[sbb + 160u + tx + 0u];
+        let b5_1 = sb_128x128[sbb + 160u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a5_0.x), b5_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a5_0.x), b5_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a5_0.y), b5_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a5_0.y), b5_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a5_0.z), b5_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a5_0.z), b5_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a5_0.w), b5_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a5_0.w), b5_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a5_1.x), b5_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a5_1.x), b5_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a5_1.y), b5_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a5_1.y), b5_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a5_1.z), b5_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a5_1.z), b5_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a5_1.w), b5_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a5_1.w), b5_1, c1_3_1);
+        let a6_0 = sa_128x128[sab + 192u + ty + 0u];
+        let a6_1 = sa_128x128[sab + 192u + ty + 16u];
+        let b6_0 = sb_128x128[sbb + 192u + tx + 0u];
+        let b6_1 = sb_128x128[sbb + 192u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a6_0.x), b6_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a6_0.x), b6_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a6_0.y), b6_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a6_0.y), b6_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a6_0.z), b6_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a6_0.z), b6_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a6_0.w), b6_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a6_0.w), b6_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a6_1.x), b6_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a6_1.x), b6_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a6_1.y), b6_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a6_1.y), b6_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a6_1.z), b6_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a6_1.z), b6_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a6_1.w), b6_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a6_1.w), b6_1, c1_3_1);
+        let a7_0 = sa_128x128[sab + 224u + ty + 0u];
+        let a7_1 = sa_128x128[sab + 224u + ty + 16u];
+        let b7_0 = sb_128x128[sbb + 224u + tx + 0u];
+        let b7_1 = sb_128x128[sbb + 224u + tx + 16u];
+        c0_0_0 = fma(vec4<f32>(a7_0.x), b7_0, c0_0_0);
+        c0_0_1 = fma(vec4<f32>(a7_0.x), b7_1, c0_0_1);
+        c0_1_0 = fma(vec4<f32>(a7_0.y), b7_0, c0_1_0);
+        c0_1_1 = fma(vec4<f32>(a7_0.y), b7_1, c0_1_1);
+        c0_2_0 = fma(vec4<f32>(a7_0.z), b7_0, c0_2_0);
+        c0_2_1 = fma(vec4<f32>(a7_0.z), b7_1, c0_2_1);
+        c0_3_0 = fma(vec4<f32>(a7_0.w), b7_0, c0_3_0);
+        c0_3_1 = fma(vec4<f32>(a7_0.w), b7_1, c0_3_1);
+        c1_0_0 = fma(vec4<f32>(a7_1.x), b7_0, c1_0_0);
+        c1_0_1 = fma(vec4<f32>(a7_1.x), b7_1, c1_0_1);
+        c1_1_0 = fma(vec4<f32>(a7_1.y), b7_0, c1_1_0);
+        c1_1_1 = fma(vec4<f32>(a7_1.y), b7_1, c1_1_1);
+        c1_2_0 = fma(vec4<f32>(a7_1.z), b7_0, c1_2_0);
+        c1_2_1 = fma(vec4<f32>(a7_1.z), b7_1, c1_2_1);
+        c1_3_0 = fma(vec4<f32>(a7_1.w), b7_0, c1_3_0);
+        c1_3_1 = fma(vec4<f32>(a7_1.w), b7_1, c1_3_1);
+        if (EPI == 2u) {
+            bsum0 += b0_0 + b1_0 + b2_0 + b3_0 + b4_0 + b5_0 + b6_0 + b7_0;
+            bsum1 += b0_1 + b1_1 + b2_1 + b3_1 + b4_1 + b5_1 + b6_1 + b7_1;
+        }
+        if (more) {
+            let nxt = 1u - cur;
+            { let e = li + 0u;
+              if (e < 256u) {
+                if (TRANS_A) {
+                  sa_128x128[nxt * 256u + (e / 32u) * 32u + e % 32u] = pa0;
+                } else {
+                  let rr = e / 2u;  let k4 = (e % 2u) * 4u;
+                  let base = nxt * 256u + rr / 4u;
+                  sa_128x128[base + k4 * 32u][rr % 4u] = pa0.x;
+                  sa_128x128[base + (k4 + 1u) * 32u][rr % 4u] = pa0.y;
+                  sa_128x128[base + (k4 + 2u) * 32u][rr % 4u] = pa0.z;
+                  sa_128x128[base + (k4 + 3u) * 32u][rr % 4u] = pa0.w;
+                } } }
+            { let e = li + 0u;
+              if (e < 256u) {
+                if (TRANS_B) {
+                  let cc = e / 2u;  let k4 = (e % 2u) * 4u;
+                  let base = nxt * 256u + cc / 4u;
+                  sb_128x128[base + k4 * 32u][cc % 4u] = pb0.x;
+                  sb_128x128[base + (k4 + 1u) * 32u][cc % 4u] = pb0.y;
+                  sb_128x128[base + (k4 + 2u) * 32u][cc % 4u] = pb0.z;
+                  sb_128x128[base + (k4 + 3u) * 32u][cc % 4u] = pb0.w;
+                } else {
+                  sb_128x128[nxt * 256u + (e / 32u) * 32u + e % 32u] = pb0;
+                } } }
+        }
+        workgroupBarrier();
+    }
+    if (EPI == 2u && wid.y == 0u && ty == 0u) {
+        let cs0 = col0 + (tx + 0u) * 4u;
+        if (cs0 < p.n) { conv_colsum4(wid.z, cs0, bsum0); }
+        let cs1 = col0 + (tx + 16u) * 4u;
+        if (cs1 < p.n) { conv_colsum4(wid.z, cs1, bsum1); }
+    }
+    { let row = row0 + (ty + 0u) * 4u + 0u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c0_0_0);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store4(wid.z, row, cc1, c0_0_1);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 1u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c0_1_0);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store4(wid.z, row, cc1, c0_1_1);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 2u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c0_2_0);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store4(wid.z, row, cc1, c0_2_1);
+    }
+    { let row = row0 + (ty + 0u) * 4u + 3u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c0_3_0);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store4(wid.z, row, cc1, c0_3_1);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 0u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c1_0_0);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store4(wid.z, row, cc1, c1_0_1);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 1u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c1_1_0);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store4(wid.z, row, cc1, c1_1_1);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 2u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c1_2_0);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store4(wid.z, row, cc1, c1_2_1);
+    }
+    { let row = row0 + (ty + 16u) * 4u + 3u;
+      let cc0 = col0 + (tx + 0u) * 4u;
+      conv_store4(wid.z, row, cc0, c1_3_0);
+      let cc1 = col0 + (tx + 16u) * 4u;
+      conv_store4(wid.z, row, cc1, c1_3_1);
+    }
+}

@@ -71,18 +71,34 @@ def fma_rows(rows, j):
     return "\n".join(out)
 
 
-def stores(rows):
+def stores(rows, conv=False):
+    st = "conv_store(wid.z, " if conv else "store_c("
     out = []
     for r in range(rows):
         out.append(
-            f"    store_c(row0 + {r}u, col0, c{r}.x); store_c(row0 + {r}u, col0 + 1u, c{r}.y); "
-            f"store_c(row0 + {r}u, col0 + 2u, c{r}.z); store_c(row0 + {r}u, col0 + 3u, c{r}.w);"
+            f"    {st}row0 + {r}u, col0, c{r}.x); {st}row0 + {r}u, col0 + 1u, c{r}.y); "
+            f"{st}row0 + {r}u, col0 + 2u, c{r}.z); {st}row0 + {r}u, col0 + 3u, c{r}.w);"
         )
     return "\n".join(out)
 
 
-def stores4(rows):
-    return "\n".join(f"    store_c4(row0 + {r}u, col0, c{r});" for r in range(rows))
+def stores4(rows, conv=False):
+    st = "conv_store4(wid.z, " if conv else "store_c4("
+    return "\n".join(f"    {st}row0 + {r}u, col0, c{r});" for r in range(rows))
+
+
+def colsum_fn(conv):
+    return "conv_colsum(wid.z, " if conv else "store_colsum("
+
+
+def colsum4_fn(conv):
+    return "conv_colsum4(wid.z, " if conv else "store_colsum4("
+
+
+def entry(kind, s, conv):
+    """An entry point's name: matmul_sg8_r16_forward, or conv2d_sg8_r16_forward for the
+    convolution twin (A through implicit im2col, K split by work-group z)."""
+    return f"{'conv2d' if conv else 'matmul'}_sg{s}{kind}_forward"
 
 
 def decls(rows):
@@ -94,21 +110,33 @@ def lane_expr(s):
     return "lane" if kl == s else f"(lane % {kl}u)"
 
 
-def colsum_block(j):
+def colsum_block(j, kend="p.k"):
     return f"""            if (EPI == 2u) {{
                 // Column sums of op(B) (rows past K masked: their loads are clamped copies).
-                let mk = vec4<f32>(vec4<u32>(kb + {4 * j}u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                let mk = vec4<f32>(vec4<u32>(kb + {4 * j}u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>({kend}));
                 bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
             }}"""
 
 
-def scalar_kernel(s, rows):
+def scalar_kernel(s, rows, conv=False):
     kl = loaders(s)
-    loads = "\n".join(
-        f"        let x{r} = live * vec4<f32>(a[rb{r} + kc.x], a[rb{r} + kc.y], a[rb{r} + kc.z], a[rb{r} + kc.w]);"
-        for r in range(rows)
-    )
-    rbs = "\n".join(f"    let rb{r} = min(row0 + {r}u, mlast) * ams;" for r in range(rows))
+    kend = "kend" if conv else "p.k"
+    if conv:
+        # A through implicit im2col: each row's side once, each lane's 4 k once per block.
+        loads = "\n".join(
+            f"        let x{r} = conv_a4(ri{r}, kx, kv < vec4<u32>(kend));" for r in range(rows)
+        )
+        rbs = "\n".join(f"    let ri{r} = ix_row(min(row0 + {r}u, mlast));" for r in range(rows))
+        kprep = "        let kx = ix_k4(min(kv, vec4<u32>(klast)));"
+        live = ""
+    else:
+        loads = "\n".join(
+            f"        let x{r} = live * vec4<f32>(a[rb{r} + kc.x], a[rb{r} + kc.y], a[rb{r} + kc.z], a[rb{r} + kc.w]);"
+            for r in range(rows)
+        )
+        rbs = "\n".join(f"    let rb{r} = min(row0 + {r}u, mlast) * ams;" for r in range(rows))
+        kprep = "        let kc = min(kv, vec4<u32>(klast)) * aks;"
+        live = "        let live = vec4<f32>(kv < vec4<u32>(p.k));\n"
     blocks = []
     for j in range(kl):
         blocks.append(f"""        {{
@@ -118,11 +146,14 @@ def scalar_kernel(s, rows):
             let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
             let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
 {fma_rows(rows, j)}
-{colsum_block(j)}
+{colsum_block(j, kend)}
         }}""")
+    cs = colsum_fn(conv)
+    krange = "    let kbeg = k_begin(wid.z);\n    let kend = k_end(wid.z, p.k);\n" if conv else ""
+    kloop = "var kb = kbeg; kb < kend;" if conv else "var kb = 0u; kb < p.k;"
     return f"""
 @compute @workgroup_size({s})
-fn matmul_sg{s}_r{rows}_forward(
+fn {entry(f"_r{rows}", s, conv)}(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {{
@@ -130,7 +161,7 @@ fn matmul_sg{s}_r{rows}_forward(
     let row0 = wid.y * {rows}u;
     let klast = p.k - 1u;
     let mlast = p.m - 1u;
-    // Strides of the stored layouts along k and along rows / columns.
+{krange}    // Strides of the stored layouts along k and along rows / columns.
     let aks = select(1u, p.m, TRANS_A);
     let ams = select(p.k, 1u, TRANS_A);
     let bks = select(p.n, 1u, TRANS_B);
@@ -139,37 +170,47 @@ fn matmul_sg{s}_r{rows}_forward(
     let bcol = cols * bns;
 {rbs}
 {decls(rows)}
-    for (var kb = 0u; kb < p.k; kb += {4 * kl}u) {{
+    for ({kloop} kb += {4 * kl}u) {{
         let kv = vec4<u32>(kb + {lane_expr(s)} * 4u) + vec4<u32>(0u, 1u, 2u, 3u);
-        let live = vec4<f32>(kv < vec4<u32>(p.k));
-        let kc = min(kv, vec4<u32>(klast)) * aks;
+{live}{kprep}
 {loads}
 {chr(10).join(blocks)}
     }}
     if (EPI == 2u && wid.y == 0u) {{
-        if (col0 < p.n) {{ store_colsum(col0, bsum.x); }}
-        if (col0 + 1u < p.n) {{ store_colsum(col0 + 1u, bsum.y); }}
-        if (col0 + 2u < p.n) {{ store_colsum(col0 + 2u, bsum.z); }}
-        if (col0 + 3u < p.n) {{ store_colsum(col0 + 3u, bsum.w); }}
+        if (col0 < p.n) {{ {cs}col0, bsum.x); }}
+        if (col0 + 1u < p.n) {{ {cs}col0 + 1u, bsum.y); }}
+        if (col0 + 2u < p.n) {{ {cs}col0 + 2u, bsum.z); }}
+        if (col0 + 3u < p.n) {{ {cs}col0 + 3u, bsum.w); }}
     }}
-{stores(rows)}
+{stores(rows, conv)}
 }}
 """
 
 
-def vec4_kernel(s, rows):
+def vec4_kernel(s, rows, conv=False):
     kl = loaders(s)
     groups = rows // 4
+    kend = "kend" if conv else "p.k"
     # A, normal: one vec4 of this lane's 4 k per row.
-    loads_n = "\n".join(
-        f"            x{r} = select(vec4<f32>(0.0), a4[ra{r} + kac], alive);" for r in range(rows)
-    )
+    if conv:
+        # One tap's 4 consecutive channels of each row's pixel (the channels a multiple of 4).
+        loads_n = "\n".join(
+            f"            x{r} = conv_a_v4(ri{r}, kx, alive);" for r in range(rows)
+        )
+    else:
+        loads_n = "\n".join(
+            f"            x{r} = select(vec4<f32>(0.0), a4[ra{r} + kac], alive);" for r in range(rows)
+        )
     # A, transposed (stored (K, M)): for each of the lane's 4 k a vec4 over 4 rows, then
     # transpose in registers.
     qloads = []
     for i in range(4):
         for g in range(groups):
-            qloads.append(f"            let q{i}_{g} = a4[kq{i} + rg{g}];")
+            if conv:
+                # 4 consecutive rows (channels of one tap) at one k (a pixel).
+                qloads.append(f"            let q{i}_{g} = conv_a_v4(gi{g}, kx{i}, ka + {i}u < kend);")
+            else:
+                qloads.append(f"            let q{i}_{g} = a4[kq{i} + rg{g}];")
     picks = []
     comp = "xyzw"
     for r in range(rows):
@@ -177,14 +218,18 @@ def vec4_kernel(s, rows):
         picks.append(
             f"            x{r} = lv * vec4<f32>(q0_{g}.{comp[c]}, q1_{g}.{comp[c]}, q2_{g}.{comp[c]}, q3_{g}.{comp[c]});"
         )
-    ras = "\n".join(f"    let ra{r} = min(row0 + {r}u, mlast) * kv4;" for r in range(rows))
-    rgs = "\n".join(f"    let rg{g} = min(row0 / 4u + {g}u, mv - 1u);" for g in range(groups))
+    if conv:
+        ras = "\n".join(f"    let ri{r} = ix_row(min(row0 + {r}u, mlast));" for r in range(rows))
+        rgs = "\n".join(f"    let gi{g} = ix_row(4u * min(row0 / 4u + {g}u, mv - 1u));" for g in range(groups))
+    else:
+        ras = "\n".join(f"    let ra{r} = min(row0 + {r}u, mlast) * kv4;" for r in range(rows))
+        rgs = "\n".join(f"    let rg{g} = min(row0 / 4u + {g}u, mv - 1u);" for g in range(groups))
     xdecl = "\n".join(f"        var x{r}: vec4<f32>;" for r in range(rows))
     blocks = []
     for j in range(kl):
         blocks.append(f"""        {{
             let kk = kb + {4 * j}u;
-            let live = kk < p.k;
+            let live = kk < {kend};
             var b0: vec4<f32>;
             var b1: vec4<f32>;
             var b2: vec4<f32>;
@@ -208,11 +253,32 @@ def vec4_kernel(s, rows):
                 b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
             }}
 {fma_rows(rows, j)}
-{colsum_block(j)}
+{colsum_block(j, kend)}
         }}""")
+    if conv:
+        trans_prep = "\n".join(
+            [f"            let lv = vec4<f32>(vec4<u32>(ka) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));"]
+            + [f"            let kx{i} = ix_k(min(ka + {i}u, p.k - 1u));" for i in range(4)]
+        )
+        plain_prep = f"""            let ka = kb + {lane_expr(s)} * 4u;
+            let alive = ka < kend;
+            let kx = ix_k(min(ka, p.k - 1u));"""
+        krange = "    let kbeg = k_begin(wid.z);\n    let kend = k_end(wid.z, p.k);\n"
+        kloop = "var kb = kbeg; kb < kend;"
+    else:
+        trans_prep = """            let lv = vec4<f32>(vec4<u32>(ka) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+            let kq0 = min(ka, p.k - 1u) * mv;
+            let kq1 = min(ka + 1u, p.k - 1u) * mv;
+            let kq2 = min(ka + 2u, p.k - 1u) * mv;
+            let kq3 = min(ka + 3u, p.k - 1u) * mv;"""
+        plain_prep = f"""            let ka = kb / 4u + {lane_expr(s)};
+            let alive = ka < kv4;
+            let kac = min(ka, kv4 - 1u);"""
+        krange = ""
+        kloop = "var kb = 0u; kb < p.k;"
     return f"""
 @compute @workgroup_size({s})
-fn matmul_sg{s}v4_r{rows}_forward(
+fn {entry(f"v4_r{rows}", s, conv)}(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {{
@@ -232,29 +298,23 @@ fn matmul_sg{s}v4_r{rows}_forward(
 {ras}
 {rgs}
 {decls(rows)}
-    for (var kb = 0u; kb < p.k; kb += {4 * kl}u) {{
+{krange}    for ({kloop} kb += {4 * kl}u) {{
 {xdecl}
         if (TRANS_A) {{
             let ka = kb + {lane_expr(s)} * 4u;
-            let lv = vec4<f32>(vec4<u32>(ka) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
-            let kq0 = min(ka, p.k - 1u) * mv;
-            let kq1 = min(ka + 1u, p.k - 1u) * mv;
-            let kq2 = min(ka + 2u, p.k - 1u) * mv;
-            let kq3 = min(ka + 3u, p.k - 1u) * mv;
+{trans_prep}
 {chr(10).join(qloads)}
 {chr(10).join(picks)}
         }} else {{
-            let ka = kb / 4u + {lane_expr(s)};
-            let alive = ka < kv4;
-            let kac = min(ka, kv4 - 1u);
+{plain_prep}
 {loads_n}
         }}
 {chr(10).join(blocks)}
     }}
     if (EPI == 2u && wid.y == 0u && col0 < p.n) {{
-        store_colsum4(col0, bsum);
+        {colsum4_fn(conv)}col0, bsum);
     }}
-{stores4(rows)}
+{stores4(rows, conv)}
 }}
 """
 
@@ -264,7 +324,7 @@ def groups16(s):
     return max(1, 16 // s)
 
 
-def narrow_kernel(s):
+def narrow_kernel(s, conv=False):
     """C with at most 16 columns: a lane per row, every column in its own accumulator.
 
     Per k, each lane loads its row's A value and the B values of columns lane + S·g (g below
@@ -277,9 +337,15 @@ def narrow_kernel(s):
     sdecl = "\n".join(f"    var cs{i} = 0.0;" for i in range(g))
     steps = []
     for u in range(4):
-        body = [f"        {{", f"            let kk = k4 + {u}u;", "            let x = load_a(row, kk);"]
+        # The conv twin reads A through implicit im2col and masks B past its chunk (a split
+        # K's next chunk is not zero).
+        xa = "conv_load_a(row, kk, kend)" if conv else "load_a(row, kk)"
+        body = [f"        {{", f"            let kk = k4 + {u}u;", f"            let x = {xa};"]
         for i in range(g):
-            body.append(f"            let bv{i} = load_b(kk, {lanes16} + {s * i}u);")
+            lb = f"load_b(kk, {lanes16} + {s * i}u)"
+            if conv:
+                lb = f"select(0.0, {lb}, kk < kend)"
+            body.append(f"            let bv{i} = {lb};")
             body.append(f"            cs{i} += bv{i};")
         for c in range(16):
             i, l = divmod(c, s) if s < 16 else (0, c)
@@ -291,8 +357,11 @@ def narrow_kernel(s):
         cond = f"{lanes16} + {s * i}u < p.n"
         if s > 16:
             cond = f"lane < 16u && {cond}"
-        cst.append(f"        if ({cond}) {{ store_colsum({lanes16} + {s * i}u, cs{i}); }}")
-    st = "\n".join(f"    store_c(row, {c}u, c{c});" for c in range(16))
+        cst.append(f"        if ({cond}) {{ {colsum_fn(conv)}{lanes16} + {s * i}u, cs{i}); }}")
+    stf = "conv_store(wid.z, " if conv else "store_c("
+    st = "\n".join(f"    {stf}row, {c}u, c{c});" for c in range(16))
+    krange = "    let kbeg = k_begin(wid.z);\n    let kend = k_end(wid.z, p.k);\n" if conv else ""
+    kloop = "var k4 = kbeg; k4 < kend;" if conv else "var k4 = 0u; k4 < p.k;"
     return f"""
 // C with at most 16 columns (the last layer of a classifier and its weight gradient): a lane
 // per row of C, {s} rows per work-group, every column in its own accumulator. Per k a lane
@@ -300,14 +369,14 @@ def narrow_kernel(s):
 // row of B. Any layout and epilogue (store_c and store_colsum do the rest). Loads past K
 // return zero, so the 4-step unrolling needs no tail.
 @compute @workgroup_size({s})
-fn matmul_sg{s}_narrow_forward(
+fn {entry("_narrow", s, conv)}(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {{
     let row = wid.x * {s}u + lane;
 {decl}
 {sdecl}
-    for (var k4 = 0u; k4 < p.k; k4 += 4u) {{
+{krange}    for ({kloop} k4 += 4u) {{
 {chr(10).join(steps)}
     }}
     if (EPI == 2u && wid.x == 0u) {{
@@ -318,7 +387,7 @@ fn matmul_sg{s}_narrow_forward(
 """
 
 
-def shallow_kernel(s):
+def shallow_kernel(s, conv=False):
     """K at most 16: a lane per column of C, op(B)'s column held in registers.
 
     Per row, a lane loads A values at k = lane + S·g; subgroupBroadcast hands every lane the
@@ -326,7 +395,8 @@ def shallow_kernel(s):
     g = groups16(s)
     lanes16 = "lane" if s <= 16 else "(lane % 16u)"
     bl = "\n".join(f"    let b{kk} = load_b({kk}u, col);" for kk in range(16))
-    loads = "\n".join(f"        let a{i} = load_a(row, {lanes16} + {s * i}u);" for i in range(g))
+    la = "conv_load_a(row, {k}, p.k)" if conv else "load_a(row, {k})"
+    loads = "\n".join(f"        let a{i} = {la.format(k=f'{lanes16} + {s * i}u')};" for i in range(g))
     fmas = []
     for kk in range(16):
         i, l = divmod(kk, s) if s < 16 else (0, kk)
@@ -338,7 +408,7 @@ def shallow_kernel(s):
 // registers. Per row a lane loads {g} value(s) of op(A)'s row; subgroupBroadcast gives every
 // lane the whole row. Any layout and epilogue (store_c and store_colsum do the rest).
 @compute @workgroup_size({s})
-fn matmul_sg{s}_shallow_forward(
+fn {entry("_shallow", s, conv)}(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {{
@@ -351,10 +421,10 @@ fn matmul_sg{s}_shallow_forward(
         var acc = 0.0;
 {loads}
 {chr(10).join(fmas)}
-        store_c(row, col, acc);
+        {"conv_store(0u, " if conv else "store_c("}row, col, acc);
     }}
     if (EPI == 2u && wid.y == 0u && col < p.n) {{
-        store_colsum(col, {bsum});
+        {colsum_fn(conv).replace("wid.z", "0u")}col, {bsum});
     }}
 }}
 """
@@ -366,7 +436,20 @@ def size_file(s):
         out.append(scalar_kernel(s, r))
     for r in ROWS:
         out.append(vec4_kernel(s, r))
+    out.append(CONV_HEADER)
+    out += [narrow_kernel(s, True), shallow_kernel(s, True)]
+    for r in ROWS:
+        out.append(scalar_kernel(s, r, True))
+    for r in ROWS:
+        out.append(vec4_kernel(s, r, True))
     return "".join(out)
+
+
+CONV_HEADER = """
+// ---- Convolutions: the same kernels with A read through implicit im2col (im2col.wgsl) ----
+// conv2d_sg*: op(A) is the im2col matrix of the convolution the IM2COL override names, never
+// stored; K may be split across work-groups z (KCHUNK), each writing a partial product.
+"""
 
 
 def files():

@@ -160,8 +160,36 @@ pub struct MatmulArgs<'a> {
     pub accumulate: bool,
 }
 
+/// How a GEMM reads its A operand through implicit im2col (a convolution's GEMM): the
+/// pipeline constants of its geometry (`shaders/im2col.wgsl`), whether the vec4 twin applies,
+/// and the split of K across work-groups. Built by [`crate::kernels::conv2d`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Im2col {
+    /// `IM2COL`, the geometry, `KCHUNK`.
+    pub constants: Vec<(&'static str, f64)>,
+    /// The channels read four at a time are aligned (the vec4 twin applies).
+    pub vec4: bool,
+    /// Work-groups along z (K chunks); 1 without a split.
+    pub splits: u32,
+    /// K per chunk (K itself without a split).
+    pub chunk: u32,
+    /// Bytes of the tensor A is read from (the input or dy).
+    pub a_bytes: u64,
+}
+
 /// Records one matmul with an explicit variant.
 pub fn record_with(rec: &mut dyn Record, args: &MatmulArgs<'_>, variant: Variant) -> Result<()> {
+    record_gemm(rec, args, variant, None)
+}
+
+/// Records one GEMM with an explicit variant: a matmul, or with `conv` a convolution's GEMM
+/// whose A is read through implicit im2col (its twin entry point).
+pub fn record_gemm(
+    rec: &mut dyn Record,
+    args: &MatmulArgs<'_>,
+    variant: Variant,
+    conv: Option<&Im2col>,
+) -> Result<()> {
     let dev = rec.device().clone();
     if args.m == 0 || args.n == 0 || args.k == 0 {
         return Err(Error::InvalidArgument {
@@ -194,7 +222,11 @@ pub fn record_with(rec: &mut dyn Record, args: &MatmulArgs<'_>, variant: Variant
             found: format!("{} with N={}, K={}", variant.name(), args.n, args.k),
         });
     }
-    if let Some(max) = variant.max_k(dev.info()).filter(|&max| args.k as u64 > max) {
+    let deepest = conv.map_or(args.k, |c| c.chunk);
+    if let Some(max) = variant
+        .max_k(dev.info())
+        .filter(|&max| deepest as u64 > max)
+    {
         return Err(Error::InvalidArgument {
             op: "matmul",
             name: "shape",
@@ -204,11 +236,14 @@ pub fn record_with(rec: &mut dyn Record, args: &MatmulArgs<'_>, variant: Variant
                 dev.name(),
                 dev.info().limits.max_loop_iterations.unwrap_or(0)
             ),
-            found: format!("K={}", args.k),
+            found: format!("K={deepest}"),
         });
     }
     let variant = variant.for_rows(args.m);
-    let spec = variant.spec(vec4_ok(args.layout, args.m, args.n, args.k));
+    let spec = match conv {
+        Some(c) => variant.conv_spec(c.vec4 && args.n.is_multiple_of(4)),
+        None => variant.spec(vec4_ok(args.layout, args.m, args.n, args.k)),
+    };
     if dev.info().limits.max_storage_buffers < STORAGE_BINDINGS {
         return Err(Error::InvalidArgument {
             op: "matmul",
@@ -282,7 +317,7 @@ pub fn record_with(rec: &mut dyn Record, args: &MatmulArgs<'_>, variant: Variant
         }
         _ => None,
     };
-    let constants = [
+    let mut constants = vec![
         ("TRANS_A", (args.layout == Layout::TN) as u32 as f64),
         ("TRANS_B", (args.layout == Layout::NT) as u32 as f64),
         ("EPI", args.epilogue.code() as f64),
@@ -294,6 +329,9 @@ pub fn record_with(rec: &mut dyn Record, args: &MatmulArgs<'_>, variant: Variant
             update.map_or(0, |u| optim::rule_code(&u.rule)) as f64,
         ),
     ];
+    if let Some(c) = conv {
+        constants.extend_from_slice(&c.constants);
+    }
     let pipe = rec.pipeline(spec, &constants)?;
     let params = match update {
         Some(u) => update_params(args.m, args.n, args.k, &u.rule, u.step),
@@ -328,19 +366,34 @@ pub fn record_with(rec: &mut dyn Record, args: &MatmulArgs<'_>, variant: Variant
         (2 * m * n * k) as f64,
         (4 * (m * k + k * n) + aux_bytes + c_bytes) as f64,
     );
+    let (a_bytes, c_bytes, aux, groups) = match conv {
+        // A is the tensor im2col reads (its size is the caller's); with a split K, C and the
+        // column sums hold a partial result per chunk.
+        Some(c) => {
+            let mut g = variant.groups(args.m, args.n);
+            g[2] = c.splits;
+            let aux = if c.splits > 1 && aux.1 == n * 4 {
+                (aux.0, n * 4 * c.splits as u64)
+            } else {
+                aux
+            };
+            (c.a_bytes, m * n * 4 * c.splits.max(1) as u64, aux, g)
+        }
+        None => (m * k * 4, m * n * 4, aux, variant.groups(args.m, args.n)),
+    };
     rec.dispatch(
         &pipe,
         &[
-            (args.a, m * k * 4),
+            (args.a, a_bytes),
             (args.b, k * n * 4),
             aux,
-            (args.c, m * n * 4),
+            (args.c, c_bytes),
             states[0],
             states[1],
             states[2],
             states[3],
         ],
         Some(bytemuck::bytes_of(&params)),
-        variant.groups(args.m, args.n),
+        groups,
     )
 }

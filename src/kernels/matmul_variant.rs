@@ -22,20 +22,20 @@ use crate::device::adapter::AdapterDesc;
 use crate::exec::pipeline::{Access, KernelSpec, Shader};
 use crate::vocab::Layout;
 
-/// matmul.wgsl (the naive kernel, the shared bindings and store helpers), after the
-/// activation and optimizer-rule preludes.
-pub const SHADER: Shader = crate::shader!("matmul" after "activation", "optim_rule");
+/// matmul.wgsl (the naive kernels, the shared bindings, store helpers and implicit-im2col
+/// loads), after the activation, optimizer-rule and im2col preludes.
+pub const SHADER: Shader = crate::shader!("matmul" after "activation", "optim_rule", "im2col");
 /// matmul_tiled.wgsl: the register-blocked and shared-memory tiled kernels.
 pub const SHADER_TILED: Shader =
-    crate::shader!("matmul_tiled" after "activation", "optim_rule", "matmul");
+    crate::shader!("matmul_tiled" after "activation", "optim_rule", "im2col", "matmul");
 /// matmul_sg{S}.wgsl, one per subgroup size of [`SUBGROUP_SIZES`].
 pub const SHADER_SG: [Shader; 6] = [
-    crate::shader!("matmul_sg4" after "activation", "optim_rule", "matmul"),
-    crate::shader!("matmul_sg8" after "activation", "optim_rule", "matmul"),
-    crate::shader!("matmul_sg16" after "activation", "optim_rule", "matmul"),
-    crate::shader!("matmul_sg32" after "activation", "optim_rule", "matmul"),
-    crate::shader!("matmul_sg64" after "activation", "optim_rule", "matmul"),
-    crate::shader!("matmul_sg128" after "activation", "optim_rule", "matmul"),
+    crate::shader!("matmul_sg4" after "activation", "optim_rule", "im2col", "matmul"),
+    crate::shader!("matmul_sg8" after "activation", "optim_rule", "im2col", "matmul"),
+    crate::shader!("matmul_sg16" after "activation", "optim_rule", "im2col", "matmul"),
+    crate::shader!("matmul_sg32" after "activation", "optim_rule", "im2col", "matmul"),
+    crate::shader!("matmul_sg64" after "activation", "optim_rule", "im2col", "matmul"),
+    crate::shader!("matmul_sg128" after "activation", "optim_rule", "im2col", "matmul"),
 ];
 
 /// The subgroup sizes with kernels of their own.
@@ -117,17 +117,98 @@ macro_rules! sg_specs {
 
 /// Subgroup kernels by size: rows 16 and 32 (scalar), the same with vec4 loads, narrow,
 /// shallow.
-const SG_SPECS: [[KernelSpec; 6]; 5] = [
+const SG_SPECS: [[KernelSpec; 6]; 6] = [
     sg_specs!(0, "4"),
     sg_specs!(1, "8"),
     sg_specs!(2, "16"),
     sg_specs!(3, "32"),
     sg_specs!(4, "64"),
+    sg_specs!(5, "128"),
 ];
+
+/// The convolution twins (A through implicit im2col): naive, narrow without subgroups,
+/// register-blocked (scalar, vec4), tiled (scalar, vec4).
+const CONV_NAIVE: KernelSpec = spec(SHADER, "conv2d_naive_forward");
+const CONV_RB_NARROW: KernelSpec = spec(SHADER_TILED, "conv2d_rb_narrow_forward");
+const CONV_BLOCKED: [[KernelSpec; 2]; 3] = [
+    [
+        spec(SHADER_TILED, "conv2d_rb8x4_forward"),
+        spec(SHADER_TILED, "conv2d_rb8x4v4_forward"),
+    ],
+    [
+        spec(SHADER_TILED, "conv2d_rb8x8_forward"),
+        spec(SHADER_TILED, "conv2d_rb8x8v4_forward"),
+    ],
+    [
+        spec(SHADER_TILED, "conv2d_rb16x8_forward"),
+        spec(SHADER_TILED, "conv2d_rb16x8v4_forward"),
+    ],
+];
+const CONV_TILED: [[KernelSpec; 2]; 3] = [
+    [
+        spec(SHADER_TILED, "conv2d_t64x64_forward"),
+        spec(SHADER_TILED, "conv2d_t64x64v4_forward"),
+    ],
+    [
+        spec(SHADER_TILED, "conv2d_t128x64_forward"),
+        spec(SHADER_TILED, "conv2d_t128x64v4_forward"),
+    ],
+    [
+        spec(SHADER_TILED, "conv2d_t128x128_forward"),
+        spec(SHADER_TILED, "conv2d_t128x128v4_forward"),
+    ],
+];
+
+macro_rules! conv_sg_specs {
+    ($i:literal, $s:literal) => {
+        [
+            spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "_r16_forward")),
+            spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "_r32_forward")),
+            spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "v4_r16_forward")),
+            spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "v4_r32_forward")),
+            spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "_narrow_forward")),
+            spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "_shallow_forward")),
+        ]
+    };
+}
+
+/// Subgroup convolution kernels by size, as [`SG_SPECS`].
+const CONV_SG: [[KernelSpec; 6]; 6] = [
+    conv_sg_specs!(0, "4"),
+    conv_sg_specs!(1, "8"),
+    conv_sg_specs!(2, "16"),
+    conv_sg_specs!(3, "32"),
+    conv_sg_specs!(4, "64"),
+    conv_sg_specs!(5, "128"),
+];
+
+/// Every convolution entry point of the family.
+pub const CONV_KERNELS: &[KernelSpec] = &{
+    let mut all = [CONV_NAIVE; 2 + 6 + 6 + 36];
+    all[1] = CONV_RB_NARROW;
+    let mut i = 0;
+    while i < 3 {
+        all[2 + 2 * i] = CONV_BLOCKED[i][0];
+        all[3 + 2 * i] = CONV_BLOCKED[i][1];
+        all[8 + 2 * i] = CONV_TILED[i][0];
+        all[9 + 2 * i] = CONV_TILED[i][1];
+        i += 1;
+    }
+    let mut s = 0;
+    while s < 6 {
+        let mut e = 0;
+        while e < 6 {
+            all[14 + 6 * s + e] = CONV_SG[s][e];
+            e += 1;
+        }
+        s += 1;
+    }
+    all
+};
 
 /// Every entry point of the family.
 pub const KERNELS: &[KernelSpec] = &{
-    let mut all = [NAIVE; 2 + 6 + 6 + 30];
+    let mut all = [NAIVE; 2 + 6 + 6 + 36];
     all[1] = RB_NARROW;
     let mut i = 0;
     while i < 3 {
@@ -138,7 +219,7 @@ pub const KERNELS: &[KernelSpec] = &{
         i += 1;
     }
     let mut s = 0;
-    while s < 5 {
+    while s < 6 {
         let mut e = 0;
         while e < 6 {
             all[14 + 6 * s + e] = SG_SPECS[s][e];
@@ -355,6 +436,24 @@ impl Variant {
             }
             Variant::SubgroupNarrow { size } => &SG_SPECS[size_index(size).unwrap_or(1)][4],
             Variant::SubgroupShallow { size } => &SG_SPECS[size_index(size).unwrap_or(1)][5],
+        }
+    }
+
+    /// The convolution twin of [`Variant::spec`]: the same kernel with A read through
+    /// implicit im2col and K split by work-group z (`shaders/im2col.wgsl`).
+    pub fn conv_spec(self, vec4: bool) -> &'static KernelSpec {
+        let v = (vec4 && self.has_vec4()) as usize;
+        match self {
+            Variant::Naive => &CONV_NAIVE,
+            Variant::BlockedNarrow => &CONV_RB_NARROW,
+            Variant::Tiled(t) => &CONV_TILED[t.index()][v],
+            Variant::Blocked(b) => &CONV_BLOCKED[b.index()][v],
+            Variant::Subgroup { size, rows } => {
+                let s = size_index(size).unwrap_or(1);
+                &CONV_SG[s][(rows == 32) as usize + 2 * v]
+            }
+            Variant::SubgroupNarrow { size } => &CONV_SG[size_index(size).unwrap_or(1)][4],
+            Variant::SubgroupShallow { size } => &CONV_SG[size_index(size).unwrap_or(1)][5],
         }
     }
 

@@ -15,6 +15,8 @@
 //!
 //! [`prelude`] holds what the families share, [`registry`] lists them all.
 
+pub mod conv2d;
+pub mod conv2d_tune;
 pub mod elementwise;
 pub mod gather;
 pub mod loss;

@@ -1,4 +1,5 @@
-//! What the kernel families share: the WGSL preludes (`activation.wgsl`, `optim_rule.wgsl`),
+//! What the kernel families share: the WGSL preludes (`activation.wgsl`, `optim_rule.wgsl`,
+//! `im2col.wgsl`),
 //! the uniform of the row-wise families, and the activation codes the shaders use.
 
 use crate::error::{Error, Result};
@@ -60,6 +61,9 @@ pub const ACTIVATION: Shader = crate::shader!("activation");
 
 /// The optimizer-rule prelude on its own (valid WGSL by itself).
 pub const OPTIM_RULE: Shader = crate::shader!("optim_rule");
+
+/// The implicit-im2col prelude of the matmul family on its own (valid WGSL by itself).
+pub const IM2COL: Shader = crate::shader!("im2col");
 
 /// Refuses a launch whose invocations would loop more often than the adapter allows.
 ///

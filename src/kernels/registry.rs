@@ -2,13 +2,17 @@
 //! (`tests/shaders.rs` checks each entry point's bindings with naga, on the CPU).
 
 use crate::exec::pipeline::{KernelSpec, Shader};
-use crate::kernels::prelude::{ACTIVATION, OPTIM_RULE};
-use crate::kernels::{elementwise, gather, loss, matmul_variant, optim, reduce, softmax_xent};
+use crate::kernels::prelude::{ACTIVATION, IM2COL, OPTIM_RULE};
+use crate::kernels::{
+    conv2d, elementwise, gather, loss, matmul_variant, optim, reduce, softmax_xent,
+};
 
 /// Every built-in shader as assembled by the crate.
 pub const SHADERS: &[Shader] = &[
     ACTIVATION,
     OPTIM_RULE,
+    IM2COL,
+    conv2d::SHADER,
     elementwise::SHADER,
     gather::SHADER,
     loss::SHADER,
@@ -28,10 +32,12 @@ pub const SHADERS: &[Shader] = &[
 
 /// Every built-in kernel, by family.
 pub const KERNELS: &[&[KernelSpec]] = &[
+    conv2d::KERNELS,
     elementwise::KERNELS,
     gather::KERNELS,
     loss::KERNELS,
     matmul_variant::KERNELS,
+    matmul_variant::CONV_KERNELS,
     optim::KERNELS,
     reduce::KERNELS,
     softmax_xent::KERNELS,

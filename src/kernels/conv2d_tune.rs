@@ -1,0 +1,216 @@
+//! The per-device choice of convolution kernels, one per pass (the shape class): forced by
+//! the configuration (`SUANLI_MATMUL` names the matmul variant, whose twins the
+//! convolutions then use too), else the device's cached measurement, else measured now.
+//!
+//! The candidates are the matmul's ([`crate::kernels::matmul_variant::candidates`]); each
+//! pass is timed on a convolution of a middle-sized network (batch 8, 16×16×32 → 32, 3×3,
+//! same padding: a 2048 × 32 × 288 GEMM) and the fastest kept in the device's tuning cache
+//! (memory and disk), alternating candidates within rounds as the matmul tuner does. Narrow
+//! and shallow shapes then go to their kernels by [`Variant::for_shape`]. Training plans call
+//! [`prepare`] before they capture: tuning submits work of its own.
+
+use std::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::exec::recorder::Recorder;
+use crate::kernels::conv2d::{self, Geometry, Op, WeightsOut};
+use crate::kernels::matmul_tune;
+use crate::kernels::matmul_variant::{candidates, Variant, SHADER, SHADER_SG, SHADER_TILED};
+use crate::runtime::Device;
+use crate::tensor::Tensor;
+use crate::vocab::Activation;
+
+/// The tuning cache's family name.
+const FAMILY: &str = "conv2d";
+
+/// A version string of the kernels: editing one measures again.
+fn version() -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    SHADER.source.hash(&mut h);
+    SHADER_TILED.source.hash(&mut h);
+    for s in SHADER_SG {
+        s.source.hash(&mut h);
+    }
+    conv2d::SHADER.source.hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
+/// The convolution the tuner times.
+pub fn tuning_geometry() -> Geometry {
+    Geometry {
+        batch: 8,
+        h: 16,
+        w: 16,
+        c: 32,
+        oh: 16,
+        ow: 16,
+        oc: 32,
+        kh: 3,
+        kw: 3,
+        sh: 1,
+        sw: 1,
+        ph: 1,
+        pw: 1,
+        dh: 1,
+        dw: 1,
+    }
+}
+
+/// The choice already made for `op` on this device, if any (never tunes).
+pub fn chosen(dev: &Device, op: Op) -> Option<Variant> {
+    dev.tune()
+        .get(FAMILY, op.name())
+        .and_then(|s: String| Variant::parse(&s))
+}
+
+/// The kernel for `op` on `dev`: inside a capture the choice must have been made
+/// ([`prepare`]); outside it is made now.
+pub fn variant(dev: &Device, op: Op, in_capture: bool) -> Result<Variant> {
+    if in_capture {
+        return chosen(dev, op).ok_or_else(|| Error::Internal {
+            op: "conv2d",
+            message: "conv2d_tune::prepare must run before a capture records a convolution".into(),
+        });
+    }
+    prepare_op(dev, op)
+}
+
+/// Makes every pass's choice (and the matmul's). Call it before capturing a program that
+/// records convolutions.
+pub fn prepare(dev: &Device) -> Result<()> {
+    matmul_tune::prepare(dev)?;
+    for op in Op::ALL {
+        prepare_op(dev, op)?;
+    }
+    Ok(())
+}
+
+/// The choice for `op`: forced, cached, or measured now.
+fn prepare_op(dev: &Device, op: Op) -> Result<Variant> {
+    if let Some(v) = chosen(dev, op) {
+        return Ok(v);
+    }
+    if dev.config().matmul.is_some() {
+        // A forced matmul variant forces its convolution twins too.
+        let v = matmul_tune::prepare(dev)?;
+        dev.tune().set(FAMILY, op.name(), &v.name());
+        return Ok(v);
+    }
+    let name = dev.tune().choose(
+        FAMILY,
+        op.name(),
+        &version(),
+        |s| Variant::parse(s).is_some_and(|v| v.eligible(dev.info())),
+        || tune(dev, op).map(|v| v.name()),
+    )?;
+    Variant::parse(&name).ok_or_else(|| Error::Internal {
+        op: "conv2d",
+        message: format!("the tuning cache holds an unknown variant {name:?}"),
+    })
+}
+
+/// Rounds of the tuner: each times every candidate once.
+const TUNE_ROUNDS: usize = 7;
+
+/// Times every candidate on `op` of [`tuning_geometry`] (after a compile warm-up, the median
+/// of alternating rounds) and returns the fastest.
+pub fn tune(dev: &Device, op: Op) -> Result<Variant> {
+    let cands = candidates(dev.info());
+    if cands.len() == 1 {
+        return Ok(cands[0]);
+    }
+    let g = tuning_geometry();
+    let (xn, yn, wn) = g.sizes();
+    let x = Tensor::rand_uniform(dev, &[xn], -1.0, 1.0, 1)?;
+    let y = Tensor::rand_uniform(dev, &[yn], -1.0, 1.0, 2)?;
+    let w = Tensor::rand_uniform(dev, &[wn], -0.1, 0.1, 3)?;
+    let out = Tensor::empty(dev, &[xn.max(yn).max(wn) * 8])?;
+    let b = Tensor::zeros(dev, &[g.oc])?;
+    let time = |v: Variant| -> Result<f64> {
+        let t0 = Instant::now();
+        let mut rec = Recorder::new(dev);
+        match op {
+            Op::Forward => conv2d::forward(
+                &mut rec,
+                &g,
+                x.buffer(),
+                w.buffer(),
+                Some(b.buffer()),
+                out.buffer(),
+                Activation::Relu,
+                v,
+            )?,
+            Op::BackwardData => {
+                conv2d::backward_data(&mut rec, &g, y.buffer(), w.buffer(), None, out.buffer(), v)?
+            }
+            Op::BackwardWeights => {
+                let plan = conv2d::plan_weights(&g, v, dev.info().limits.max_loop_iterations);
+                if plan.splits > 1 {
+                    conv2d::weights_partial(
+                        &mut rec,
+                        &g,
+                        x.buffer(),
+                        y.buffer(),
+                        out.buffer(),
+                        None,
+                        plan,
+                        v,
+                    )?;
+                    conv2d::reduce(
+                        &mut rec,
+                        &g,
+                        out.buffer(),
+                        None,
+                        plan,
+                        WeightsOut::Grad {
+                            dw: w.buffer(),
+                            db: None,
+                        },
+                    )?;
+                } else {
+                    let out = WeightsOut::Grad {
+                        dw: out.buffer(),
+                        db: None,
+                    };
+                    conv2d::weights_direct(&mut rec, &g, x.buffer(), y.buffer(), out, v)?;
+                }
+            }
+        }
+        let idx = rec.submit()?;
+        dev.core().wait(Some(idx), "conv2d timing")?;
+        Ok(t0.elapsed().as_secs_f64())
+    };
+    for &v in &cands {
+        time(v)?; // compiles it
+    }
+    let mut times = vec![Vec::with_capacity(TUNE_ROUNDS); cands.len()];
+    for _ in 0..TUNE_ROUNDS {
+        for (i, &v) in cands.iter().enumerate() {
+            times[i].push(time(v)?);
+        }
+    }
+    let mut best: Option<(f64, Variant)> = None;
+    let mut report = Vec::new();
+    for (&v, mut t) in cands.iter().zip(times) {
+        t.sort_by(f64::total_cmp);
+        let secs = t[t.len() / 2];
+        report.push(format!(
+            "{} {:.1} GFLOP/s",
+            v.name(),
+            g.flops() / secs / 1e9
+        ));
+        if best.is_none_or(|(t, _)| secs < t) {
+            best = Some((secs, v));
+        }
+    }
+    let v = best.map(|(_, v)| v).unwrap_or(Variant::Naive);
+    log::info!(
+        "conv2d {} tuning on {}: {}; chose {}",
+        op.name(),
+        dev.name(),
+        report.join(", "),
+        v.name()
+    );
+    Ok(v)
+}
