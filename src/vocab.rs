@@ -206,3 +206,53 @@ pub enum DenseLoss {
     /// Mean squared error, averaged over columns.
     MeanSquared,
 }
+
+/// How a window meets the border: `"valid"` (no padding: only whole windows) or `"same"`
+/// (zero padding so that the output has `ceil(input / stride)` positions), as Keras.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Padding {
+    /// No padding.
+    #[default]
+    Valid,
+    /// Zero padding, split as TensorFlow does (the extra row or column at the end).
+    Same,
+}
+
+impl std::str::FromStr for Padding {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Padding> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "valid" => Ok(Padding::Valid),
+            "same" => Ok(Padding::Same),
+            other => Err(Error::InvalidArgument {
+                op: "padding",
+                name: "padding",
+                expected: "\"valid\" or \"same\"".into(),
+                found: format!("{other:?}"),
+            }),
+        }
+    }
+}
+
+/// One spatial axis of a windowed operation (convolution or pooling): the output length and
+/// the padding before the first window, as TensorFlow computes them.
+pub fn window_axis(
+    input: usize,
+    window: usize,
+    stride: usize,
+    dilation: usize,
+    padding: Padding,
+) -> Option<(usize, usize)> {
+    let span = dilation * (window - 1) + 1;
+    match padding {
+        Padding::Valid => (input >= span).then(|| ((input - span) / stride + 1, 0)),
+        Padding::Same => {
+            let out = input.div_ceil(stride);
+            let total = ((out - 1) * stride + span).saturating_sub(input);
+            Some((out, total / 2))
+        }
+    }
+}

@@ -23,7 +23,7 @@ use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::kernels::matmul::{record_gemm, Epilogue, Im2col, MatmulArgs, Update};
 use crate::kernels::matmul_variant::Variant;
 use crate::kernels::optim;
-use crate::vocab::{Activation, Layout, Rule};
+use crate::vocab::{window_axis, Activation, Layout, Padding, Rule};
 
 /// conv2d.wgsl, after the optimizer-rule prelude.
 pub const SHADER: Shader = crate::shader!("conv2d" after "optim_rule");
@@ -97,6 +97,68 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// The geometry of `filters` filters of `kernel` (height, width) over a batch of
+    /// (h, w, c) inputs with these strides, dilations and padding, or a typed error naming
+    /// the input and the window when the window does not fit (valid padding) or a size is 0.
+    pub fn new(
+        batch: usize,
+        (h, w, c): (usize, usize, usize),
+        filters: usize,
+        (kh, kw): (usize, usize),
+        (sh, sw): (usize, usize),
+        (dh, dw): (usize, usize),
+        padding: Padding,
+    ) -> Result<Geometry> {
+        let sizes = [batch, h, w, c, filters, kh, kw, sh, sw, dh, dw];
+        if sizes.contains(&0) {
+            return Err(Error::InvalidArgument {
+                op: "conv2d",
+                name: "shape",
+                expected: "sizes, strides and dilations of at least 1".into(),
+                found: format!("input ({h}, {w}, {c}), {filters} filters of ({kh}, {kw}), strides ({sh}, {sw}), dilation ({dh}, {dw})"),
+            });
+        }
+        let (Some((oh, ph)), Some((ow, pw))) = (
+            window_axis(h, kh, sh, dh, padding),
+            window_axis(w, kw, sw, dw, padding),
+        ) else {
+            return Err(Error::ShapeMismatch {
+                op: "conv2d",
+                expected: format!(
+                    "an input at least as large as the dilated window ({}, {}) with valid padding",
+                    dh * (kh - 1) + 1,
+                    dw * (kw - 1) + 1
+                ),
+                found: format!("input ({h}, {w}, {c})"),
+            });
+        };
+        let g = Geometry {
+            batch,
+            h,
+            w,
+            c,
+            oh,
+            ow,
+            oc: filters,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            dh,
+            dw,
+        };
+        g.check()?;
+        Ok(g)
+    }
+
+    /// The same convolution over a batch of `batch`.
+    pub fn with_batch(mut self, batch: usize) -> Geometry {
+        self.batch = batch;
+        self
+    }
+
     /// The GEMM of a pass: (M, N, K).
     pub fn gemm(&self, op: Op) -> (u32, u32, u32) {
         let (pix_in, pix_out) = (self.batch * self.h * self.w, self.batch * self.oh * self.ow);
@@ -194,8 +256,8 @@ impl Geometry {
 }
 
 /// Records `y = act(conv(x, W) + bias)`: x (batch, h, w, c), W (kh, kw, c, oc), y (batch, oh,
-/// ow, oc), with the kernel `variant` (its convolution twin; narrow and shallow shapes go to
-/// their kernels as for a matmul).
+/// ow, oc), with the convolution twin of the kernel `variant` (exactly that one: routing a
+/// shape to the narrow and shallow kernels is [`crate::kernels::conv2d_tune::pick`]'s).
 #[allow(clippy::too_many_arguments)] // a pass's operands, spelled out
 pub fn forward(
     rec: &mut dyn Record,
@@ -222,7 +284,7 @@ pub fn forward(
         accumulate: false,
     };
     let conv = g.im2col(Op::Forward, g.sizes().0, 1, k, k);
-    record_gemm(rec, &args, variant.for_shape(m, n, k), Some(&conv))
+    record_gemm(rec, &args, variant, Some(&conv))
 }
 
 /// Records `Wᵗ`, the kernel with its channel axes swapped ((kh, kw, oc, c)), which the
@@ -280,9 +342,9 @@ pub fn backward_data(
     };
     let conv = g.im2col(Op::BackwardData, g.sizes().1, 1, k, k);
     // A strided convolution's backward data pass needs the dividing loader of the naive
-    // kernel.
+    // kernel, whatever the choice.
     let v = if g.dx_as_gemm() {
-        variant.for_shape(m, n, k)
+        variant
     } else {
         Variant::Naive
     };
@@ -307,9 +369,8 @@ const MIN_CHUNK: u64 = 256;
 
 /// The chunks of `g`'s weight gradient for `variant` on an adapter that stops loops after
 /// `max_loops` iterations (none: `None`).
-pub fn plan_weights(g: &Geometry, variant: Variant, max_loops: Option<u32>) -> WeightsPlan {
+pub fn plan_weights(g: &Geometry, v: Variant, max_loops: Option<u32>) -> WeightsPlan {
     let (m, n, k) = g.gemm(Op::BackwardWeights);
-    let v = variant.for_shape(m, n, k);
     let groups = v.groups(m, n);
     let base = (groups[0] as u64 * groups[1] as u64).max(1);
     let k = k as u64;
@@ -379,7 +440,7 @@ pub fn weights_direct(
         accumulate: false,
     };
     let conv = g.im2col(Op::BackwardWeights, g.sizes().0, 1, k, k);
-    record_gemm(rec, &args, variant.for_shape(m, n, k), Some(&conv))
+    record_gemm(rec, &args, variant, Some(&conv))
 }
 
 /// Records the partial weight (and bias) gradients of each chunk of `plan` into `part`
@@ -410,7 +471,7 @@ pub fn weights_partial(
         accumulate: false,
     };
     let conv = g.im2col(Op::BackwardWeights, g.sizes().0, plan.splits, plan.chunk, k);
-    record_gemm(rec, &args, variant.for_shape(m, n, k), Some(&conv))
+    record_gemm(rec, &args, variant, Some(&conv))
 }
 
 /// The uniform of `conv2d_reduce_step`: the shape (16 bytes), then the optimizer's step.
@@ -504,7 +565,8 @@ pub fn reduce(
         &pipe,
         &[
             (part, len * s * 4),
-            part_b.map_or((dummy, 16), |p| (p, nb * s * 4)),
+            // Without a bias, the partials again (the dummy is bound read-write elsewhere).
+            part_b.map_or((part, 16), |p| (p, nb * s * 4)),
             (w, len * 4),
             b.map_or((dummy, 16), |b| (b, nb * 4)),
             states[0],

@@ -76,6 +76,14 @@ pub fn variant(dev: &Device, op: Op, in_capture: bool) -> Result<Variant> {
     prepare_op(dev, op)
 }
 
+/// The kernel a pass of `g` runs with on `dev`: the device's choice for the pass, routed by
+/// shape to the narrow and shallow kernels as for a matmul ([`Variant::for_shape`]). Inside a
+/// capture the choice must have been made ([`prepare`]).
+pub fn pick(dev: &Device, g: &Geometry, op: Op, in_capture: bool) -> Result<Variant> {
+    let (m, n, k) = g.gemm(op);
+    Ok(variant(dev, op, in_capture)?.for_shape(m, n, k))
+}
+
 /// Makes every pass's choice (and the matmul's). Call it before capturing a program that
 /// records convolutions.
 pub fn prepare(dev: &Device) -> Result<()> {
@@ -128,6 +136,8 @@ pub fn tune(dev: &Device, op: Op) -> Result<Variant> {
     let out = Tensor::empty(dev, &[xn.max(yn).max(wn) * 8])?;
     let b = Tensor::zeros(dev, &[g.oc])?;
     let time = |v: Variant| -> Result<f64> {
+        let (m, n, k) = g.gemm(op);
+        let v = v.for_shape(m, n, k);
         let t0 = Instant::now();
         let mut rec = Recorder::new(dev);
         match op {

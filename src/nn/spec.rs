@@ -15,6 +15,7 @@ use crate::memory::MemoryKind;
 use crate::nn::layer::{Io, Layer, Weights};
 use crate::random::Rng;
 use crate::vocab::Activation;
+pub use crate::vocab::{window_axis, Padding};
 
 /// A per-sample shape (the batch dimension is not part of it), channels last.
 pub type Shape = Vec<usize>;
@@ -87,54 +88,6 @@ impl<'de> Deserialize<'de> for Pair {
 impl std::fmt::Display for Pair {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "({}, {})", self.0, self.1)
-    }
-}
-
-/// How a window meets the border: `"valid"` (no padding: only whole windows) or `"same"`
-/// (zero padding so that the output has `ceil(input / stride)` positions), as Keras.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Padding {
-    /// No padding.
-    #[default]
-    Valid,
-    /// Zero padding, split as TensorFlow does (the extra row or column at the end).
-    Same,
-}
-
-impl std::str::FromStr for Padding {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Padding> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "valid" => Ok(Padding::Valid),
-            "same" => Ok(Padding::Same),
-            other => Err(Error::InvalidArgument {
-                op: "padding",
-                name: "padding",
-                expected: "\"valid\" or \"same\"".into(),
-                found: format!("{other:?}"),
-            }),
-        }
-    }
-}
-
-/// One spatial axis of a windowed operation (convolution or pooling): the output length and
-/// the padding before the first window, as TensorFlow computes them.
-pub fn window_axis(
-    input: usize,
-    window: usize,
-    stride: usize,
-    dilation: usize,
-    padding: Padding,
-) -> Option<(usize, usize)> {
-    let span = dilation * (window - 1) + 1;
-    match padding {
-        Padding::Valid => (input >= span).then(|| ((input - span) / stride + 1, 0)),
-        Padding::Same => {
-            let out = input.div_ceil(stride);
-            let total = ((out - 1) * stride + span).saturating_sub(input);
-            Some((out, total / 2))
-        }
     }
 }
 

@@ -1,0 +1,22 @@
+//! Deliberately naive f64 CPU references of every kernel, used by the tests (and readable as
+//! the specification of what each kernel computes). Inputs are f32 as stored on the device;
+//! outputs are f64. The pointwise activation references panic for
+//! [`crate::vocab::Activation::Softmax`], which is a row operation ([`softmax`]).
+//!
+//! One file per kernel family. Not a stable API: public for the crate's tests and benchmarks.
+
+mod activation;
+mod conv2d;
+mod dropout;
+mod loss;
+mod matmul;
+mod optim;
+mod rows;
+
+pub use activation::{activate, activate_grad, activate_grad_from_output, erf};
+pub use conv2d::{conv2d, conv2d_backward_data, conv2d_backward_weights, ConvShape};
+pub use dropout::{dropout, dropout_keep, hash32};
+pub use loss::dense_loss;
+pub use matmul::matmul;
+pub use optim::optim_step;
+pub use rows::{max_rows, softmax, sum_cols, sum_rows, xent};
