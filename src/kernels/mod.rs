@@ -15,6 +15,7 @@
 //!
 //! [`prelude`] holds what the families share, [`registry`] lists them all.
 
+pub mod batchnorm;
 pub mod conv2d;
 pub mod conv2d_tune;
 pub mod elementwise;
@@ -24,6 +25,7 @@ pub mod matmul;
 pub mod matmul_tune;
 pub mod matmul_variant;
 pub mod optim;
+pub mod pool2d;
 pub mod prelude;
 pub mod reduce;
 pub mod registry;

@@ -4,7 +4,8 @@
 use crate::exec::pipeline::{KernelSpec, Shader};
 use crate::kernels::prelude::{ACTIVATION, IM2COL, OPTIM_RULE};
 use crate::kernels::{
-    conv2d, elementwise, gather, loss, matmul_variant, optim, reduce, softmax_xent,
+    batchnorm, conv2d, elementwise, gather, loss, matmul_variant, optim, pool2d, reduce,
+    softmax_xent,
 };
 
 /// Every built-in shader as assembled by the crate.
@@ -12,6 +13,7 @@ pub const SHADERS: &[Shader] = &[
     ACTIVATION,
     OPTIM_RULE,
     IM2COL,
+    batchnorm::SHADER,
     conv2d::SHADER,
     elementwise::SHADER,
     gather::SHADER,
@@ -25,6 +27,7 @@ pub const SHADERS: &[Shader] = &[
     matmul_variant::SHADER_SG[4],
     matmul_variant::SHADER_SG[5],
     optim::SHADER,
+    pool2d::SHADER,
     reduce::SHADER,
     reduce::SHADER_SUBGROUP,
     softmax_xent::SHADER,
@@ -32,6 +35,7 @@ pub const SHADERS: &[Shader] = &[
 
 /// Every built-in kernel, by family.
 pub const KERNELS: &[&[KernelSpec]] = &[
+    batchnorm::KERNELS,
     conv2d::KERNELS,
     elementwise::KERNELS,
     gather::KERNELS,
@@ -39,6 +43,7 @@ pub const KERNELS: &[&[KernelSpec]] = &[
     matmul_variant::KERNELS,
     matmul_variant::CONV_KERNELS,
     optim::KERNELS,
+    pool2d::KERNELS,
     reduce::KERNELS,
     softmax_xent::KERNELS,
 ];

@@ -28,7 +28,7 @@ pub struct ConvShape {
 impl ConvShape {
     /// Output rows and the padding above the first: TensorFlow's `SAME` puts
     /// `max((out−1)·s + (k−1)·d + 1 − in, 0)` zeros around, the smaller half first.
-    fn axis(input: usize, k: usize, s: usize, d: usize, same: bool) -> (usize, isize) {
+    pub(crate) fn axis(input: usize, k: usize, s: usize, d: usize, same: bool) -> (usize, isize) {
         let span = (k - 1) * d + 1;
         if same {
             let out = (input + s - 1) / s;

@@ -6,17 +6,24 @@
 //! One file per kernel family. Not a stable API: public for the crate's tests and benchmarks.
 
 mod activation;
+mod batchnorm;
 mod conv2d;
 mod dropout;
 mod loss;
 mod matmul;
 mod optim;
+mod pool;
 mod rows;
 
 pub use activation::{activate, activate_grad, activate_grad_from_output, erf};
+pub use batchnorm::{batchnorm, batchnorm_backward, moments};
 pub use conv2d::{conv2d, conv2d_backward_data, conv2d_backward_weights, ConvShape};
 pub use dropout::{dropout, dropout_keep, hash32};
 pub use loss::dense_loss;
 pub use matmul::matmul;
 pub use optim::optim_step;
+pub use pool::{
+    avgpool, avgpool_backward, global_avgpool, global_avgpool_backward, maxpool, maxpool_backward,
+    PoolShape,
+};
 pub use rows::{max_rows, softmax, sum_cols, sum_rows, xent};
