@@ -79,6 +79,9 @@ pub mod internals {
     pub mod reference {
         pub use crate::reference::*;
     }
+
+    /// One layer on its own, for layer-level gradient checks.
+    pub use crate::nn::probe::{LayerProbe, ProbeGrads};
 }
 
 pub use config::{BackendKind, Config, DeviceSpec};

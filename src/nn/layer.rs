@@ -145,8 +145,6 @@ impl<'r> Cx<'r> {
 /// Where a layer sits in its model.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Position {
-    /// Its index.
-    pub(crate) index: usize,
     /// Its position among the dropout layers.
     pub(crate) dropout: Option<usize>,
     /// The last layer, whose activation a loss taking logits folds in.

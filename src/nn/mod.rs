@@ -26,6 +26,8 @@
 //! one epoch loop and evaluation), `store` (files), `progress` (a Keras-style progress
 //! callback). `docs/ARCHITECTURE.md` walks through them.
 
+pub(crate) mod batchnorm;
+pub(crate) mod conv2d;
 pub(crate) mod dense;
 pub(crate) mod dropout;
 pub(crate) mod evaluate;
@@ -34,6 +36,8 @@ pub(crate) mod head;
 pub(crate) mod layer;
 pub(crate) mod model;
 pub(crate) mod options;
+pub(crate) mod pooling;
+pub(crate) mod probe;
 pub(crate) mod progress;
 pub mod registry;
 pub(crate) mod reshape;
@@ -42,6 +46,8 @@ pub(crate) mod step;
 pub(crate) mod store;
 pub mod weights_file;
 
+pub use batchnorm::BatchNormalization;
+pub use conv2d::Conv2D;
 pub use dense::{ActivationArg, Dense, DenseDropout};
 pub use dropout::Dropout;
 pub use model::Sequential;
@@ -49,6 +55,7 @@ pub use options::{
     Callback, Checkpoint, EarlyStopping, EpochBegin, EpochCallback, EpochEnd, Evaluation,
     FitOptions, History, Loss, Optimizer, Progress,
 };
+pub use pooling::{AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D};
 pub use progress::ProgressBar;
 pub use registry::{layer_classes, IntoLayers, LayerConfig, LayerSpec};
 pub use reshape::{Flatten, Reshape};

@@ -414,7 +414,6 @@ impl Sequential {
                     k - 1
                 });
                 let pos = Position {
-                    index,
                     dropout,
                     folded: folds && Some(index) == out,
                     first_param: p,

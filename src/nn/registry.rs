@@ -12,9 +12,12 @@
 //! the `layer_types!` list.
 
 use crate::error::{Error, Result};
+use crate::nn::batchnorm::BatchNormalization;
+use crate::nn::conv2d::Conv2D;
 use crate::nn::dense::{Dense, DenseDropout};
 use crate::nn::dropout::Dropout;
 use crate::nn::layer::{Io, Layer, Weights};
+use crate::nn::pooling::{AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D};
 use crate::nn::reshape::{Flatten, Reshape};
 use crate::nn::spec::{LayerKind, Shape, WeightSpec};
 
@@ -117,7 +120,17 @@ macro_rules! layer_types {
 }
 
 // The registry: one line per layer type.
-layer_types!(Dense, Flatten, Reshape, Dropout,);
+layer_types!(
+    Dense,
+    Conv2D,
+    MaxPooling2D,
+    AveragePooling2D,
+    GlobalAveragePooling2D,
+    BatchNormalization,
+    Flatten,
+    Reshape,
+    Dropout,
+);
 
 /// One layer as [`crate::nn::Sequential::add`] takes it and the model file stores it: its
 /// configuration, its name (given at `add` when absent: `conv2d`, `conv2d_1`, … as Keras
@@ -273,18 +286,31 @@ macro_rules! into_layers_for {
         })+
     };
 }
-into_layers_for!(Flatten, Reshape, Dropout);
+into_layers_for!(
+    MaxPooling2D,
+    AveragePooling2D,
+    GlobalAveragePooling2D,
+    Flatten,
+    Reshape,
+    Dropout
+);
 
-impl IntoLayers for Dense {
-    fn into_layers(mut self) -> Result<Vec<LayerSpec>> {
-        let input = self.input.take();
-        Ok(vec![LayerSpec {
-            config: self.into(),
-            name: None,
-            input_shape: input,
-        }])
-    }
+/// Builders that carry the first layer's input shape (`Conv2D::new(..).input_shape(..)`).
+macro_rules! into_layers_with_input {
+    ($($t:ty),+) => {
+        $(impl IntoLayers for $t {
+            fn into_layers(mut self) -> Result<Vec<LayerSpec>> {
+                let input = self.input.take();
+                Ok(vec![LayerSpec {
+                    config: self.into(),
+                    name: None,
+                    input_shape: input,
+                }])
+            }
+        })+
+    };
 }
+into_layers_with_input!(Dense, Conv2D, BatchNormalization);
 
 impl IntoLayers for DenseDropout {
     fn into_layers(self) -> Result<Vec<LayerSpec>> {
