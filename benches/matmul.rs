@@ -121,7 +121,7 @@ fn main() -> suanli::Result<()> {
     variants.extend(Tile::ALL.iter().map(|t| Variant::Tiled(*t)));
     variants.extend(Block::ALL.iter().map(|b| Variant::Blocked(*b)));
     for size in SUBGROUP_SIZES {
-        variants.extend([16, 32].map(|rows| Variant::Subgroup { size, rows }));
+        variants.extend([16, 32, 64].map(|rows| Variant::Subgroup { size, rows }));
     }
     variants.retain(|v| v.eligible(dev.info()));
 

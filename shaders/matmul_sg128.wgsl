@@ -3975,10 +3975,13 @@ fn conv2d_sg128_shallow_forward(
     let b14 = load_b(14u, col);
     let b15 = load_b(15u, col);
     let rows = min(SHALLOW_ROWS, p.m - min(row0, p.m));
+    let kx0 = ix_k(min((lane % 16u) + 0u, p.k - 1u));
+    let kl0 = (lane % 16u) + 0u < p.k;
     for (var r = 0u; r < rows; r++) {
         let row = row0 + r;
         var acc = 0.0;
-        let a0 = conv_load_a(row, (lane % 16u) + 0u, p.k);
+        let ri = ix_row(row);
+        let a0 = conv_a(ri, kx0, kl0);
         acc = fma(subgroupBroadcast(a0, 0u), b0, acc);
         acc = fma(subgroupBroadcast(a0, 1u), b1, acc);
         acc = fma(subgroupBroadcast(a0, 2u), b2, acc);

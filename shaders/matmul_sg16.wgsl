@@ -1619,6 +1619,1508 @@ fn matmul_sg16_r32_forward(
 }
 
 @compute @workgroup_size(16)
+fn matmul_sg16_r64_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane: u32,
+) {
+    let col0 = wid.x * 64u + lane * 4u;
+    let row0 = wid.y * 64u;
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    // Strides of the stored layouts along k and along rows / columns.
+    let aks = select(1u, p.m, TRANS_A);
+    let ams = select(p.k, 1u, TRANS_A);
+    let bks = select(p.n, 1u, TRANS_B);
+    let bns = select(1u, p.k, TRANS_B);
+    let cols = min(vec4<u32>(col0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(p.n - 1u));
+    let bcol = cols * bns;
+    let rb0 = min(row0 + 0u, mlast) * ams;
+    let rb1 = min(row0 + 1u, mlast) * ams;
+    let rb2 = min(row0 + 2u, mlast) * ams;
+    let rb3 = min(row0 + 3u, mlast) * ams;
+    let rb4 = min(row0 + 4u, mlast) * ams;
+    let rb5 = min(row0 + 5u, mlast) * ams;
+    let rb6 = min(row0 + 6u, mlast) * ams;
+    let rb7 = min(row0 + 7u, mlast) * ams;
+    let rb8 = min(row0 + 8u, mlast) * ams;
+    let rb9 = min(row0 + 9u, mlast) * ams;
+    let rb10 = min(row0 + 10u, mlast) * ams;
+    let rb11 = min(row0 + 11u, mlast) * ams;
+    let rb12 = min(row0 + 12u, mlast) * ams;
+    let rb13 = min(row0 + 13u, mlast) * ams;
+    let rb14 = min(row0 + 14u, mlast) * ams;
+    let rb15 = min(row0 + 15u, mlast) * ams;
+    let rb16 = min(row0 + 16u, mlast) * ams;
+    let rb17 = min(row0 + 17u, mlast) * ams;
+    let rb18 = min(row0 + 18u, mlast) * ams;
+    let rb19 = min(row0 + 19u, mlast) * ams;
+    let rb20 = min(row0 + 20u, mlast) * ams;
+    let rb21 = min(row0 + 21u, mlast) * ams;
+    let rb22 = min(row0 + 22u, mlast) * ams;
+    let rb23 = min(row0 + 23u, mlast) * ams;
+    let rb24 = min(row0 + 24u, mlast) * ams;
+    let rb25 = min(row0 + 25u, mlast) * ams;
+    let rb26 = min(row0 + 26u, mlast) * ams;
+    let rb27 = min(row0 + 27u, mlast) * ams;
+    let rb28 = min(row0 + 28u, mlast) * ams;
+    let rb29 = min(row0 + 29u, mlast) * ams;
+    let rb30 = min(row0 + 30u, mlast) * ams;
+    let rb31 = min(row0 + 31u, mlast) * ams;
+    let rb32 = min(row0 + 32u, mlast) * ams;
+    let rb33 = min(row0 + 33u, mlast) * ams;
+    let rb34 = min(row0 + 34u, mlast) * ams;
+    let rb35 = min(row0 + 35u, mlast) * ams;
+    let rb36 = min(row0 + 36u, mlast) * ams;
+    let rb37 = min(row0 + 37u, mlast) * ams;
+    let rb38 = min(row0 + 38u, mlast) * ams;
+    let rb39 = min(row0 + 39u, mlast) * ams;
+    let rb40 = min(row0 + 40u, mlast) * ams;
+    let rb41 = min(row0 + 41u, mlast) * ams;
+    let rb42 = min(row0 + 42u, mlast) * ams;
+    let rb43 = min(row0 + 43u, mlast) * ams;
+    let rb44 = min(row0 + 44u, mlast) * ams;
+    let rb45 = min(row0 + 45u, mlast) * ams;
+    let rb46 = min(row0 + 46u, mlast) * ams;
+    let rb47 = min(row0 + 47u, mlast) * ams;
+    let rb48 = min(row0 + 48u, mlast) * ams;
+    let rb49 = min(row0 + 49u, mlast) * ams;
+    let rb50 = min(row0 + 50u, mlast) * ams;
+    let rb51 = min(row0 + 51u, mlast) * ams;
+    let rb52 = min(row0 + 52u, mlast) * ams;
+    let rb53 = min(row0 + 53u, mlast) * ams;
+    let rb54 = min(row0 + 54u, mlast) * ams;
+    let rb55 = min(row0 + 55u, mlast) * ams;
+    let rb56 = min(row0 + 56u, mlast) * ams;
+    let rb57 = min(row0 + 57u, mlast) * ams;
+    let rb58 = min(row0 + 58u, mlast) * ams;
+    let rb59 = min(row0 + 59u, mlast) * ams;
+    let rb60 = min(row0 + 60u, mlast) * ams;
+    let rb61 = min(row0 + 61u, mlast) * ams;
+    let rb62 = min(row0 + 62u, mlast) * ams;
+    let rb63 = min(row0 + 63u, mlast) * ams;
+    var c0 = vec4<f32>(0.0);
+    var c1 = vec4<f32>(0.0);
+    var c2 = vec4<f32>(0.0);
+    var c3 = vec4<f32>(0.0);
+    var c4 = vec4<f32>(0.0);
+    var c5 = vec4<f32>(0.0);
+    var c6 = vec4<f32>(0.0);
+    var c7 = vec4<f32>(0.0);
+    var c8 = vec4<f32>(0.0);
+    var c9 = vec4<f32>(0.0);
+    var c10 = vec4<f32>(0.0);
+    var c11 = vec4<f32>(0.0);
+    var c12 = vec4<f32>(0.0);
+    var c13 = vec4<f32>(0.0);
+    var c14 = vec4<f32>(0.0);
+    var c15 = vec4<f32>(0.0);
+    var c16 = vec4<f32>(0.0);
+    var c17 = vec4<f32>(0.0);
+    var c18 = vec4<f32>(0.0);
+    var c19 = vec4<f32>(0.0);
+    var c20 = vec4<f32>(0.0);
+    var c21 = vec4<f32>(0.0);
+    var c22 = vec4<f32>(0.0);
+    var c23 = vec4<f32>(0.0);
+    var c24 = vec4<f32>(0.0);
+    var c25 = vec4<f32>(0.0);
+    var c26 = vec4<f32>(0.0);
+    var c27 = vec4<f32>(0.0);
+    var c28 = vec4<f32>(0.0);
+    var c29 = vec4<f32>(0.0);
+    var c30 = vec4<f32>(0.0);
+    var c31 = vec4<f32>(0.0);
+    var c32 = vec4<f32>(0.0);
+    var c33 = vec4<f32>(0.0);
+    var c34 = vec4<f32>(0.0);
+    var c35 = vec4<f32>(0.0);
+    var c36 = vec4<f32>(0.0);
+    var c37 = vec4<f32>(0.0);
+    var c38 = vec4<f32>(0.0);
+    var c39 = vec4<f32>(0.0);
+    var c40 = vec4<f32>(0.0);
+    var c41 = vec4<f32>(0.0);
+    var c42 = vec4<f32>(0.0);
+    var c43 = vec4<f32>(0.0);
+    var c44 = vec4<f32>(0.0);
+    var c45 = vec4<f32>(0.0);
+    var c46 = vec4<f32>(0.0);
+    var c47 = vec4<f32>(0.0);
+    var c48 = vec4<f32>(0.0);
+    var c49 = vec4<f32>(0.0);
+    var c50 = vec4<f32>(0.0);
+    var c51 = vec4<f32>(0.0);
+    var c52 = vec4<f32>(0.0);
+    var c53 = vec4<f32>(0.0);
+    var c54 = vec4<f32>(0.0);
+    var c55 = vec4<f32>(0.0);
+    var c56 = vec4<f32>(0.0);
+    var c57 = vec4<f32>(0.0);
+    var c58 = vec4<f32>(0.0);
+    var c59 = vec4<f32>(0.0);
+    var c60 = vec4<f32>(0.0);
+    var c61 = vec4<f32>(0.0);
+    var c62 = vec4<f32>(0.0);
+    var c63 = vec4<f32>(0.0);
+    var bsum = vec4<f32>(0.0);
+    for (var kb = 0u; kb < p.k; kb += 64u) {
+        let kv = vec4<u32>(kb + lane * 4u) + vec4<u32>(0u, 1u, 2u, 3u);
+        let live = vec4<f32>(kv < vec4<u32>(p.k));
+        let kc = min(kv, vec4<u32>(klast)) * aks;
+        let x0 = live * vec4<f32>(a[rb0 + kc.x], a[rb0 + kc.y], a[rb0 + kc.z], a[rb0 + kc.w]);
+        let x1 = live * vec4<f32>(a[rb1 + kc.x], a[rb1 + kc.y], a[rb1 + kc.z], a[rb1 + kc.w]);
+        let x2 = live * vec4<f32>(a[rb2 + kc.x], a[rb2 + kc.y], a[rb2 + kc.z], a[rb2 + kc.w]);
+        let x3 = live * vec4<f32>(a[rb3 + kc.x], a[rb3 + kc.y], a[rb3 + kc.z], a[rb3 + kc.w]);
+        let x4 = live * vec4<f32>(a[rb4 + kc.x], a[rb4 + kc.y], a[rb4 + kc.z], a[rb4 + kc.w]);
+        let x5 = live * vec4<f32>(a[rb5 + kc.x], a[rb5 + kc.y], a[rb5 + kc.z], a[rb5 + kc.w]);
+        let x6 = live * vec4<f32>(a[rb6 + kc.x], a[rb6 + kc.y], a[rb6 + kc.z], a[rb6 + kc.w]);
+        let x7 = live * vec4<f32>(a[rb7 + kc.x], a[rb7 + kc.y], a[rb7 + kc.z], a[rb7 + kc.w]);
+        let x8 = live * vec4<f32>(a[rb8 + kc.x], a[rb8 + kc.y], a[rb8 + kc.z], a[rb8 + kc.w]);
+        let x9 = live * vec4<f32>(a[rb9 + kc.x], a[rb9 + kc.y], a[rb9 + kc.z], a[rb9 + kc.w]);
+        let x10 = live * vec4<f32>(a[rb10 + kc.x], a[rb10 + kc.y], a[rb10 + kc.z], a[rb10 + kc.w]);
+        let x11 = live * vec4<f32>(a[rb11 + kc.x], a[rb11 + kc.y], a[rb11 + kc.z], a[rb11 + kc.w]);
+        let x12 = live * vec4<f32>(a[rb12 + kc.x], a[rb12 + kc.y], a[rb12 + kc.z], a[rb12 + kc.w]);
+        let x13 = live * vec4<f32>(a[rb13 + kc.x], a[rb13 + kc.y], a[rb13 + kc.z], a[rb13 + kc.w]);
+        let x14 = live * vec4<f32>(a[rb14 + kc.x], a[rb14 + kc.y], a[rb14 + kc.z], a[rb14 + kc.w]);
+        let x15 = live * vec4<f32>(a[rb15 + kc.x], a[rb15 + kc.y], a[rb15 + kc.z], a[rb15 + kc.w]);
+        let x16 = live * vec4<f32>(a[rb16 + kc.x], a[rb16 + kc.y], a[rb16 + kc.z], a[rb16 + kc.w]);
+        let x17 = live * vec4<f32>(a[rb17 + kc.x], a[rb17 + kc.y], a[rb17 + kc.z], a[rb17 + kc.w]);
+        let x18 = live * vec4<f32>(a[rb18 + kc.x], a[rb18 + kc.y], a[rb18 + kc.z], a[rb18 + kc.w]);
+        let x19 = live * vec4<f32>(a[rb19 + kc.x], a[rb19 + kc.y], a[rb19 + kc.z], a[rb19 + kc.w]);
+        let x20 = live * vec4<f32>(a[rb20 + kc.x], a[rb20 + kc.y], a[rb20 + kc.z], a[rb20 + kc.w]);
+        let x21 = live * vec4<f32>(a[rb21 + kc.x], a[rb21 + kc.y], a[rb21 + kc.z], a[rb21 + kc.w]);
+        let x22 = live * vec4<f32>(a[rb22 + kc.x], a[rb22 + kc.y], a[rb22 + kc.z], a[rb22 + kc.w]);
+        let x23 = live * vec4<f32>(a[rb23 + kc.x], a[rb23 + kc.y], a[rb23 + kc.z], a[rb23 + kc.w]);
+        let x24 = live * vec4<f32>(a[rb24 + kc.x], a[rb24 + kc.y], a[rb24 + kc.z], a[rb24 + kc.w]);
+        let x25 = live * vec4<f32>(a[rb25 + kc.x], a[rb25 + kc.y], a[rb25 + kc.z], a[rb25 + kc.w]);
+        let x26 = live * vec4<f32>(a[rb26 + kc.x], a[rb26 + kc.y], a[rb26 + kc.z], a[rb26 + kc.w]);
+        let x27 = live * vec4<f32>(a[rb27 + kc.x], a[rb27 + kc.y], a[rb27 + kc.z], a[rb27 + kc.w]);
+        let x28 = live * vec4<f32>(a[rb28 + kc.x], a[rb28 + kc.y], a[rb28 + kc.z], a[rb28 + kc.w]);
+        let x29 = live * vec4<f32>(a[rb29 + kc.x], a[rb29 + kc.y], a[rb29 + kc.z], a[rb29 + kc.w]);
+        let x30 = live * vec4<f32>(a[rb30 + kc.x], a[rb30 + kc.y], a[rb30 + kc.z], a[rb30 + kc.w]);
+        let x31 = live * vec4<f32>(a[rb31 + kc.x], a[rb31 + kc.y], a[rb31 + kc.z], a[rb31 + kc.w]);
+        let x32 = live * vec4<f32>(a[rb32 + kc.x], a[rb32 + kc.y], a[rb32 + kc.z], a[rb32 + kc.w]);
+        let x33 = live * vec4<f32>(a[rb33 + kc.x], a[rb33 + kc.y], a[rb33 + kc.z], a[rb33 + kc.w]);
+        let x34 = live * vec4<f32>(a[rb34 + kc.x], a[rb34 + kc.y], a[rb34 + kc.z], a[rb34 + kc.w]);
+        let x35 = live * vec4<f32>(a[rb35 + kc.x], a[rb35 + kc.y], a[rb35 + kc.z], a[rb35 + kc.w]);
+        let x36 = live * vec4<f32>(a[rb36 + kc.x], a[rb36 + kc.y], a[rb36 + kc.z], a[rb36 + kc.w]);
+        let x37 = live * vec4<f32>(a[rb37 + kc.x], a[rb37 + kc.y], a[rb37 + kc.z], a[rb37 + kc.w]);
+        let x38 = live * vec4<f32>(a[rb38 + kc.x], a[rb38 + kc.y], a[rb38 + kc.z], a[rb38 + kc.w]);
+        let x39 = live * vec4<f32>(a[rb39 + kc.x], a[rb39 + kc.y], a[rb39 + kc.z], a[rb39 + kc.w]);
+        let x40 = live * vec4<f32>(a[rb40 + kc.x], a[rb40 + kc.y], a[rb40 + kc.z], a[rb40 + kc.w]);
+        let x41 = live * vec4<f32>(a[rb41 + kc.x], a[rb41 + kc.y], a[rb41 + kc.z], a[rb41 + kc.w]);
+        let x42 = live * vec4<f32>(a[rb42 + kc.x], a[rb42 + kc.y], a[rb42 + kc.z], a[rb42 + kc.w]);
+        let x43 = live * vec4<f32>(a[rb43 + kc.x], a[rb43 + kc.y], a[rb43 + kc.z], a[rb43 + kc.w]);
+        let x44 = live * vec4<f32>(a[rb44 + kc.x], a[rb44 + kc.y], a[rb44 + kc.z], a[rb44 + kc.w]);
+        let x45 = live * vec4<f32>(a[rb45 + kc.x], a[rb45 + kc.y], a[rb45 + kc.z], a[rb45 + kc.w]);
+        let x46 = live * vec4<f32>(a[rb46 + kc.x], a[rb46 + kc.y], a[rb46 + kc.z], a[rb46 + kc.w]);
+        let x47 = live * vec4<f32>(a[rb47 + kc.x], a[rb47 + kc.y], a[rb47 + kc.z], a[rb47 + kc.w]);
+        let x48 = live * vec4<f32>(a[rb48 + kc.x], a[rb48 + kc.y], a[rb48 + kc.z], a[rb48 + kc.w]);
+        let x49 = live * vec4<f32>(a[rb49 + kc.x], a[rb49 + kc.y], a[rb49 + kc.z], a[rb49 + kc.w]);
+        let x50 = live * vec4<f32>(a[rb50 + kc.x], a[rb50 + kc.y], a[rb50 + kc.z], a[rb50 + kc.w]);
+        let x51 = live * vec4<f32>(a[rb51 + kc.x], a[rb51 + kc.y], a[rb51 + kc.z], a[rb51 + kc.w]);
+        let x52 = live * vec4<f32>(a[rb52 + kc.x], a[rb52 + kc.y], a[rb52 + kc.z], a[rb52 + kc.w]);
+        let x53 = live * vec4<f32>(a[rb53 + kc.x], a[rb53 + kc.y], a[rb53 + kc.z], a[rb53 + kc.w]);
+        let x54 = live * vec4<f32>(a[rb54 + kc.x], a[rb54 + kc.y], a[rb54 + kc.z], a[rb54 + kc.w]);
+        let x55 = live * vec4<f32>(a[rb55 + kc.x], a[rb55 + kc.y], a[rb55 + kc.z], a[rb55 + kc.w]);
+        let x56 = live * vec4<f32>(a[rb56 + kc.x], a[rb56 + kc.y], a[rb56 + kc.z], a[rb56 + kc.w]);
+        let x57 = live * vec4<f32>(a[rb57 + kc.x], a[rb57 + kc.y], a[rb57 + kc.z], a[rb57 + kc.w]);
+        let x58 = live * vec4<f32>(a[rb58 + kc.x], a[rb58 + kc.y], a[rb58 + kc.z], a[rb58 + kc.w]);
+        let x59 = live * vec4<f32>(a[rb59 + kc.x], a[rb59 + kc.y], a[rb59 + kc.z], a[rb59 + kc.w]);
+        let x60 = live * vec4<f32>(a[rb60 + kc.x], a[rb60 + kc.y], a[rb60 + kc.z], a[rb60 + kc.w]);
+        let x61 = live * vec4<f32>(a[rb61 + kc.x], a[rb61 + kc.y], a[rb61 + kc.z], a[rb61 + kc.w]);
+        let x62 = live * vec4<f32>(a[rb62 + kc.x], a[rb62 + kc.y], a[rb62 + kc.z], a[rb62 + kc.w]);
+        let x63 = live * vec4<f32>(a[rb63 + kc.x], a[rb63 + kc.y], a[rb63 + kc.z], a[rb63 + kc.w]);
+        {
+            let kk = min(kb + 0u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 0u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 0u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 0u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 0u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 0u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 0u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 0u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 0u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 0u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 0u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 0u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 0u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 0u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 0u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 0u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 0u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 0u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 0u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 0u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 0u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 0u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 0u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 0u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 0u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 0u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 0u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 0u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 0u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 0u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 0u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 0u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 0u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 0u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 0u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 0u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 0u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 0u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 0u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 0u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 0u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 0u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 0u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 0u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 0u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 0u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 0u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 0u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 0u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 0u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 0u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 0u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 0u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 0u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 0u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 0u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 0u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 0u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 0u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 0u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 0u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 0u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 0u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 0u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 0u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 0u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 4u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 1u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 1u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 1u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 1u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 1u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 1u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 1u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 1u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 1u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 1u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 1u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 1u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 1u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 1u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 1u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 1u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 1u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 1u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 1u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 1u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 1u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 1u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 1u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 1u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 1u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 1u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 1u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 1u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 1u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 1u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 1u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 1u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 1u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 1u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 1u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 1u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 1u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 1u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 1u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 1u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 1u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 1u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 1u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 1u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 1u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 1u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 1u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 1u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 1u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 1u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 1u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 1u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 1u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 1u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 1u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 1u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 1u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 1u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 1u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 1u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 1u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 1u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 1u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 1u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 4u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 8u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 2u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 2u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 2u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 2u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 2u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 2u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 2u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 2u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 2u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 2u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 2u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 2u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 2u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 2u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 2u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 2u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 2u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 2u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 2u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 2u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 2u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 2u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 2u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 2u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 2u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 2u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 2u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 2u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 2u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 2u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 2u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 2u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 2u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 2u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 2u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 2u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 2u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 2u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 2u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 2u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 2u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 2u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 2u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 2u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 2u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 2u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 2u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 2u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 2u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 2u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 2u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 2u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 2u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 2u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 2u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 2u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 2u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 2u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 2u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 2u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 2u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 2u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 2u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 2u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 8u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 12u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 3u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 3u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 3u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 3u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 3u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 3u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 3u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 3u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 3u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 3u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 3u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 3u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 3u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 3u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 3u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 3u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 3u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 3u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 3u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 3u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 3u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 3u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 3u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 3u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 3u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 3u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 3u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 3u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 3u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 3u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 3u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 3u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 3u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 3u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 3u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 3u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 3u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 3u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 3u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 3u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 3u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 3u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 3u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 3u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 3u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 3u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 3u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 3u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 3u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 3u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 3u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 3u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 3u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 3u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 3u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 3u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 3u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 3u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 3u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 3u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 3u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 3u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 3u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 3u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 12u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 16u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 4u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 4u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 4u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 4u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 4u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 4u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 4u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 4u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 4u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 4u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 4u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 4u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 4u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 4u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 4u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 4u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 4u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 4u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 4u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 4u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 4u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 4u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 4u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 4u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 4u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 4u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 4u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 4u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 4u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 4u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 4u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 4u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 4u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 4u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 4u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 4u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 4u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 4u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 4u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 4u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 4u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 4u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 4u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 4u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 4u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 4u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 4u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 4u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 4u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 4u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 4u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 4u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 4u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 4u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 4u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 4u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 4u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 4u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 4u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 4u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 4u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 4u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 4u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 4u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 16u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 20u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 5u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 5u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 5u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 5u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 5u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 5u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 5u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 5u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 5u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 5u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 5u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 5u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 5u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 5u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 5u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 5u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 5u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 5u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 5u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 5u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 5u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 5u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 5u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 5u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 5u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 5u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 5u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 5u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 5u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 5u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 5u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 5u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 5u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 5u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 5u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 5u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 5u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 5u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 5u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 5u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 5u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 5u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 5u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 5u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 5u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 5u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 5u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 5u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 5u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 5u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 5u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 5u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 5u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 5u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 5u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 5u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 5u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 5u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 5u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 5u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 5u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 5u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 5u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 5u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 20u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 24u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 6u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 6u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 6u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 6u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 6u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 6u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 6u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 6u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 6u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 6u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 6u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 6u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 6u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 6u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 6u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 6u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 6u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 6u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 6u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 6u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 6u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 6u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 6u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 6u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 6u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 6u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 6u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 6u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 6u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 6u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 6u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 6u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 6u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 6u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 6u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 6u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 6u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 6u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 6u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 6u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 6u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 6u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 6u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 6u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 6u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 6u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 6u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 6u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 6u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 6u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 6u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 6u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 6u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 6u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 6u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 6u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 6u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 6u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 6u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 6u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 6u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 6u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 6u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 6u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 24u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 28u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 7u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 7u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 7u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 7u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 7u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 7u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 7u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 7u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 7u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 7u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 7u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 7u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 7u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 7u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 7u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 7u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 7u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 7u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 7u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 7u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 7u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 7u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 7u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 7u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 7u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 7u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 7u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 7u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 7u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 7u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 7u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 7u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 7u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 7u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 7u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 7u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 7u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 7u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 7u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 7u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 7u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 7u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 7u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 7u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 7u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 7u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 7u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 7u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 7u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 7u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 7u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 7u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 7u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 7u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 7u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 7u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 7u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 7u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 7u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 7u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 7u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 7u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 7u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 7u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 28u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 32u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 8u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 8u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 8u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 8u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 8u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 8u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 8u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 8u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 8u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 8u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 8u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 8u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 8u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 8u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 8u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 8u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 8u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 8u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 8u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 8u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 8u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 8u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 8u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 8u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 8u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 8u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 8u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 8u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 8u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 8u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 8u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 8u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 8u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 8u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 8u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 8u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 8u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 8u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 8u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 8u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 8u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 8u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 8u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 8u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 8u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 8u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 8u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 8u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 8u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 8u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 8u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 8u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 8u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 8u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 8u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 8u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 8u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 8u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 8u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 8u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 8u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 8u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 8u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 8u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 32u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 36u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 9u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 9u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 9u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 9u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 9u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 9u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 9u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 9u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 9u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 9u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 9u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 9u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 9u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 9u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 9u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 9u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 9u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 9u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 9u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 9u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 9u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 9u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 9u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 9u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 9u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 9u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 9u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 9u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 9u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 9u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 9u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 9u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 9u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 9u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 9u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 9u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 9u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 9u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 9u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 9u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 9u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 9u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 9u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 9u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 9u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 9u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 9u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 9u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 9u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 9u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 9u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 9u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 9u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 9u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 9u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 9u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 9u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 9u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 9u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 9u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 9u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 9u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 9u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 9u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 36u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 40u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 10u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 10u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 10u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 10u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 10u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 10u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 10u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 10u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 10u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 10u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 10u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 10u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 10u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 10u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 10u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 10u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 10u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 10u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 10u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 10u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 10u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 10u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 10u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 10u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 10u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 10u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 10u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 10u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 10u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 10u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 10u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 10u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 10u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 10u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 10u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 10u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 10u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 10u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 10u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 10u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 10u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 10u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 10u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 10u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 10u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 10u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 10u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 10u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 10u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 10u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 10u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 10u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 10u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 10u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 10u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 10u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 10u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 10u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 10u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 10u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 10u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 10u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 10u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 10u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 40u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 44u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 11u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 11u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 11u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 11u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 11u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 11u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 11u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 11u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 11u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 11u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 11u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 11u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 11u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 11u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 11u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 11u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 11u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 11u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 11u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 11u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 11u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 11u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 11u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 11u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 11u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 11u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 11u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 11u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 11u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 11u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 11u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 11u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 11u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 11u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 11u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 11u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 11u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 11u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 11u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 11u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 11u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 11u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 11u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 11u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 11u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 11u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 11u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 11u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 11u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 11u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 11u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 11u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 11u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 11u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 11u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 11u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 11u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 11u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 11u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 11u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 11u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 11u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 11u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 11u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 44u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 48u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 12u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 12u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 12u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 12u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 12u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 12u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 12u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 12u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 12u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 12u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 12u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 12u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 12u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 12u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 12u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 12u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 12u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 12u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 12u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 12u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 12u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 12u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 12u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 12u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 12u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 12u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 12u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 12u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 12u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 12u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 12u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 12u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 12u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 12u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 12u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 12u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 12u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 12u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 12u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 12u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 12u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 12u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 12u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 12u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 12u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 12u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 12u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 12u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 12u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 12u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 12u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 12u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 12u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 12u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 12u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 12u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 12u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 12u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 12u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 12u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 12u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 12u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 12u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 12u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 48u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 52u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 13u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 13u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 13u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 13u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 13u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 13u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 13u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 13u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 13u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 13u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 13u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 13u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 13u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 13u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 13u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 13u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 13u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 13u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 13u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 13u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 13u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 13u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 13u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 13u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 13u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 13u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 13u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 13u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 13u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 13u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 13u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 13u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 13u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 13u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 13u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 13u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 13u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 13u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 13u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 13u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 13u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 13u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 13u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 13u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 13u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 13u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 13u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 13u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 13u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 13u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 13u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 13u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 13u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 13u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 13u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 13u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 13u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 13u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 13u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 13u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 13u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 13u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 13u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 13u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 52u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 56u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 14u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 14u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 14u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 14u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 14u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 14u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 14u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 14u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 14u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 14u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 14u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 14u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 14u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 14u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 14u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 14u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 14u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 14u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 14u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 14u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 14u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 14u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 14u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 14u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 14u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 14u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 14u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 14u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 14u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 14u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 14u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 14u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 14u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 14u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 14u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 14u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 14u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 14u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 14u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 14u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 14u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 14u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 14u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 14u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 14u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 14u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 14u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 14u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 14u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 14u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 14u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 14u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 14u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 14u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 14u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 14u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 14u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 14u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 14u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 14u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 14u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 14u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 14u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 14u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 56u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 60u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 15u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 15u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 15u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 15u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 15u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 15u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 15u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 15u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 15u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 15u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 15u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 15u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 15u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 15u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 15u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 15u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 15u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 15u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 15u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 15u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 15u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 15u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 15u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 15u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 15u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 15u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 15u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 15u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 15u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 15u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 15u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 15u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 15u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 15u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 15u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 15u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 15u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 15u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 15u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 15u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 15u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 15u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 15u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 15u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 15u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 15u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 15u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 15u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 15u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 15u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 15u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 15u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 15u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 15u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 15u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 15u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 15u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 15u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 15u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 15u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 15u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 15u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 15u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 15u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 60u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+    }
+    if (EPI == 2u && wid.y == 0u) {
+        if (col0 < p.n) { store_colsum(col0, bsum.x); }
+        if (col0 + 1u < p.n) { store_colsum(col0 + 1u, bsum.y); }
+        if (col0 + 2u < p.n) { store_colsum(col0 + 2u, bsum.z); }
+        if (col0 + 3u < p.n) { store_colsum(col0 + 3u, bsum.w); }
+    }
+    store_c(row0 + 0u, col0, c0.x); store_c(row0 + 0u, col0 + 1u, c0.y); store_c(row0 + 0u, col0 + 2u, c0.z); store_c(row0 + 0u, col0 + 3u, c0.w);
+    store_c(row0 + 1u, col0, c1.x); store_c(row0 + 1u, col0 + 1u, c1.y); store_c(row0 + 1u, col0 + 2u, c1.z); store_c(row0 + 1u, col0 + 3u, c1.w);
+    store_c(row0 + 2u, col0, c2.x); store_c(row0 + 2u, col0 + 1u, c2.y); store_c(row0 + 2u, col0 + 2u, c2.z); store_c(row0 + 2u, col0 + 3u, c2.w);
+    store_c(row0 + 3u, col0, c3.x); store_c(row0 + 3u, col0 + 1u, c3.y); store_c(row0 + 3u, col0 + 2u, c3.z); store_c(row0 + 3u, col0 + 3u, c3.w);
+    store_c(row0 + 4u, col0, c4.x); store_c(row0 + 4u, col0 + 1u, c4.y); store_c(row0 + 4u, col0 + 2u, c4.z); store_c(row0 + 4u, col0 + 3u, c4.w);
+    store_c(row0 + 5u, col0, c5.x); store_c(row0 + 5u, col0 + 1u, c5.y); store_c(row0 + 5u, col0 + 2u, c5.z); store_c(row0 + 5u, col0 + 3u, c5.w);
+    store_c(row0 + 6u, col0, c6.x); store_c(row0 + 6u, col0 + 1u, c6.y); store_c(row0 + 6u, col0 + 2u, c6.z); store_c(row0 + 6u, col0 + 3u, c6.w);
+    store_c(row0 + 7u, col0, c7.x); store_c(row0 + 7u, col0 + 1u, c7.y); store_c(row0 + 7u, col0 + 2u, c7.z); store_c(row0 + 7u, col0 + 3u, c7.w);
+    store_c(row0 + 8u, col0, c8.x); store_c(row0 + 8u, col0 + 1u, c8.y); store_c(row0 + 8u, col0 + 2u, c8.z); store_c(row0 + 8u, col0 + 3u, c8.w);
+    store_c(row0 + 9u, col0, c9.x); store_c(row0 + 9u, col0 + 1u, c9.y); store_c(row0 + 9u, col0 + 2u, c9.z); store_c(row0 + 9u, col0 + 3u, c9.w);
+    store_c(row0 + 10u, col0, c10.x); store_c(row0 + 10u, col0 + 1u, c10.y); store_c(row0 + 10u, col0 + 2u, c10.z); store_c(row0 + 10u, col0 + 3u, c10.w);
+    store_c(row0 + 11u, col0, c11.x); store_c(row0 + 11u, col0 + 1u, c11.y); store_c(row0 + 11u, col0 + 2u, c11.z); store_c(row0 + 11u, col0 + 3u, c11.w);
+    store_c(row0 + 12u, col0, c12.x); store_c(row0 + 12u, col0 + 1u, c12.y); store_c(row0 + 12u, col0 + 2u, c12.z); store_c(row0 + 12u, col0 + 3u, c12.w);
+    store_c(row0 + 13u, col0, c13.x); store_c(row0 + 13u, col0 + 1u, c13.y); store_c(row0 + 13u, col0 + 2u, c13.z); store_c(row0 + 13u, col0 + 3u, c13.w);
+    store_c(row0 + 14u, col0, c14.x); store_c(row0 + 14u, col0 + 1u, c14.y); store_c(row0 + 14u, col0 + 2u, c14.z); store_c(row0 + 14u, col0 + 3u, c14.w);
+    store_c(row0 + 15u, col0, c15.x); store_c(row0 + 15u, col0 + 1u, c15.y); store_c(row0 + 15u, col0 + 2u, c15.z); store_c(row0 + 15u, col0 + 3u, c15.w);
+    store_c(row0 + 16u, col0, c16.x); store_c(row0 + 16u, col0 + 1u, c16.y); store_c(row0 + 16u, col0 + 2u, c16.z); store_c(row0 + 16u, col0 + 3u, c16.w);
+    store_c(row0 + 17u, col0, c17.x); store_c(row0 + 17u, col0 + 1u, c17.y); store_c(row0 + 17u, col0 + 2u, c17.z); store_c(row0 + 17u, col0 + 3u, c17.w);
+    store_c(row0 + 18u, col0, c18.x); store_c(row0 + 18u, col0 + 1u, c18.y); store_c(row0 + 18u, col0 + 2u, c18.z); store_c(row0 + 18u, col0 + 3u, c18.w);
+    store_c(row0 + 19u, col0, c19.x); store_c(row0 + 19u, col0 + 1u, c19.y); store_c(row0 + 19u, col0 + 2u, c19.z); store_c(row0 + 19u, col0 + 3u, c19.w);
+    store_c(row0 + 20u, col0, c20.x); store_c(row0 + 20u, col0 + 1u, c20.y); store_c(row0 + 20u, col0 + 2u, c20.z); store_c(row0 + 20u, col0 + 3u, c20.w);
+    store_c(row0 + 21u, col0, c21.x); store_c(row0 + 21u, col0 + 1u, c21.y); store_c(row0 + 21u, col0 + 2u, c21.z); store_c(row0 + 21u, col0 + 3u, c21.w);
+    store_c(row0 + 22u, col0, c22.x); store_c(row0 + 22u, col0 + 1u, c22.y); store_c(row0 + 22u, col0 + 2u, c22.z); store_c(row0 + 22u, col0 + 3u, c22.w);
+    store_c(row0 + 23u, col0, c23.x); store_c(row0 + 23u, col0 + 1u, c23.y); store_c(row0 + 23u, col0 + 2u, c23.z); store_c(row0 + 23u, col0 + 3u, c23.w);
+    store_c(row0 + 24u, col0, c24.x); store_c(row0 + 24u, col0 + 1u, c24.y); store_c(row0 + 24u, col0 + 2u, c24.z); store_c(row0 + 24u, col0 + 3u, c24.w);
+    store_c(row0 + 25u, col0, c25.x); store_c(row0 + 25u, col0 + 1u, c25.y); store_c(row0 + 25u, col0 + 2u, c25.z); store_c(row0 + 25u, col0 + 3u, c25.w);
+    store_c(row0 + 26u, col0, c26.x); store_c(row0 + 26u, col0 + 1u, c26.y); store_c(row0 + 26u, col0 + 2u, c26.z); store_c(row0 + 26u, col0 + 3u, c26.w);
+    store_c(row0 + 27u, col0, c27.x); store_c(row0 + 27u, col0 + 1u, c27.y); store_c(row0 + 27u, col0 + 2u, c27.z); store_c(row0 + 27u, col0 + 3u, c27.w);
+    store_c(row0 + 28u, col0, c28.x); store_c(row0 + 28u, col0 + 1u, c28.y); store_c(row0 + 28u, col0 + 2u, c28.z); store_c(row0 + 28u, col0 + 3u, c28.w);
+    store_c(row0 + 29u, col0, c29.x); store_c(row0 + 29u, col0 + 1u, c29.y); store_c(row0 + 29u, col0 + 2u, c29.z); store_c(row0 + 29u, col0 + 3u, c29.w);
+    store_c(row0 + 30u, col0, c30.x); store_c(row0 + 30u, col0 + 1u, c30.y); store_c(row0 + 30u, col0 + 2u, c30.z); store_c(row0 + 30u, col0 + 3u, c30.w);
+    store_c(row0 + 31u, col0, c31.x); store_c(row0 + 31u, col0 + 1u, c31.y); store_c(row0 + 31u, col0 + 2u, c31.z); store_c(row0 + 31u, col0 + 3u, c31.w);
+    store_c(row0 + 32u, col0, c32.x); store_c(row0 + 32u, col0 + 1u, c32.y); store_c(row0 + 32u, col0 + 2u, c32.z); store_c(row0 + 32u, col0 + 3u, c32.w);
+    store_c(row0 + 33u, col0, c33.x); store_c(row0 + 33u, col0 + 1u, c33.y); store_c(row0 + 33u, col0 + 2u, c33.z); store_c(row0 + 33u, col0 + 3u, c33.w);
+    store_c(row0 + 34u, col0, c34.x); store_c(row0 + 34u, col0 + 1u, c34.y); store_c(row0 + 34u, col0 + 2u, c34.z); store_c(row0 + 34u, col0 + 3u, c34.w);
+    store_c(row0 + 35u, col0, c35.x); store_c(row0 + 35u, col0 + 1u, c35.y); store_c(row0 + 35u, col0 + 2u, c35.z); store_c(row0 + 35u, col0 + 3u, c35.w);
+    store_c(row0 + 36u, col0, c36.x); store_c(row0 + 36u, col0 + 1u, c36.y); store_c(row0 + 36u, col0 + 2u, c36.z); store_c(row0 + 36u, col0 + 3u, c36.w);
+    store_c(row0 + 37u, col0, c37.x); store_c(row0 + 37u, col0 + 1u, c37.y); store_c(row0 + 37u, col0 + 2u, c37.z); store_c(row0 + 37u, col0 + 3u, c37.w);
+    store_c(row0 + 38u, col0, c38.x); store_c(row0 + 38u, col0 + 1u, c38.y); store_c(row0 + 38u, col0 + 2u, c38.z); store_c(row0 + 38u, col0 + 3u, c38.w);
+    store_c(row0 + 39u, col0, c39.x); store_c(row0 + 39u, col0 + 1u, c39.y); store_c(row0 + 39u, col0 + 2u, c39.z); store_c(row0 + 39u, col0 + 3u, c39.w);
+    store_c(row0 + 40u, col0, c40.x); store_c(row0 + 40u, col0 + 1u, c40.y); store_c(row0 + 40u, col0 + 2u, c40.z); store_c(row0 + 40u, col0 + 3u, c40.w);
+    store_c(row0 + 41u, col0, c41.x); store_c(row0 + 41u, col0 + 1u, c41.y); store_c(row0 + 41u, col0 + 2u, c41.z); store_c(row0 + 41u, col0 + 3u, c41.w);
+    store_c(row0 + 42u, col0, c42.x); store_c(row0 + 42u, col0 + 1u, c42.y); store_c(row0 + 42u, col0 + 2u, c42.z); store_c(row0 + 42u, col0 + 3u, c42.w);
+    store_c(row0 + 43u, col0, c43.x); store_c(row0 + 43u, col0 + 1u, c43.y); store_c(row0 + 43u, col0 + 2u, c43.z); store_c(row0 + 43u, col0 + 3u, c43.w);
+    store_c(row0 + 44u, col0, c44.x); store_c(row0 + 44u, col0 + 1u, c44.y); store_c(row0 + 44u, col0 + 2u, c44.z); store_c(row0 + 44u, col0 + 3u, c44.w);
+    store_c(row0 + 45u, col0, c45.x); store_c(row0 + 45u, col0 + 1u, c45.y); store_c(row0 + 45u, col0 + 2u, c45.z); store_c(row0 + 45u, col0 + 3u, c45.w);
+    store_c(row0 + 46u, col0, c46.x); store_c(row0 + 46u, col0 + 1u, c46.y); store_c(row0 + 46u, col0 + 2u, c46.z); store_c(row0 + 46u, col0 + 3u, c46.w);
+    store_c(row0 + 47u, col0, c47.x); store_c(row0 + 47u, col0 + 1u, c47.y); store_c(row0 + 47u, col0 + 2u, c47.z); store_c(row0 + 47u, col0 + 3u, c47.w);
+    store_c(row0 + 48u, col0, c48.x); store_c(row0 + 48u, col0 + 1u, c48.y); store_c(row0 + 48u, col0 + 2u, c48.z); store_c(row0 + 48u, col0 + 3u, c48.w);
+    store_c(row0 + 49u, col0, c49.x); store_c(row0 + 49u, col0 + 1u, c49.y); store_c(row0 + 49u, col0 + 2u, c49.z); store_c(row0 + 49u, col0 + 3u, c49.w);
+    store_c(row0 + 50u, col0, c50.x); store_c(row0 + 50u, col0 + 1u, c50.y); store_c(row0 + 50u, col0 + 2u, c50.z); store_c(row0 + 50u, col0 + 3u, c50.w);
+    store_c(row0 + 51u, col0, c51.x); store_c(row0 + 51u, col0 + 1u, c51.y); store_c(row0 + 51u, col0 + 2u, c51.z); store_c(row0 + 51u, col0 + 3u, c51.w);
+    store_c(row0 + 52u, col0, c52.x); store_c(row0 + 52u, col0 + 1u, c52.y); store_c(row0 + 52u, col0 + 2u, c52.z); store_c(row0 + 52u, col0 + 3u, c52.w);
+    store_c(row0 + 53u, col0, c53.x); store_c(row0 + 53u, col0 + 1u, c53.y); store_c(row0 + 53u, col0 + 2u, c53.z); store_c(row0 + 53u, col0 + 3u, c53.w);
+    store_c(row0 + 54u, col0, c54.x); store_c(row0 + 54u, col0 + 1u, c54.y); store_c(row0 + 54u, col0 + 2u, c54.z); store_c(row0 + 54u, col0 + 3u, c54.w);
+    store_c(row0 + 55u, col0, c55.x); store_c(row0 + 55u, col0 + 1u, c55.y); store_c(row0 + 55u, col0 + 2u, c55.z); store_c(row0 + 55u, col0 + 3u, c55.w);
+    store_c(row0 + 56u, col0, c56.x); store_c(row0 + 56u, col0 + 1u, c56.y); store_c(row0 + 56u, col0 + 2u, c56.z); store_c(row0 + 56u, col0 + 3u, c56.w);
+    store_c(row0 + 57u, col0, c57.x); store_c(row0 + 57u, col0 + 1u, c57.y); store_c(row0 + 57u, col0 + 2u, c57.z); store_c(row0 + 57u, col0 + 3u, c57.w);
+    store_c(row0 + 58u, col0, c58.x); store_c(row0 + 58u, col0 + 1u, c58.y); store_c(row0 + 58u, col0 + 2u, c58.z); store_c(row0 + 58u, col0 + 3u, c58.w);
+    store_c(row0 + 59u, col0, c59.x); store_c(row0 + 59u, col0 + 1u, c59.y); store_c(row0 + 59u, col0 + 2u, c59.z); store_c(row0 + 59u, col0 + 3u, c59.w);
+    store_c(row0 + 60u, col0, c60.x); store_c(row0 + 60u, col0 + 1u, c60.y); store_c(row0 + 60u, col0 + 2u, c60.z); store_c(row0 + 60u, col0 + 3u, c60.w);
+    store_c(row0 + 61u, col0, c61.x); store_c(row0 + 61u, col0 + 1u, c61.y); store_c(row0 + 61u, col0 + 2u, c61.z); store_c(row0 + 61u, col0 + 3u, c61.w);
+    store_c(row0 + 62u, col0, c62.x); store_c(row0 + 62u, col0 + 1u, c62.y); store_c(row0 + 62u, col0 + 2u, c62.z); store_c(row0 + 62u, col0 + 3u, c62.w);
+    store_c(row0 + 63u, col0, c63.x); store_c(row0 + 63u, col0 + 1u, c63.y); store_c(row0 + 63u, col0 + 2u, c63.z); store_c(row0 + 63u, col0 + 3u, c63.w);
+}
+
+@compute @workgroup_size(16)
 fn matmul_sg16v4_r16_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
@@ -3802,6 +5304,2028 @@ fn matmul_sg16v4_r32_forward(
     store_c4(row0 + 31u, col0, c31);
 }
 
+@compute @workgroup_size(16)
+fn matmul_sg16v4_r64_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane: u32,
+) {
+    // Alignment (checked on the host): N a multiple of 4 always (vec4 stores), and K for NN,
+    // M for TN (A stored (K, M)), K for NT (B stored (N, K)): every vec4 lies inside one row.
+    let col0 = wid.x * 64u + lane * 4u;
+    let row0 = wid.y * 64u;
+    let mlast = p.m - 1u;
+    let kv4 = p.k / 4u; // vec4s per row of a (M, K) or (N, K) matrix
+    let nv = p.n / 4u;  // vec4s per row of a (K, N) matrix
+    let mv = p.m / 4u;  // vec4s per row of a (K, M) matrix
+    let cv = min(col0, p.n - 4u) / 4u;
+    let bc0 = min(col0, p.n - 1u) * kv4;
+    let bc1 = min(col0 + 1u, p.n - 1u) * kv4;
+    let bc2 = min(col0 + 2u, p.n - 1u) * kv4;
+    let bc3 = min(col0 + 3u, p.n - 1u) * kv4;
+    let ra0 = min(row0 + 0u, mlast) * kv4;
+    let ra1 = min(row0 + 1u, mlast) * kv4;
+    let ra2 = min(row0 + 2u, mlast) * kv4;
+    let ra3 = min(row0 + 3u, mlast) * kv4;
+    let ra4 = min(row0 + 4u, mlast) * kv4;
+    let ra5 = min(row0 + 5u, mlast) * kv4;
+    let ra6 = min(row0 + 6u, mlast) * kv4;
+    let ra7 = min(row0 + 7u, mlast) * kv4;
+    let ra8 = min(row0 + 8u, mlast) * kv4;
+    let ra9 = min(row0 + 9u, mlast) * kv4;
+    let ra10 = min(row0 + 10u, mlast) * kv4;
+    let ra11 = min(row0 + 11u, mlast) * kv4;
+    let ra12 = min(row0 + 12u, mlast) * kv4;
+    let ra13 = min(row0 + 13u, mlast) * kv4;
+    let ra14 = min(row0 + 14u, mlast) * kv4;
+    let ra15 = min(row0 + 15u, mlast) * kv4;
+    let ra16 = min(row0 + 16u, mlast) * kv4;
+    let ra17 = min(row0 + 17u, mlast) * kv4;
+    let ra18 = min(row0 + 18u, mlast) * kv4;
+    let ra19 = min(row0 + 19u, mlast) * kv4;
+    let ra20 = min(row0 + 20u, mlast) * kv4;
+    let ra21 = min(row0 + 21u, mlast) * kv4;
+    let ra22 = min(row0 + 22u, mlast) * kv4;
+    let ra23 = min(row0 + 23u, mlast) * kv4;
+    let ra24 = min(row0 + 24u, mlast) * kv4;
+    let ra25 = min(row0 + 25u, mlast) * kv4;
+    let ra26 = min(row0 + 26u, mlast) * kv4;
+    let ra27 = min(row0 + 27u, mlast) * kv4;
+    let ra28 = min(row0 + 28u, mlast) * kv4;
+    let ra29 = min(row0 + 29u, mlast) * kv4;
+    let ra30 = min(row0 + 30u, mlast) * kv4;
+    let ra31 = min(row0 + 31u, mlast) * kv4;
+    let ra32 = min(row0 + 32u, mlast) * kv4;
+    let ra33 = min(row0 + 33u, mlast) * kv4;
+    let ra34 = min(row0 + 34u, mlast) * kv4;
+    let ra35 = min(row0 + 35u, mlast) * kv4;
+    let ra36 = min(row0 + 36u, mlast) * kv4;
+    let ra37 = min(row0 + 37u, mlast) * kv4;
+    let ra38 = min(row0 + 38u, mlast) * kv4;
+    let ra39 = min(row0 + 39u, mlast) * kv4;
+    let ra40 = min(row0 + 40u, mlast) * kv4;
+    let ra41 = min(row0 + 41u, mlast) * kv4;
+    let ra42 = min(row0 + 42u, mlast) * kv4;
+    let ra43 = min(row0 + 43u, mlast) * kv4;
+    let ra44 = min(row0 + 44u, mlast) * kv4;
+    let ra45 = min(row0 + 45u, mlast) * kv4;
+    let ra46 = min(row0 + 46u, mlast) * kv4;
+    let ra47 = min(row0 + 47u, mlast) * kv4;
+    let ra48 = min(row0 + 48u, mlast) * kv4;
+    let ra49 = min(row0 + 49u, mlast) * kv4;
+    let ra50 = min(row0 + 50u, mlast) * kv4;
+    let ra51 = min(row0 + 51u, mlast) * kv4;
+    let ra52 = min(row0 + 52u, mlast) * kv4;
+    let ra53 = min(row0 + 53u, mlast) * kv4;
+    let ra54 = min(row0 + 54u, mlast) * kv4;
+    let ra55 = min(row0 + 55u, mlast) * kv4;
+    let ra56 = min(row0 + 56u, mlast) * kv4;
+    let ra57 = min(row0 + 57u, mlast) * kv4;
+    let ra58 = min(row0 + 58u, mlast) * kv4;
+    let ra59 = min(row0 + 59u, mlast) * kv4;
+    let ra60 = min(row0 + 60u, mlast) * kv4;
+    let ra61 = min(row0 + 61u, mlast) * kv4;
+    let ra62 = min(row0 + 62u, mlast) * kv4;
+    let ra63 = min(row0 + 63u, mlast) * kv4;
+    let rg0 = min(row0 / 4u + 0u, mv - 1u);
+    let rg1 = min(row0 / 4u + 1u, mv - 1u);
+    let rg2 = min(row0 / 4u + 2u, mv - 1u);
+    let rg3 = min(row0 / 4u + 3u, mv - 1u);
+    let rg4 = min(row0 / 4u + 4u, mv - 1u);
+    let rg5 = min(row0 / 4u + 5u, mv - 1u);
+    let rg6 = min(row0 / 4u + 6u, mv - 1u);
+    let rg7 = min(row0 / 4u + 7u, mv - 1u);
+    let rg8 = min(row0 / 4u + 8u, mv - 1u);
+    let rg9 = min(row0 / 4u + 9u, mv - 1u);
+    let rg10 = min(row0 / 4u + 10u, mv - 1u);
+    let rg11 = min(row0 / 4u + 11u, mv - 1u);
+    let rg12 = min(row0 / 4u + 12u, mv - 1u);
+    let rg13 = min(row0 / 4u + 13u, mv - 1u);
+    let rg14 = min(row0 / 4u + 14u, mv - 1u);
+    let rg15 = min(row0 / 4u + 15u, mv - 1u);
+    var c0 = vec4<f32>(0.0);
+    var c1 = vec4<f32>(0.0);
+    var c2 = vec4<f32>(0.0);
+    var c3 = vec4<f32>(0.0);
+    var c4 = vec4<f32>(0.0);
+    var c5 = vec4<f32>(0.0);
+    var c6 = vec4<f32>(0.0);
+    var c7 = vec4<f32>(0.0);
+    var c8 = vec4<f32>(0.0);
+    var c9 = vec4<f32>(0.0);
+    var c10 = vec4<f32>(0.0);
+    var c11 = vec4<f32>(0.0);
+    var c12 = vec4<f32>(0.0);
+    var c13 = vec4<f32>(0.0);
+    var c14 = vec4<f32>(0.0);
+    var c15 = vec4<f32>(0.0);
+    var c16 = vec4<f32>(0.0);
+    var c17 = vec4<f32>(0.0);
+    var c18 = vec4<f32>(0.0);
+    var c19 = vec4<f32>(0.0);
+    var c20 = vec4<f32>(0.0);
+    var c21 = vec4<f32>(0.0);
+    var c22 = vec4<f32>(0.0);
+    var c23 = vec4<f32>(0.0);
+    var c24 = vec4<f32>(0.0);
+    var c25 = vec4<f32>(0.0);
+    var c26 = vec4<f32>(0.0);
+    var c27 = vec4<f32>(0.0);
+    var c28 = vec4<f32>(0.0);
+    var c29 = vec4<f32>(0.0);
+    var c30 = vec4<f32>(0.0);
+    var c31 = vec4<f32>(0.0);
+    var c32 = vec4<f32>(0.0);
+    var c33 = vec4<f32>(0.0);
+    var c34 = vec4<f32>(0.0);
+    var c35 = vec4<f32>(0.0);
+    var c36 = vec4<f32>(0.0);
+    var c37 = vec4<f32>(0.0);
+    var c38 = vec4<f32>(0.0);
+    var c39 = vec4<f32>(0.0);
+    var c40 = vec4<f32>(0.0);
+    var c41 = vec4<f32>(0.0);
+    var c42 = vec4<f32>(0.0);
+    var c43 = vec4<f32>(0.0);
+    var c44 = vec4<f32>(0.0);
+    var c45 = vec4<f32>(0.0);
+    var c46 = vec4<f32>(0.0);
+    var c47 = vec4<f32>(0.0);
+    var c48 = vec4<f32>(0.0);
+    var c49 = vec4<f32>(0.0);
+    var c50 = vec4<f32>(0.0);
+    var c51 = vec4<f32>(0.0);
+    var c52 = vec4<f32>(0.0);
+    var c53 = vec4<f32>(0.0);
+    var c54 = vec4<f32>(0.0);
+    var c55 = vec4<f32>(0.0);
+    var c56 = vec4<f32>(0.0);
+    var c57 = vec4<f32>(0.0);
+    var c58 = vec4<f32>(0.0);
+    var c59 = vec4<f32>(0.0);
+    var c60 = vec4<f32>(0.0);
+    var c61 = vec4<f32>(0.0);
+    var c62 = vec4<f32>(0.0);
+    var c63 = vec4<f32>(0.0);
+    var bsum = vec4<f32>(0.0);
+    for (var kb = 0u; kb < p.k; kb += 64u) {
+        var x0: vec4<f32>;
+        var x1: vec4<f32>;
+        var x2: vec4<f32>;
+        var x3: vec4<f32>;
+        var x4: vec4<f32>;
+        var x5: vec4<f32>;
+        var x6: vec4<f32>;
+        var x7: vec4<f32>;
+        var x8: vec4<f32>;
+        var x9: vec4<f32>;
+        var x10: vec4<f32>;
+        var x11: vec4<f32>;
+        var x12: vec4<f32>;
+        var x13: vec4<f32>;
+        var x14: vec4<f32>;
+        var x15: vec4<f32>;
+        var x16: vec4<f32>;
+        var x17: vec4<f32>;
+        var x18: vec4<f32>;
+        var x19: vec4<f32>;
+        var x20: vec4<f32>;
+        var x21: vec4<f32>;
+        var x22: vec4<f32>;
+        var x23: vec4<f32>;
+        var x24: vec4<f32>;
+        var x25: vec4<f32>;
+        var x26: vec4<f32>;
+        var x27: vec4<f32>;
+        var x28: vec4<f32>;
+        var x29: vec4<f32>;
+        var x30: vec4<f32>;
+        var x31: vec4<f32>;
+        var x32: vec4<f32>;
+        var x33: vec4<f32>;
+        var x34: vec4<f32>;
+        var x35: vec4<f32>;
+        var x36: vec4<f32>;
+        var x37: vec4<f32>;
+        var x38: vec4<f32>;
+        var x39: vec4<f32>;
+        var x40: vec4<f32>;
+        var x41: vec4<f32>;
+        var x42: vec4<f32>;
+        var x43: vec4<f32>;
+        var x44: vec4<f32>;
+        var x45: vec4<f32>;
+        var x46: vec4<f32>;
+        var x47: vec4<f32>;
+        var x48: vec4<f32>;
+        var x49: vec4<f32>;
+        var x50: vec4<f32>;
+        var x51: vec4<f32>;
+        var x52: vec4<f32>;
+        var x53: vec4<f32>;
+        var x54: vec4<f32>;
+        var x55: vec4<f32>;
+        var x56: vec4<f32>;
+        var x57: vec4<f32>;
+        var x58: vec4<f32>;
+        var x59: vec4<f32>;
+        var x60: vec4<f32>;
+        var x61: vec4<f32>;
+        var x62: vec4<f32>;
+        var x63: vec4<f32>;
+        if (TRANS_A) {
+            let ka = kb + lane * 4u;
+            let lv = vec4<f32>(vec4<u32>(ka) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+            let kq0 = min(ka, p.k - 1u) * mv;
+            let kq1 = min(ka + 1u, p.k - 1u) * mv;
+            let kq2 = min(ka + 2u, p.k - 1u) * mv;
+            let kq3 = min(ka + 3u, p.k - 1u) * mv;
+            let q0_0 = a4[kq0 + rg0];
+            let q0_1 = a4[kq0 + rg1];
+            let q0_2 = a4[kq0 + rg2];
+            let q0_3 = a4[kq0 + rg3];
+            let q0_4 = a4[kq0 + rg4];
+            let q0_5 = a4[kq0 + rg5];
+            let q0_6 = a4[kq0 + rg6];
+            let q0_7 = a4[kq0 + rg7];
+            let q0_8 = a4[kq0 + rg8];
+            let q0_9 = a4[kq0 + rg9];
+            let q0_10 = a4[kq0 + rg10];
+            let q0_11 = a4[kq0 + rg11];
+            let q0_12 = a4[kq0 + rg12];
+            let q0_13 = a4[kq0 + rg13];
+            let q0_14 = a4[kq0 + rg14];
+            let q0_15 = a4[kq0 + rg15];
+            let q1_0 = a4[kq1 + rg0];
+            let q1_1 = a4[kq1 + rg1];
+            let q1_2 = a4[kq1 + rg2];
+            let q1_3 = a4[kq1 + rg3];
+            let q1_4 = a4[kq1 + rg4];
+            let q1_5 = a4[kq1 + rg5];
+            let q1_6 = a4[kq1 + rg6];
+            let q1_7 = a4[kq1 + rg7];
+            let q1_8 = a4[kq1 + rg8];
+            let q1_9 = a4[kq1 + rg9];
+            let q1_10 = a4[kq1 + rg10];
+            let q1_11 = a4[kq1 + rg11];
+            let q1_12 = a4[kq1 + rg12];
+            let q1_13 = a4[kq1 + rg13];
+            let q1_14 = a4[kq1 + rg14];
+            let q1_15 = a4[kq1 + rg15];
+            let q2_0 = a4[kq2 + rg0];
+            let q2_1 = a4[kq2 + rg1];
+            let q2_2 = a4[kq2 + rg2];
+            let q2_3 = a4[kq2 + rg3];
+            let q2_4 = a4[kq2 + rg4];
+            let q2_5 = a4[kq2 + rg5];
+            let q2_6 = a4[kq2 + rg6];
+            let q2_7 = a4[kq2 + rg7];
+            let q2_8 = a4[kq2 + rg8];
+            let q2_9 = a4[kq2 + rg9];
+            let q2_10 = a4[kq2 + rg10];
+            let q2_11 = a4[kq2 + rg11];
+            let q2_12 = a4[kq2 + rg12];
+            let q2_13 = a4[kq2 + rg13];
+            let q2_14 = a4[kq2 + rg14];
+            let q2_15 = a4[kq2 + rg15];
+            let q3_0 = a4[kq3 + rg0];
+            let q3_1 = a4[kq3 + rg1];
+            let q3_2 = a4[kq3 + rg2];
+            let q3_3 = a4[kq3 + rg3];
+            let q3_4 = a4[kq3 + rg4];
+            let q3_5 = a4[kq3 + rg5];
+            let q3_6 = a4[kq3 + rg6];
+            let q3_7 = a4[kq3 + rg7];
+            let q3_8 = a4[kq3 + rg8];
+            let q3_9 = a4[kq3 + rg9];
+            let q3_10 = a4[kq3 + rg10];
+            let q3_11 = a4[kq3 + rg11];
+            let q3_12 = a4[kq3 + rg12];
+            let q3_13 = a4[kq3 + rg13];
+            let q3_14 = a4[kq3 + rg14];
+            let q3_15 = a4[kq3 + rg15];
+            x0 = lv * vec4<f32>(q0_0.x, q1_0.x, q2_0.x, q3_0.x);
+            x1 = lv * vec4<f32>(q0_0.y, q1_0.y, q2_0.y, q3_0.y);
+            x2 = lv * vec4<f32>(q0_0.z, q1_0.z, q2_0.z, q3_0.z);
+            x3 = lv * vec4<f32>(q0_0.w, q1_0.w, q2_0.w, q3_0.w);
+            x4 = lv * vec4<f32>(q0_1.x, q1_1.x, q2_1.x, q3_1.x);
+            x5 = lv * vec4<f32>(q0_1.y, q1_1.y, q2_1.y, q3_1.y);
+            x6 = lv * vec4<f32>(q0_1.z, q1_1.z, q2_1.z, q3_1.z);
+            x7 = lv * vec4<f32>(q0_1.w, q1_1.w, q2_1.w, q3_1.w);
+            x8 = lv * vec4<f32>(q0_2.x, q1_2.x, q2_2.x, q3_2.x);
+            x9 = lv * vec4<f32>(q0_2.y, q1_2.y, q2_2.y, q3_2.y);
+            x10 = lv * vec4<f32>(q0_2.z, q1_2.z, q2_2.z, q3_2.z);
+            x11 = lv * vec4<f32>(q0_2.w, q1_2.w, q2_2.w, q3_2.w);
+            x12 = lv * vec4<f32>(q0_3.x, q1_3.x, q2_3.x, q3_3.x);
+            x13 = lv * vec4<f32>(q0_3.y, q1_3.y, q2_3.y, q3_3.y);
+            x14 = lv * vec4<f32>(q0_3.z, q1_3.z, q2_3.z, q3_3.z);
+            x15 = lv * vec4<f32>(q0_3.w, q1_3.w, q2_3.w, q3_3.w);
+            x16 = lv * vec4<f32>(q0_4.x, q1_4.x, q2_4.x, q3_4.x);
+            x17 = lv * vec4<f32>(q0_4.y, q1_4.y, q2_4.y, q3_4.y);
+            x18 = lv * vec4<f32>(q0_4.z, q1_4.z, q2_4.z, q3_4.z);
+            x19 = lv * vec4<f32>(q0_4.w, q1_4.w, q2_4.w, q3_4.w);
+            x20 = lv * vec4<f32>(q0_5.x, q1_5.x, q2_5.x, q3_5.x);
+            x21 = lv * vec4<f32>(q0_5.y, q1_5.y, q2_5.y, q3_5.y);
+            x22 = lv * vec4<f32>(q0_5.z, q1_5.z, q2_5.z, q3_5.z);
+            x23 = lv * vec4<f32>(q0_5.w, q1_5.w, q2_5.w, q3_5.w);
+            x24 = lv * vec4<f32>(q0_6.x, q1_6.x, q2_6.x, q3_6.x);
+            x25 = lv * vec4<f32>(q0_6.y, q1_6.y, q2_6.y, q3_6.y);
+            x26 = lv * vec4<f32>(q0_6.z, q1_6.z, q2_6.z, q3_6.z);
+            x27 = lv * vec4<f32>(q0_6.w, q1_6.w, q2_6.w, q3_6.w);
+            x28 = lv * vec4<f32>(q0_7.x, q1_7.x, q2_7.x, q3_7.x);
+            x29 = lv * vec4<f32>(q0_7.y, q1_7.y, q2_7.y, q3_7.y);
+            x30 = lv * vec4<f32>(q0_7.z, q1_7.z, q2_7.z, q3_7.z);
+            x31 = lv * vec4<f32>(q0_7.w, q1_7.w, q2_7.w, q3_7.w);
+            x32 = lv * vec4<f32>(q0_8.x, q1_8.x, q2_8.x, q3_8.x);
+            x33 = lv * vec4<f32>(q0_8.y, q1_8.y, q2_8.y, q3_8.y);
+            x34 = lv * vec4<f32>(q0_8.z, q1_8.z, q2_8.z, q3_8.z);
+            x35 = lv * vec4<f32>(q0_8.w, q1_8.w, q2_8.w, q3_8.w);
+            x36 = lv * vec4<f32>(q0_9.x, q1_9.x, q2_9.x, q3_9.x);
+            x37 = lv * vec4<f32>(q0_9.y, q1_9.y, q2_9.y, q3_9.y);
+            x38 = lv * vec4<f32>(q0_9.z, q1_9.z, q2_9.z, q3_9.z);
+            x39 = lv * vec4<f32>(q0_9.w, q1_9.w, q2_9.w, q3_9.w);
+            x40 = lv * vec4<f32>(q0_10.x, q1_10.x, q2_10.x, q3_10.x);
+            x41 = lv * vec4<f32>(q0_10.y, q1_10.y, q2_10.y, q3_10.y);
+            x42 = lv * vec4<f32>(q0_10.z, q1_10.z, q2_10.z, q3_10.z);
+            x43 = lv * vec4<f32>(q0_10.w, q1_10.w, q2_10.w, q3_10.w);
+            x44 = lv * vec4<f32>(q0_11.x, q1_11.x, q2_11.x, q3_11.x);
+            x45 = lv * vec4<f32>(q0_11.y, q1_11.y, q2_11.y, q3_11.y);
+            x46 = lv * vec4<f32>(q0_11.z, q1_11.z, q2_11.z, q3_11.z);
+            x47 = lv * vec4<f32>(q0_11.w, q1_11.w, q2_11.w, q3_11.w);
+            x48 = lv * vec4<f32>(q0_12.x, q1_12.x, q2_12.x, q3_12.x);
+            x49 = lv * vec4<f32>(q0_12.y, q1_12.y, q2_12.y, q3_12.y);
+            x50 = lv * vec4<f32>(q0_12.z, q1_12.z, q2_12.z, q3_12.z);
+            x51 = lv * vec4<f32>(q0_12.w, q1_12.w, q2_12.w, q3_12.w);
+            x52 = lv * vec4<f32>(q0_13.x, q1_13.x, q2_13.x, q3_13.x);
+            x53 = lv * vec4<f32>(q0_13.y, q1_13.y, q2_13.y, q3_13.y);
+            x54 = lv * vec4<f32>(q0_13.z, q1_13.z, q2_13.z, q3_13.z);
+            x55 = lv * vec4<f32>(q0_13.w, q1_13.w, q2_13.w, q3_13.w);
+            x56 = lv * vec4<f32>(q0_14.x, q1_14.x, q2_14.x, q3_14.x);
+            x57 = lv * vec4<f32>(q0_14.y, q1_14.y, q2_14.y, q3_14.y);
+            x58 = lv * vec4<f32>(q0_14.z, q1_14.z, q2_14.z, q3_14.z);
+            x59 = lv * vec4<f32>(q0_14.w, q1_14.w, q2_14.w, q3_14.w);
+            x60 = lv * vec4<f32>(q0_15.x, q1_15.x, q2_15.x, q3_15.x);
+            x61 = lv * vec4<f32>(q0_15.y, q1_15.y, q2_15.y, q3_15.y);
+            x62 = lv * vec4<f32>(q0_15.z, q1_15.z, q2_15.z, q3_15.z);
+            x63 = lv * vec4<f32>(q0_15.w, q1_15.w, q2_15.w, q3_15.w);
+        } else {
+            let ka = kb / 4u + lane;
+            let alive = ka < kv4;
+            let kac = min(ka, kv4 - 1u);
+            x0 = select(vec4<f32>(0.0), a4[ra0 + kac], alive);
+            x1 = select(vec4<f32>(0.0), a4[ra1 + kac], alive);
+            x2 = select(vec4<f32>(0.0), a4[ra2 + kac], alive);
+            x3 = select(vec4<f32>(0.0), a4[ra3 + kac], alive);
+            x4 = select(vec4<f32>(0.0), a4[ra4 + kac], alive);
+            x5 = select(vec4<f32>(0.0), a4[ra5 + kac], alive);
+            x6 = select(vec4<f32>(0.0), a4[ra6 + kac], alive);
+            x7 = select(vec4<f32>(0.0), a4[ra7 + kac], alive);
+            x8 = select(vec4<f32>(0.0), a4[ra8 + kac], alive);
+            x9 = select(vec4<f32>(0.0), a4[ra9 + kac], alive);
+            x10 = select(vec4<f32>(0.0), a4[ra10 + kac], alive);
+            x11 = select(vec4<f32>(0.0), a4[ra11 + kac], alive);
+            x12 = select(vec4<f32>(0.0), a4[ra12 + kac], alive);
+            x13 = select(vec4<f32>(0.0), a4[ra13 + kac], alive);
+            x14 = select(vec4<f32>(0.0), a4[ra14 + kac], alive);
+            x15 = select(vec4<f32>(0.0), a4[ra15 + kac], alive);
+            x16 = select(vec4<f32>(0.0), a4[ra16 + kac], alive);
+            x17 = select(vec4<f32>(0.0), a4[ra17 + kac], alive);
+            x18 = select(vec4<f32>(0.0), a4[ra18 + kac], alive);
+            x19 = select(vec4<f32>(0.0), a4[ra19 + kac], alive);
+            x20 = select(vec4<f32>(0.0), a4[ra20 + kac], alive);
+            x21 = select(vec4<f32>(0.0), a4[ra21 + kac], alive);
+            x22 = select(vec4<f32>(0.0), a4[ra22 + kac], alive);
+            x23 = select(vec4<f32>(0.0), a4[ra23 + kac], alive);
+            x24 = select(vec4<f32>(0.0), a4[ra24 + kac], alive);
+            x25 = select(vec4<f32>(0.0), a4[ra25 + kac], alive);
+            x26 = select(vec4<f32>(0.0), a4[ra26 + kac], alive);
+            x27 = select(vec4<f32>(0.0), a4[ra27 + kac], alive);
+            x28 = select(vec4<f32>(0.0), a4[ra28 + kac], alive);
+            x29 = select(vec4<f32>(0.0), a4[ra29 + kac], alive);
+            x30 = select(vec4<f32>(0.0), a4[ra30 + kac], alive);
+            x31 = select(vec4<f32>(0.0), a4[ra31 + kac], alive);
+            x32 = select(vec4<f32>(0.0), a4[ra32 + kac], alive);
+            x33 = select(vec4<f32>(0.0), a4[ra33 + kac], alive);
+            x34 = select(vec4<f32>(0.0), a4[ra34 + kac], alive);
+            x35 = select(vec4<f32>(0.0), a4[ra35 + kac], alive);
+            x36 = select(vec4<f32>(0.0), a4[ra36 + kac], alive);
+            x37 = select(vec4<f32>(0.0), a4[ra37 + kac], alive);
+            x38 = select(vec4<f32>(0.0), a4[ra38 + kac], alive);
+            x39 = select(vec4<f32>(0.0), a4[ra39 + kac], alive);
+            x40 = select(vec4<f32>(0.0), a4[ra40 + kac], alive);
+            x41 = select(vec4<f32>(0.0), a4[ra41 + kac], alive);
+            x42 = select(vec4<f32>(0.0), a4[ra42 + kac], alive);
+            x43 = select(vec4<f32>(0.0), a4[ra43 + kac], alive);
+            x44 = select(vec4<f32>(0.0), a4[ra44 + kac], alive);
+            x45 = select(vec4<f32>(0.0), a4[ra45 + kac], alive);
+            x46 = select(vec4<f32>(0.0), a4[ra46 + kac], alive);
+            x47 = select(vec4<f32>(0.0), a4[ra47 + kac], alive);
+            x48 = select(vec4<f32>(0.0), a4[ra48 + kac], alive);
+            x49 = select(vec4<f32>(0.0), a4[ra49 + kac], alive);
+            x50 = select(vec4<f32>(0.0), a4[ra50 + kac], alive);
+            x51 = select(vec4<f32>(0.0), a4[ra51 + kac], alive);
+            x52 = select(vec4<f32>(0.0), a4[ra52 + kac], alive);
+            x53 = select(vec4<f32>(0.0), a4[ra53 + kac], alive);
+            x54 = select(vec4<f32>(0.0), a4[ra54 + kac], alive);
+            x55 = select(vec4<f32>(0.0), a4[ra55 + kac], alive);
+            x56 = select(vec4<f32>(0.0), a4[ra56 + kac], alive);
+            x57 = select(vec4<f32>(0.0), a4[ra57 + kac], alive);
+            x58 = select(vec4<f32>(0.0), a4[ra58 + kac], alive);
+            x59 = select(vec4<f32>(0.0), a4[ra59 + kac], alive);
+            x60 = select(vec4<f32>(0.0), a4[ra60 + kac], alive);
+            x61 = select(vec4<f32>(0.0), a4[ra61 + kac], alive);
+            x62 = select(vec4<f32>(0.0), a4[ra62 + kac], alive);
+            x63 = select(vec4<f32>(0.0), a4[ra63 + kac], alive);
+        }
+        {
+            let kk = kb + 0u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 0u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 0u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 0u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 0u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 0u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 0u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 0u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 0u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 0u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 0u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 0u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 0u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 0u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 0u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 0u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 0u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 0u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 0u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 0u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 0u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 0u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 0u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 0u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 0u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 0u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 0u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 0u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 0u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 0u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 0u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 0u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 0u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 0u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 0u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 0u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 0u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 0u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 0u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 0u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 0u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 0u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 0u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 0u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 0u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 0u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 0u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 0u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 0u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 0u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 0u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 0u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 0u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 0u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 0u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 0u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 0u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 0u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 0u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 0u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 0u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 0u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 0u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 0u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 0u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 0u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 4u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 1u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 1u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 1u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 1u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 1u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 1u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 1u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 1u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 1u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 1u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 1u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 1u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 1u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 1u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 1u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 1u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 1u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 1u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 1u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 1u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 1u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 1u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 1u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 1u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 1u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 1u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 1u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 1u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 1u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 1u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 1u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 1u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 1u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 1u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 1u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 1u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 1u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 1u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 1u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 1u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 1u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 1u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 1u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 1u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 1u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 1u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 1u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 1u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 1u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 1u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 1u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 1u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 1u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 1u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 1u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 1u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 1u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 1u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 1u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 1u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 1u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 1u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 1u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 1u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 4u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 8u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 2u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 2u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 2u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 2u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 2u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 2u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 2u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 2u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 2u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 2u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 2u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 2u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 2u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 2u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 2u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 2u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 2u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 2u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 2u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 2u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 2u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 2u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 2u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 2u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 2u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 2u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 2u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 2u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 2u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 2u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 2u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 2u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 2u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 2u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 2u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 2u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 2u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 2u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 2u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 2u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 2u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 2u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 2u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 2u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 2u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 2u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 2u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 2u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 2u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 2u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 2u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 2u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 2u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 2u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 2u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 2u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 2u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 2u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 2u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 2u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 2u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 2u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 2u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 2u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 8u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 12u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 3u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 3u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 3u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 3u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 3u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 3u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 3u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 3u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 3u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 3u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 3u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 3u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 3u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 3u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 3u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 3u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 3u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 3u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 3u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 3u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 3u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 3u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 3u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 3u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 3u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 3u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 3u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 3u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 3u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 3u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 3u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 3u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 3u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 3u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 3u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 3u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 3u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 3u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 3u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 3u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 3u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 3u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 3u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 3u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 3u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 3u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 3u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 3u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 3u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 3u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 3u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 3u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 3u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 3u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 3u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 3u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 3u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 3u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 3u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 3u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 3u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 3u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 3u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 3u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 12u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 16u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 4u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 4u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 4u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 4u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 4u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 4u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 4u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 4u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 4u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 4u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 4u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 4u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 4u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 4u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 4u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 4u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 4u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 4u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 4u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 4u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 4u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 4u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 4u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 4u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 4u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 4u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 4u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 4u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 4u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 4u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 4u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 4u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 4u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 4u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 4u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 4u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 4u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 4u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 4u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 4u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 4u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 4u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 4u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 4u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 4u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 4u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 4u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 4u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 4u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 4u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 4u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 4u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 4u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 4u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 4u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 4u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 4u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 4u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 4u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 4u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 4u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 4u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 4u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 4u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 16u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 20u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 5u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 5u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 5u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 5u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 5u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 5u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 5u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 5u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 5u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 5u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 5u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 5u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 5u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 5u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 5u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 5u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 5u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 5u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 5u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 5u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 5u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 5u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 5u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 5u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 5u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 5u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 5u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 5u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 5u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 5u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 5u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 5u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 5u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 5u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 5u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 5u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 5u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 5u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 5u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 5u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 5u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 5u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 5u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 5u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 5u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 5u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 5u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 5u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 5u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 5u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 5u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 5u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 5u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 5u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 5u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 5u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 5u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 5u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 5u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 5u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 5u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 5u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 5u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 5u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 20u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 24u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 6u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 6u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 6u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 6u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 6u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 6u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 6u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 6u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 6u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 6u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 6u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 6u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 6u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 6u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 6u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 6u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 6u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 6u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 6u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 6u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 6u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 6u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 6u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 6u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 6u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 6u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 6u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 6u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 6u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 6u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 6u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 6u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 6u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 6u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 6u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 6u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 6u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 6u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 6u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 6u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 6u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 6u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 6u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 6u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 6u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 6u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 6u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 6u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 6u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 6u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 6u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 6u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 6u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 6u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 6u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 6u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 6u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 6u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 6u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 6u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 6u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 6u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 6u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 6u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 24u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 28u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 7u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 7u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 7u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 7u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 7u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 7u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 7u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 7u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 7u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 7u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 7u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 7u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 7u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 7u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 7u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 7u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 7u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 7u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 7u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 7u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 7u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 7u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 7u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 7u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 7u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 7u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 7u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 7u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 7u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 7u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 7u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 7u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 7u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 7u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 7u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 7u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 7u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 7u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 7u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 7u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 7u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 7u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 7u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 7u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 7u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 7u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 7u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 7u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 7u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 7u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 7u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 7u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 7u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 7u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 7u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 7u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 7u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 7u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 7u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 7u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 7u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 7u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 7u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 7u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 28u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 32u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 8u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 8u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 8u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 8u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 8u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 8u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 8u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 8u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 8u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 8u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 8u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 8u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 8u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 8u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 8u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 8u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 8u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 8u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 8u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 8u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 8u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 8u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 8u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 8u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 8u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 8u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 8u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 8u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 8u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 8u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 8u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 8u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 8u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 8u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 8u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 8u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 8u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 8u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 8u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 8u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 8u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 8u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 8u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 8u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 8u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 8u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 8u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 8u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 8u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 8u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 8u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 8u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 8u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 8u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 8u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 8u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 8u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 8u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 8u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 8u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 8u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 8u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 8u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 8u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 32u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 36u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 9u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 9u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 9u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 9u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 9u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 9u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 9u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 9u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 9u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 9u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 9u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 9u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 9u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 9u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 9u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 9u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 9u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 9u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 9u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 9u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 9u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 9u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 9u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 9u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 9u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 9u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 9u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 9u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 9u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 9u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 9u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 9u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 9u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 9u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 9u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 9u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 9u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 9u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 9u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 9u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 9u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 9u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 9u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 9u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 9u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 9u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 9u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 9u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 9u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 9u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 9u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 9u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 9u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 9u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 9u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 9u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 9u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 9u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 9u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 9u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 9u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 9u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 9u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 9u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 36u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 40u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 10u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 10u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 10u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 10u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 10u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 10u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 10u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 10u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 10u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 10u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 10u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 10u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 10u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 10u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 10u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 10u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 10u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 10u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 10u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 10u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 10u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 10u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 10u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 10u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 10u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 10u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 10u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 10u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 10u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 10u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 10u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 10u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 10u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 10u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 10u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 10u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 10u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 10u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 10u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 10u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 10u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 10u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 10u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 10u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 10u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 10u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 10u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 10u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 10u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 10u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 10u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 10u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 10u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 10u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 10u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 10u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 10u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 10u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 10u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 10u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 10u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 10u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 10u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 10u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 40u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 44u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 11u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 11u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 11u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 11u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 11u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 11u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 11u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 11u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 11u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 11u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 11u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 11u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 11u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 11u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 11u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 11u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 11u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 11u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 11u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 11u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 11u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 11u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 11u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 11u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 11u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 11u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 11u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 11u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 11u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 11u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 11u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 11u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 11u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 11u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 11u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 11u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 11u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 11u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 11u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 11u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 11u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 11u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 11u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 11u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 11u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 11u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 11u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 11u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 11u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 11u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 11u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 11u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 11u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 11u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 11u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 11u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 11u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 11u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 11u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 11u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 11u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 11u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 11u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 11u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 44u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 48u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 12u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 12u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 12u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 12u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 12u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 12u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 12u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 12u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 12u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 12u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 12u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 12u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 12u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 12u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 12u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 12u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 12u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 12u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 12u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 12u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 12u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 12u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 12u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 12u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 12u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 12u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 12u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 12u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 12u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 12u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 12u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 12u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 12u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 12u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 12u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 12u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 12u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 12u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 12u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 12u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 12u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 12u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 12u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 12u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 12u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 12u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 12u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 12u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 12u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 12u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 12u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 12u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 12u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 12u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 12u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 12u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 12u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 12u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 12u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 12u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 12u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 12u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 12u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 12u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 48u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 52u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 13u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 13u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 13u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 13u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 13u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 13u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 13u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 13u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 13u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 13u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 13u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 13u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 13u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 13u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 13u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 13u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 13u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 13u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 13u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 13u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 13u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 13u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 13u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 13u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 13u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 13u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 13u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 13u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 13u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 13u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 13u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 13u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 13u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 13u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 13u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 13u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 13u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 13u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 13u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 13u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 13u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 13u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 13u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 13u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 13u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 13u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 13u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 13u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 13u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 13u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 13u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 13u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 13u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 13u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 13u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 13u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 13u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 13u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 13u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 13u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 13u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 13u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 13u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 13u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 52u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 56u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 14u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 14u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 14u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 14u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 14u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 14u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 14u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 14u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 14u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 14u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 14u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 14u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 14u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 14u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 14u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 14u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 14u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 14u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 14u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 14u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 14u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 14u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 14u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 14u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 14u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 14u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 14u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 14u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 14u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 14u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 14u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 14u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 14u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 14u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 14u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 14u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 14u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 14u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 14u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 14u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 14u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 14u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 14u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 14u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 14u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 14u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 14u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 14u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 14u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 14u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 14u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 14u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 14u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 14u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 14u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 14u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 14u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 14u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 14u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 14u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 14u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 14u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 14u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 14u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 56u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 60u;
+            let live = kk < p.k;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 15u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 15u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 15u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 15u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 15u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 15u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 15u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 15u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 15u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 15u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 15u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 15u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 15u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 15u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 15u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 15u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 15u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 15u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 15u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 15u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 15u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 15u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 15u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 15u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 15u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 15u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 15u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 15u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 15u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 15u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 15u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 15u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 15u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 15u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 15u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 15u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 15u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 15u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 15u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 15u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 15u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 15u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 15u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 15u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 15u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 15u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 15u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 15u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 15u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 15u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 15u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 15u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 15u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 15u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 15u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 15u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 15u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 15u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 15u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 15u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 15u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 15u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 15u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 15u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 60u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+    }
+    if (EPI == 2u && wid.y == 0u && col0 < p.n) {
+        store_colsum4(col0, bsum);
+    }
+    store_c4(row0 + 0u, col0, c0);
+    store_c4(row0 + 1u, col0, c1);
+    store_c4(row0 + 2u, col0, c2);
+    store_c4(row0 + 3u, col0, c3);
+    store_c4(row0 + 4u, col0, c4);
+    store_c4(row0 + 5u, col0, c5);
+    store_c4(row0 + 6u, col0, c6);
+    store_c4(row0 + 7u, col0, c7);
+    store_c4(row0 + 8u, col0, c8);
+    store_c4(row0 + 9u, col0, c9);
+    store_c4(row0 + 10u, col0, c10);
+    store_c4(row0 + 11u, col0, c11);
+    store_c4(row0 + 12u, col0, c12);
+    store_c4(row0 + 13u, col0, c13);
+    store_c4(row0 + 14u, col0, c14);
+    store_c4(row0 + 15u, col0, c15);
+    store_c4(row0 + 16u, col0, c16);
+    store_c4(row0 + 17u, col0, c17);
+    store_c4(row0 + 18u, col0, c18);
+    store_c4(row0 + 19u, col0, c19);
+    store_c4(row0 + 20u, col0, c20);
+    store_c4(row0 + 21u, col0, c21);
+    store_c4(row0 + 22u, col0, c22);
+    store_c4(row0 + 23u, col0, c23);
+    store_c4(row0 + 24u, col0, c24);
+    store_c4(row0 + 25u, col0, c25);
+    store_c4(row0 + 26u, col0, c26);
+    store_c4(row0 + 27u, col0, c27);
+    store_c4(row0 + 28u, col0, c28);
+    store_c4(row0 + 29u, col0, c29);
+    store_c4(row0 + 30u, col0, c30);
+    store_c4(row0 + 31u, col0, c31);
+    store_c4(row0 + 32u, col0, c32);
+    store_c4(row0 + 33u, col0, c33);
+    store_c4(row0 + 34u, col0, c34);
+    store_c4(row0 + 35u, col0, c35);
+    store_c4(row0 + 36u, col0, c36);
+    store_c4(row0 + 37u, col0, c37);
+    store_c4(row0 + 38u, col0, c38);
+    store_c4(row0 + 39u, col0, c39);
+    store_c4(row0 + 40u, col0, c40);
+    store_c4(row0 + 41u, col0, c41);
+    store_c4(row0 + 42u, col0, c42);
+    store_c4(row0 + 43u, col0, c43);
+    store_c4(row0 + 44u, col0, c44);
+    store_c4(row0 + 45u, col0, c45);
+    store_c4(row0 + 46u, col0, c46);
+    store_c4(row0 + 47u, col0, c47);
+    store_c4(row0 + 48u, col0, c48);
+    store_c4(row0 + 49u, col0, c49);
+    store_c4(row0 + 50u, col0, c50);
+    store_c4(row0 + 51u, col0, c51);
+    store_c4(row0 + 52u, col0, c52);
+    store_c4(row0 + 53u, col0, c53);
+    store_c4(row0 + 54u, col0, c54);
+    store_c4(row0 + 55u, col0, c55);
+    store_c4(row0 + 56u, col0, c56);
+    store_c4(row0 + 57u, col0, c57);
+    store_c4(row0 + 58u, col0, c58);
+    store_c4(row0 + 59u, col0, c59);
+    store_c4(row0 + 60u, col0, c60);
+    store_c4(row0 + 61u, col0, c61);
+    store_c4(row0 + 62u, col0, c62);
+    store_c4(row0 + 63u, col0, c63);
+}
+
 // ---- Convolutions: the same kernels with A read through implicit im2col (im2col.wgsl) ----
 // conv2d_sg*: op(A) is the im2col matrix of the convolution the IM2COL override names, never
 // stored; K may be split across work-groups z (KCHUNK), each writing a partial product.
@@ -3975,10 +7499,13 @@ fn conv2d_sg16_shallow_forward(
     let b14 = load_b(14u, col);
     let b15 = load_b(15u, col);
     let rows = min(SHALLOW_ROWS, p.m - min(row0, p.m));
+    let kx0 = ix_k(min(lane + 0u, p.k - 1u));
+    let kl0 = lane + 0u < p.k;
     for (var r = 0u; r < rows; r++) {
         let row = row0 + r;
         var acc = 0.0;
-        let a0 = conv_load_a(row, lane + 0u, p.k);
+        let ri = ix_row(row);
+        let a0 = conv_a(ri, kx0, kl0);
         acc = fma(subgroupBroadcast(a0, 0u), b0, acc);
         acc = fma(subgroupBroadcast(a0, 1u), b1, acc);
         acc = fma(subgroupBroadcast(a0, 2u), b2, acc);
@@ -5406,6 +8933,1509 @@ fn conv2d_sg16_r32_forward(
     conv_store(wid.z, row0 + 29u, col0, c29.x); conv_store(wid.z, row0 + 29u, col0 + 1u, c29.y); conv_store(wid.z, row0 + 29u, col0 + 2u, c29.z); conv_store(wid.z, row0 + 29u, col0 + 3u, c29.w);
     conv_store(wid.z, row0 + 30u, col0, c30.x); conv_store(wid.z, row0 + 30u, col0 + 1u, c30.y); conv_store(wid.z, row0 + 30u, col0 + 2u, c30.z); conv_store(wid.z, row0 + 30u, col0 + 3u, c30.w);
     conv_store(wid.z, row0 + 31u, col0, c31.x); conv_store(wid.z, row0 + 31u, col0 + 1u, c31.y); conv_store(wid.z, row0 + 31u, col0 + 2u, c31.z); conv_store(wid.z, row0 + 31u, col0 + 3u, c31.w);
+}
+
+@compute @workgroup_size(16)
+fn conv2d_sg16_r64_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane: u32,
+) {
+    let col0 = wid.x * 64u + lane * 4u;
+    let row0 = wid.y * 64u;
+    let klast = p.k - 1u;
+    let mlast = p.m - 1u;
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    // Strides of the stored layouts along k and along rows / columns.
+    let aks = select(1u, p.m, TRANS_A);
+    let ams = select(p.k, 1u, TRANS_A);
+    let bks = select(p.n, 1u, TRANS_B);
+    let bns = select(1u, p.k, TRANS_B);
+    let cols = min(vec4<u32>(col0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(p.n - 1u));
+    let bcol = cols * bns;
+    let ri0 = ix_row(min(row0 + 0u, mlast));
+    let ri1 = ix_row(min(row0 + 1u, mlast));
+    let ri2 = ix_row(min(row0 + 2u, mlast));
+    let ri3 = ix_row(min(row0 + 3u, mlast));
+    let ri4 = ix_row(min(row0 + 4u, mlast));
+    let ri5 = ix_row(min(row0 + 5u, mlast));
+    let ri6 = ix_row(min(row0 + 6u, mlast));
+    let ri7 = ix_row(min(row0 + 7u, mlast));
+    let ri8 = ix_row(min(row0 + 8u, mlast));
+    let ri9 = ix_row(min(row0 + 9u, mlast));
+    let ri10 = ix_row(min(row0 + 10u, mlast));
+    let ri11 = ix_row(min(row0 + 11u, mlast));
+    let ri12 = ix_row(min(row0 + 12u, mlast));
+    let ri13 = ix_row(min(row0 + 13u, mlast));
+    let ri14 = ix_row(min(row0 + 14u, mlast));
+    let ri15 = ix_row(min(row0 + 15u, mlast));
+    let ri16 = ix_row(min(row0 + 16u, mlast));
+    let ri17 = ix_row(min(row0 + 17u, mlast));
+    let ri18 = ix_row(min(row0 + 18u, mlast));
+    let ri19 = ix_row(min(row0 + 19u, mlast));
+    let ri20 = ix_row(min(row0 + 20u, mlast));
+    let ri21 = ix_row(min(row0 + 21u, mlast));
+    let ri22 = ix_row(min(row0 + 22u, mlast));
+    let ri23 = ix_row(min(row0 + 23u, mlast));
+    let ri24 = ix_row(min(row0 + 24u, mlast));
+    let ri25 = ix_row(min(row0 + 25u, mlast));
+    let ri26 = ix_row(min(row0 + 26u, mlast));
+    let ri27 = ix_row(min(row0 + 27u, mlast));
+    let ri28 = ix_row(min(row0 + 28u, mlast));
+    let ri29 = ix_row(min(row0 + 29u, mlast));
+    let ri30 = ix_row(min(row0 + 30u, mlast));
+    let ri31 = ix_row(min(row0 + 31u, mlast));
+    let ri32 = ix_row(min(row0 + 32u, mlast));
+    let ri33 = ix_row(min(row0 + 33u, mlast));
+    let ri34 = ix_row(min(row0 + 34u, mlast));
+    let ri35 = ix_row(min(row0 + 35u, mlast));
+    let ri36 = ix_row(min(row0 + 36u, mlast));
+    let ri37 = ix_row(min(row0 + 37u, mlast));
+    let ri38 = ix_row(min(row0 + 38u, mlast));
+    let ri39 = ix_row(min(row0 + 39u, mlast));
+    let ri40 = ix_row(min(row0 + 40u, mlast));
+    let ri41 = ix_row(min(row0 + 41u, mlast));
+    let ri42 = ix_row(min(row0 + 42u, mlast));
+    let ri43 = ix_row(min(row0 + 43u, mlast));
+    let ri44 = ix_row(min(row0 + 44u, mlast));
+    let ri45 = ix_row(min(row0 + 45u, mlast));
+    let ri46 = ix_row(min(row0 + 46u, mlast));
+    let ri47 = ix_row(min(row0 + 47u, mlast));
+    let ri48 = ix_row(min(row0 + 48u, mlast));
+    let ri49 = ix_row(min(row0 + 49u, mlast));
+    let ri50 = ix_row(min(row0 + 50u, mlast));
+    let ri51 = ix_row(min(row0 + 51u, mlast));
+    let ri52 = ix_row(min(row0 + 52u, mlast));
+    let ri53 = ix_row(min(row0 + 53u, mlast));
+    let ri54 = ix_row(min(row0 + 54u, mlast));
+    let ri55 = ix_row(min(row0 + 55u, mlast));
+    let ri56 = ix_row(min(row0 + 56u, mlast));
+    let ri57 = ix_row(min(row0 + 57u, mlast));
+    let ri58 = ix_row(min(row0 + 58u, mlast));
+    let ri59 = ix_row(min(row0 + 59u, mlast));
+    let ri60 = ix_row(min(row0 + 60u, mlast));
+    let ri61 = ix_row(min(row0 + 61u, mlast));
+    let ri62 = ix_row(min(row0 + 62u, mlast));
+    let ri63 = ix_row(min(row0 + 63u, mlast));
+    var c0 = vec4<f32>(0.0);
+    var c1 = vec4<f32>(0.0);
+    var c2 = vec4<f32>(0.0);
+    var c3 = vec4<f32>(0.0);
+    var c4 = vec4<f32>(0.0);
+    var c5 = vec4<f32>(0.0);
+    var c6 = vec4<f32>(0.0);
+    var c7 = vec4<f32>(0.0);
+    var c8 = vec4<f32>(0.0);
+    var c9 = vec4<f32>(0.0);
+    var c10 = vec4<f32>(0.0);
+    var c11 = vec4<f32>(0.0);
+    var c12 = vec4<f32>(0.0);
+    var c13 = vec4<f32>(0.0);
+    var c14 = vec4<f32>(0.0);
+    var c15 = vec4<f32>(0.0);
+    var c16 = vec4<f32>(0.0);
+    var c17 = vec4<f32>(0.0);
+    var c18 = vec4<f32>(0.0);
+    var c19 = vec4<f32>(0.0);
+    var c20 = vec4<f32>(0.0);
+    var c21 = vec4<f32>(0.0);
+    var c22 = vec4<f32>(0.0);
+    var c23 = vec4<f32>(0.0);
+    var c24 = vec4<f32>(0.0);
+    var c25 = vec4<f32>(0.0);
+    var c26 = vec4<f32>(0.0);
+    var c27 = vec4<f32>(0.0);
+    var c28 = vec4<f32>(0.0);
+    var c29 = vec4<f32>(0.0);
+    var c30 = vec4<f32>(0.0);
+    var c31 = vec4<f32>(0.0);
+    var c32 = vec4<f32>(0.0);
+    var c33 = vec4<f32>(0.0);
+    var c34 = vec4<f32>(0.0);
+    var c35 = vec4<f32>(0.0);
+    var c36 = vec4<f32>(0.0);
+    var c37 = vec4<f32>(0.0);
+    var c38 = vec4<f32>(0.0);
+    var c39 = vec4<f32>(0.0);
+    var c40 = vec4<f32>(0.0);
+    var c41 = vec4<f32>(0.0);
+    var c42 = vec4<f32>(0.0);
+    var c43 = vec4<f32>(0.0);
+    var c44 = vec4<f32>(0.0);
+    var c45 = vec4<f32>(0.0);
+    var c46 = vec4<f32>(0.0);
+    var c47 = vec4<f32>(0.0);
+    var c48 = vec4<f32>(0.0);
+    var c49 = vec4<f32>(0.0);
+    var c50 = vec4<f32>(0.0);
+    var c51 = vec4<f32>(0.0);
+    var c52 = vec4<f32>(0.0);
+    var c53 = vec4<f32>(0.0);
+    var c54 = vec4<f32>(0.0);
+    var c55 = vec4<f32>(0.0);
+    var c56 = vec4<f32>(0.0);
+    var c57 = vec4<f32>(0.0);
+    var c58 = vec4<f32>(0.0);
+    var c59 = vec4<f32>(0.0);
+    var c60 = vec4<f32>(0.0);
+    var c61 = vec4<f32>(0.0);
+    var c62 = vec4<f32>(0.0);
+    var c63 = vec4<f32>(0.0);
+    var bsum = vec4<f32>(0.0);
+    for (var kb = kbeg; kb < kend; kb += 64u) {
+        let kv = vec4<u32>(kb + lane * 4u) + vec4<u32>(0u, 1u, 2u, 3u);
+        let kx = ix_k4(min(kv, vec4<u32>(klast)));
+        let x0 = conv_a4(ri0, kx, kv < vec4<u32>(kend));
+        let x1 = conv_a4(ri1, kx, kv < vec4<u32>(kend));
+        let x2 = conv_a4(ri2, kx, kv < vec4<u32>(kend));
+        let x3 = conv_a4(ri3, kx, kv < vec4<u32>(kend));
+        let x4 = conv_a4(ri4, kx, kv < vec4<u32>(kend));
+        let x5 = conv_a4(ri5, kx, kv < vec4<u32>(kend));
+        let x6 = conv_a4(ri6, kx, kv < vec4<u32>(kend));
+        let x7 = conv_a4(ri7, kx, kv < vec4<u32>(kend));
+        let x8 = conv_a4(ri8, kx, kv < vec4<u32>(kend));
+        let x9 = conv_a4(ri9, kx, kv < vec4<u32>(kend));
+        let x10 = conv_a4(ri10, kx, kv < vec4<u32>(kend));
+        let x11 = conv_a4(ri11, kx, kv < vec4<u32>(kend));
+        let x12 = conv_a4(ri12, kx, kv < vec4<u32>(kend));
+        let x13 = conv_a4(ri13, kx, kv < vec4<u32>(kend));
+        let x14 = conv_a4(ri14, kx, kv < vec4<u32>(kend));
+        let x15 = conv_a4(ri15, kx, kv < vec4<u32>(kend));
+        let x16 = conv_a4(ri16, kx, kv < vec4<u32>(kend));
+        let x17 = conv_a4(ri17, kx, kv < vec4<u32>(kend));
+        let x18 = conv_a4(ri18, kx, kv < vec4<u32>(kend));
+        let x19 = conv_a4(ri19, kx, kv < vec4<u32>(kend));
+        let x20 = conv_a4(ri20, kx, kv < vec4<u32>(kend));
+        let x21 = conv_a4(ri21, kx, kv < vec4<u32>(kend));
+        let x22 = conv_a4(ri22, kx, kv < vec4<u32>(kend));
+        let x23 = conv_a4(ri23, kx, kv < vec4<u32>(kend));
+        let x24 = conv_a4(ri24, kx, kv < vec4<u32>(kend));
+        let x25 = conv_a4(ri25, kx, kv < vec4<u32>(kend));
+        let x26 = conv_a4(ri26, kx, kv < vec4<u32>(kend));
+        let x27 = conv_a4(ri27, kx, kv < vec4<u32>(kend));
+        let x28 = conv_a4(ri28, kx, kv < vec4<u32>(kend));
+        let x29 = conv_a4(ri29, kx, kv < vec4<u32>(kend));
+        let x30 = conv_a4(ri30, kx, kv < vec4<u32>(kend));
+        let x31 = conv_a4(ri31, kx, kv < vec4<u32>(kend));
+        let x32 = conv_a4(ri32, kx, kv < vec4<u32>(kend));
+        let x33 = conv_a4(ri33, kx, kv < vec4<u32>(kend));
+        let x34 = conv_a4(ri34, kx, kv < vec4<u32>(kend));
+        let x35 = conv_a4(ri35, kx, kv < vec4<u32>(kend));
+        let x36 = conv_a4(ri36, kx, kv < vec4<u32>(kend));
+        let x37 = conv_a4(ri37, kx, kv < vec4<u32>(kend));
+        let x38 = conv_a4(ri38, kx, kv < vec4<u32>(kend));
+        let x39 = conv_a4(ri39, kx, kv < vec4<u32>(kend));
+        let x40 = conv_a4(ri40, kx, kv < vec4<u32>(kend));
+        let x41 = conv_a4(ri41, kx, kv < vec4<u32>(kend));
+        let x42 = conv_a4(ri42, kx, kv < vec4<u32>(kend));
+        let x43 = conv_a4(ri43, kx, kv < vec4<u32>(kend));
+        let x44 = conv_a4(ri44, kx, kv < vec4<u32>(kend));
+        let x45 = conv_a4(ri45, kx, kv < vec4<u32>(kend));
+        let x46 = conv_a4(ri46, kx, kv < vec4<u32>(kend));
+        let x47 = conv_a4(ri47, kx, kv < vec4<u32>(kend));
+        let x48 = conv_a4(ri48, kx, kv < vec4<u32>(kend));
+        let x49 = conv_a4(ri49, kx, kv < vec4<u32>(kend));
+        let x50 = conv_a4(ri50, kx, kv < vec4<u32>(kend));
+        let x51 = conv_a4(ri51, kx, kv < vec4<u32>(kend));
+        let x52 = conv_a4(ri52, kx, kv < vec4<u32>(kend));
+        let x53 = conv_a4(ri53, kx, kv < vec4<u32>(kend));
+        let x54 = conv_a4(ri54, kx, kv < vec4<u32>(kend));
+        let x55 = conv_a4(ri55, kx, kv < vec4<u32>(kend));
+        let x56 = conv_a4(ri56, kx, kv < vec4<u32>(kend));
+        let x57 = conv_a4(ri57, kx, kv < vec4<u32>(kend));
+        let x58 = conv_a4(ri58, kx, kv < vec4<u32>(kend));
+        let x59 = conv_a4(ri59, kx, kv < vec4<u32>(kend));
+        let x60 = conv_a4(ri60, kx, kv < vec4<u32>(kend));
+        let x61 = conv_a4(ri61, kx, kv < vec4<u32>(kend));
+        let x62 = conv_a4(ri62, kx, kv < vec4<u32>(kend));
+        let x63 = conv_a4(ri63, kx, kv < vec4<u32>(kend));
+        {
+            let kk = min(kb + 0u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 0u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 0u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 0u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 0u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 0u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 0u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 0u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 0u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 0u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 0u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 0u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 0u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 0u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 0u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 0u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 0u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 0u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 0u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 0u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 0u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 0u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 0u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 0u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 0u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 0u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 0u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 0u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 0u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 0u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 0u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 0u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 0u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 0u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 0u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 0u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 0u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 0u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 0u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 0u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 0u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 0u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 0u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 0u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 0u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 0u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 0u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 0u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 0u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 0u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 0u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 0u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 0u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 0u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 0u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 0u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 0u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 0u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 0u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 0u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 0u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 0u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 0u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 0u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 0u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 0u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 4u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 1u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 1u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 1u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 1u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 1u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 1u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 1u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 1u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 1u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 1u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 1u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 1u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 1u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 1u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 1u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 1u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 1u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 1u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 1u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 1u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 1u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 1u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 1u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 1u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 1u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 1u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 1u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 1u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 1u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 1u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 1u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 1u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 1u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 1u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 1u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 1u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 1u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 1u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 1u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 1u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 1u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 1u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 1u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 1u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 1u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 1u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 1u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 1u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 1u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 1u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 1u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 1u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 1u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 1u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 1u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 1u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 1u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 1u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 1u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 1u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 1u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 1u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 1u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 1u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 4u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 8u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 2u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 2u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 2u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 2u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 2u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 2u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 2u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 2u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 2u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 2u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 2u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 2u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 2u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 2u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 2u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 2u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 2u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 2u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 2u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 2u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 2u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 2u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 2u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 2u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 2u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 2u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 2u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 2u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 2u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 2u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 2u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 2u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 2u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 2u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 2u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 2u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 2u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 2u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 2u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 2u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 2u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 2u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 2u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 2u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 2u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 2u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 2u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 2u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 2u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 2u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 2u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 2u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 2u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 2u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 2u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 2u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 2u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 2u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 2u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 2u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 2u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 2u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 2u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 2u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 8u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 12u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 3u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 3u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 3u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 3u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 3u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 3u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 3u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 3u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 3u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 3u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 3u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 3u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 3u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 3u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 3u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 3u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 3u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 3u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 3u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 3u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 3u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 3u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 3u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 3u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 3u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 3u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 3u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 3u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 3u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 3u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 3u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 3u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 3u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 3u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 3u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 3u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 3u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 3u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 3u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 3u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 3u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 3u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 3u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 3u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 3u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 3u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 3u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 3u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 3u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 3u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 3u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 3u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 3u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 3u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 3u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 3u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 3u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 3u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 3u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 3u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 3u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 3u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 3u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 3u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 12u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 16u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 4u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 4u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 4u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 4u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 4u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 4u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 4u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 4u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 4u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 4u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 4u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 4u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 4u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 4u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 4u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 4u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 4u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 4u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 4u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 4u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 4u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 4u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 4u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 4u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 4u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 4u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 4u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 4u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 4u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 4u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 4u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 4u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 4u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 4u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 4u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 4u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 4u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 4u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 4u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 4u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 4u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 4u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 4u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 4u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 4u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 4u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 4u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 4u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 4u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 4u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 4u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 4u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 4u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 4u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 4u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 4u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 4u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 4u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 4u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 4u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 4u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 4u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 4u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 4u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 16u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 20u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 5u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 5u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 5u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 5u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 5u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 5u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 5u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 5u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 5u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 5u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 5u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 5u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 5u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 5u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 5u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 5u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 5u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 5u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 5u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 5u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 5u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 5u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 5u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 5u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 5u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 5u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 5u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 5u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 5u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 5u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 5u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 5u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 5u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 5u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 5u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 5u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 5u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 5u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 5u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 5u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 5u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 5u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 5u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 5u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 5u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 5u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 5u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 5u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 5u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 5u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 5u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 5u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 5u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 5u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 5u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 5u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 5u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 5u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 5u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 5u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 5u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 5u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 5u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 5u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 20u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 24u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 6u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 6u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 6u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 6u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 6u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 6u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 6u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 6u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 6u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 6u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 6u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 6u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 6u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 6u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 6u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 6u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 6u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 6u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 6u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 6u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 6u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 6u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 6u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 6u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 6u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 6u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 6u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 6u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 6u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 6u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 6u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 6u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 6u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 6u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 6u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 6u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 6u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 6u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 6u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 6u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 6u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 6u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 6u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 6u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 6u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 6u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 6u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 6u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 6u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 6u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 6u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 6u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 6u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 6u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 6u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 6u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 6u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 6u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 6u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 6u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 6u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 6u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 6u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 6u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 24u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 28u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 7u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 7u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 7u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 7u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 7u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 7u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 7u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 7u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 7u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 7u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 7u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 7u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 7u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 7u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 7u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 7u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 7u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 7u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 7u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 7u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 7u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 7u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 7u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 7u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 7u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 7u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 7u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 7u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 7u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 7u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 7u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 7u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 7u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 7u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 7u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 7u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 7u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 7u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 7u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 7u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 7u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 7u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 7u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 7u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 7u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 7u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 7u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 7u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 7u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 7u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 7u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 7u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 7u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 7u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 7u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 7u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 7u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 7u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 7u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 7u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 7u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 7u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 7u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 7u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 28u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 32u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 8u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 8u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 8u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 8u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 8u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 8u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 8u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 8u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 8u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 8u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 8u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 8u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 8u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 8u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 8u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 8u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 8u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 8u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 8u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 8u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 8u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 8u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 8u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 8u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 8u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 8u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 8u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 8u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 8u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 8u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 8u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 8u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 8u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 8u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 8u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 8u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 8u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 8u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 8u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 8u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 8u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 8u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 8u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 8u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 8u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 8u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 8u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 8u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 8u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 8u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 8u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 8u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 8u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 8u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 8u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 8u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 8u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 8u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 8u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 8u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 8u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 8u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 8u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 8u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 32u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 36u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 9u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 9u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 9u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 9u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 9u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 9u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 9u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 9u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 9u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 9u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 9u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 9u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 9u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 9u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 9u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 9u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 9u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 9u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 9u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 9u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 9u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 9u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 9u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 9u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 9u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 9u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 9u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 9u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 9u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 9u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 9u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 9u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 9u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 9u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 9u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 9u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 9u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 9u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 9u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 9u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 9u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 9u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 9u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 9u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 9u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 9u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 9u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 9u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 9u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 9u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 9u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 9u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 9u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 9u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 9u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 9u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 9u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 9u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 9u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 9u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 9u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 9u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 9u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 9u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 36u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 40u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 10u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 10u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 10u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 10u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 10u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 10u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 10u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 10u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 10u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 10u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 10u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 10u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 10u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 10u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 10u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 10u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 10u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 10u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 10u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 10u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 10u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 10u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 10u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 10u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 10u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 10u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 10u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 10u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 10u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 10u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 10u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 10u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 10u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 10u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 10u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 10u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 10u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 10u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 10u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 10u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 10u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 10u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 10u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 10u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 10u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 10u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 10u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 10u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 10u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 10u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 10u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 10u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 10u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 10u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 10u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 10u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 10u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 10u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 10u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 10u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 10u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 10u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 10u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 10u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 40u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 44u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 11u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 11u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 11u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 11u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 11u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 11u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 11u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 11u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 11u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 11u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 11u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 11u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 11u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 11u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 11u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 11u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 11u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 11u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 11u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 11u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 11u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 11u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 11u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 11u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 11u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 11u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 11u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 11u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 11u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 11u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 11u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 11u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 11u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 11u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 11u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 11u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 11u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 11u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 11u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 11u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 11u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 11u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 11u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 11u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 11u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 11u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 11u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 11u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 11u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 11u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 11u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 11u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 11u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 11u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 11u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 11u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 11u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 11u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 11u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 11u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 11u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 11u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 11u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 11u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 44u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 48u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 12u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 12u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 12u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 12u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 12u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 12u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 12u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 12u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 12u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 12u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 12u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 12u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 12u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 12u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 12u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 12u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 12u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 12u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 12u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 12u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 12u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 12u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 12u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 12u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 12u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 12u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 12u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 12u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 12u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 12u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 12u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 12u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 12u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 12u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 12u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 12u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 12u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 12u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 12u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 12u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 12u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 12u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 12u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 12u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 12u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 12u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 12u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 12u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 12u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 12u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 12u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 12u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 12u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 12u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 12u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 12u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 12u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 12u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 12u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 12u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 12u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 12u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 12u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 12u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 48u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 52u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 13u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 13u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 13u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 13u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 13u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 13u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 13u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 13u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 13u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 13u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 13u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 13u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 13u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 13u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 13u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 13u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 13u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 13u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 13u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 13u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 13u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 13u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 13u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 13u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 13u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 13u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 13u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 13u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 13u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 13u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 13u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 13u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 13u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 13u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 13u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 13u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 13u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 13u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 13u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 13u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 13u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 13u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 13u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 13u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 13u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 13u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 13u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 13u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 13u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 13u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 13u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 13u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 13u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 13u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 13u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 13u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 13u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 13u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 13u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 13u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 13u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 13u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 13u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 13u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 52u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 56u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 14u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 14u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 14u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 14u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 14u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 14u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 14u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 14u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 14u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 14u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 14u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 14u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 14u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 14u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 14u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 14u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 14u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 14u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 14u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 14u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 14u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 14u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 14u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 14u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 14u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 14u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 14u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 14u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 14u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 14u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 14u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 14u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 14u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 14u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 14u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 14u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 14u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 14u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 14u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 14u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 14u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 14u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 14u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 14u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 14u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 14u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 14u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 14u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 14u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 14u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 14u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 14u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 14u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 14u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 14u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 14u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 14u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 14u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 14u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 14u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 14u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 14u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 14u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 14u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 56u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = min(kb + 60u, klast);
+            let b0 = sg_load_b4(kk, bcol, bks);
+            let b1 = sg_load_b4(min(kk + 1u, klast), bcol, bks);
+            let b2 = sg_load_b4(min(kk + 2u, klast), bcol, bks);
+            let b3 = sg_load_b4(min(kk + 3u, klast), bcol, bks);
+            { let s = subgroupBroadcast(x0, 15u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 15u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 15u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 15u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 15u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 15u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 15u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 15u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 15u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 15u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 15u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 15u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 15u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 15u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 15u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 15u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 15u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 15u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 15u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 15u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 15u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 15u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 15u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 15u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 15u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 15u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 15u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 15u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 15u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 15u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 15u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 15u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 15u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 15u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 15u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 15u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 15u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 15u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 15u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 15u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 15u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 15u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 15u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 15u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 15u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 15u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 15u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 15u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 15u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 15u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 15u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 15u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 15u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 15u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 15u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 15u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 15u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 15u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 15u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 15u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 15u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 15u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 15u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 15u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 60u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+    }
+    if (EPI == 2u && wid.y == 0u) {
+        if (col0 < p.n) { conv_colsum(wid.z, col0, bsum.x); }
+        if (col0 + 1u < p.n) { conv_colsum(wid.z, col0 + 1u, bsum.y); }
+        if (col0 + 2u < p.n) { conv_colsum(wid.z, col0 + 2u, bsum.z); }
+        if (col0 + 3u < p.n) { conv_colsum(wid.z, col0 + 3u, bsum.w); }
+    }
+    conv_store(wid.z, row0 + 0u, col0, c0.x); conv_store(wid.z, row0 + 0u, col0 + 1u, c0.y); conv_store(wid.z, row0 + 0u, col0 + 2u, c0.z); conv_store(wid.z, row0 + 0u, col0 + 3u, c0.w);
+    conv_store(wid.z, row0 + 1u, col0, c1.x); conv_store(wid.z, row0 + 1u, col0 + 1u, c1.y); conv_store(wid.z, row0 + 1u, col0 + 2u, c1.z); conv_store(wid.z, row0 + 1u, col0 + 3u, c1.w);
+    conv_store(wid.z, row0 + 2u, col0, c2.x); conv_store(wid.z, row0 + 2u, col0 + 1u, c2.y); conv_store(wid.z, row0 + 2u, col0 + 2u, c2.z); conv_store(wid.z, row0 + 2u, col0 + 3u, c2.w);
+    conv_store(wid.z, row0 + 3u, col0, c3.x); conv_store(wid.z, row0 + 3u, col0 + 1u, c3.y); conv_store(wid.z, row0 + 3u, col0 + 2u, c3.z); conv_store(wid.z, row0 + 3u, col0 + 3u, c3.w);
+    conv_store(wid.z, row0 + 4u, col0, c4.x); conv_store(wid.z, row0 + 4u, col0 + 1u, c4.y); conv_store(wid.z, row0 + 4u, col0 + 2u, c4.z); conv_store(wid.z, row0 + 4u, col0 + 3u, c4.w);
+    conv_store(wid.z, row0 + 5u, col0, c5.x); conv_store(wid.z, row0 + 5u, col0 + 1u, c5.y); conv_store(wid.z, row0 + 5u, col0 + 2u, c5.z); conv_store(wid.z, row0 + 5u, col0 + 3u, c5.w);
+    conv_store(wid.z, row0 + 6u, col0, c6.x); conv_store(wid.z, row0 + 6u, col0 + 1u, c6.y); conv_store(wid.z, row0 + 6u, col0 + 2u, c6.z); conv_store(wid.z, row0 + 6u, col0 + 3u, c6.w);
+    conv_store(wid.z, row0 + 7u, col0, c7.x); conv_store(wid.z, row0 + 7u, col0 + 1u, c7.y); conv_store(wid.z, row0 + 7u, col0 + 2u, c7.z); conv_store(wid.z, row0 + 7u, col0 + 3u, c7.w);
+    conv_store(wid.z, row0 + 8u, col0, c8.x); conv_store(wid.z, row0 + 8u, col0 + 1u, c8.y); conv_store(wid.z, row0 + 8u, col0 + 2u, c8.z); conv_store(wid.z, row0 + 8u, col0 + 3u, c8.w);
+    conv_store(wid.z, row0 + 9u, col0, c9.x); conv_store(wid.z, row0 + 9u, col0 + 1u, c9.y); conv_store(wid.z, row0 + 9u, col0 + 2u, c9.z); conv_store(wid.z, row0 + 9u, col0 + 3u, c9.w);
+    conv_store(wid.z, row0 + 10u, col0, c10.x); conv_store(wid.z, row0 + 10u, col0 + 1u, c10.y); conv_store(wid.z, row0 + 10u, col0 + 2u, c10.z); conv_store(wid.z, row0 + 10u, col0 + 3u, c10.w);
+    conv_store(wid.z, row0 + 11u, col0, c11.x); conv_store(wid.z, row0 + 11u, col0 + 1u, c11.y); conv_store(wid.z, row0 + 11u, col0 + 2u, c11.z); conv_store(wid.z, row0 + 11u, col0 + 3u, c11.w);
+    conv_store(wid.z, row0 + 12u, col0, c12.x); conv_store(wid.z, row0 + 12u, col0 + 1u, c12.y); conv_store(wid.z, row0 + 12u, col0 + 2u, c12.z); conv_store(wid.z, row0 + 12u, col0 + 3u, c12.w);
+    conv_store(wid.z, row0 + 13u, col0, c13.x); conv_store(wid.z, row0 + 13u, col0 + 1u, c13.y); conv_store(wid.z, row0 + 13u, col0 + 2u, c13.z); conv_store(wid.z, row0 + 13u, col0 + 3u, c13.w);
+    conv_store(wid.z, row0 + 14u, col0, c14.x); conv_store(wid.z, row0 + 14u, col0 + 1u, c14.y); conv_store(wid.z, row0 + 14u, col0 + 2u, c14.z); conv_store(wid.z, row0 + 14u, col0 + 3u, c14.w);
+    conv_store(wid.z, row0 + 15u, col0, c15.x); conv_store(wid.z, row0 + 15u, col0 + 1u, c15.y); conv_store(wid.z, row0 + 15u, col0 + 2u, c15.z); conv_store(wid.z, row0 + 15u, col0 + 3u, c15.w);
+    conv_store(wid.z, row0 + 16u, col0, c16.x); conv_store(wid.z, row0 + 16u, col0 + 1u, c16.y); conv_store(wid.z, row0 + 16u, col0 + 2u, c16.z); conv_store(wid.z, row0 + 16u, col0 + 3u, c16.w);
+    conv_store(wid.z, row0 + 17u, col0, c17.x); conv_store(wid.z, row0 + 17u, col0 + 1u, c17.y); conv_store(wid.z, row0 + 17u, col0 + 2u, c17.z); conv_store(wid.z, row0 + 17u, col0 + 3u, c17.w);
+    conv_store(wid.z, row0 + 18u, col0, c18.x); conv_store(wid.z, row0 + 18u, col0 + 1u, c18.y); conv_store(wid.z, row0 + 18u, col0 + 2u, c18.z); conv_store(wid.z, row0 + 18u, col0 + 3u, c18.w);
+    conv_store(wid.z, row0 + 19u, col0, c19.x); conv_store(wid.z, row0 + 19u, col0 + 1u, c19.y); conv_store(wid.z, row0 + 19u, col0 + 2u, c19.z); conv_store(wid.z, row0 + 19u, col0 + 3u, c19.w);
+    conv_store(wid.z, row0 + 20u, col0, c20.x); conv_store(wid.z, row0 + 20u, col0 + 1u, c20.y); conv_store(wid.z, row0 + 20u, col0 + 2u, c20.z); conv_store(wid.z, row0 + 20u, col0 + 3u, c20.w);
+    conv_store(wid.z, row0 + 21u, col0, c21.x); conv_store(wid.z, row0 + 21u, col0 + 1u, c21.y); conv_store(wid.z, row0 + 21u, col0 + 2u, c21.z); conv_store(wid.z, row0 + 21u, col0 + 3u, c21.w);
+    conv_store(wid.z, row0 + 22u, col0, c22.x); conv_store(wid.z, row0 + 22u, col0 + 1u, c22.y); conv_store(wid.z, row0 + 22u, col0 + 2u, c22.z); conv_store(wid.z, row0 + 22u, col0 + 3u, c22.w);
+    conv_store(wid.z, row0 + 23u, col0, c23.x); conv_store(wid.z, row0 + 23u, col0 + 1u, c23.y); conv_store(wid.z, row0 + 23u, col0 + 2u, c23.z); conv_store(wid.z, row0 + 23u, col0 + 3u, c23.w);
+    conv_store(wid.z, row0 + 24u, col0, c24.x); conv_store(wid.z, row0 + 24u, col0 + 1u, c24.y); conv_store(wid.z, row0 + 24u, col0 + 2u, c24.z); conv_store(wid.z, row0 + 24u, col0 + 3u, c24.w);
+    conv_store(wid.z, row0 + 25u, col0, c25.x); conv_store(wid.z, row0 + 25u, col0 + 1u, c25.y); conv_store(wid.z, row0 + 25u, col0 + 2u, c25.z); conv_store(wid.z, row0 + 25u, col0 + 3u, c25.w);
+    conv_store(wid.z, row0 + 26u, col0, c26.x); conv_store(wid.z, row0 + 26u, col0 + 1u, c26.y); conv_store(wid.z, row0 + 26u, col0 + 2u, c26.z); conv_store(wid.z, row0 + 26u, col0 + 3u, c26.w);
+    conv_store(wid.z, row0 + 27u, col0, c27.x); conv_store(wid.z, row0 + 27u, col0 + 1u, c27.y); conv_store(wid.z, row0 + 27u, col0 + 2u, c27.z); conv_store(wid.z, row0 + 27u, col0 + 3u, c27.w);
+    conv_store(wid.z, row0 + 28u, col0, c28.x); conv_store(wid.z, row0 + 28u, col0 + 1u, c28.y); conv_store(wid.z, row0 + 28u, col0 + 2u, c28.z); conv_store(wid.z, row0 + 28u, col0 + 3u, c28.w);
+    conv_store(wid.z, row0 + 29u, col0, c29.x); conv_store(wid.z, row0 + 29u, col0 + 1u, c29.y); conv_store(wid.z, row0 + 29u, col0 + 2u, c29.z); conv_store(wid.z, row0 + 29u, col0 + 3u, c29.w);
+    conv_store(wid.z, row0 + 30u, col0, c30.x); conv_store(wid.z, row0 + 30u, col0 + 1u, c30.y); conv_store(wid.z, row0 + 30u, col0 + 2u, c30.z); conv_store(wid.z, row0 + 30u, col0 + 3u, c30.w);
+    conv_store(wid.z, row0 + 31u, col0, c31.x); conv_store(wid.z, row0 + 31u, col0 + 1u, c31.y); conv_store(wid.z, row0 + 31u, col0 + 2u, c31.z); conv_store(wid.z, row0 + 31u, col0 + 3u, c31.w);
+    conv_store(wid.z, row0 + 32u, col0, c32.x); conv_store(wid.z, row0 + 32u, col0 + 1u, c32.y); conv_store(wid.z, row0 + 32u, col0 + 2u, c32.z); conv_store(wid.z, row0 + 32u, col0 + 3u, c32.w);
+    conv_store(wid.z, row0 + 33u, col0, c33.x); conv_store(wid.z, row0 + 33u, col0 + 1u, c33.y); conv_store(wid.z, row0 + 33u, col0 + 2u, c33.z); conv_store(wid.z, row0 + 33u, col0 + 3u, c33.w);
+    conv_store(wid.z, row0 + 34u, col0, c34.x); conv_store(wid.z, row0 + 34u, col0 + 1u, c34.y); conv_store(wid.z, row0 + 34u, col0 + 2u, c34.z); conv_store(wid.z, row0 + 34u, col0 + 3u, c34.w);
+    conv_store(wid.z, row0 + 35u, col0, c35.x); conv_store(wid.z, row0 + 35u, col0 + 1u, c35.y); conv_store(wid.z, row0 + 35u, col0 + 2u, c35.z); conv_store(wid.z, row0 + 35u, col0 + 3u, c35.w);
+    conv_store(wid.z, row0 + 36u, col0, c36.x); conv_store(wid.z, row0 + 36u, col0 + 1u, c36.y); conv_store(wid.z, row0 + 36u, col0 + 2u, c36.z); conv_store(wid.z, row0 + 36u, col0 + 3u, c36.w);
+    conv_store(wid.z, row0 + 37u, col0, c37.x); conv_store(wid.z, row0 + 37u, col0 + 1u, c37.y); conv_store(wid.z, row0 + 37u, col0 + 2u, c37.z); conv_store(wid.z, row0 + 37u, col0 + 3u, c37.w);
+    conv_store(wid.z, row0 + 38u, col0, c38.x); conv_store(wid.z, row0 + 38u, col0 + 1u, c38.y); conv_store(wid.z, row0 + 38u, col0 + 2u, c38.z); conv_store(wid.z, row0 + 38u, col0 + 3u, c38.w);
+    conv_store(wid.z, row0 + 39u, col0, c39.x); conv_store(wid.z, row0 + 39u, col0 + 1u, c39.y); conv_store(wid.z, row0 + 39u, col0 + 2u, c39.z); conv_store(wid.z, row0 + 39u, col0 + 3u, c39.w);
+    conv_store(wid.z, row0 + 40u, col0, c40.x); conv_store(wid.z, row0 + 40u, col0 + 1u, c40.y); conv_store(wid.z, row0 + 40u, col0 + 2u, c40.z); conv_store(wid.z, row0 + 40u, col0 + 3u, c40.w);
+    conv_store(wid.z, row0 + 41u, col0, c41.x); conv_store(wid.z, row0 + 41u, col0 + 1u, c41.y); conv_store(wid.z, row0 + 41u, col0 + 2u, c41.z); conv_store(wid.z, row0 + 41u, col0 + 3u, c41.w);
+    conv_store(wid.z, row0 + 42u, col0, c42.x); conv_store(wid.z, row0 + 42u, col0 + 1u, c42.y); conv_store(wid.z, row0 + 42u, col0 + 2u, c42.z); conv_store(wid.z, row0 + 42u, col0 + 3u, c42.w);
+    conv_store(wid.z, row0 + 43u, col0, c43.x); conv_store(wid.z, row0 + 43u, col0 + 1u, c43.y); conv_store(wid.z, row0 + 43u, col0 + 2u, c43.z); conv_store(wid.z, row0 + 43u, col0 + 3u, c43.w);
+    conv_store(wid.z, row0 + 44u, col0, c44.x); conv_store(wid.z, row0 + 44u, col0 + 1u, c44.y); conv_store(wid.z, row0 + 44u, col0 + 2u, c44.z); conv_store(wid.z, row0 + 44u, col0 + 3u, c44.w);
+    conv_store(wid.z, row0 + 45u, col0, c45.x); conv_store(wid.z, row0 + 45u, col0 + 1u, c45.y); conv_store(wid.z, row0 + 45u, col0 + 2u, c45.z); conv_store(wid.z, row0 + 45u, col0 + 3u, c45.w);
+    conv_store(wid.z, row0 + 46u, col0, c46.x); conv_store(wid.z, row0 + 46u, col0 + 1u, c46.y); conv_store(wid.z, row0 + 46u, col0 + 2u, c46.z); conv_store(wid.z, row0 + 46u, col0 + 3u, c46.w);
+    conv_store(wid.z, row0 + 47u, col0, c47.x); conv_store(wid.z, row0 + 47u, col0 + 1u, c47.y); conv_store(wid.z, row0 + 47u, col0 + 2u, c47.z); conv_store(wid.z, row0 + 47u, col0 + 3u, c47.w);
+    conv_store(wid.z, row0 + 48u, col0, c48.x); conv_store(wid.z, row0 + 48u, col0 + 1u, c48.y); conv_store(wid.z, row0 + 48u, col0 + 2u, c48.z); conv_store(wid.z, row0 + 48u, col0 + 3u, c48.w);
+    conv_store(wid.z, row0 + 49u, col0, c49.x); conv_store(wid.z, row0 + 49u, col0 + 1u, c49.y); conv_store(wid.z, row0 + 49u, col0 + 2u, c49.z); conv_store(wid.z, row0 + 49u, col0 + 3u, c49.w);
+    conv_store(wid.z, row0 + 50u, col0, c50.x); conv_store(wid.z, row0 + 50u, col0 + 1u, c50.y); conv_store(wid.z, row0 + 50u, col0 + 2u, c50.z); conv_store(wid.z, row0 + 50u, col0 + 3u, c50.w);
+    conv_store(wid.z, row0 + 51u, col0, c51.x); conv_store(wid.z, row0 + 51u, col0 + 1u, c51.y); conv_store(wid.z, row0 + 51u, col0 + 2u, c51.z); conv_store(wid.z, row0 + 51u, col0 + 3u, c51.w);
+    conv_store(wid.z, row0 + 52u, col0, c52.x); conv_store(wid.z, row0 + 52u, col0 + 1u, c52.y); conv_store(wid.z, row0 + 52u, col0 + 2u, c52.z); conv_store(wid.z, row0 + 52u, col0 + 3u, c52.w);
+    conv_store(wid.z, row0 + 53u, col0, c53.x); conv_store(wid.z, row0 + 53u, col0 + 1u, c53.y); conv_store(wid.z, row0 + 53u, col0 + 2u, c53.z); conv_store(wid.z, row0 + 53u, col0 + 3u, c53.w);
+    conv_store(wid.z, row0 + 54u, col0, c54.x); conv_store(wid.z, row0 + 54u, col0 + 1u, c54.y); conv_store(wid.z, row0 + 54u, col0 + 2u, c54.z); conv_store(wid.z, row0 + 54u, col0 + 3u, c54.w);
+    conv_store(wid.z, row0 + 55u, col0, c55.x); conv_store(wid.z, row0 + 55u, col0 + 1u, c55.y); conv_store(wid.z, row0 + 55u, col0 + 2u, c55.z); conv_store(wid.z, row0 + 55u, col0 + 3u, c55.w);
+    conv_store(wid.z, row0 + 56u, col0, c56.x); conv_store(wid.z, row0 + 56u, col0 + 1u, c56.y); conv_store(wid.z, row0 + 56u, col0 + 2u, c56.z); conv_store(wid.z, row0 + 56u, col0 + 3u, c56.w);
+    conv_store(wid.z, row0 + 57u, col0, c57.x); conv_store(wid.z, row0 + 57u, col0 + 1u, c57.y); conv_store(wid.z, row0 + 57u, col0 + 2u, c57.z); conv_store(wid.z, row0 + 57u, col0 + 3u, c57.w);
+    conv_store(wid.z, row0 + 58u, col0, c58.x); conv_store(wid.z, row0 + 58u, col0 + 1u, c58.y); conv_store(wid.z, row0 + 58u, col0 + 2u, c58.z); conv_store(wid.z, row0 + 58u, col0 + 3u, c58.w);
+    conv_store(wid.z, row0 + 59u, col0, c59.x); conv_store(wid.z, row0 + 59u, col0 + 1u, c59.y); conv_store(wid.z, row0 + 59u, col0 + 2u, c59.z); conv_store(wid.z, row0 + 59u, col0 + 3u, c59.w);
+    conv_store(wid.z, row0 + 60u, col0, c60.x); conv_store(wid.z, row0 + 60u, col0 + 1u, c60.y); conv_store(wid.z, row0 + 60u, col0 + 2u, c60.z); conv_store(wid.z, row0 + 60u, col0 + 3u, c60.w);
+    conv_store(wid.z, row0 + 61u, col0, c61.x); conv_store(wid.z, row0 + 61u, col0 + 1u, c61.y); conv_store(wid.z, row0 + 61u, col0 + 2u, c61.z); conv_store(wid.z, row0 + 61u, col0 + 3u, c61.w);
+    conv_store(wid.z, row0 + 62u, col0, c62.x); conv_store(wid.z, row0 + 62u, col0 + 1u, c62.y); conv_store(wid.z, row0 + 62u, col0 + 2u, c62.z); conv_store(wid.z, row0 + 62u, col0 + 3u, c62.w);
+    conv_store(wid.z, row0 + 63u, col0, c63.x); conv_store(wid.z, row0 + 63u, col0 + 1u, c63.y); conv_store(wid.z, row0 + 63u, col0 + 2u, c63.z); conv_store(wid.z, row0 + 63u, col0 + 3u, c63.w);
 }
 
 @compute @workgroup_size(16)
@@ -7594,4 +12624,2028 @@ fn conv2d_sg16v4_r32_forward(
     conv_store4(wid.z, row0 + 29u, col0, c29);
     conv_store4(wid.z, row0 + 30u, col0, c30);
     conv_store4(wid.z, row0 + 31u, col0, c31);
+}
+
+@compute @workgroup_size(16)
+fn conv2d_sg16v4_r64_forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane: u32,
+) {
+    // Alignment (checked on the host): N a multiple of 4 always (vec4 stores), and K for NN,
+    // M for TN (A stored (K, M)), K for NT (B stored (N, K)): every vec4 lies inside one row.
+    let col0 = wid.x * 64u + lane * 4u;
+    let row0 = wid.y * 64u;
+    let mlast = p.m - 1u;
+    let kv4 = p.k / 4u; // vec4s per row of a (M, K) or (N, K) matrix
+    let nv = p.n / 4u;  // vec4s per row of a (K, N) matrix
+    let mv = p.m / 4u;  // vec4s per row of a (K, M) matrix
+    let cv = min(col0, p.n - 4u) / 4u;
+    let bc0 = min(col0, p.n - 1u) * kv4;
+    let bc1 = min(col0 + 1u, p.n - 1u) * kv4;
+    let bc2 = min(col0 + 2u, p.n - 1u) * kv4;
+    let bc3 = min(col0 + 3u, p.n - 1u) * kv4;
+    let ri0 = ix_row(min(row0 + 0u, mlast));
+    let ri1 = ix_row(min(row0 + 1u, mlast));
+    let ri2 = ix_row(min(row0 + 2u, mlast));
+    let ri3 = ix_row(min(row0 + 3u, mlast));
+    let ri4 = ix_row(min(row0 + 4u, mlast));
+    let ri5 = ix_row(min(row0 + 5u, mlast));
+    let ri6 = ix_row(min(row0 + 6u, mlast));
+    let ri7 = ix_row(min(row0 + 7u, mlast));
+    let ri8 = ix_row(min(row0 + 8u, mlast));
+    let ri9 = ix_row(min(row0 + 9u, mlast));
+    let ri10 = ix_row(min(row0 + 10u, mlast));
+    let ri11 = ix_row(min(row0 + 11u, mlast));
+    let ri12 = ix_row(min(row0 + 12u, mlast));
+    let ri13 = ix_row(min(row0 + 13u, mlast));
+    let ri14 = ix_row(min(row0 + 14u, mlast));
+    let ri15 = ix_row(min(row0 + 15u, mlast));
+    let ri16 = ix_row(min(row0 + 16u, mlast));
+    let ri17 = ix_row(min(row0 + 17u, mlast));
+    let ri18 = ix_row(min(row0 + 18u, mlast));
+    let ri19 = ix_row(min(row0 + 19u, mlast));
+    let ri20 = ix_row(min(row0 + 20u, mlast));
+    let ri21 = ix_row(min(row0 + 21u, mlast));
+    let ri22 = ix_row(min(row0 + 22u, mlast));
+    let ri23 = ix_row(min(row0 + 23u, mlast));
+    let ri24 = ix_row(min(row0 + 24u, mlast));
+    let ri25 = ix_row(min(row0 + 25u, mlast));
+    let ri26 = ix_row(min(row0 + 26u, mlast));
+    let ri27 = ix_row(min(row0 + 27u, mlast));
+    let ri28 = ix_row(min(row0 + 28u, mlast));
+    let ri29 = ix_row(min(row0 + 29u, mlast));
+    let ri30 = ix_row(min(row0 + 30u, mlast));
+    let ri31 = ix_row(min(row0 + 31u, mlast));
+    let ri32 = ix_row(min(row0 + 32u, mlast));
+    let ri33 = ix_row(min(row0 + 33u, mlast));
+    let ri34 = ix_row(min(row0 + 34u, mlast));
+    let ri35 = ix_row(min(row0 + 35u, mlast));
+    let ri36 = ix_row(min(row0 + 36u, mlast));
+    let ri37 = ix_row(min(row0 + 37u, mlast));
+    let ri38 = ix_row(min(row0 + 38u, mlast));
+    let ri39 = ix_row(min(row0 + 39u, mlast));
+    let ri40 = ix_row(min(row0 + 40u, mlast));
+    let ri41 = ix_row(min(row0 + 41u, mlast));
+    let ri42 = ix_row(min(row0 + 42u, mlast));
+    let ri43 = ix_row(min(row0 + 43u, mlast));
+    let ri44 = ix_row(min(row0 + 44u, mlast));
+    let ri45 = ix_row(min(row0 + 45u, mlast));
+    let ri46 = ix_row(min(row0 + 46u, mlast));
+    let ri47 = ix_row(min(row0 + 47u, mlast));
+    let ri48 = ix_row(min(row0 + 48u, mlast));
+    let ri49 = ix_row(min(row0 + 49u, mlast));
+    let ri50 = ix_row(min(row0 + 50u, mlast));
+    let ri51 = ix_row(min(row0 + 51u, mlast));
+    let ri52 = ix_row(min(row0 + 52u, mlast));
+    let ri53 = ix_row(min(row0 + 53u, mlast));
+    let ri54 = ix_row(min(row0 + 54u, mlast));
+    let ri55 = ix_row(min(row0 + 55u, mlast));
+    let ri56 = ix_row(min(row0 + 56u, mlast));
+    let ri57 = ix_row(min(row0 + 57u, mlast));
+    let ri58 = ix_row(min(row0 + 58u, mlast));
+    let ri59 = ix_row(min(row0 + 59u, mlast));
+    let ri60 = ix_row(min(row0 + 60u, mlast));
+    let ri61 = ix_row(min(row0 + 61u, mlast));
+    let ri62 = ix_row(min(row0 + 62u, mlast));
+    let ri63 = ix_row(min(row0 + 63u, mlast));
+    let gi0 = ix_row(4u * min(row0 / 4u + 0u, mv - 1u));
+    let gi1 = ix_row(4u * min(row0 / 4u + 1u, mv - 1u));
+    let gi2 = ix_row(4u * min(row0 / 4u + 2u, mv - 1u));
+    let gi3 = ix_row(4u * min(row0 / 4u + 3u, mv - 1u));
+    let gi4 = ix_row(4u * min(row0 / 4u + 4u, mv - 1u));
+    let gi5 = ix_row(4u * min(row0 / 4u + 5u, mv - 1u));
+    let gi6 = ix_row(4u * min(row0 / 4u + 6u, mv - 1u));
+    let gi7 = ix_row(4u * min(row0 / 4u + 7u, mv - 1u));
+    let gi8 = ix_row(4u * min(row0 / 4u + 8u, mv - 1u));
+    let gi9 = ix_row(4u * min(row0 / 4u + 9u, mv - 1u));
+    let gi10 = ix_row(4u * min(row0 / 4u + 10u, mv - 1u));
+    let gi11 = ix_row(4u * min(row0 / 4u + 11u, mv - 1u));
+    let gi12 = ix_row(4u * min(row0 / 4u + 12u, mv - 1u));
+    let gi13 = ix_row(4u * min(row0 / 4u + 13u, mv - 1u));
+    let gi14 = ix_row(4u * min(row0 / 4u + 14u, mv - 1u));
+    let gi15 = ix_row(4u * min(row0 / 4u + 15u, mv - 1u));
+    var c0 = vec4<f32>(0.0);
+    var c1 = vec4<f32>(0.0);
+    var c2 = vec4<f32>(0.0);
+    var c3 = vec4<f32>(0.0);
+    var c4 = vec4<f32>(0.0);
+    var c5 = vec4<f32>(0.0);
+    var c6 = vec4<f32>(0.0);
+    var c7 = vec4<f32>(0.0);
+    var c8 = vec4<f32>(0.0);
+    var c9 = vec4<f32>(0.0);
+    var c10 = vec4<f32>(0.0);
+    var c11 = vec4<f32>(0.0);
+    var c12 = vec4<f32>(0.0);
+    var c13 = vec4<f32>(0.0);
+    var c14 = vec4<f32>(0.0);
+    var c15 = vec4<f32>(0.0);
+    var c16 = vec4<f32>(0.0);
+    var c17 = vec4<f32>(0.0);
+    var c18 = vec4<f32>(0.0);
+    var c19 = vec4<f32>(0.0);
+    var c20 = vec4<f32>(0.0);
+    var c21 = vec4<f32>(0.0);
+    var c22 = vec4<f32>(0.0);
+    var c23 = vec4<f32>(0.0);
+    var c24 = vec4<f32>(0.0);
+    var c25 = vec4<f32>(0.0);
+    var c26 = vec4<f32>(0.0);
+    var c27 = vec4<f32>(0.0);
+    var c28 = vec4<f32>(0.0);
+    var c29 = vec4<f32>(0.0);
+    var c30 = vec4<f32>(0.0);
+    var c31 = vec4<f32>(0.0);
+    var c32 = vec4<f32>(0.0);
+    var c33 = vec4<f32>(0.0);
+    var c34 = vec4<f32>(0.0);
+    var c35 = vec4<f32>(0.0);
+    var c36 = vec4<f32>(0.0);
+    var c37 = vec4<f32>(0.0);
+    var c38 = vec4<f32>(0.0);
+    var c39 = vec4<f32>(0.0);
+    var c40 = vec4<f32>(0.0);
+    var c41 = vec4<f32>(0.0);
+    var c42 = vec4<f32>(0.0);
+    var c43 = vec4<f32>(0.0);
+    var c44 = vec4<f32>(0.0);
+    var c45 = vec4<f32>(0.0);
+    var c46 = vec4<f32>(0.0);
+    var c47 = vec4<f32>(0.0);
+    var c48 = vec4<f32>(0.0);
+    var c49 = vec4<f32>(0.0);
+    var c50 = vec4<f32>(0.0);
+    var c51 = vec4<f32>(0.0);
+    var c52 = vec4<f32>(0.0);
+    var c53 = vec4<f32>(0.0);
+    var c54 = vec4<f32>(0.0);
+    var c55 = vec4<f32>(0.0);
+    var c56 = vec4<f32>(0.0);
+    var c57 = vec4<f32>(0.0);
+    var c58 = vec4<f32>(0.0);
+    var c59 = vec4<f32>(0.0);
+    var c60 = vec4<f32>(0.0);
+    var c61 = vec4<f32>(0.0);
+    var c62 = vec4<f32>(0.0);
+    var c63 = vec4<f32>(0.0);
+    var bsum = vec4<f32>(0.0);
+    let kbeg = k_begin(wid.z);
+    let kend = k_end(wid.z, p.k);
+    for (var kb = kbeg; kb < kend; kb += 64u) {
+        var x0: vec4<f32>;
+        var x1: vec4<f32>;
+        var x2: vec4<f32>;
+        var x3: vec4<f32>;
+        var x4: vec4<f32>;
+        var x5: vec4<f32>;
+        var x6: vec4<f32>;
+        var x7: vec4<f32>;
+        var x8: vec4<f32>;
+        var x9: vec4<f32>;
+        var x10: vec4<f32>;
+        var x11: vec4<f32>;
+        var x12: vec4<f32>;
+        var x13: vec4<f32>;
+        var x14: vec4<f32>;
+        var x15: vec4<f32>;
+        var x16: vec4<f32>;
+        var x17: vec4<f32>;
+        var x18: vec4<f32>;
+        var x19: vec4<f32>;
+        var x20: vec4<f32>;
+        var x21: vec4<f32>;
+        var x22: vec4<f32>;
+        var x23: vec4<f32>;
+        var x24: vec4<f32>;
+        var x25: vec4<f32>;
+        var x26: vec4<f32>;
+        var x27: vec4<f32>;
+        var x28: vec4<f32>;
+        var x29: vec4<f32>;
+        var x30: vec4<f32>;
+        var x31: vec4<f32>;
+        var x32: vec4<f32>;
+        var x33: vec4<f32>;
+        var x34: vec4<f32>;
+        var x35: vec4<f32>;
+        var x36: vec4<f32>;
+        var x37: vec4<f32>;
+        var x38: vec4<f32>;
+        var x39: vec4<f32>;
+        var x40: vec4<f32>;
+        var x41: vec4<f32>;
+        var x42: vec4<f32>;
+        var x43: vec4<f32>;
+        var x44: vec4<f32>;
+        var x45: vec4<f32>;
+        var x46: vec4<f32>;
+        var x47: vec4<f32>;
+        var x48: vec4<f32>;
+        var x49: vec4<f32>;
+        var x50: vec4<f32>;
+        var x51: vec4<f32>;
+        var x52: vec4<f32>;
+        var x53: vec4<f32>;
+        var x54: vec4<f32>;
+        var x55: vec4<f32>;
+        var x56: vec4<f32>;
+        var x57: vec4<f32>;
+        var x58: vec4<f32>;
+        var x59: vec4<f32>;
+        var x60: vec4<f32>;
+        var x61: vec4<f32>;
+        var x62: vec4<f32>;
+        var x63: vec4<f32>;
+        if (TRANS_A) {
+            let ka = kb + lane * 4u;
+            let lv = vec4<f32>(vec4<u32>(ka) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+            let kx0 = ix_k(min(ka + 0u, p.k - 1u));
+            let kx1 = ix_k(min(ka + 1u, p.k - 1u));
+            let kx2 = ix_k(min(ka + 2u, p.k - 1u));
+            let kx3 = ix_k(min(ka + 3u, p.k - 1u));
+            let q0_0 = conv_a_v4(gi0, kx0, ka + 0u < kend);
+            let q0_1 = conv_a_v4(gi1, kx0, ka + 0u < kend);
+            let q0_2 = conv_a_v4(gi2, kx0, ka + 0u < kend);
+            let q0_3 = conv_a_v4(gi3, kx0, ka + 0u < kend);
+            let q0_4 = conv_a_v4(gi4, kx0, ka + 0u < kend);
+            let q0_5 = conv_a_v4(gi5, kx0, ka + 0u < kend);
+            let q0_6 = conv_a_v4(gi6, kx0, ka + 0u < kend);
+            let q0_7 = conv_a_v4(gi7, kx0, ka + 0u < kend);
+            let q0_8 = conv_a_v4(gi8, kx0, ka + 0u < kend);
+            let q0_9 = conv_a_v4(gi9, kx0, ka + 0u < kend);
+            let q0_10 = conv_a_v4(gi10, kx0, ka + 0u < kend);
+            let q0_11 = conv_a_v4(gi11, kx0, ka + 0u < kend);
+            let q0_12 = conv_a_v4(gi12, kx0, ka + 0u < kend);
+            let q0_13 = conv_a_v4(gi13, kx0, ka + 0u < kend);
+            let q0_14 = conv_a_v4(gi14, kx0, ka + 0u < kend);
+            let q0_15 = conv_a_v4(gi15, kx0, ka + 0u < kend);
+            let q1_0 = conv_a_v4(gi0, kx1, ka + 1u < kend);
+            let q1_1 = conv_a_v4(gi1, kx1, ka + 1u < kend);
+            let q1_2 = conv_a_v4(gi2, kx1, ka + 1u < kend);
+            let q1_3 = conv_a_v4(gi3, kx1, ka + 1u < kend);
+            let q1_4 = conv_a_v4(gi4, kx1, ka + 1u < kend);
+            let q1_5 = conv_a_v4(gi5, kx1, ka + 1u < kend);
+            let q1_6 = conv_a_v4(gi6, kx1, ka + 1u < kend);
+            let q1_7 = conv_a_v4(gi7, kx1, ka + 1u < kend);
+            let q1_8 = conv_a_v4(gi8, kx1, ka + 1u < kend);
+            let q1_9 = conv_a_v4(gi9, kx1, ka + 1u < kend);
+            let q1_10 = conv_a_v4(gi10, kx1, ka + 1u < kend);
+            let q1_11 = conv_a_v4(gi11, kx1, ka + 1u < kend);
+            let q1_12 = conv_a_v4(gi12, kx1, ka + 1u < kend);
+            let q1_13 = conv_a_v4(gi13, kx1, ka + 1u < kend);
+            let q1_14 = conv_a_v4(gi14, kx1, ka + 1u < kend);
+            let q1_15 = conv_a_v4(gi15, kx1, ka + 1u < kend);
+            let q2_0 = conv_a_v4(gi0, kx2, ka + 2u < kend);
+            let q2_1 = conv_a_v4(gi1, kx2, ka + 2u < kend);
+            let q2_2 = conv_a_v4(gi2, kx2, ka + 2u < kend);
+            let q2_3 = conv_a_v4(gi3, kx2, ka + 2u < kend);
+            let q2_4 = conv_a_v4(gi4, kx2, ka + 2u < kend);
+            let q2_5 = conv_a_v4(gi5, kx2, ka + 2u < kend);
+            let q2_6 = conv_a_v4(gi6, kx2, ka + 2u < kend);
+            let q2_7 = conv_a_v4(gi7, kx2, ka + 2u < kend);
+            let q2_8 = conv_a_v4(gi8, kx2, ka + 2u < kend);
+            let q2_9 = conv_a_v4(gi9, kx2, ka + 2u < kend);
+            let q2_10 = conv_a_v4(gi10, kx2, ka + 2u < kend);
+            let q2_11 = conv_a_v4(gi11, kx2, ka + 2u < kend);
+            let q2_12 = conv_a_v4(gi12, kx2, ka + 2u < kend);
+            let q2_13 = conv_a_v4(gi13, kx2, ka + 2u < kend);
+            let q2_14 = conv_a_v4(gi14, kx2, ka + 2u < kend);
+            let q2_15 = conv_a_v4(gi15, kx2, ka + 2u < kend);
+            let q3_0 = conv_a_v4(gi0, kx3, ka + 3u < kend);
+            let q3_1 = conv_a_v4(gi1, kx3, ka + 3u < kend);
+            let q3_2 = conv_a_v4(gi2, kx3, ka + 3u < kend);
+            let q3_3 = conv_a_v4(gi3, kx3, ka + 3u < kend);
+            let q3_4 = conv_a_v4(gi4, kx3, ka + 3u < kend);
+            let q3_5 = conv_a_v4(gi5, kx3, ka + 3u < kend);
+            let q3_6 = conv_a_v4(gi6, kx3, ka + 3u < kend);
+            let q3_7 = conv_a_v4(gi7, kx3, ka + 3u < kend);
+            let q3_8 = conv_a_v4(gi8, kx3, ka + 3u < kend);
+            let q3_9 = conv_a_v4(gi9, kx3, ka + 3u < kend);
+            let q3_10 = conv_a_v4(gi10, kx3, ka + 3u < kend);
+            let q3_11 = conv_a_v4(gi11, kx3, ka + 3u < kend);
+            let q3_12 = conv_a_v4(gi12, kx3, ka + 3u < kend);
+            let q3_13 = conv_a_v4(gi13, kx3, ka + 3u < kend);
+            let q3_14 = conv_a_v4(gi14, kx3, ka + 3u < kend);
+            let q3_15 = conv_a_v4(gi15, kx3, ka + 3u < kend);
+            x0 = lv * vec4<f32>(q0_0.x, q1_0.x, q2_0.x, q3_0.x);
+            x1 = lv * vec4<f32>(q0_0.y, q1_0.y, q2_0.y, q3_0.y);
+            x2 = lv * vec4<f32>(q0_0.z, q1_0.z, q2_0.z, q3_0.z);
+            x3 = lv * vec4<f32>(q0_0.w, q1_0.w, q2_0.w, q3_0.w);
+            x4 = lv * vec4<f32>(q0_1.x, q1_1.x, q2_1.x, q3_1.x);
+            x5 = lv * vec4<f32>(q0_1.y, q1_1.y, q2_1.y, q3_1.y);
+            x6 = lv * vec4<f32>(q0_1.z, q1_1.z, q2_1.z, q3_1.z);
+            x7 = lv * vec4<f32>(q0_1.w, q1_1.w, q2_1.w, q3_1.w);
+            x8 = lv * vec4<f32>(q0_2.x, q1_2.x, q2_2.x, q3_2.x);
+            x9 = lv * vec4<f32>(q0_2.y, q1_2.y, q2_2.y, q3_2.y);
+            x10 = lv * vec4<f32>(q0_2.z, q1_2.z, q2_2.z, q3_2.z);
+            x11 = lv * vec4<f32>(q0_2.w, q1_2.w, q2_2.w, q3_2.w);
+            x12 = lv * vec4<f32>(q0_3.x, q1_3.x, q2_3.x, q3_3.x);
+            x13 = lv * vec4<f32>(q0_3.y, q1_3.y, q2_3.y, q3_3.y);
+            x14 = lv * vec4<f32>(q0_3.z, q1_3.z, q2_3.z, q3_3.z);
+            x15 = lv * vec4<f32>(q0_3.w, q1_3.w, q2_3.w, q3_3.w);
+            x16 = lv * vec4<f32>(q0_4.x, q1_4.x, q2_4.x, q3_4.x);
+            x17 = lv * vec4<f32>(q0_4.y, q1_4.y, q2_4.y, q3_4.y);
+            x18 = lv * vec4<f32>(q0_4.z, q1_4.z, q2_4.z, q3_4.z);
+            x19 = lv * vec4<f32>(q0_4.w, q1_4.w, q2_4.w, q3_4.w);
+            x20 = lv * vec4<f32>(q0_5.x, q1_5.x, q2_5.x, q3_5.x);
+            x21 = lv * vec4<f32>(q0_5.y, q1_5.y, q2_5.y, q3_5.y);
+            x22 = lv * vec4<f32>(q0_5.z, q1_5.z, q2_5.z, q3_5.z);
+            x23 = lv * vec4<f32>(q0_5.w, q1_5.w, q2_5.w, q3_5.w);
+            x24 = lv * vec4<f32>(q0_6.x, q1_6.x, q2_6.x, q3_6.x);
+            x25 = lv * vec4<f32>(q0_6.y, q1_6.y, q2_6.y, q3_6.y);
+            x26 = lv * vec4<f32>(q0_6.z, q1_6.z, q2_6.z, q3_6.z);
+            x27 = lv * vec4<f32>(q0_6.w, q1_6.w, q2_6.w, q3_6.w);
+            x28 = lv * vec4<f32>(q0_7.x, q1_7.x, q2_7.x, q3_7.x);
+            x29 = lv * vec4<f32>(q0_7.y, q1_7.y, q2_7.y, q3_7.y);
+            x30 = lv * vec4<f32>(q0_7.z, q1_7.z, q2_7.z, q3_7.z);
+            x31 = lv * vec4<f32>(q0_7.w, q1_7.w, q2_7.w, q3_7.w);
+            x32 = lv * vec4<f32>(q0_8.x, q1_8.x, q2_8.x, q3_8.x);
+            x33 = lv * vec4<f32>(q0_8.y, q1_8.y, q2_8.y, q3_8.y);
+            x34 = lv * vec4<f32>(q0_8.z, q1_8.z, q2_8.z, q3_8.z);
+            x35 = lv * vec4<f32>(q0_8.w, q1_8.w, q2_8.w, q3_8.w);
+            x36 = lv * vec4<f32>(q0_9.x, q1_9.x, q2_9.x, q3_9.x);
+            x37 = lv * vec4<f32>(q0_9.y, q1_9.y, q2_9.y, q3_9.y);
+            x38 = lv * vec4<f32>(q0_9.z, q1_9.z, q2_9.z, q3_9.z);
+            x39 = lv * vec4<f32>(q0_9.w, q1_9.w, q2_9.w, q3_9.w);
+            x40 = lv * vec4<f32>(q0_10.x, q1_10.x, q2_10.x, q3_10.x);
+            x41 = lv * vec4<f32>(q0_10.y, q1_10.y, q2_10.y, q3_10.y);
+            x42 = lv * vec4<f32>(q0_10.z, q1_10.z, q2_10.z, q3_10.z);
+            x43 = lv * vec4<f32>(q0_10.w, q1_10.w, q2_10.w, q3_10.w);
+            x44 = lv * vec4<f32>(q0_11.x, q1_11.x, q2_11.x, q3_11.x);
+            x45 = lv * vec4<f32>(q0_11.y, q1_11.y, q2_11.y, q3_11.y);
+            x46 = lv * vec4<f32>(q0_11.z, q1_11.z, q2_11.z, q3_11.z);
+            x47 = lv * vec4<f32>(q0_11.w, q1_11.w, q2_11.w, q3_11.w);
+            x48 = lv * vec4<f32>(q0_12.x, q1_12.x, q2_12.x, q3_12.x);
+            x49 = lv * vec4<f32>(q0_12.y, q1_12.y, q2_12.y, q3_12.y);
+            x50 = lv * vec4<f32>(q0_12.z, q1_12.z, q2_12.z, q3_12.z);
+            x51 = lv * vec4<f32>(q0_12.w, q1_12.w, q2_12.w, q3_12.w);
+            x52 = lv * vec4<f32>(q0_13.x, q1_13.x, q2_13.x, q3_13.x);
+            x53 = lv * vec4<f32>(q0_13.y, q1_13.y, q2_13.y, q3_13.y);
+            x54 = lv * vec4<f32>(q0_13.z, q1_13.z, q2_13.z, q3_13.z);
+            x55 = lv * vec4<f32>(q0_13.w, q1_13.w, q2_13.w, q3_13.w);
+            x56 = lv * vec4<f32>(q0_14.x, q1_14.x, q2_14.x, q3_14.x);
+            x57 = lv * vec4<f32>(q0_14.y, q1_14.y, q2_14.y, q3_14.y);
+            x58 = lv * vec4<f32>(q0_14.z, q1_14.z, q2_14.z, q3_14.z);
+            x59 = lv * vec4<f32>(q0_14.w, q1_14.w, q2_14.w, q3_14.w);
+            x60 = lv * vec4<f32>(q0_15.x, q1_15.x, q2_15.x, q3_15.x);
+            x61 = lv * vec4<f32>(q0_15.y, q1_15.y, q2_15.y, q3_15.y);
+            x62 = lv * vec4<f32>(q0_15.z, q1_15.z, q2_15.z, q3_15.z);
+            x63 = lv * vec4<f32>(q0_15.w, q1_15.w, q2_15.w, q3_15.w);
+        } else {
+            let ka = kb + lane * 4u;
+            let alive = ka < kend;
+            let kx = ix_k(min(ka, p.k - 1u));
+            x0 = conv_a_v4(ri0, kx, alive);
+            x1 = conv_a_v4(ri1, kx, alive);
+            x2 = conv_a_v4(ri2, kx, alive);
+            x3 = conv_a_v4(ri3, kx, alive);
+            x4 = conv_a_v4(ri4, kx, alive);
+            x5 = conv_a_v4(ri5, kx, alive);
+            x6 = conv_a_v4(ri6, kx, alive);
+            x7 = conv_a_v4(ri7, kx, alive);
+            x8 = conv_a_v4(ri8, kx, alive);
+            x9 = conv_a_v4(ri9, kx, alive);
+            x10 = conv_a_v4(ri10, kx, alive);
+            x11 = conv_a_v4(ri11, kx, alive);
+            x12 = conv_a_v4(ri12, kx, alive);
+            x13 = conv_a_v4(ri13, kx, alive);
+            x14 = conv_a_v4(ri14, kx, alive);
+            x15 = conv_a_v4(ri15, kx, alive);
+            x16 = conv_a_v4(ri16, kx, alive);
+            x17 = conv_a_v4(ri17, kx, alive);
+            x18 = conv_a_v4(ri18, kx, alive);
+            x19 = conv_a_v4(ri19, kx, alive);
+            x20 = conv_a_v4(ri20, kx, alive);
+            x21 = conv_a_v4(ri21, kx, alive);
+            x22 = conv_a_v4(ri22, kx, alive);
+            x23 = conv_a_v4(ri23, kx, alive);
+            x24 = conv_a_v4(ri24, kx, alive);
+            x25 = conv_a_v4(ri25, kx, alive);
+            x26 = conv_a_v4(ri26, kx, alive);
+            x27 = conv_a_v4(ri27, kx, alive);
+            x28 = conv_a_v4(ri28, kx, alive);
+            x29 = conv_a_v4(ri29, kx, alive);
+            x30 = conv_a_v4(ri30, kx, alive);
+            x31 = conv_a_v4(ri31, kx, alive);
+            x32 = conv_a_v4(ri32, kx, alive);
+            x33 = conv_a_v4(ri33, kx, alive);
+            x34 = conv_a_v4(ri34, kx, alive);
+            x35 = conv_a_v4(ri35, kx, alive);
+            x36 = conv_a_v4(ri36, kx, alive);
+            x37 = conv_a_v4(ri37, kx, alive);
+            x38 = conv_a_v4(ri38, kx, alive);
+            x39 = conv_a_v4(ri39, kx, alive);
+            x40 = conv_a_v4(ri40, kx, alive);
+            x41 = conv_a_v4(ri41, kx, alive);
+            x42 = conv_a_v4(ri42, kx, alive);
+            x43 = conv_a_v4(ri43, kx, alive);
+            x44 = conv_a_v4(ri44, kx, alive);
+            x45 = conv_a_v4(ri45, kx, alive);
+            x46 = conv_a_v4(ri46, kx, alive);
+            x47 = conv_a_v4(ri47, kx, alive);
+            x48 = conv_a_v4(ri48, kx, alive);
+            x49 = conv_a_v4(ri49, kx, alive);
+            x50 = conv_a_v4(ri50, kx, alive);
+            x51 = conv_a_v4(ri51, kx, alive);
+            x52 = conv_a_v4(ri52, kx, alive);
+            x53 = conv_a_v4(ri53, kx, alive);
+            x54 = conv_a_v4(ri54, kx, alive);
+            x55 = conv_a_v4(ri55, kx, alive);
+            x56 = conv_a_v4(ri56, kx, alive);
+            x57 = conv_a_v4(ri57, kx, alive);
+            x58 = conv_a_v4(ri58, kx, alive);
+            x59 = conv_a_v4(ri59, kx, alive);
+            x60 = conv_a_v4(ri60, kx, alive);
+            x61 = conv_a_v4(ri61, kx, alive);
+            x62 = conv_a_v4(ri62, kx, alive);
+            x63 = conv_a_v4(ri63, kx, alive);
+        }
+        {
+            let kk = kb + 0u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 0u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 0u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 0u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 0u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 0u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 0u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 0u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 0u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 0u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 0u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 0u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 0u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 0u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 0u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 0u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 0u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 0u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 0u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 0u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 0u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 0u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 0u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 0u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 0u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 0u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 0u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 0u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 0u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 0u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 0u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 0u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 0u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 0u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 0u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 0u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 0u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 0u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 0u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 0u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 0u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 0u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 0u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 0u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 0u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 0u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 0u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 0u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 0u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 0u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 0u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 0u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 0u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 0u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 0u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 0u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 0u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 0u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 0u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 0u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 0u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 0u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 0u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 0u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 0u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 0u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 4u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 1u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 1u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 1u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 1u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 1u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 1u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 1u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 1u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 1u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 1u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 1u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 1u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 1u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 1u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 1u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 1u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 1u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 1u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 1u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 1u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 1u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 1u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 1u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 1u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 1u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 1u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 1u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 1u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 1u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 1u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 1u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 1u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 1u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 1u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 1u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 1u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 1u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 1u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 1u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 1u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 1u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 1u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 1u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 1u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 1u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 1u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 1u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 1u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 1u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 1u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 1u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 1u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 1u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 1u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 1u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 1u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 1u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 1u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 1u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 1u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 1u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 1u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 1u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 1u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 4u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 8u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 2u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 2u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 2u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 2u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 2u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 2u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 2u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 2u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 2u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 2u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 2u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 2u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 2u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 2u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 2u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 2u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 2u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 2u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 2u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 2u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 2u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 2u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 2u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 2u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 2u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 2u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 2u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 2u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 2u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 2u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 2u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 2u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 2u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 2u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 2u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 2u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 2u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 2u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 2u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 2u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 2u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 2u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 2u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 2u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 2u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 2u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 2u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 2u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 2u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 2u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 2u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 2u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 2u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 2u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 2u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 2u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 2u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 2u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 2u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 2u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 2u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 2u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 2u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 2u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 8u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 12u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 3u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 3u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 3u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 3u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 3u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 3u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 3u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 3u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 3u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 3u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 3u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 3u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 3u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 3u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 3u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 3u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 3u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 3u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 3u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 3u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 3u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 3u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 3u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 3u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 3u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 3u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 3u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 3u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 3u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 3u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 3u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 3u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 3u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 3u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 3u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 3u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 3u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 3u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 3u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 3u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 3u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 3u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 3u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 3u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 3u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 3u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 3u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 3u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 3u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 3u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 3u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 3u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 3u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 3u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 3u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 3u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 3u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 3u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 3u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 3u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 3u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 3u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 3u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 3u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 12u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 16u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 4u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 4u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 4u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 4u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 4u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 4u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 4u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 4u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 4u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 4u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 4u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 4u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 4u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 4u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 4u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 4u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 4u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 4u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 4u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 4u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 4u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 4u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 4u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 4u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 4u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 4u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 4u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 4u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 4u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 4u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 4u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 4u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 4u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 4u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 4u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 4u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 4u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 4u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 4u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 4u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 4u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 4u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 4u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 4u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 4u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 4u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 4u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 4u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 4u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 4u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 4u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 4u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 4u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 4u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 4u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 4u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 4u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 4u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 4u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 4u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 4u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 4u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 4u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 4u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 16u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 20u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 5u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 5u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 5u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 5u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 5u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 5u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 5u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 5u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 5u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 5u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 5u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 5u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 5u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 5u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 5u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 5u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 5u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 5u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 5u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 5u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 5u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 5u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 5u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 5u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 5u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 5u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 5u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 5u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 5u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 5u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 5u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 5u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 5u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 5u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 5u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 5u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 5u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 5u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 5u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 5u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 5u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 5u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 5u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 5u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 5u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 5u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 5u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 5u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 5u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 5u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 5u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 5u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 5u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 5u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 5u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 5u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 5u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 5u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 5u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 5u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 5u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 5u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 5u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 5u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 20u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 24u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 6u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 6u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 6u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 6u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 6u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 6u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 6u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 6u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 6u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 6u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 6u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 6u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 6u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 6u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 6u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 6u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 6u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 6u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 6u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 6u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 6u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 6u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 6u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 6u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 6u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 6u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 6u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 6u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 6u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 6u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 6u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 6u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 6u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 6u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 6u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 6u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 6u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 6u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 6u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 6u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 6u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 6u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 6u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 6u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 6u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 6u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 6u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 6u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 6u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 6u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 6u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 6u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 6u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 6u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 6u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 6u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 6u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 6u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 6u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 6u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 6u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 6u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 6u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 6u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 24u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 28u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 7u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 7u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 7u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 7u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 7u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 7u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 7u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 7u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 7u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 7u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 7u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 7u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 7u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 7u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 7u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 7u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 7u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 7u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 7u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 7u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 7u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 7u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 7u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 7u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 7u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 7u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 7u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 7u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 7u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 7u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 7u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 7u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 7u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 7u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 7u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 7u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 7u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 7u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 7u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 7u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 7u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 7u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 7u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 7u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 7u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 7u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 7u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 7u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 7u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 7u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 7u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 7u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 7u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 7u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 7u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 7u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 7u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 7u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 7u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 7u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 7u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 7u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 7u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 7u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 28u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 32u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 8u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 8u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 8u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 8u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 8u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 8u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 8u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 8u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 8u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 8u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 8u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 8u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 8u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 8u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 8u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 8u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 8u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 8u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 8u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 8u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 8u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 8u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 8u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 8u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 8u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 8u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 8u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 8u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 8u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 8u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 8u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 8u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 8u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 8u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 8u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 8u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 8u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 8u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 8u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 8u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 8u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 8u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 8u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 8u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 8u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 8u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 8u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 8u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 8u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 8u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 8u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 8u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 8u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 8u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 8u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 8u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 8u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 8u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 8u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 8u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 8u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 8u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 8u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 8u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 32u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 36u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 9u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 9u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 9u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 9u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 9u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 9u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 9u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 9u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 9u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 9u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 9u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 9u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 9u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 9u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 9u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 9u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 9u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 9u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 9u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 9u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 9u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 9u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 9u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 9u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 9u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 9u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 9u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 9u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 9u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 9u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 9u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 9u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 9u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 9u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 9u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 9u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 9u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 9u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 9u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 9u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 9u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 9u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 9u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 9u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 9u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 9u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 9u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 9u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 9u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 9u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 9u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 9u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 9u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 9u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 9u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 9u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 9u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 9u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 9u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 9u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 9u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 9u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 9u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 9u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 36u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 40u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 10u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 10u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 10u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 10u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 10u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 10u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 10u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 10u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 10u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 10u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 10u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 10u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 10u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 10u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 10u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 10u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 10u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 10u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 10u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 10u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 10u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 10u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 10u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 10u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 10u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 10u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 10u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 10u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 10u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 10u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 10u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 10u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 10u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 10u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 10u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 10u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 10u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 10u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 10u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 10u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 10u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 10u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 10u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 10u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 10u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 10u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 10u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 10u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 10u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 10u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 10u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 10u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 10u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 10u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 10u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 10u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 10u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 10u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 10u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 10u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 10u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 10u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 10u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 10u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 40u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 44u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 11u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 11u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 11u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 11u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 11u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 11u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 11u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 11u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 11u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 11u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 11u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 11u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 11u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 11u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 11u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 11u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 11u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 11u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 11u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 11u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 11u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 11u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 11u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 11u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 11u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 11u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 11u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 11u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 11u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 11u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 11u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 11u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 11u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 11u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 11u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 11u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 11u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 11u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 11u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 11u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 11u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 11u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 11u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 11u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 11u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 11u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 11u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 11u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 11u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 11u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 11u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 11u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 11u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 11u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 11u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 11u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 11u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 11u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 11u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 11u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 11u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 11u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 11u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 11u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 44u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 48u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 12u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 12u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 12u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 12u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 12u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 12u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 12u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 12u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 12u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 12u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 12u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 12u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 12u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 12u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 12u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 12u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 12u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 12u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 12u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 12u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 12u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 12u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 12u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 12u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 12u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 12u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 12u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 12u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 12u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 12u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 12u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 12u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 12u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 12u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 12u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 12u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 12u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 12u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 12u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 12u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 12u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 12u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 12u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 12u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 12u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 12u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 12u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 12u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 12u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 12u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 12u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 12u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 12u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 12u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 12u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 12u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 12u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 12u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 12u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 12u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 12u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 12u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 12u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 12u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 48u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 52u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 13u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 13u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 13u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 13u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 13u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 13u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 13u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 13u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 13u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 13u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 13u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 13u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 13u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 13u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 13u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 13u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 13u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 13u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 13u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 13u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 13u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 13u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 13u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 13u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 13u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 13u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 13u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 13u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 13u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 13u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 13u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 13u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 13u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 13u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 13u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 13u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 13u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 13u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 13u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 13u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 13u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 13u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 13u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 13u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 13u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 13u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 13u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 13u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 13u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 13u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 13u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 13u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 13u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 13u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 13u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 13u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 13u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 13u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 13u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 13u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 13u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 13u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 13u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 13u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 52u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 56u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 14u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 14u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 14u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 14u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 14u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 14u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 14u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 14u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 14u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 14u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 14u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 14u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 14u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 14u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 14u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 14u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 14u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 14u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 14u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 14u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 14u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 14u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 14u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 14u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 14u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 14u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 14u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 14u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 14u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 14u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 14u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 14u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 14u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 14u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 14u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 14u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 14u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 14u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 14u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 14u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 14u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 14u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 14u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 14u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 14u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 14u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 14u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 14u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 14u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 14u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 14u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 14u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 14u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 14u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 14u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 14u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 14u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 14u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 14u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 14u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 14u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 14u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 14u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 14u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 56u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+        {
+            let kk = kb + 60u;
+            let live = kk < kend;
+            var b0: vec4<f32>;
+            var b1: vec4<f32>;
+            var b2: vec4<f32>;
+            var b3: vec4<f32>;
+            if (TRANS_B) {
+                // B stored (N, K): a vec4 over k per column, transposed in registers.
+                let kq = min(kk, p.k - 4u) / 4u;
+                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+                b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+                b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+                b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+            } else {
+                let rowb = min(kk, p.k - 1u) * nv + cv;
+                b0 = select(vec4<f32>(0.0), b4[rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+            }
+            { let s = subgroupBroadcast(x0, 15u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
+            { let s = subgroupBroadcast(x1, 15u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
+            { let s = subgroupBroadcast(x2, 15u); c2 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c2)))); }
+            { let s = subgroupBroadcast(x3, 15u); c3 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c3)))); }
+            { let s = subgroupBroadcast(x4, 15u); c4 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c4)))); }
+            { let s = subgroupBroadcast(x5, 15u); c5 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c5)))); }
+            { let s = subgroupBroadcast(x6, 15u); c6 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c6)))); }
+            { let s = subgroupBroadcast(x7, 15u); c7 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c7)))); }
+            { let s = subgroupBroadcast(x8, 15u); c8 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c8)))); }
+            { let s = subgroupBroadcast(x9, 15u); c9 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c9)))); }
+            { let s = subgroupBroadcast(x10, 15u); c10 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c10)))); }
+            { let s = subgroupBroadcast(x11, 15u); c11 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c11)))); }
+            { let s = subgroupBroadcast(x12, 15u); c12 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c12)))); }
+            { let s = subgroupBroadcast(x13, 15u); c13 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c13)))); }
+            { let s = subgroupBroadcast(x14, 15u); c14 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c14)))); }
+            { let s = subgroupBroadcast(x15, 15u); c15 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c15)))); }
+            { let s = subgroupBroadcast(x16, 15u); c16 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c16)))); }
+            { let s = subgroupBroadcast(x17, 15u); c17 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c17)))); }
+            { let s = subgroupBroadcast(x18, 15u); c18 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c18)))); }
+            { let s = subgroupBroadcast(x19, 15u); c19 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c19)))); }
+            { let s = subgroupBroadcast(x20, 15u); c20 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c20)))); }
+            { let s = subgroupBroadcast(x21, 15u); c21 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c21)))); }
+            { let s = subgroupBroadcast(x22, 15u); c22 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c22)))); }
+            { let s = subgroupBroadcast(x23, 15u); c23 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c23)))); }
+            { let s = subgroupBroadcast(x24, 15u); c24 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c24)))); }
+            { let s = subgroupBroadcast(x25, 15u); c25 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c25)))); }
+            { let s = subgroupBroadcast(x26, 15u); c26 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c26)))); }
+            { let s = subgroupBroadcast(x27, 15u); c27 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c27)))); }
+            { let s = subgroupBroadcast(x28, 15u); c28 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c28)))); }
+            { let s = subgroupBroadcast(x29, 15u); c29 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c29)))); }
+            { let s = subgroupBroadcast(x30, 15u); c30 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c30)))); }
+            { let s = subgroupBroadcast(x31, 15u); c31 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c31)))); }
+            { let s = subgroupBroadcast(x32, 15u); c32 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c32)))); }
+            { let s = subgroupBroadcast(x33, 15u); c33 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c33)))); }
+            { let s = subgroupBroadcast(x34, 15u); c34 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c34)))); }
+            { let s = subgroupBroadcast(x35, 15u); c35 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c35)))); }
+            { let s = subgroupBroadcast(x36, 15u); c36 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c36)))); }
+            { let s = subgroupBroadcast(x37, 15u); c37 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c37)))); }
+            { let s = subgroupBroadcast(x38, 15u); c38 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c38)))); }
+            { let s = subgroupBroadcast(x39, 15u); c39 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c39)))); }
+            { let s = subgroupBroadcast(x40, 15u); c40 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c40)))); }
+            { let s = subgroupBroadcast(x41, 15u); c41 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c41)))); }
+            { let s = subgroupBroadcast(x42, 15u); c42 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c42)))); }
+            { let s = subgroupBroadcast(x43, 15u); c43 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c43)))); }
+            { let s = subgroupBroadcast(x44, 15u); c44 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c44)))); }
+            { let s = subgroupBroadcast(x45, 15u); c45 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c45)))); }
+            { let s = subgroupBroadcast(x46, 15u); c46 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c46)))); }
+            { let s = subgroupBroadcast(x47, 15u); c47 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c47)))); }
+            { let s = subgroupBroadcast(x48, 15u); c48 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c48)))); }
+            { let s = subgroupBroadcast(x49, 15u); c49 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c49)))); }
+            { let s = subgroupBroadcast(x50, 15u); c50 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c50)))); }
+            { let s = subgroupBroadcast(x51, 15u); c51 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c51)))); }
+            { let s = subgroupBroadcast(x52, 15u); c52 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c52)))); }
+            { let s = subgroupBroadcast(x53, 15u); c53 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c53)))); }
+            { let s = subgroupBroadcast(x54, 15u); c54 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c54)))); }
+            { let s = subgroupBroadcast(x55, 15u); c55 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c55)))); }
+            { let s = subgroupBroadcast(x56, 15u); c56 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c56)))); }
+            { let s = subgroupBroadcast(x57, 15u); c57 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c57)))); }
+            { let s = subgroupBroadcast(x58, 15u); c58 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c58)))); }
+            { let s = subgroupBroadcast(x59, 15u); c59 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c59)))); }
+            { let s = subgroupBroadcast(x60, 15u); c60 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c60)))); }
+            { let s = subgroupBroadcast(x61, 15u); c61 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c61)))); }
+            { let s = subgroupBroadcast(x62, 15u); c62 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c62)))); }
+            { let s = subgroupBroadcast(x63, 15u); c63 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c63)))); }
+            if (EPI == 2u) {
+                // Column sums of op(B) (rows past K masked: their loads are clamped copies).
+                let mk = vec4<f32>(vec4<u32>(kb + 60u) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(kend));
+                bsum += mk.x * b0 + mk.y * b1 + mk.z * b2 + mk.w * b3;
+            }
+        }
+    }
+    if (EPI == 2u && wid.y == 0u && col0 < p.n) {
+        conv_colsum4(wid.z, col0, bsum);
+    }
+    conv_store4(wid.z, row0 + 0u, col0, c0);
+    conv_store4(wid.z, row0 + 1u, col0, c1);
+    conv_store4(wid.z, row0 + 2u, col0, c2);
+    conv_store4(wid.z, row0 + 3u, col0, c3);
+    conv_store4(wid.z, row0 + 4u, col0, c4);
+    conv_store4(wid.z, row0 + 5u, col0, c5);
+    conv_store4(wid.z, row0 + 6u, col0, c6);
+    conv_store4(wid.z, row0 + 7u, col0, c7);
+    conv_store4(wid.z, row0 + 8u, col0, c8);
+    conv_store4(wid.z, row0 + 9u, col0, c9);
+    conv_store4(wid.z, row0 + 10u, col0, c10);
+    conv_store4(wid.z, row0 + 11u, col0, c11);
+    conv_store4(wid.z, row0 + 12u, col0, c12);
+    conv_store4(wid.z, row0 + 13u, col0, c13);
+    conv_store4(wid.z, row0 + 14u, col0, c14);
+    conv_store4(wid.z, row0 + 15u, col0, c15);
+    conv_store4(wid.z, row0 + 16u, col0, c16);
+    conv_store4(wid.z, row0 + 17u, col0, c17);
+    conv_store4(wid.z, row0 + 18u, col0, c18);
+    conv_store4(wid.z, row0 + 19u, col0, c19);
+    conv_store4(wid.z, row0 + 20u, col0, c20);
+    conv_store4(wid.z, row0 + 21u, col0, c21);
+    conv_store4(wid.z, row0 + 22u, col0, c22);
+    conv_store4(wid.z, row0 + 23u, col0, c23);
+    conv_store4(wid.z, row0 + 24u, col0, c24);
+    conv_store4(wid.z, row0 + 25u, col0, c25);
+    conv_store4(wid.z, row0 + 26u, col0, c26);
+    conv_store4(wid.z, row0 + 27u, col0, c27);
+    conv_store4(wid.z, row0 + 28u, col0, c28);
+    conv_store4(wid.z, row0 + 29u, col0, c29);
+    conv_store4(wid.z, row0 + 30u, col0, c30);
+    conv_store4(wid.z, row0 + 31u, col0, c31);
+    conv_store4(wid.z, row0 + 32u, col0, c32);
+    conv_store4(wid.z, row0 + 33u, col0, c33);
+    conv_store4(wid.z, row0 + 34u, col0, c34);
+    conv_store4(wid.z, row0 + 35u, col0, c35);
+    conv_store4(wid.z, row0 + 36u, col0, c36);
+    conv_store4(wid.z, row0 + 37u, col0, c37);
+    conv_store4(wid.z, row0 + 38u, col0, c38);
+    conv_store4(wid.z, row0 + 39u, col0, c39);
+    conv_store4(wid.z, row0 + 40u, col0, c40);
+    conv_store4(wid.z, row0 + 41u, col0, c41);
+    conv_store4(wid.z, row0 + 42u, col0, c42);
+    conv_store4(wid.z, row0 + 43u, col0, c43);
+    conv_store4(wid.z, row0 + 44u, col0, c44);
+    conv_store4(wid.z, row0 + 45u, col0, c45);
+    conv_store4(wid.z, row0 + 46u, col0, c46);
+    conv_store4(wid.z, row0 + 47u, col0, c47);
+    conv_store4(wid.z, row0 + 48u, col0, c48);
+    conv_store4(wid.z, row0 + 49u, col0, c49);
+    conv_store4(wid.z, row0 + 50u, col0, c50);
+    conv_store4(wid.z, row0 + 51u, col0, c51);
+    conv_store4(wid.z, row0 + 52u, col0, c52);
+    conv_store4(wid.z, row0 + 53u, col0, c53);
+    conv_store4(wid.z, row0 + 54u, col0, c54);
+    conv_store4(wid.z, row0 + 55u, col0, c55);
+    conv_store4(wid.z, row0 + 56u, col0, c56);
+    conv_store4(wid.z, row0 + 57u, col0, c57);
+    conv_store4(wid.z, row0 + 58u, col0, c58);
+    conv_store4(wid.z, row0 + 59u, col0, c59);
+    conv_store4(wid.z, row0 + 60u, col0, c60);
+    conv_store4(wid.z, row0 + 61u, col0, c61);
+    conv_store4(wid.z, row0 + 62u, col0, c62);
+    conv_store4(wid.z, row0 + 63u, col0, c63);
 }

@@ -229,3 +229,138 @@ fn global_avgpool_backward(@builtin(global_invocation_id) gid: vec3<u32>, @built
     let g = ab_dy[n * CC + c] / f32(CH * CW);
     ab_dx[j] = select(g, g * activate_grad_from_output(GATE, ab_gate[min(j, arrayLength(&ab_gate) - 1u)], ab_p.alpha), GATE != 0u);
 }
+
+// ---- four channels per invocation (CC a multiple of 4) --------------------------------------
+// The same kernels over vec4s of consecutive channels: a quarter of the invocations and of
+// the index arithmetic, 16-byte loads and stores. The grid counts vec4s (p.n = elements / 4).
+@group(0) @binding(0) var<storage, read> mx4_x: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> mx4_y: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> mx4_arg: array<vec4<u32>>;
+
+fn is_nan4(v: vec4<f32>) -> vec4<bool> {
+    return (bitcast<vec4<u32>>(v) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u);
+}
+
+@compute @workgroup_size(256)
+fn maxpool4_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= mx_p.n) {
+        return;
+    }
+    let c4 = CC / 4u;
+    let c = i % c4;
+    let r = i / c4;
+    let ow = r % OW;
+    let oh = (r / OW) % OH;
+    let n = r / (OW * OH);
+    let win = window(oh, ow);
+    var best = vec4<f32>(0.0);
+    var at = vec4<u32>(0xffffffffu);
+    for (var h = win.x; h < win.y; h++) {
+        for (var w = win.z; w < win.w; w++) {
+            let j = ((n * CH + h) * CW + w) * c4 + c;
+            let v = mx4_x[j];
+            let take = at == vec4<u32>(0xffffffffu) | v > best | (is_nan4(v) & !is_nan4(best));
+            best = select(best, v, take);
+            // The flat index of each channel's element: 4·j + lane.
+            at = select(at, vec4<u32>(4u * j) + vec4<u32>(0u, 1u, 2u, 3u), take);
+        }
+    }
+    mx4_y[i] = best;
+    mx4_arg[i] = at;
+}
+
+@group(0) @binding(0) var<storage, read> mb4_dy: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> mb4_arg: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> mb4_gate: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> mb4_dx: array<vec4<f32>>;
+
+fn gate4(g: vec4<f32>, y: vec4<f32>, alpha: f32) -> vec4<f32> {
+    return g * vec4<f32>(activate_grad_from_output(GATE, y.x, alpha), activate_grad_from_output(GATE, y.y, alpha),
+        activate_grad_from_output(GATE, y.z, alpha), activate_grad_from_output(GATE, y.w, alpha));
+}
+
+@compute @workgroup_size(256)
+fn maxpool4_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let j = linear_index(gid, nwg);
+    if (j >= mb_p.n) {
+        return;
+    }
+    let c4 = CC / 4u;
+    let c = j % c4;
+    let r = j / c4;
+    let w = r % CW;
+    let h = (r / CW) % CH;
+    let n = r / (CW * CH);
+    let hs = covering(h, KH, SH, PH, OH);
+    let ws = covering(w, KW, SW, PW, OW);
+    let me = vec4<u32>(4u * j) + vec4<u32>(0u, 1u, 2u, 3u);
+    var g = vec4<f32>(0.0);
+    for (var oh = hs.x; oh <= hs.y; oh++) {
+        for (var ow = ws.x; ow <= ws.y; ow++) {
+            let o = ((n * OH + u32(oh)) * OW + u32(ow)) * c4 + c;
+            g += select(vec4<f32>(0.0), mb4_dy[o], mb4_arg[o] == me);
+        }
+    }
+    if (GATE != 0u) {
+        g = gate4(g, mb4_gate[min(j, arrayLength(&mb4_gate) - 1u)], mb_p.alpha);
+    }
+    mb4_dx[j] = g;
+}
+
+@group(0) @binding(0) var<storage, read> av4_x: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> av4_y: array<vec4<f32>>;
+
+@compute @workgroup_size(256)
+fn avgpool4_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= av_p.n) {
+        return;
+    }
+    let c4 = CC / 4u;
+    let c = i % c4;
+    let r = i / c4;
+    let ow = r % OW;
+    let oh = (r / OW) % OH;
+    let n = r / (OW * OH);
+    let win = window(oh, ow);
+    var s = vec4<f32>(0.0);
+    for (var h = win.x; h < win.y; h++) {
+        for (var w = win.z; w < win.w; w++) {
+            s += av4_x[((n * CH + h) * CW + w) * c4 + c];
+        }
+    }
+    av4_y[i] = s / f32((win.y - win.x) * (win.w - win.z));
+}
+
+@group(0) @binding(0) var<storage, read> ab4_dy: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> ab4_gate: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> ab4_dx: array<vec4<f32>>;
+
+@compute @workgroup_size(256)
+fn avgpool4_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let j = linear_index(gid, nwg);
+    if (j >= ab_p.n) {
+        return;
+    }
+    let c4 = CC / 4u;
+    let c = j % c4;
+    let r = j / c4;
+    let w = r % CW;
+    let h = (r / CW) % CH;
+    let n = r / (CW * CH);
+    let hs = covering(h, KH, SH, PH, OH);
+    let ws = covering(w, KW, SW, PW, OW);
+    var g = vec4<f32>(0.0);
+    for (var oh = hs.x; oh <= hs.y; oh++) {
+        for (var ow = ws.x; ow <= ws.y; ow++) {
+            let win = window(u32(oh), u32(ow));
+            let count = f32((win.y - win.x) * (win.w - win.z));
+            g += ab4_dy[((n * OH + u32(oh)) * OW + u32(ow)) * c4 + c] / count;
+        }
+    }
+    if (GATE != 0u) {
+        g = gate4(g, ab4_gate[min(j, arrayLength(&ab4_gate) - 1u)], ab_p.alpha);
+    }
+    ab4_dx[j] = g;
+}

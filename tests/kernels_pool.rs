@@ -3,7 +3,8 @@
 //! routed back through it), average and global average, with and without the previous
 //! layer's gate, on windows that do not divide the input, overlapping windows (stride below
 //! the window), "same" padding on odd sizes, batches of 1 and 7, 1, 3 and 5 channels.
-//! Outputs are poisoned with NaN first.
+//! Channel counts that are multiples of 4 take the four-channel kernels. Outputs are
+//! poisoned with NaN first.
 
 mod common;
 
@@ -38,6 +39,10 @@ fn cases() -> Vec<Case> {
         (3, (7, 9, 2), 3, 1, true),  // stride 1, same padding
         (2, (5, 7, 3), 2, 2, true),  // same padding on odd sizes
         (2, (4, 5, 2), 3, 3, true),
+        // Channels in fours: the kernels that take four at a time.
+        (2, (5, 7, 4), 2, 2, false),
+        (3, (7, 5, 8), 3, 2, false),
+        (2, (7, 9, 4), 3, 1, true),
     ]
 }
 

@@ -27,9 +27,25 @@ fn candidates_follow_the_reported_subgroup_sizes() {
     use DeviceKind::{Discrete, Software};
     let table: &[Row] = &[
         // lavapipe: 8 lanes (AVX2), 4 (LP_NATIVE_VECTOR_WIDTH=128), 16 (=512); GL: none.
-        (Software, Some((8, 8)), 32768, &["sg8x16", "sg8x32"]),
-        (Software, Some((4, 4)), 32768, &["sg4x16", "sg4x32"]),
-        (Software, Some((16, 16)), 32768, &["sg16x16", "sg16x32"]),
+        // Narrow subgroups have 64-row kernels too.
+        (
+            Software,
+            Some((8, 8)),
+            32768,
+            &["sg8x16", "sg8x32", "sg8x64"],
+        ),
+        (
+            Software,
+            Some((4, 4)),
+            32768,
+            &["sg4x16", "sg4x32", "sg4x64"],
+        ),
+        (
+            Software,
+            Some((16, 16)),
+            32768,
+            &["sg16x16", "sg16x32", "sg16x64"],
+        ),
         (Software, None, 32768, &["rb8x4", "rb8x8", "rb16x8"]),
         // A software adapter whose size varies (WARP: 4-128): no subgroup kernel.
         (
@@ -122,6 +138,15 @@ fn names_round_trip_and_tiled_means_the_64_tile() {
     );
     assert_eq!(Variant::parse("sg12x16"), None);
     assert_eq!(
+        Variant::parse("sg8x64"),
+        Some(Variant::Subgroup { size: 8, rows: 64 })
+    );
+    assert_eq!(
+        Variant::parse("sg32x64"),
+        None,
+        "64 rows only for narrow subgroups"
+    );
+    assert_eq!(
         Variant::parse("sg8narrow"),
         None,
         "routed by shape, not forced"
@@ -184,4 +209,9 @@ fn kernels_reach_deep_k_under_a_loop_limit() {
     );
     a.limits.max_loop_iterations = None;
     assert_eq!(Variant::Naive.max_k(&a), None);
+    // Few rows take a kernel no taller than they need.
+    let tall = Variant::Subgroup { size: 8, rows: 64 };
+    assert_eq!(tall.for_rows(20), Variant::Subgroup { size: 8, rows: 32 });
+    assert_eq!(tall.for_rows(10), Variant::Subgroup { size: 8, rows: 16 });
+    assert_eq!(tall.for_rows(33), tall);
 }

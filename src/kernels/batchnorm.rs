@@ -139,7 +139,8 @@ impl BnShape {
     fn check(&self) -> Result<()> {
         if self.rows == 0
             || self.channels == 0
-            || !(self.eps > 0.0)
+            || self.eps.is_nan()
+            || self.eps <= 0.0
             || !(0.0..=1.0).contains(&self.momentum)
         {
             return Err(Error::InvalidArgument {

@@ -3,8 +3,8 @@
 //! convolutions then use too), else the device's cached measurement, else measured now.
 //!
 //! The candidates are the matmul's ([`crate::kernels::matmul_variant::candidates`]); each
-//! pass is timed on a convolution of a middle-sized network (batch 8, 16×16×32 → 32, 3×3,
-//! same padding: a 2048 × 32 × 288 GEMM) and the fastest kept in the device's tuning cache
+//! pass is timed on a convolution of a middle-sized network ([`tuning_geometry`]) and the
+//! fastest kept in the device's tuning cache
 //! (memory and disk), alternating candidates within rounds as the matmul tuner does. Narrow
 //! and shallow shapes then go to their kernels by [`Variant::for_shape`]. Training plans call
 //! [`prepare`] before they capture: tuning submits work of its own.
@@ -23,7 +23,7 @@ use crate::vocab::Activation;
 /// The tuning cache's family name.
 const FAMILY: &str = "conv2d";
 
-/// A version string of the kernels: editing one measures again.
+/// A version string of the kernels and the timed shape: editing either measures again.
 fn version() -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -33,19 +33,23 @@ fn version() -> String {
         s.source.hash(&mut h);
     }
     conv2d::SHADER.source.hash(&mut h);
+    // A different timed shape may choose differently.
+    format!("{:?}", tuning_geometry()).hash(&mut h);
     format!("{:016x}", h.finish())
 }
 
-/// The convolution the tuner times.
+/// The convolution the tuner times: a middle layer of a small image network (batch 32,
+/// 16×16×32 → 64, 3×3, same padding: a forward GEMM of 8192 × 64 × 288). Smaller shapes
+/// favoured short kernels that lose on real layers.
 pub fn tuning_geometry() -> Geometry {
     Geometry {
-        batch: 8,
+        batch: 32,
         h: 16,
         w: 16,
         c: 32,
         oh: 16,
         ow: 16,
-        oc: 32,
+        oc: 64,
         kh: 3,
         kw: 3,
         sh: 1,

@@ -6,7 +6,7 @@
 //! | naive | `matmul.wgsl` | the baseline, the fallback of last resort | always |
 //! | register-blocked `rb8x4`, `rb8x8`, `rb16x8` | `matmul_tiled.wgsl` | adapters without usable subgroups (OpenGL, software); GPUs as a candidate | 64 invocations |
 //! | shared-memory tiled `tiled64x64`, `tiled128x64`, `tiled128x128` (double-buffered) | `matmul_tiled.wgsl` | hardware GPUs | 256 invocations and the tile's workgroup memory (16, 24 or 16 KiB) |
-//! | subgroup-broadcast `sg{S}x16`, `sg{S}x32`, S ∈ {4, 8, 16, 32, 64, 128} | `matmul_sg{S}.wgsl` | adapters whose subgroup size is exactly S | subgroups, `subgroup_min_size == subgroup_max_size == S` |
+//! | subgroup-broadcast `sg{S}x16`, `sg{S}x32` (and `sg{S}x64` for S ≤ 16), S ∈ {4, 8, 16, 32, 64, 128} | `matmul_sg{S}.wgsl` | adapters whose subgroup size is exactly S | subgroups, `subgroup_min_size == subgroup_max_size == S` |
 //! | narrow (N ≤ 16): `sg{S}narrow`, `rbnarrow`; shallow (K ≤ 16): `sg{S}shallow` | as above | a classifier's last layer and its gradients | as their family |
 //!
 //! A subgroup kernel's work-group is exactly one subgroup and broadcasts from constant lanes,
@@ -103,28 +103,55 @@ const TILED_SPECS: [[KernelSpec; 2]; 3] = [
 ];
 
 macro_rules! sg_specs {
-    ($i:literal, $s:literal) => {
+    ($i:literal, $s:literal, $tall:literal, $tall_v4:literal) => {
         [
             spec(SHADER_SG[$i], concat!("matmul_sg", $s, "_r16_forward")),
             spec(SHADER_SG[$i], concat!("matmul_sg", $s, "_r32_forward")),
+            spec(SHADER_SG[$i], $tall),
             spec(SHADER_SG[$i], concat!("matmul_sg", $s, "v4_r16_forward")),
             spec(SHADER_SG[$i], concat!("matmul_sg", $s, "v4_r32_forward")),
+            spec(SHADER_SG[$i], $tall_v4),
             spec(SHADER_SG[$i], concat!("matmul_sg", $s, "_narrow_forward")),
             spec(SHADER_SG[$i], concat!("matmul_sg", $s, "_shallow_forward")),
         ]
     };
 }
 
-/// Subgroup kernels by size: rows 16 and 32 (scalar), the same with vec4 loads, narrow,
-/// shallow.
-const SG_SPECS: [[KernelSpec; 6]; 6] = [
-    sg_specs!(0, "4"),
-    sg_specs!(1, "8"),
-    sg_specs!(2, "16"),
-    sg_specs!(3, "32"),
-    sg_specs!(4, "64"),
-    sg_specs!(5, "128"),
+/// Subgroup kernels by size: rows 16, 32 and 64 (scalar), the same with vec4 loads, narrow,
+/// shallow. Sizes without 64-row kernels (not in [`TALL_SIZES`]) repeat the 32-row ones
+/// there, never chosen: such a variant is not eligible.
+const SG_SPECS: [[KernelSpec; 8]; 6] = [
+    sg_specs!(0, "4", "matmul_sg4_r64_forward", "matmul_sg4v4_r64_forward"),
+    sg_specs!(1, "8", "matmul_sg8_r64_forward", "matmul_sg8v4_r64_forward"),
+    sg_specs!(
+        2,
+        "16",
+        "matmul_sg16_r64_forward",
+        "matmul_sg16v4_r64_forward"
+    ),
+    sg_specs!(
+        3,
+        "32",
+        "matmul_sg32_r32_forward",
+        "matmul_sg32v4_r32_forward"
+    ),
+    sg_specs!(
+        4,
+        "64",
+        "matmul_sg64_r32_forward",
+        "matmul_sg64v4_r32_forward"
+    ),
+    sg_specs!(
+        5,
+        "128",
+        "matmul_sg128_r32_forward",
+        "matmul_sg128v4_r32_forward"
+    ),
 ];
+
+/// The subgroup sizes with 64-row kernels (narrow subgroups: CPU adapters; on lavapipe's 8
+/// lanes they ran 30% faster than 32 rows, and 128 rows slower again).
+pub const TALL_SIZES: [u32; 3] = [4, 8, 16];
 
 /// The convolution twins (A through implicit im2col): naive, narrow without subgroups,
 /// register-blocked (scalar, vec4), tiled (scalar, vec4).
@@ -160,12 +187,14 @@ const CONV_TILED: [[KernelSpec; 2]; 3] = [
 ];
 
 macro_rules! conv_sg_specs {
-    ($i:literal, $s:literal) => {
+    ($i:literal, $s:literal, $tall:literal, $tall_v4:literal) => {
         [
             spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "_r16_forward")),
             spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "_r32_forward")),
+            spec(SHADER_SG[$i], $tall),
             spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "v4_r16_forward")),
             spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "v4_r32_forward")),
+            spec(SHADER_SG[$i], $tall_v4),
             spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "_narrow_forward")),
             spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "_shallow_forward")),
         ]
@@ -173,18 +202,38 @@ macro_rules! conv_sg_specs {
 }
 
 /// Subgroup convolution kernels by size, as [`SG_SPECS`].
-const CONV_SG: [[KernelSpec; 6]; 6] = [
-    conv_sg_specs!(0, "4"),
-    conv_sg_specs!(1, "8"),
-    conv_sg_specs!(2, "16"),
-    conv_sg_specs!(3, "32"),
-    conv_sg_specs!(4, "64"),
-    conv_sg_specs!(5, "128"),
+const CONV_SG: [[KernelSpec; 8]; 6] = [
+    conv_sg_specs!(0, "4", "conv2d_sg4_r64_forward", "conv2d_sg4v4_r64_forward"),
+    conv_sg_specs!(1, "8", "conv2d_sg8_r64_forward", "conv2d_sg8v4_r64_forward"),
+    conv_sg_specs!(
+        2,
+        "16",
+        "conv2d_sg16_r64_forward",
+        "conv2d_sg16v4_r64_forward"
+    ),
+    conv_sg_specs!(
+        3,
+        "32",
+        "conv2d_sg32_r32_forward",
+        "conv2d_sg32v4_r32_forward"
+    ),
+    conv_sg_specs!(
+        4,
+        "64",
+        "conv2d_sg64_r32_forward",
+        "conv2d_sg64v4_r32_forward"
+    ),
+    conv_sg_specs!(
+        5,
+        "128",
+        "conv2d_sg128_r32_forward",
+        "conv2d_sg128v4_r32_forward"
+    ),
 ];
 
 /// Every convolution entry point of the family.
 pub const CONV_KERNELS: &[KernelSpec] = &{
-    let mut all = [CONV_NAIVE; 2 + 6 + 6 + 36];
+    let mut all = [CONV_NAIVE; 2 + 6 + 6 + 48];
     all[1] = CONV_RB_NARROW;
     let mut i = 0;
     while i < 3 {
@@ -197,8 +246,8 @@ pub const CONV_KERNELS: &[KernelSpec] = &{
     let mut s = 0;
     while s < 6 {
         let mut e = 0;
-        while e < 6 {
-            all[14 + 6 * s + e] = CONV_SG[s][e];
+        while e < 8 {
+            all[14 + 8 * s + e] = CONV_SG[s][e];
             e += 1;
         }
         s += 1;
@@ -208,7 +257,7 @@ pub const CONV_KERNELS: &[KernelSpec] = &{
 
 /// Every entry point of the family.
 pub const KERNELS: &[KernelSpec] = &{
-    let mut all = [NAIVE; 2 + 6 + 6 + 36];
+    let mut all = [NAIVE; 2 + 6 + 6 + 48];
     all[1] = RB_NARROW;
     let mut i = 0;
     while i < 3 {
@@ -221,8 +270,8 @@ pub const KERNELS: &[KernelSpec] = &{
     let mut s = 0;
     while s < 6 {
         let mut e = 0;
-        while e < 6 {
-            all[14 + 6 * s + e] = SG_SPECS[s][e];
+        while e < 8 {
+            all[14 + 8 * s + e] = SG_SPECS[s][e];
             e += 1;
         }
         s += 1;
@@ -342,6 +391,15 @@ pub fn vec4_ok(layout: Layout, m: u32, n: u32, k: u32) -> bool {
     }
 }
 
+/// The column of a subgroup kernel's row count in [`SG_SPECS`].
+fn row_index(rows: u32) -> usize {
+    match rows {
+        16 => 0,
+        32 => 1,
+        _ => 2,
+    }
+}
+
 fn size_index(size: u32) -> Option<usize> {
     SUBGROUP_SIZES.iter().position(|&s| s == size)
 }
@@ -355,6 +413,9 @@ impl Variant {
         for s in SUBGROUP_SIZES {
             v.push(format!("sg{s}x16"));
             v.push(format!("sg{s}x32"));
+            if TALL_SIZES.contains(&s) {
+                v.push(format!("sg{s}x64"));
+            }
         }
         v
     }
@@ -376,7 +437,8 @@ impl Variant {
             .chain(
                 SUBGROUP_SIZES
                     .iter()
-                    .flat_map(|&size| [16, 32].map(|rows| Variant::Subgroup { size, rows })),
+                    .flat_map(|&size| [16, 32, 64].map(|rows| Variant::Subgroup { size, rows }))
+                    .filter(|v| !matches!(v, Variant::Subgroup { size, rows: 64 } if !TALL_SIZES.contains(size))),
             );
         all.into_iter().find(|v| v.name() == s)
     }
@@ -410,7 +472,8 @@ impl Variant {
                 l.max_invocations >= 256 && l.max_workgroup_storage >= t.workgroup_bytes()
             }
             Variant::Subgroup { size, rows } => {
-                matches!(rows, 16 | 32) && Variant::SubgroupNarrow { size }.eligible(info)
+                (matches!(rows, 16 | 32) || (rows == 64 && TALL_SIZES.contains(&size)))
+                    && Variant::SubgroupNarrow { size }.eligible(info)
             }
             Variant::SubgroupNarrow { size } | Variant::SubgroupShallow { size } => {
                 info.features.subgroups
@@ -432,10 +495,10 @@ impl Variant {
             Variant::Blocked(b) => &BLOCKED_SPECS[b.index()][v],
             Variant::Subgroup { size, rows } => {
                 let s = size_index(size).unwrap_or(1);
-                &SG_SPECS[s][(rows == 32) as usize + 2 * v]
+                &SG_SPECS[s][row_index(rows) + 3 * v]
             }
-            Variant::SubgroupNarrow { size } => &SG_SPECS[size_index(size).unwrap_or(1)][4],
-            Variant::SubgroupShallow { size } => &SG_SPECS[size_index(size).unwrap_or(1)][5],
+            Variant::SubgroupNarrow { size } => &SG_SPECS[size_index(size).unwrap_or(1)][6],
+            Variant::SubgroupShallow { size } => &SG_SPECS[size_index(size).unwrap_or(1)][7],
         }
     }
 
@@ -450,10 +513,10 @@ impl Variant {
             Variant::Blocked(b) => &CONV_BLOCKED[b.index()][v],
             Variant::Subgroup { size, rows } => {
                 let s = size_index(size).unwrap_or(1);
-                &CONV_SG[s][(rows == 32) as usize + 2 * v]
+                &CONV_SG[s][row_index(rows) + 3 * v]
             }
-            Variant::SubgroupNarrow { size } => &CONV_SG[size_index(size).unwrap_or(1)][4],
-            Variant::SubgroupShallow { size } => &CONV_SG[size_index(size).unwrap_or(1)][5],
+            Variant::SubgroupNarrow { size } => &CONV_SG[size_index(size).unwrap_or(1)][6],
+            Variant::SubgroupShallow { size } => &CONV_SG[size_index(size).unwrap_or(1)][7],
         }
     }
 
@@ -531,11 +594,12 @@ impl Variant {
         }
     }
 
-    /// The subgroup kernel's row count for `m` rows: 16 when `m` is small, so a batch of 1
-    /// does not compute 32 clamped rows.
+    /// The subgroup kernel's row count for `m` rows: no taller than `m` needs, so a batch of
+    /// 1 does not compute 32 clamped rows.
     pub fn for_rows(self, m: u32) -> Variant {
         match self {
             Variant::Subgroup { size, .. } if m <= 16 => Variant::Subgroup { size, rows: 16 },
+            Variant::Subgroup { size, rows: 64 } if m <= 32 => Variant::Subgroup { size, rows: 32 },
             v => v,
         }
     }
@@ -553,7 +617,7 @@ impl Variant {
 pub fn candidates(info: &AdapterDesc) -> Vec<Variant> {
     let sg: Vec<Variant> = SUBGROUP_SIZES
         .iter()
-        .flat_map(|&size| [16, 32].map(|rows| Variant::Subgroup { size, rows }))
+        .flat_map(|&size| [16, 32, 64].map(|rows| Variant::Subgroup { size, rows }))
         .filter(|v| v.eligible(info))
         .collect();
     let mut out = sg.clone();

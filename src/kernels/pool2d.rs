@@ -55,8 +55,37 @@ pub const GLOBAL_BACKWARD: KernelSpec = KernelSpec {
     bindings: &[RO, RO, RW, U],
 };
 
+/// Max pooling, four channels per invocation. Bindings as [`MAX_FORWARD`].
+pub const MAX4_FORWARD: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "maxpool4_forward",
+    bindings: &[RO, RW, RW, U],
+};
+/// Its backward pass. Bindings as [`MAX_BACKWARD`].
+pub const MAX4_BACKWARD: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "maxpool4_backward",
+    bindings: &[RO, RO, RO, RW, U],
+};
+/// Average pooling, four channels per invocation. Bindings as [`AVG_FORWARD`].
+pub const AVG4_FORWARD: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "avgpool4_forward",
+    bindings: &[RO, RW, U],
+};
+/// Its backward pass. Bindings as [`AVG_BACKWARD`].
+pub const AVG4_BACKWARD: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "avgpool4_backward",
+    bindings: &[RO, RO, RW, U],
+};
+
 /// Every entry point of this family.
 pub const KERNELS: &[KernelSpec] = &[
+    MAX4_FORWARD,
+    MAX4_BACKWARD,
+    AVG4_FORWARD,
+    AVG4_BACKWARD,
     MAX_FORWARD,
     MAX_BACKWARD,
     AVG_FORWARD,
@@ -243,15 +272,19 @@ pub fn forward(
 ) -> Result<()> {
     let (xn, yn) = g.sizes();
     let (xb, yb) = (xn as u64 * 4, yn as u64 * 4);
+    // Four channels per invocation where they line up (the grid counts vec4s).
+    let (max, avg, n) = if g.c.is_multiple_of(4) {
+        (&MAX4_FORWARD, &AVG4_FORWARD, yn / 4)
+    } else {
+        (&MAX_FORWARD, &AVG_FORWARD, yn)
+    };
     match (kind, argmax) {
-        (Pool::Max, Some(a)) => {
-            launch(rec, &MAX_FORWARD, g, None, yn, &[(x, xb), (y, yb), (a, yb)])
-        }
+        (Pool::Max, Some(a)) => launch(rec, max, g, None, n, &[(x, xb), (y, yb), (a, yb)]),
         (Pool::Max, None) => Err(Error::Internal {
             op: "maxpool",
             message: "max pooling needs an argmax buffer".into(),
         }),
-        (Pool::Average, _) => launch(rec, &AVG_FORWARD, g, None, yn, &[(x, xb), (y, yb)]),
+        (Pool::Average, _) => launch(rec, avg, g, None, n, &[(x, xb), (y, yb)]),
         (Pool::GlobalAverage, _) => launch(rec, &GLOBAL_FORWARD, g, None, yn, &[(x, xb), (y, yb)]),
     }
 }
@@ -283,20 +316,18 @@ pub fn backward(
     let act = gate.map(|(a, _)| a);
     // Without a gate (GATE 0) the kernel never reads the gate binding: dy stands in.
     let gy = gate.map_or((dy, yb), |(_, y)| (y, xb));
+    let (max, avg, n) = if g.c.is_multiple_of(4) {
+        (&MAX4_BACKWARD, &AVG4_BACKWARD, xn / 4)
+    } else {
+        (&MAX_BACKWARD, &AVG_BACKWARD, xn)
+    };
     match (kind, argmax) {
-        (Pool::Max, Some(a)) => launch(
-            rec,
-            &MAX_BACKWARD,
-            g,
-            act,
-            xn,
-            &[(dy, yb), (a, yb), gy, (dx, xb)],
-        ),
+        (Pool::Max, Some(a)) => launch(rec, max, g, act, n, &[(dy, yb), (a, yb), gy, (dx, xb)]),
         (Pool::Max, None) => Err(Error::Internal {
             op: "maxpool",
             message: "max pooling's backward pass needs its argmax".into(),
         }),
-        (Pool::Average, _) => launch(rec, &AVG_BACKWARD, g, act, xn, &[(dy, yb), gy, (dx, xb)]),
+        (Pool::Average, _) => launch(rec, avg, g, act, n, &[(dy, yb), gy, (dx, xb)]),
         (Pool::GlobalAverage, _) => {
             launch(rec, &GLOBAL_BACKWARD, g, act, xn, &[(dy, yb), gy, (dx, xb)])
         }

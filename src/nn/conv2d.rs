@@ -292,6 +292,10 @@ impl Layer for Conv2DLayer {
         self.act
     }
 
+    fn prepare(&self, dev: &crate::runtime::Device) -> Result<()> {
+        conv2d_tune::prepare(dev)
+    }
+
     fn forward(&self, cx: &mut Cx<'_>, pos: Position, x: &Tensor) -> Result<Saved> {
         let g = self.g.with_batch(cx.batch);
         let v = self.pick(cx, &g, Op::Forward)?;

@@ -327,6 +327,12 @@ pub(crate) trait Layer: Send + Sync {
         false
     }
 
+    /// Makes the per-device choices the layer's kernels need (tuning submits work of its
+    /// own, which a capture must not contain): called before a step is captured.
+    fn prepare(&self, _dev: &Device) -> Result<()> {
+        Ok(())
+    }
+
     /// Records the forward pass of `x` (batch, input shape…).
     fn forward(&self, cx: &mut Cx<'_>, pos: Position, x: &Tensor) -> Result<Saved>;
 

@@ -101,7 +101,7 @@ impl LayerKind for Reshape {
             ),
             found: sample_shape(input),
         };
-        if known == 0 || total % known != 0 {
+        if known == 0 || !total.is_multiple_of(known) {
             return Err(bad());
         }
         let out: Shape = self

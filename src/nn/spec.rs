@@ -305,6 +305,24 @@ pub(crate) fn image(op: &'static str, input: &[usize]) -> Result<(usize, usize, 
     }
 }
 
+/// Checks that a layer got the weights its spec lists (count and shapes), and tags them.
+pub(crate) fn check_weights(class: &'static str, specs: &[WeightSpec], w: &Weights) -> Result<()> {
+    let want: Vec<&[usize]> = specs.iter().map(|s| s.shape.as_slice()).collect();
+    let got: Vec<&[usize]> = w.params.iter().chain(&w.state).map(|t| t.shape()).collect();
+    let trainable = specs.iter().filter(|s| s.trainable).count();
+    if want != got || trainable != w.params.len() {
+        return Err(Error::ShapeMismatch {
+            op: class,
+            expected: format!("weights of shapes {want:?}"),
+            found: format!("{got:?}"),
+        });
+    }
+    for t in w.params.iter().chain(&w.state) {
+        t.set_memory_kind(MemoryKind::Parameters);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,22 +346,4 @@ mod tests {
         assert_eq!(p, Pair(2, 5));
         assert!(serde_json::from_str::<Pair>("[1, 2, 3]").is_err());
     }
-}
-
-/// Checks that a layer got the weights its spec lists (count and shapes), and tags them.
-pub(crate) fn check_weights(class: &'static str, specs: &[WeightSpec], w: &Weights) -> Result<()> {
-    let want: Vec<&[usize]> = specs.iter().map(|s| s.shape.as_slice()).collect();
-    let got: Vec<&[usize]> = w.params.iter().chain(&w.state).map(|t| t.shape()).collect();
-    let trainable = specs.iter().filter(|s| s.trainable).count();
-    if want != got || trainable != w.params.len() {
-        return Err(Error::ShapeMismatch {
-            op: class,
-            expected: format!("weights of shapes {want:?}"),
-            found: format!("{got:?}"),
-        });
-    }
-    for t in w.params.iter().chain(&w.state) {
-        t.set_memory_kind(MemoryKind::Parameters);
-    }
-    Ok(())
 }

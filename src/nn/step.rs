@@ -250,8 +250,11 @@ impl StepProgram {
         cut_after: &[usize],
     ) -> Result<StepProgram> {
         let dev = &model.device;
-        // The tuner submits work of its own: never inside the capture.
+        // The tuners submit work of their own: never inside the capture.
         matmul_tune::prepare(dev)?;
+        for l in &model.layers {
+            l.prepare(dev)?;
+        }
         let training = !matches!(backward, Backward::None);
         let mode = if training {
             Mode::Train

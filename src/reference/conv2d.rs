@@ -31,7 +31,7 @@ impl ConvShape {
     pub(crate) fn axis(input: usize, k: usize, s: usize, d: usize, same: bool) -> (usize, isize) {
         let span = (k - 1) * d + 1;
         if same {
-            let out = (input + s - 1) / s;
+            let out = input.div_ceil(s);
             let need = ((out - 1) * s + span) as isize - input as isize;
             (out, need.max(0) / 2)
         } else {

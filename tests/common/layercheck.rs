@@ -57,7 +57,7 @@ pub fn check_layer(
         let fd: Vec<f64> = idx
             .iter()
             .map(|&i| {
-                let mut at = |d: f32| {
+                let at = |d: f32| {
                     let mut q = params.clone();
                     q[k][i] += d;
                     p.set_params(&q).unwrap();
@@ -69,7 +69,12 @@ pub fn check_layer(
             .collect();
         p.set_params(&params).unwrap();
         let got: Vec<f32> = idx.iter().map(|&i| an.params[k][i]).collect();
-        super::assert_rel_l2(&format!("{what}: parameter {k} vs finite differences"), &got, &fd, tol);
+        super::assert_rel_l2(
+            &format!("{what}: parameter {k} vs finite differences"),
+            &got,
+            &fd,
+            tol,
+        );
     }
 }
 

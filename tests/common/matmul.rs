@@ -33,7 +33,7 @@ pub fn variants(dev: &Device) -> Vec<Variant> {
     v.extend(Tile::ALL.iter().map(|t| Variant::Tiled(*t)));
     v.extend(Block::ALL.iter().map(|b| Variant::Blocked(*b)));
     for size in SUBGROUP_SIZES {
-        for rows in [16, 32] {
+        for rows in [16, 32, 64] {
             v.push(Variant::Subgroup { size, rows });
         }
     }
