@@ -4,7 +4,8 @@
 //! the environment) or on the `mnist_mlp` example, and checks what the processes wrote and
 //! how they ended:
 //! - two ranks train the same weights as one device (1e-5 relative L2 after 100 steps), and
-//!   the two ranks' replicas are bit-identical;
+//!   the two ranks' replicas are bit-identical; a small CNN too, and with batch
+//!   normalisation the ranks agree on the moving statistics;
 //! - ranks started with different settings refuse to train, naming the setting;
 //! - a rank that returns an error, exits, is killed or hangs makes the other exit non-zero
 //!   within 60 s, with a message naming it;
@@ -163,14 +164,18 @@ fn mpi_worker() {
     let mut mpi = Mpi::init().unwrap();
     let rank = mpi.rank();
     let dev = common::own_device(None).expect("a test device");
-    let (x, y) = rows(ROWS);
-    let data = Dataset::from_f32(&dev, &x, 20, &y).unwrap();
+    let (data, mut m) = match job.as_str() {
+        "cnn" | "bn" => (cnn_data(&dev), common::smooth_cnn(&dev, 4, job == "bn")),
+        _ => {
+            let (x, y) = rows(ROWS);
+            (Dataset::from_f32(&dev, &x, 20, &y).unwrap(), model(&dev))
+        }
+    };
     let group = DeviceGroup::from_devices(vec![dev.clone()]).unwrap();
-    let mut m = model(&dev);
-    let batch = if job == "mismatch" && rank == 1 {
-        64
-    } else {
-        BATCH
+    let batch = match job.as_str() {
+        "mismatch" if rank == 1 => 64,
+        "cnn" | "bn" => CNN_BATCH,
+        _ => BATCH,
     };
     let result = m.fit_distributed(
         &group,
@@ -237,6 +242,76 @@ fn two_ranks_train_the_weights_of_one_device() {
         .sum::<f64>()
         .sqrt();
     assert!(moved > 1e-2, "training barely moved the weights ({moved})");
+}
+
+/// The images of the CNN jobs: 30 steps of 32, (8, 8, 2) each.
+const CNN_ROWS: usize = 960;
+const CNN_BATCH: usize = 32;
+
+fn cnn_data(dev: &suanli::Device) -> Dataset {
+    let (x, y) = common::images(CNN_ROWS, (8, 8, 2), 7);
+    Dataset::from_f32(dev, &x, 128, &y)
+        .unwrap()
+        .with_sample_shape(&[8, 8, 2])
+        .unwrap()
+}
+
+/// A convolutional network trains on two ranks as on one device (smooth activations and
+/// average pooling, as the MLP test).
+#[test]
+fn two_ranks_train_a_cnn_like_one_device() {
+    let Some(dev) = common::device() else {
+        return;
+    };
+    let dir = out_dir("cnn");
+    let o = worker("cnn", &dir);
+    assert!(o.status.success(), "{}", text(&o));
+    let got = tensors(&dir.join("rank0.safetensors"));
+    let r1 = tensors(&dir.join("rank1.safetensors"));
+    assert!(
+        got.iter()
+            .map(|v| v.to_bits())
+            .eq(r1.iter().map(|v| v.to_bits())),
+        "the two ranks' replicas differ"
+    );
+    let mut m = common::smooth_cnn(&dev, 4, false);
+    m.fit(
+        &cnn_data(&dev),
+        FitOptions {
+            epochs: 1,
+            batch_size: CNN_BATCH,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let want = weights(&m, &dir.join("single.safetensors"));
+    let rel = common::rel_l2(&got, &want.iter().map(|&v| v as f64).collect::<Vec<_>>());
+    eprintln!("a CNN on two ranks vs one device after 30 steps: relative L2 {rel:e}");
+    assert!(
+        rel < 1e-5,
+        "a CNN on two ranks vs one device: relative L2 {rel:e}"
+    );
+}
+
+/// With batch normalisation each rank normalises with its own rows' statistics; the moving
+/// statistics are averaged over the ranks every epoch, so both ranks end with the same bits,
+/// moving statistics included.
+#[test]
+fn two_ranks_agree_on_batch_norm_statistics() {
+    if common::device().is_none() {
+        return;
+    }
+    let dir = out_dir("bn");
+    let o = worker("bn", &dir);
+    assert!(o.status.success(), "{}", text(&o));
+    let r0 = tensors(&dir.join("rank0.safetensors"));
+    let r1 = tensors(&dir.join("rank1.safetensors"));
+    assert!(
+        r0.iter()
+            .map(|v| v.to_bits())
+            .eq(r1.iter().map(|v| v.to_bits())),
+        "the two ranks' weights or moving statistics differ"
+    );
 }
 
 #[test]

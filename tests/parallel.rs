@@ -123,6 +123,96 @@ fn two_devices_equal_one_device_after_20_steps() {
 }
 
 #[test]
+fn a_cnn_on_two_devices_equals_one_device() {
+    let Some(g) = group() else {
+        return;
+    };
+    let (x, y) = common::images(640, (8, 8, 2), 7); // 20 steps of 32
+    let opts = || FitOptions {
+        epochs: 1,
+        batch_size: 32,
+        seed: 3,
+        ..Default::default()
+    };
+    let data = |d: &suanli::Device| {
+        Dataset::from_f32(d, &x, 128, &y)
+            .unwrap()
+            .with_sample_shape(&[8, 8, 2])
+            .unwrap()
+    };
+    let one = g.devices()[0].clone();
+    let mut single = common::smooth_cnn(&one, 4, false);
+    single.fit(&data(&one), opts()).unwrap();
+    let mut par = common::smooth_cnn(&one, 4, false);
+    let sets: Vec<Dataset> = g.devices().iter().map(data).collect();
+    par.fit_parallel(&g, &sets, opts(), &ParallelOptions::default())
+        .unwrap();
+    let (a, b) = (weights(&single), weights(&par));
+    let rel = common::rel_l2(&b, &a.iter().map(|&v| v as f64).collect::<Vec<_>>());
+    assert!(rel < 1e-5, "two devices vs one: relative L2 {rel:e}");
+    let moved = common::rel_l2(
+        &a,
+        &weights(&common::smooth_cnn(&one, 4, false))
+            .iter()
+            .map(|&v| v as f64)
+            .collect::<Vec<_>>(),
+    );
+    assert!(
+        moved > 1e-3,
+        "training barely moved the weights ({moved:e})"
+    );
+}
+
+/// Batch normalisation on two devices: each replica normalises with its shard's statistics,
+/// and the moving statistics are averaged over the replicas every epoch, so the replicas
+/// agree (the engine checks it bitwise) and the model that comes back holds the average.
+#[test]
+fn batch_norm_moving_statistics_are_averaged_over_replicas() {
+    let Some(g) = group() else {
+        return;
+    };
+    let (x, y) = common::images(512, (8, 8, 2), 8);
+    let sets: Vec<Dataset> = g
+        .devices()
+        .iter()
+        .map(|d| {
+            Dataset::from_f32(d, &x, 128, &y)
+                .unwrap()
+                .with_sample_shape(&[8, 8, 2])
+                .unwrap()
+        })
+        .collect();
+    let mut m = common::smooth_cnn(&g.devices()[0], 4, true);
+    let opts = FitOptions {
+        epochs: 3,
+        batch_size: 32,
+        ..Default::default()
+    };
+    let h = m
+        .fit_parallel(&g, &sets, opts, &ParallelOptions::default())
+        .unwrap();
+    assert!(
+        h.history.loss[2] < h.history.loss[0],
+        "{:?}",
+        h.history.loss
+    );
+    // The moving statistics moved from their start (0 and 1) and are finite.
+    let p = std::env::temp_dir().join(format!("suanli-par-bn-{}.safetensors", std::process::id()));
+    m.save(&p).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let mean: Vec<f32> =
+        bytemuck::pod_collect_to_vec(st.tensor("batch_normalization.moving_mean").unwrap().data());
+    assert!(
+        mean.iter().all(|v| v.is_finite()) && mean.iter().any(|v| v.abs() > 1e-3),
+        "{mean:?}"
+    );
+    // Evaluating on one device with them works and agrees with the training loss' trend.
+    let e = m.evaluate(&sets[0], 64).unwrap();
+    assert!(e.loss.is_finite() && e.accuracy.unwrap() > 0.5, "{e:?}");
+}
+
+#[test]
 fn balancer_converges_to_the_speed_ratio_without_oscillating() {
     // Device 1 is 2× slower: the shares should settle at 2/3 and 1/3.
     let mut b = Balancer::new(2, None);

@@ -242,6 +242,47 @@ impl ParallelEngine<'_> {
         }
         Ok(())
     }
+
+    /// Makes every replica's non-trainable state (batch normalisation's moving statistics)
+    /// the mean over all replicas of all processes, as TensorFlow's mirrored training does:
+    /// each replica normalises with its own shard's batch statistics and so moves its
+    /// moving statistics on its own. Summed in replica and rank order, so every process
+    /// gets the same bits.
+    pub(crate) fn sync_state(&mut self) -> Result<()> {
+        let states = self
+            .reps
+            .iter()
+            .map(|r| r.state())
+            .collect::<Result<Vec<_>>>()?;
+        let Some(first) = states.first().filter(|s| !s.is_empty()) else {
+            return Ok(());
+        };
+        let sizes: Vec<usize> = first.iter().map(Vec::len).collect();
+        let mut local = vec![0.0f64; sizes.iter().sum::<usize>() + 1];
+        for st in &states {
+            for (o, &v) in local.iter_mut().zip(st.iter().flatten()) {
+                *o += v as f64;
+            }
+        }
+        *local.last_mut().unwrap_or(&mut 0.0) = states.len() as f64;
+        let all = exchange::sum_f64(self.ex, &local)?;
+        let count = all.last().copied().unwrap_or(1.0).max(1.0);
+        let mut mean = Vec::with_capacity(sizes.len());
+        let mut at = 0;
+        for n in sizes {
+            mean.push(
+                all[at..at + n]
+                    .iter()
+                    .map(|v| (v / count) as f32)
+                    .collect::<Vec<f32>>(),
+            );
+            at += n;
+        }
+        for r in &self.reps {
+            r.set_state(&mean)?;
+        }
+        Ok(())
+    }
 }
 
 /// Waits (bounded by the device's timeout) until `flag` is set by the device's queue.
@@ -302,6 +343,7 @@ impl Engine for ParallelEngine<'_> {
 
     fn end_epoch(&mut self, epoch: usize) -> Result<EpochReport> {
         self.flush()?;
+        self.sync_state()?;
         let seconds = self
             .tally
             .started

@@ -317,9 +317,35 @@ impl Replica {
         Ok(())
     }
 
-    /// Every parameter, in order, as host floats.
+    /// Every parameter, then every state tensor, in order, as host floats (what replicas
+    /// must agree on).
     pub(crate) fn weights(&self) -> Result<Vec<Vec<f32>>> {
-        self.model.params().iter().map(|p| p.to_vec()).collect()
+        let (p, s) = (self.model.params(), self.model.state());
+        p.iter().chain(&s).map(|t| t.to_vec()).collect()
+    }
+
+    /// The non-trainable state (moving statistics), in order, as host floats.
+    pub(crate) fn state(&self) -> Result<Vec<Vec<f32>>> {
+        self.model.state().iter().map(|t| t.to_vec()).collect()
+    }
+
+    /// Replaces the non-trainable state's values (same shapes, in order).
+    pub(crate) fn set_state(&self, values: &[Vec<f32>]) -> Result<()> {
+        let state = self.model.state();
+        if state.len() != values.len()
+            || state.iter().zip(values).any(|(t, v)| t.numel() != v.len())
+        {
+            return Err(Error::Internal {
+                op: "fit_parallel",
+                message: "state values do not match the replica's state".into(),
+            });
+        }
+        for (t, v) in state.iter().zip(values) {
+            self.dev
+                .wgpu_queue()
+                .write_buffer(t.buffer(), 0, bytemuck::cast_slice(v));
+        }
+        Ok(())
     }
 }
 

@@ -171,3 +171,50 @@ pub fn fake_adapter(
         features: ComputeFeatures::default(),
     }
 }
+
+/// Noisy images of 4 classes, (n, h, w, c) channels-last: each class lights its own quadrant
+/// of every channel, plus Gaussian noise.
+pub fn images(n: usize, (h, w, c): (usize, usize, usize), seed: u64) -> (Vec<f32>, Vec<u32>) {
+    let mut rng = suanli::random::Rng::new(seed);
+    let mut x = Vec::with_capacity(n * h * w * c);
+    let mut y = Vec::with_capacity(n);
+    for i in 0..n {
+        let class = (i * 7 + i / 3) % 4;
+        for r in 0..h {
+            for q in 0..w {
+                let quadrant = 2 * (r >= h / 2) as usize + (q >= w / 2) as usize;
+                for _ in 0..c {
+                    let lit = if quadrant == class { 0.8 } else { 0.0 };
+                    x.push((0.5 * rng.normal() + lit) as f32);
+                }
+            }
+        }
+        y.push(class as u32);
+    }
+    (x, y)
+}
+
+/// A small convolutional classifier for `images` of (8, 8, 2) with smooth activations and
+/// average pooling, so two ways of summing the same gradients compare by rounding only (no
+/// kink or maximum to flip): Conv2D(tanh) → AveragePooling2D → Conv2D(tanh, same) →
+/// GlobalAveragePooling2D → Dense(softmax); with `batch_norm`, a BatchNormalization after
+/// the first convolution.
+pub fn smooth_cnn(dev: &Device, seed: u64, batch_norm: bool) -> suanli::nn::Sequential {
+    use suanli::nn::{
+        AveragePooling2D, BatchNormalization, Conv2D, Dense, GlobalAveragePooling2D, Loss,
+        Optimizer, Sequential,
+    };
+    let mut m = Sequential::with_seed(dev, seed).input_shape(&[8, 8, 2]);
+    m.add(Conv2D::new(6, 3).activation("tanh")).unwrap();
+    if batch_norm {
+        m.add(BatchNormalization::new()).unwrap();
+    }
+    m.add(AveragePooling2D::new(2)).unwrap();
+    m.add(Conv2D::new(8, 3).padding("same").activation("tanh"))
+        .unwrap();
+    m.add(GlobalAveragePooling2D::new()).unwrap();
+    m.add(Dense::new(4, "softmax")).unwrap();
+    m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
+        .unwrap();
+    m
+}
