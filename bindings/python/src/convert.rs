@@ -86,18 +86,21 @@ pub fn values(
     Ok((shape, values))
 }
 
-/// A 2-D array (samples, features).
-pub fn matrix(obj: &Bound<'_, PyAny>, what: &str, keep_bytes: bool) -> PyResult<Matrix> {
+/// Samples of any shape: an array (samples, …) with at least one sample and one value each;
+/// returns the per-sample shape (`(28, 28, 1)` for images, `(784,)` for flat rows).
+pub fn samples(
+    obj: &Bound<'_, PyAny>,
+    what: &str,
+    keep_bytes: bool,
+) -> PyResult<(Matrix, Vec<usize>)> {
     let (shape, values) = values(obj, what, keep_bytes)?;
-    match shape[..] {
-        [rows, cols] if rows > 0 && cols > 0 => Ok(Matrix { rows, cols, values }),
+    match shape.split_first() {
+        Some((&rows, sample)) if rows > 0 && !sample.is_empty() && !sample.contains(&0) => {
+            let cols = sample.iter().product();
+            Ok((Matrix { rows, cols, values }, sample.to_vec()))
+        }
         _ => Err(PyValueError::new_err(format!(
-            "{what}: expected a 2-D array (samples, features) with at least one of each; found shape {shape:?}{}",
-            if shape.len() > 2 {
-                " (flatten the samples first, e.g. x.reshape(len(x), -1))"
-            } else {
-                ""
-            }
+            "{what}: expected an array (samples, ...) with at least one sample of at least one value; found shape {shape:?}"
         ))),
     }
 }

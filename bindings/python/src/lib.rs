@@ -11,6 +11,7 @@ mod device;
 mod errors;
 mod model;
 mod tensor;
+mod train;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -23,6 +24,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<tensor::PyRawKernel>()?;
     m.add_class::<model::PyModel>()?;
+    m.add_function(wrap_pyfunction!(model::layer_classes, m)?)?;
+    m.add_function(wrap_pyfunction!(model::check_layer, m)?)?;
     m.add_function(wrap_pyfunction!(device::devices, m)?)?;
     m.add_function(wrap_pyfunction!(device::is_gpu_available, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::asarray, m)?)?;

@@ -5,20 +5,17 @@
 use std::path::PathBuf;
 
 use numpy::prelude::*;
-use numpy::{PyArray1, PyArray2};
+use numpy::{PyArray1, PyArrayDyn};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use suanli::data::Dataset;
-use suanli::nn::{
-    Callback, Dense, EpochBegin, EpochEnd, FitOptions, History, Initializer, Loss, Optimizer,
-    Progress, Sequential,
-};
+use suanli::nn::{FitOptions, History, LayerSpec, Optimizer, Sequential};
 use suanli::Tensor;
 
-use crate::convert::{self, Matrix, Values};
+use crate::convert;
 use crate::device::PyDevice;
 use crate::errors::IntoPy;
+use crate::train::{append, dataset, history_dict, loss_name, loss_of, PyCallbacks};
 
 /// A Keras-style sequential model on one device.
 #[pyclass(module = "suanli._native", name = "Model")]
@@ -30,208 +27,52 @@ pub struct PyModel {
     seed: u64,
 }
 
-/// A loss by its Keras name.
-fn loss_of(name: &str) -> PyResult<Loss> {
-    Ok(match name {
-        "sparse_categorical_crossentropy" => Loss::SparseCategoricalCrossentropy,
-        "categorical_crossentropy" => Loss::CategoricalCrossentropy,
-        "binary_crossentropy" => Loss::BinaryCrossentropy,
-        "mse" | "mean_squared_error" => Loss::MeanSquaredError,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "loss: expected \"sparse_categorical_crossentropy\", \"categorical_crossentropy\", \"binary_crossentropy\" or \"mse\"; found {other:?}"
-            )))
-        }
-    })
-}
-
-/// The Keras name of a loss.
-fn loss_name(loss: Loss) -> &'static str {
-    match loss {
-        Loss::SparseCategoricalCrossentropy => "sparse_categorical_crossentropy",
-        Loss::CategoricalCrossentropy => "categorical_crossentropy",
-        Loss::BinaryCrossentropy => "binary_crossentropy",
-        Loss::MeanSquaredError => "mean_squared_error",
-    }
-}
-
-/// A dataset on `device` from Python features and targets, for `loss`.
-fn dataset(
-    py: Python<'_>,
-    model: &Sequential,
-    x: &Bound<'_, PyAny>,
-    y: &Bound<'_, PyAny>,
-    what: &str,
-) -> PyResult<Dataset> {
-    let xm = convert::matrix(x, &format!("{what} x"), true)?;
-    let loss = model.loss().unwrap_or(Loss::SparseCategoricalCrossentropy);
-    let dev = model.device().clone();
-    let Matrix { rows, cols, values } = xm;
-    if loss == Loss::SparseCategoricalCrossentropy {
-        let labels = convert::labels(y, &format!("{what} y"))?;
-        if labels.len() != rows {
-            return Err(PyValueError::new_err(format!(
-                "{what}: x has {rows} samples but y has {} labels",
-                labels.len()
-            )));
-        }
-        py.detach(|| match &values {
-            Values::U8(b) => Dataset::from_u8(&dev, b, cols, 1.0, &labels),
-            Values::F32(f) => Dataset::from_f32(&dev, f, cols, &labels),
-        })
-        .py()
-    } else {
-        let t = convert::targets(y, &format!("{what} y"))?;
-        if t.rows != rows {
-            return Err(PyValueError::new_err(format!(
-                "{what}: x has {rows} samples but y has {} target rows",
-                t.rows
-            )));
-        }
-        let tl = t.cols;
-        let targets = t.into_f32();
-        let xs = match values {
-            Values::F32(f) => f,
-            Values::U8(b) => b.into_iter().map(f32::from).collect(),
-        };
-        py.detach(|| Dataset::from_f32_targets(&dev, &xs, cols, &targets, tl))
-            .py()
-    }
-}
-
-/// History as a dict of lists, Keras's `History.history`.
-fn history_dict<'py>(py: Python<'py>, h: &History) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("loss", h.loss.clone())?;
-    if !h.accuracy.is_empty() {
-        d.set_item("accuracy", h.accuracy.clone())?;
-    }
-    if !h.val_loss.is_empty() {
-        d.set_item("val_loss", h.val_loss.clone())?;
-    }
-    if !h.val_accuracy.is_empty() {
-        d.set_item("val_accuracy", h.val_accuracy.clone())?;
-    }
-    // The engine's own training seconds per epoch (validation excluded), as Rust reports them.
-    d.set_item("epoch_seconds", h.epoch_seconds.clone())?;
-    Ok(d)
-}
-
-/// Python callables called from `fit`, on the calling thread, with the GIL taken back only
-/// for the call. An exception (KeyboardInterrupt from Ctrl-C included) stops training and is
-/// raised when `fit` returns.
-struct PyCallbacks {
-    on_epoch_begin: Option<Py<PyAny>>,
-    on_progress: Option<Py<PyAny>>,
-    on_epoch_end: Option<Py<PyAny>>,
-    error: Option<PyErr>,
-}
-
-impl PyCallbacks {
-    /// Calls `f` with the GIL; false (stop) when it raises or a signal handler does.
-    fn call(&mut self, f: impl FnOnce(Python<'_>) -> PyResult<bool>) -> bool {
-        if self.error.is_some() {
-            return false;
-        }
-        match Python::attach(|py| py.check_signals().and_then(|()| f(py))) {
-            Ok(go_on) => go_on,
-            Err(e) => {
-                self.error = Some(e);
-                false
-            }
-        }
-    }
-}
-
-impl Callback for PyCallbacks {
-    fn on_epoch_begin(&mut self, e: &EpochBegin) {
-        if let Some(f) = &self.on_epoch_begin {
-            let f = Python::attach(|py| f.clone_ref(py));
-            self.call(|py| {
-                f.call1(py, (e.epoch, e.epochs, e.steps, e.first))?;
-                Ok(true)
-            });
-        }
-    }
-
-    fn on_progress(&mut self, p: &Progress) -> bool {
-        let f = self
-            .on_progress
-            .as_ref()
-            .map(|f| Python::attach(|py| f.clone_ref(py)));
-        self.call(|py| {
-            if let Some(f) = f {
-                f.call1(py, (p.epoch, p.step, p.steps, p.loss, p.accuracy))?;
-            }
-            Ok(true)
-        })
-    }
-
-    fn on_epoch_end(&mut self, e: &EpochEnd, h: &History) -> bool {
-        let f = self
-            .on_epoch_end
-            .as_ref()
-            .map(|f| Python::attach(|py| f.clone_ref(py)));
-        self.call(|py| {
-            let Some(f) = f else { return Ok(true) };
-            let logs = PyDict::new(py);
-            logs.set_item("loss", e.loss)?;
-            if let Some(a) = e.accuracy {
-                logs.set_item("accuracy", a)?;
-            }
-            if let Some(v) = e.validation {
-                logs.set_item("val_loss", v.loss)?;
-                if let Some(a) = v.accuracy {
-                    logs.set_item("val_accuracy", a)?;
-                }
-            }
-            let info = PyDict::new(py);
-            info.set_item("epoch", e.epoch)?;
-            info.set_item("epochs", e.epochs)?;
-            info.set_item("steps", e.steps)?;
-            info.set_item("seconds", e.seconds)?;
-            info.set_item("samples_per_second", e.samples_per_second)?;
-            info.set_item("keras_line", e.keras_line())?;
-            info.set_item("history", history_dict(py, h)?)?;
-            let r = f.call1(py, (logs, info))?;
-            // None (the usual Python callback) means go on.
-            Ok(r.is_none(py) || r.is_truthy(py)?)
-        })
-    }
-}
-
 #[pymethods]
 impl PyModel {
-    /// An empty model on `device`; `seed` fixes the initial weights.
+    /// An empty model on `device` for samples of `input_shape` (or the first layer says it);
+    /// `seed` fixes the initial weights.
     #[new]
-    #[pyo3(signature = (device, seed = 0))]
-    fn new(device: &PyDevice, seed: u64) -> Self {
+    #[pyo3(signature = (device, seed = 0, input_shape = None))]
+    fn new(device: &PyDevice, seed: u64, input_shape: Option<Vec<usize>>) -> Self {
+        let mut inner = Sequential::with_seed(&device.0, seed);
+        if let Some(s) = input_shape {
+            inner = inner.input_shape(&s);
+        }
         PyModel {
-            inner: Sequential::with_seed(&device.0, seed),
+            inner,
             history: History::default(),
             seed,
         }
     }
 
-    /// Appends a dense layer. `dropout` is the rate of a Keras `Dropout` layer after it.
-    #[pyo3(signature = (units, activation = "linear", input_dim = None, use_bias = true, initializer = "glorot_uniform", dropout = 0.0))]
-    fn add_dense(
-        &mut self,
-        units: usize,
-        activation: &str,
-        input_dim: Option<usize>,
-        use_bias: bool,
-        initializer: &str,
-        dropout: f32,
-    ) -> PyResult<()> {
-        let mut b = Dense::new(units, activation)
-            .use_bias(use_bias)
-            .initializer(Initializer::parse(initializer).py()?)
-            .dropout(dropout);
-        if let Some(d) = input_dim {
-            b = b.input_dim(d);
-        }
-        self.inner.add(b).py()
+    /// Appends a layer given by its spec as JSON, Keras's form: `{"class_name": "Conv2D",
+    /// "config": {"filters": 32, "kernel_size": [3, 3], ...}}` (the shape, the arguments and
+    /// their values are checked here, once, for Rust and Python alike).
+    fn add_layer(&mut self, spec: &str) -> PyResult<()> {
+        let v: serde_json::Value = serde_json::from_str(spec)
+            .map_err(|e| PyValueError::new_err(format!("layer spec: {e}")))?;
+        self.inner.add(v).py()
+    }
+
+    /// Each layer's spec as JSON (Keras's form, with the names given at `add`).
+    fn layer_specs(&self) -> Vec<String> {
+        self.inner
+            .layer_specs()
+            .iter()
+            .map(|s| s.to_json().to_string())
+            .collect()
+    }
+
+    /// The per-sample input shape.
+    #[getter]
+    fn input_shape(&self) -> Option<Vec<usize>> {
+        self.inner.expected_input_shape().map(<[usize]>::to_vec)
+    }
+
+    /// The per-sample output shape.
+    #[getter]
+    fn output_shape(&self) -> Option<Vec<usize>> {
+        self.inner.output_shape().map(<[usize]>::to_vec)
     }
 
     /// Sets the optimizer (`sgd`, `adam`, `adamw`, `rmsprop`, with Keras's defaults for what
@@ -370,7 +211,8 @@ impl PyModel {
         Ok((e.loss, e.accuracy))
     }
 
-    /// The model's outputs for `x` as a float32 array (samples, outputs), computed in chunks
+    /// The model's outputs for `x` (samples of the model's input shape, or of it without a
+    /// trailing channel of 1) as a float32 array (samples, output shape…), computed in chunks
     /// of at least `batch_size` rows that each fit the device's largest binding.
     #[pyo3(signature = (x, batch_size = 32))]
     fn predict<'py>(
@@ -378,11 +220,21 @@ impl PyModel {
         py: Python<'py>,
         x: &Bound<'py, PyAny>,
         batch_size: usize,
-    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let m = convert::matrix(x, "predict x", false)?;
+    ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+        let (m, sample) = convert::samples(x, "predict x", false)?;
         let (rows, cols) = (m.rows, m.cols);
         let data = m.into_f32();
+        let want = self.inner.expected_input_shape().unwrap_or(&[]).to_vec();
+        let squeezed = want.last() == Some(&1) && sample == want[..want.len() - 1];
+        if sample != want && !squeezed {
+            return Err(PyValueError::new_err(format!(
+                "predict x: expected samples of shape {} (the model's input); found {}",
+                suanli::nn::spec::sample_shape(&want),
+                suanli::nn::spec::sample_shape(&sample)
+            )));
+        }
         let outs = self.inner.output_dim().unwrap_or(0);
+        let out_shape = self.inner.output_shape().unwrap_or(&[]).to_vec();
         let dev = self.inner.device();
         // 16 MiB of inputs or outputs per chunk: far from any binding limit, few submissions.
         let chunk = ((16usize << 20) / (4 * cols.max(outs).max(1)))
@@ -392,13 +244,16 @@ impl PyModel {
             let mut out = Vec::with_capacity(rows * outs);
             for start in (0..rows).step_by(chunk) {
                 let n = chunk.min(rows - start);
-                let t =
-                    Tensor::from_slice(dev, &data[start * cols..(start + n) * cols], &[n, cols])?;
+                let mut shape = vec![n];
+                shape.extend_from_slice(&want);
+                let t = Tensor::from_slice(dev, &data[start * cols..(start + n) * cols], &shape)?;
                 out.extend(self.inner.predict(&t)?.to_vec()?);
             }
             Ok(out)
         });
-        PyArray1::from_vec(py, out.py()?).reshape([rows, outs])
+        let mut shape = vec![rows];
+        shape.extend_from_slice(&out_shape);
+        PyArray1::from_vec(py, out.py()?).reshape(shape)
     }
 
     /// The Keras-style summary table.
@@ -406,10 +261,10 @@ impl PyModel {
         self.inner.summary()
     }
 
-    /// Parameters in all layers.
+    /// Weights in all layers, moving statistics included (Keras's `count_params`).
     #[getter]
     fn param_count(&self) -> usize {
-        self.inner.param_count()
+        self.inner.param_count() + self.inner.state_count()
     }
 
     /// Layers.
@@ -417,16 +272,22 @@ impl PyModel {
         self.inner.len()
     }
 
-    /// Input features (None before the first layer).
+    /// Values per input sample (None before the first layer).
     #[getter]
     fn input_dim(&self) -> Option<usize> {
         self.inner.input_dim()
     }
 
-    /// Outputs of the last layer.
+    /// Values per output sample.
     #[getter]
     fn output_dim(&self) -> Option<usize> {
         self.inner.output_dim()
+    }
+
+    /// Trainable values in all layers.
+    #[getter]
+    fn trainable_count(&self) -> usize {
+        self.inner.param_count()
     }
 
     /// Optimizer steps taken so far (fit interrupted mid-epoch stops between steps).
@@ -499,12 +360,24 @@ impl PyModel {
     }
 }
 
-/// `more` appended to `all`, epoch by epoch.
-fn append(all: &mut History, more: &History) {
-    all.loss.extend(&more.loss);
-    all.accuracy.extend(&more.accuracy);
-    all.val_loss.extend(&more.val_loss);
-    all.val_accuracy.extend(&more.val_accuracy);
-    all.epoch_seconds.extend(&more.epoch_seconds);
-    all.utilisation.extend(&more.utilisation);
+/// Every layer type: `(class name, positional argument names)`, what `suanli.keras.layers`
+/// builds its classes from.
+#[pyfunction]
+pub fn layer_classes() -> Vec<(&'static str, Vec<&'static str>)> {
+    suanli::nn::layer_classes()
+        .into_iter()
+        .map(|(c, p)| (c, p.to_vec()))
+        .collect()
+}
+
+/// Checks a layer spec (JSON, Keras's form) on its own, as `Model.add_layer` would, without
+/// a model: the arguments, their values and their types. Returns the spec with Keras's
+/// defaults filled in.
+#[pyfunction]
+pub fn check_layer(spec: &str) -> PyResult<String> {
+    let v: serde_json::Value = serde_json::from_str(spec)
+        .map_err(|e| PyValueError::new_err(format!("layer spec: {e}")))?;
+    let s = LayerSpec::from_json(&v).py()?;
+    s.config.check().py()?;
+    Ok(s.to_json().to_string())
 }

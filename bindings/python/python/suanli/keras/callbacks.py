@@ -34,6 +34,12 @@ class Callback:
     def on_epoch_begin(self, epoch: int, logs: Optional[Dict[str, float]] = None) -> None: ...
     def on_epoch_end(self, epoch: int, logs: Optional[Dict[str, float]] = None) -> None: ...
 
+    def on_train_batch_end(self, batch: int, logs: Optional[Dict[str, float]] = None) -> None:
+        """Called when the engine reads the running metrics during an epoch (steps run on the
+        device in submissions of 32; the metrics are read about four times a second, never at
+        an epoch's end): ``batch`` is the index of the last step done, ``logs`` the epoch's
+        running ``loss`` (and ``accuracy``) so far."""
+
     # Used by the engine: whether this callback needs the weights of every epoch on disk.
     _needs_snapshots = False
 
@@ -188,10 +194,13 @@ class ModelCheckpoint(Callback):
 
 class LambdaCallback(Callback):
     """A callback from functions: ``on_epoch_begin(epoch, logs)``, ``on_epoch_end(epoch,
-    logs)``, ``on_train_begin(logs)``, ``on_train_end(logs)``."""
+    logs)``, ``on_train_begin(logs)``, ``on_train_end(logs)``, ``on_train_batch_end(batch,
+    logs)`` (at the engine's metric reads: see ``Callback.on_train_batch_end``)."""
 
-    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None, on_train_end=None) -> None:
+    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None, on_train_end=None, on_train_batch_end=None) -> None:
         super().__init__()
+        if on_train_batch_end is not None:
+            self.on_train_batch_end = on_train_batch_end
         if on_epoch_begin is not None:
             self.on_epoch_begin = on_epoch_begin
         if on_epoch_end is not None:

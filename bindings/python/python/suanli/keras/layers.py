@@ -1,119 +1,149 @@
-"""Layers: ``Dense``, ``Dropout`` and ``Input`` (``InputLayer``)."""
+"""Layers, as ``keras.layers`` names them: ``Dense``, ``Conv2D``, ``MaxPooling2D``,
+``AveragePooling2D``, ``GlobalAveragePooling2D``, ``BatchNormalization``, ``Flatten``,
+``Reshape``, ``Dropout``, and ``Input`` (``InputLayer``).
+
+The layer classes are not written here: they are made from suanli's one layer vocabulary
+(``suanli._native.layer_classes()``, Rust's ``nn::registry``), which also checks every
+argument. A layer object holds Keras's JSON form of its configuration; the model sends it to
+the engine as it is, and the model file stores it the same way. So a layer type added to the
+Rust crate appears here with its Keras argument names and defaults, and an argument that is
+wrong is reported in the same words from Python and from Rust.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+import json
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-_ACTIVATIONS = {
-    None: "linear",
-    "linear": "linear",
-    "relu": "relu",
-    "sigmoid": "sigmoid",
-    "tanh": "tanh",
-    "softmax": "softmax",
-    "gelu": "gelu",
-    "leaky_relu": "leaky_relu",
-}
+from .. import _native
 
 
-def _activation_name(activation: Any) -> str:
-    if callable(activation) and hasattr(activation, "__name__"):
-        activation = activation.__name__
-    if isinstance(activation, str):
-        activation = activation.lower()
+def _jsonable(name: str, value: Any) -> Any:
+    """An argument as the engine reads it: tuples as lists, activations by name (a function
+    such as ``tf.nn.relu`` or ``keras.activations.relu`` by its ``__name__``)."""
+    if callable(value) and hasattr(value, "__name__"):
+        return value.__name__
+    if isinstance(value, tuple):
+        return [_jsonable(name, v) for v in value]
+    if isinstance(value, list):
+        return [_jsonable(name, v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # NumPy scalars
+        return value.item()
+    return value
+
+
+def _shape(value: Any, what: str) -> List[int]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value,)
     try:
-        return _ACTIVATIONS[activation]
-    except (KeyError, TypeError):
-        raise ValueError(
-            f"activation: expected one of {sorted(k for k in _ACTIVATIONS if k)} or None; found {activation!r}"
-        ) from None
-
-
-def _features(shape: Optional[Sequence[int]], what: str) -> Optional[int]:
-    if shape is None:
-        return None
-    shape = tuple(shape)
-    if len(shape) != 1 or not isinstance(shape[0], int) or shape[0] < 1:
-        raise ValueError(
-            f"{what}: expected a 1-D feature shape such as (784,); found {shape!r} "
-            "(flatten the samples first: x.reshape(len(x), -1))"
-        )
-    return shape[0]
+        shape = [int(d) for d in value]
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: expected a shape such as (28, 28, 1); found {value!r}") from None
+    if not shape or any(d < 1 for d in shape):
+        raise ValueError(f"{what}: expected a shape of sizes of at least 1; found {tuple(value)!r}")
+    return shape
 
 
 class Layer:
-    """Base of the layers a ``Sequential`` holds."""
+    """Base of the layers a ``Sequential`` holds: a class name and Keras's configuration."""
 
-    name: str
+    class_name: str = ""
+    _positional: Tuple[str, ...] = ()
 
-
-class Dense(Layer):
-    """A fully connected layer: ``activation(x @ kernel + bias)``.
-
-    ``kernel_initializer`` is ``"glorot_uniform"`` (Keras's default), ``"he_normal"`` or
-    ``"he_uniform"``; biases start at zero.
-    """
-
-    def __init__(
-        self,
-        units: int,
-        activation: Any = None,
-        use_bias: bool = True,
-        kernel_initializer: str = "glorot_uniform",
-        bias_initializer: str = "zeros",
-        input_shape: Optional[Sequence[int]] = None,
-        input_dim: Optional[int] = None,
-        name: Optional[str] = None,
-        **kwargs: Any,
-    ) -> None:
-        if kwargs:
-            raise TypeError(f"Dense: unsupported arguments {sorted(kwargs)}")
-        if not isinstance(units, int) or isinstance(units, bool) or units < 1:
-            raise ValueError(f"Dense: units must be a positive integer; found {units!r}")
-        if bias_initializer != "zeros":
-            raise ValueError(f"Dense: bias_initializer must be 'zeros'; found {bias_initializer!r}")
-        self.units = units
-        self.activation = _activation_name(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = kernel_initializer
-        dim = _features(input_shape, "Dense input_shape")
+    def __init__(self, *args: Any, name: Optional[str] = None, input_shape: Any = None, input_dim: Any = None, **kwargs: Any) -> None:
+        cls = type(self).__name__
+        if len(args) > len(self._positional):
+            raise TypeError(f"{cls}: takes at most {len(self._positional)} positional arguments ({', '.join(self._positional)}); got {len(args)}")
+        config: Dict[str, Any] = {}
+        for key, value in zip(self._positional, args):
+            config[key] = value
+        for key, value in kwargs.items():
+            if key in config:
+                raise TypeError(f"{cls}: got multiple values for argument {key!r}")
+            config[key] = value
         if input_dim is not None:
-            dim = input_dim
-        self.input_dim = dim
-        self.name = name or "dense"
+            input_shape = (input_dim,)
+        self.input_shape = None if input_shape is None else tuple(_shape(input_shape, f"{cls} input_shape"))
+        self.name = name
+        self._config = {k: _jsonable(k, v) for k, v in config.items()}
+        # Checked now, as Keras checks at construction (the model checks the shapes later).
+        checked = json.loads(_native.check_layer(json.dumps(self._spec())))
+        self._defaults = checked.get("config", {})
+
+    def _spec(self) -> Dict[str, Any]:
+        config = dict(self._config)
+        if self.name is not None:
+            config["name"] = self.name
+        if self.input_shape is not None:
+            config["input_shape"] = list(self.input_shape)
+        return {"class_name": self.class_name, "config": config}
+
+    def get_config(self) -> Dict[str, Any]:
+        """Keras's configuration: every argument, with its default when not given."""
+        config = dict(self._defaults)
+        config.pop("batch_input_shape", None)
+        if self.name is not None:
+            config["name"] = self.name
+        return config
+
+    def __getattr__(self, key: str) -> Any:
+        # The arguments read as attributes (layer.units, layer.filters), as in Keras.
+        defaults = self.__dict__.get("_defaults")
+        if defaults is not None and key in defaults:
+            v = defaults[key]
+            return tuple(v) if isinstance(v, list) else v
+        raise AttributeError(f"{type(self).__name__!s} has no attribute {key!r}")
 
     def __repr__(self) -> str:
-        return f"Dense({self.units}, activation={self.activation!r})"
+        args = ", ".join(f"{k}={v!r}" for k, v in self._config.items())
+        return f"{type(self).__name__}({args})"
 
 
-class Dropout(Layer):
-    """Sets a fraction ``rate`` of the previous layer's outputs to zero while training (and
-    scales the rest by 1/(1-rate)); does nothing at inference. It must follow a ``Dense``."""
-
-    def __init__(self, rate: float, name: Optional[str] = None, **kwargs: Any) -> None:
-        if kwargs:
-            raise TypeError(f"Dropout: unsupported arguments {sorted(kwargs)}")
-        if not 0.0 <= float(rate) < 1.0:
-            raise ValueError(f"Dropout: rate must be in [0, 1); found {rate!r}")
-        self.rate = float(rate)
-        self.name = name or "dropout"
-
-    def __repr__(self) -> str:
-        return f"Dropout({self.rate})"
+def _make(class_name: str, positional: Sequence[str]) -> type:
+    doc = (
+        f"Keras's ``{class_name}``, from suanli's layer vocabulary. Positional arguments: "
+        f"{', '.join(positional) or 'none'}; every other Keras argument by name. "
+        "``name=``, ``input_shape=`` (first layer) as Keras."
+    )
+    return type(class_name, (Layer,), {"class_name": class_name, "_positional": tuple(positional), "__doc__": doc, "__module__": __name__})
 
 
-class InputLayer(Layer):
-    """Declares the input features, as ``keras.Input(shape=(784,))``."""
+for _name, _positional in _native.layer_classes():
+    globals()[_name] = _make(_name, _positional)
+__all__ = [n for n, _ in _native.layer_classes()] + ["Input", "InputLayer", "Layer"]
 
-    def __init__(self, shape: Optional[Sequence[int]] = None, input_shape: Optional[Sequence[int]] = None, name: Optional[str] = None) -> None:
-        self.input_dim = _features(shape if shape is not None else input_shape, "Input shape")
-        if self.input_dim is None:
-            raise ValueError("Input: a shape such as (784,) is required")
+
+def from_spec(spec: Dict[str, Any]) -> Layer:
+    """The layer object of a spec in Keras's JSON form (a loaded model's layers)."""
+    config = dict(spec.get("config", {}))
+    name = config.pop("name", None)
+    shape = config.pop("batch_input_shape", None)
+    cls = globals().get(spec.get("class_name", ""))
+    if not (isinstance(cls, type) and issubclass(cls, Layer)):
+        raise ValueError(f"unknown layer class {spec.get('class_name')!r}")
+    return cls(name=name, input_shape=None if shape is None else shape[1:], **config)
+
+
+class InputLayer:
+    """Declares the per-sample input shape, as ``keras.Input(shape=(28, 28, 1))``."""
+
+    def __init__(self, shape: Any = None, input_shape: Any = None, name: Optional[str] = None) -> None:
+        given = shape if shape is not None else input_shape
+        if given is None:
+            raise ValueError("Input: a shape such as (28, 28, 1) is required")
+        self.input_shape = tuple(_shape(given, "Input shape"))
         self.name = name or "input"
 
+    def __repr__(self) -> str:
+        return f"Input(shape={self.input_shape})"
 
-def Input(shape: Sequence[int], name: Optional[str] = None, **kwargs: Any) -> InputLayer:  # noqa: N802 (Keras's name)
-    """``keras.Input(shape=(features,))``: the first element of a ``Sequential``."""
-    if kwargs:
-        raise TypeError(f"Input: unsupported arguments {sorted(kwargs)}")
+
+def Input(shape: Any = None, name: Optional[str] = None, **kwargs: Any) -> InputLayer:  # noqa: N802 (Keras's name)
+    """``keras.Input(shape=...)``: the first element of a ``Sequential``; any rank, channels
+    last for images."""
+    unsupported = {k for k in kwargs if k not in ("batch_size", "dtype")}
+    if unsupported:
+        raise TypeError(f"Input: unsupported arguments {sorted(unsupported)}")
+    if kwargs.get("dtype") not in (None, "float32"):
+        raise ValueError(f"Input: dtype must be float32; found {kwargs['dtype']!r}")
     return InputLayer(shape=shape, name=name)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 import time
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -17,7 +18,8 @@ from . import losses as losses_module
 from . import optimizers as optimizers_module
 from . import utils
 from ._progress import Printer, metrics_text
-from .layers import Dense, Dropout, InputLayer, Layer
+from . import layers as layers_module
+from .layers import InputLayer, Layer
 
 _ACCURACY = {"accuracy", "acc", "sparse_categorical_accuracy", "categorical_accuracy", "binary_accuracy"}
 
@@ -30,14 +32,11 @@ def _verbose(v: Union[int, str]) -> int:
     raise ValueError(f"verbose: expected 'auto', 0, 1 or 2; found {v!r}")
 
 
-def _features_of(x: Any) -> int:
+def _sample_shape_of(x: Any) -> Tuple[int, ...]:
     shape = np.shape(x)
-    if len(shape) != 2:
-        raise ValueError(
-            f"expected a 2-D array (samples, features); found shape {tuple(shape)} "
-            "(flatten the samples first, e.g. x.reshape(len(x), -1))"
-        )
-    return int(shape[1])
+    if len(shape) < 2:
+        raise ValueError(f"expected an array (samples, ...) of at least two dimensions; found shape {tuple(shape)}")
+    return tuple(int(d) for d in shape[1:])
 
 
 class Sequential:
@@ -53,6 +52,7 @@ class Sequential:
     def __init__(self, layers: Optional[Sequence[Layer]] = None, name: Optional[str] = None) -> None:
         self.name = name or "sequential"
         self.layers: List[Layer] = []
+        self._input: Optional[InputLayer] = None
         self.stop_training = False
         self.history: Optional[callbacks_module.History] = None
         self._native: Optional[_native.Model] = None
@@ -65,68 +65,59 @@ class Sequential:
             self.add(layer)
 
     # ---- building --------------------------------------------------------------------
-    def add(self, layer: Layer) -> None:
-        """Appends a layer (``Dense``, ``Dropout``, or ``Input`` first)."""
-        if not isinstance(layer, Layer):
+    def add(self, layer: Union[Layer, InputLayer]) -> None:
+        """Appends a layer (``keras.Input`` first, if any). Its arguments were checked when it
+        was made; its shapes are checked when the model is built."""
+        if not isinstance(layer, (Layer, InputLayer)):
             raise TypeError(f"Sequential.add: expected a suanli.keras layer; found {type(layer).__name__}")
         if self._native is not None:
             raise ValueError("Sequential.add: the model is already built (compiled); add layers before compile")
         if isinstance(layer, InputLayer) and self.layers:
             raise ValueError("Sequential.add: an Input must come first")
-        if isinstance(layer, Dropout) and not any(isinstance(l, Dense) for l in self.layers):
-            raise ValueError("Sequential.add: a Dropout must follow a Dense layer (input dropout is not supported)")
+        if isinstance(layer, InputLayer):
+            self._input = layer
+            return
         self.layers.append(layer)
 
-    def _input_dim(self) -> Optional[int]:
-        for layer in self.layers:
-            if isinstance(layer, (InputLayer, Dense)):
-                return layer.input_dim
+    def _input_shape(self) -> Optional[Tuple[int, ...]]:
+        if self._input is not None:
+            return self._input.input_shape
+        if self.layers and self.layers[0].input_shape is not None:
+            return self.layers[0].input_shape
         return None
 
     def _check_busy(self, what: str) -> None:
         if self._busy:
             raise RuntimeError(f"{what}: the model is training; a callback may read logs and set model.stop_training, not call the model")
 
-    def _build(self, input_dim: Optional[int] = None) -> _native.Model:
+    def _build(self, sample_shape: Optional[Sequence[int]] = None) -> _native.Model:
         if self._native is not None:
             return self._native
-        dense = [l for l in self.layers if isinstance(l, Dense)]
-        if not dense:
-            raise ValueError("Sequential: the model has no Dense layer to build")
-        dim = self._input_dim() or input_dim
-        if dim is None:
+        if not self.layers:
+            raise ValueError("Sequential: the model has no layers to build")
+        shape = self._input_shape() or (tuple(sample_shape) if sample_shape is not None else None)
+        if shape is None:
             raise ValueError(
-                "Sequential: the input size is unknown; give the first layer input_shape=(features,) "
-                "or start with keras.Input(shape=(features,)), or call fit/predict with data"
+                "Sequential: the input shape is unknown; give the first layer input_shape=(...) "
+                "or start with keras.Input(shape=(...)), or call fit/predict with data"
             )
         dev = _in_context() or self._device_hint or current_device()
-        native = _native.Model(dev, seed=utils.seed())
-        # Each Dropout becomes the dropout rate of the Dense before it (two in a row compose).
-        rates = []
+        native = _native.Model(dev, seed=utils.seed(), input_shape=list(shape))
         for layer in self.layers:
-            if isinstance(layer, Dense):
-                rates.append(0.0)
-            elif isinstance(layer, Dropout):
-                rates[-1] = 1.0 - (1.0 - rates[-1]) * (1.0 - layer.rate)
-        for i, (layer, rate) in enumerate(zip(dense, rates)):
-            native.add_dense(
-                layer.units,
-                activation=layer.activation,
-                input_dim=dim if i == 0 else None,
-                use_bias=layer.use_bias,
-                initializer=layer.kernel_initializer,
-                dropout=rate,
-            )
+            spec = layer._spec()
+            # The model's input shape was given above; later layers' are their inputs.
+            spec["config"].pop("input_shape", None)
+            native.add_layer(json.dumps(spec))
         self._native = native
         if self._compile_args is not None:
             native.compile(**self._compile_args)
         return native
 
     def build(self, input_shape: Optional[Sequence[Optional[int]]] = None) -> None:
-        """Builds the model now (``input_shape`` as ``(None, features)`` if the layers do not
-        say it)."""
-        dim = None if input_shape is None else input_shape[-1]
-        self._build(dim)
+        """Builds the model now (``input_shape`` as ``(None, ...)`` if the layers do not say
+        it)."""
+        shape = None if input_shape is None else tuple(input_shape)[1:]
+        self._build(shape)
 
     # ---- compile / fit / evaluate / predict ------------------------------------------
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: Optional[Sequence[str]] = None, **kwargs: Any) -> None:
@@ -148,8 +139,9 @@ class Sequential:
             if loss_name == "mse":
                 raise ValueError("compile: accuracy needs a classification loss, not mean squared error")
             wanted.append("accuracy")
-        dense = [l for l in self.layers if isinstance(l, Dense)]
-        last = dense[-1].activation if dense else None
+        # The activation of the last layer that has one (a view or a pooling after it
+        # changes nothing here; the engine checks the rest when it trains).
+        last = next((l.get_config().get("activation") for l in reversed(self.layers) if "activation" in l.get_config()), None)
         if loss_name != "mse" and last is not None:
             if from_logits and last != "linear":
                 raise ValueError(f"compile: from_logits=True needs a linear last layer; this one applies {last!r}")
@@ -162,7 +154,7 @@ class Sequential:
         self.optimizer = opt
         self.loss = loss
         self._metrics = wanted
-        if self._native is not None or self._input_dim() is not None:
+        if self._native is not None or self._input_shape() is not None:
             self._build().compile(**self._compile_args)
 
     def _is_compiled(self) -> bool:
@@ -199,7 +191,7 @@ class Sequential:
             raise ValueError("fit: x and y are required")
         if initial_epoch:
             raise ValueError("fit: initial_epoch is not supported; fit continues from the model's state")
-        native = self._build(_features_of(x))
+        native = self._build(_sample_shape_of(x))
         verbose = _verbose(verbose)
         batch_size = 32 if batch_size is None else int(batch_size)
         if validation_data is not None:
@@ -225,8 +217,17 @@ class Sequential:
             for cb in cbs:
                 cb.on_epoch_begin(epoch, {})
 
+        # Callbacks that override on_train_batch_end hear the engine's metric reads.
+        batch_cbs = [cb for cb in cbs if type(cb).on_train_batch_end is not callbacks_module.Callback.on_train_batch_end or "on_train_batch_end" in vars(cb)]
+
         def on_progress(epoch: int, step: int, steps: int, loss: float, acc: Optional[float]) -> None:
             printer.progress(epoch, step, steps, loss, acc, keep_acc)
+            if batch_cbs:
+                logs = {"loss": loss}
+                if acc is not None and keep_acc:
+                    logs["accuracy"] = acc
+                for cb in batch_cbs:
+                    cb.on_train_batch_end(step - 1, dict(logs))
 
         def on_epoch_end(logs: Dict[str, float], info: Dict[str, Any]) -> bool:
             logs = self._logs(logs)
@@ -250,7 +251,7 @@ class Sequential:
                 validation_split=float(validation_split),
                 checkpoint=self._snapshot,
                 on_epoch_begin=on_epoch_begin,
-                on_progress=on_progress if printer.live else None,
+                on_progress=on_progress if printer.live or batch_cbs else None,
                 on_epoch_end=on_epoch_end,
             )
             self._busy = False
@@ -276,7 +277,7 @@ class Sequential:
             raise TypeError(f"evaluate: unsupported arguments {sorted(kwargs)}")
         if not self._is_compiled():
             raise RuntimeError("You must call compile() on the model before evaluate()")
-        native = self._build(_features_of(x))
+        native = self._build(_sample_shape_of(x))
         batch_size = 32 if batch_size is None else int(batch_size)
         t = time.perf_counter()
         loss, acc = native.evaluate(x, y, batch_size=batch_size)
@@ -296,7 +297,7 @@ class Sequential:
         self._check_busy("predict")
         if kwargs:
             raise TypeError(f"predict: unsupported arguments {sorted(kwargs)}")
-        native = self._build(_features_of(x))
+        native = self._build(_sample_shape_of(x))
         return native.predict(x, batch_size=32 if batch_size is None else int(batch_size))
 
     def __call__(self, x: Any) -> np.ndarray:
@@ -306,7 +307,7 @@ class Sequential:
     def summary(self, print_fn=None) -> None:
         """Prints the layer table (the model must be built)."""
         if self._native is None:
-            if self._input_dim() is None:
+            if self._input_shape() is None:
                 raise ValueError("This model has not yet been built: give the first layer input_shape, or call build()")
             self._build()
         (print_fn or print)(self._native.summary().rstrip("\n"))
@@ -321,11 +322,11 @@ class Sequential:
 
     @property
     def input_shape(self):
-        return (None, self._build().input_dim)
+        return (None, *self._build().input_shape)
 
     @property
     def output_shape(self):
-        return (None, self._build().output_dim)
+        return (None, *self._build().output_shape)
 
     # ---- files ---------------------------------------------------------------------------
     def save(self, filepath: Union[str, os.PathLike], overwrite: bool = True, **kwargs: Any) -> None:
@@ -375,6 +376,7 @@ def load_model(filepath: Union[str, os.PathLike], compile: bool = True, **kwargs
     native = _native.Model.load(os.fspath(filepath), current_device())
     m = Sequential()
     m._native = native
+    m.layers = [layers_module.from_spec(json.loads(s)) for s in native.layer_specs()]
     if compile and native.compiled:
         m._metrics = [] if native.loss == "mean_squared_error" else ["accuracy"]
         m._compile_args = None
