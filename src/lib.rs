@@ -29,7 +29,7 @@
 //! | configuration and vocabulary | [`config`] (the only reader of the environment), [`vocab`] |
 //! | device | [`device`]: adapters, the wgpu handle, measured choices |
 //! | memory | [`memory`]: the caching pool |
-//! | execution services | [`exec::pipeline`], [`exec::profile`] |
+//! | execution services | [`exec::pipeline`], the profiler ([`exec::Profile`]) |
 //! | the device handle | [`runtime`]: [`Device`] |
 //! | recording | [`exec`]: [`exec::Recorder`], [`exec::Capture`] |
 //! | tensors | [`tensor`]: [`Tensor`] |
@@ -82,6 +82,14 @@ pub mod internals {
 
     /// One layer on its own, for layer-level gradient checks.
     pub use crate::nn::probe::{LayerProbe, ProbeGrads};
+
+    /// The model file's host-side parser (the fuzzer's and the tests' way in).
+    pub mod weights_file {
+        pub use crate::nn::weights_file::*;
+    }
+
+    /// Gradient buckets of data-parallel training (tests of their layout).
+    pub use crate::multi::replica::{buckets, Bucket};
 }
 
 pub use config::{BackendKind, Config, DeviceSpec};

@@ -3,7 +3,7 @@
 //! Allocating GPU memory is slow and fragments it, so buffers are recycled: a request is
 //! rounded up to a size bucket (quarter steps between powers of two, so at most 25% is
 //! wasted, minimum 256 bytes), served from that bucket's free list when possible (a *hit*),
-//! and returned to it when the owning [`PooledBuffer`] is dropped. `in_use + cached` is what
+//! and returned to it when the owning pooled buffer is dropped. `in_use + cached` is what
 //! the pool holds from the driver; with a memory limit, cached buffers are released first
 //! and only then does an allocation fail with [`Error::OutOfMemory`], before the driver is
 //! asked. All pool buffers are storage buffers usable as copy source and destination.
@@ -267,7 +267,7 @@ impl Pool {
 }
 
 /// A buffer on loan from a device's pool; it goes back to the pool when dropped.
-pub struct PooledBuffer {
+pub(crate) struct PooledBuffer {
     buffer: Option<wgpu::Buffer>,
     size: u64,
     pool: Arc<Mutex<PoolState>>,
@@ -275,11 +275,6 @@ pub struct PooledBuffer {
 }
 
 impl PooledBuffer {
-    /// What this buffer holds.
-    pub fn kind(&self) -> MemoryKind {
-        MemoryKind::ALL[self.kind.load(Ordering::Relaxed) as usize]
-    }
-
     /// Retags the buffer (moves its bytes between the per-kind counters).
     pub fn set_kind(&self, kind: MemoryKind) {
         let mut st = lock(&self.pool);
@@ -293,11 +288,6 @@ impl PooledBuffer {
         self.buffer
             .as_ref()
             .expect("internal error: pooled buffer used after release")
-    }
-
-    /// The bucket size in bytes (at least what was requested).
-    pub fn size(&self) -> u64 {
-        self.size
     }
 }
 

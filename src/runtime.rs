@@ -192,7 +192,7 @@ impl Device {
         self.inner.profiler.set_enabled(&self.inner.core, on)
     }
 
-    /// Turns the profiler on with a given clock (see [`Profiler::set_clock`]).
+    /// Turns the profiler on with a given clock (see [`ProfileClock`]).
     pub fn set_profiling_clock(&self, clock: ProfileClock) -> Result<()> {
         self.inner.profiler.set_clock(&self.inner.core, clock)
     }
@@ -223,7 +223,7 @@ impl Device {
         self.inner.profiler.trace_events()
     }
 
-    /// Writes the timed dispatches as a Chrome trace (see [`Profiler::write_chrome_trace`]).
+    /// Writes the timed dispatches as a Chrome trace (the format chrome://tracing and Perfetto read).
     pub fn write_chrome_trace(&self, path: &std::path::Path) -> Result<()> {
         self.inner.profiler.write_chrome_trace(path, self.name())
     }

@@ -35,7 +35,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["exec", "exec::dispatch", "exec::capture", "exec::recorder"],
     ),
     ("tensors", &["tensor"]),
-    ("kernels", &["kernels", "kernels::*", "reference"]),
+    (
+        "kernels",
+        &["kernels", "kernels::*", "reference", "reference::*"],
+    ),
     ("ops", &["ops", "autograd", "custom"]),
     ("observation", &["telemetry", "telemetry::*"]),
     ("data", &["data", "data::*"]),

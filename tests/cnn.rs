@@ -7,7 +7,7 @@ mod common;
 
 use suanli::data::{Dataset, Mnist};
 use suanli::internals::reference;
-use suanli::nn::weights_file::parse_model_file;
+use suanli::internals::weights_file::parse_model_file;
 use suanli::nn::{
     AveragePooling2D, BatchNormalization, Conv2D, Dense, Dropout, FitOptions, Flatten, Loss,
     MaxPooling2D, Optimizer, Sequential,

@@ -4,8 +4,8 @@
 
 mod common;
 
+use suanli::internals::buckets;
 use suanli::multi::exchange::{self, Combined, Exchange, ExchangeStats, HostExchange};
-use suanli::multi::replica::buckets;
 use suanli::nn::{Dense, Loss, Optimizer, Sequential};
 use suanli::Error;
 

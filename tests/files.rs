@@ -7,7 +7,7 @@ mod common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use suanli::nn::weights_file::parse_model_file;
+use suanli::internals::weights_file::parse_model_file;
 use suanli::Error;
 
 fn f32_bytes(v: &[f32]) -> Vec<u8> {

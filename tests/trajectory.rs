@@ -12,7 +12,7 @@ mod common;
 
 use suanli::data::Dataset;
 use suanli::internals::reference;
-use suanli::nn::weights_file::parse_model_file;
+use suanli::internals::weights_file::parse_model_file;
 use suanli::nn::{Dense, FitOptions, Loss, Optimizer, Sequential};
 use suanli::random::Rng;
 

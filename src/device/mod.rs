@@ -1,16 +1,16 @@
 //! Adapters and the bottom of a device: discovery, classification and selection
-//! ([`adapter`]), the wgpu handle of an opened device ([`core`]) and its measured per-device
-//! choices ([`tune`]).
+//! ([`adapter`]), the wgpu handle of an opened device (`core`, crate-private) and its measured
+//! per-device choices (`tune`, crate-private).
 //!
 //! Backends searched: `WGPU_BACKEND` if set (e.g. `vulkan`, `vulkan,gl`), else Vulkan, Metal
 //! and DX12, and OpenGL only when those find nothing. The order and numbering of adapters,
 //! and selection by spec, are in [`adapter`]. The [`crate::runtime::Device`] handle that users
-//! hold is assembled above this layer, from a [`core::DeviceCore`] and the pool, pipeline
+//! hold is assembled above this layer, from a `DeviceCore` and the pool, pipeline
 //! cache and profiler built on it.
 
 pub mod adapter;
-pub mod core;
-pub mod tune;
+pub(crate) mod core;
+pub(crate) mod tune;
 
 pub use adapter::{
     arrange, format_table, select, AdapterDesc, ComputeFeatures, ComputeLimits, DeviceKind, Vendor,

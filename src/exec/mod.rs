@@ -1,15 +1,15 @@
 //! Running work on a device: WGSL validation and the pipeline cache ([`pipeline`]), the
-//! profiler ([`profile`]), and recording ([`Recorder`]) or capturing ([`Capture`]) kernel
+//! profiler ([`Profile`]), and recording ([`Recorder`]) or capturing ([`Capture`]) kernel
 //! launches through one [`Record`] trait.
 //!
-//! [`pipeline`] and [`profile`] are services the [`crate::runtime::Device`] handle holds;
-//! [`dispatch`], [`capture`] and [`recorder`] work on a `Device` and sit above it.
+//! [`pipeline`] and the profiler are services the [`crate::runtime::Device`] handle holds;
+//! Dispatch, [`Capture`] and [`Recorder`] work on a `Device` and sit above it.
 
-pub mod capture;
-pub mod dispatch;
+pub(crate) mod capture;
+pub(crate) mod dispatch;
 pub mod pipeline;
-pub mod profile;
-pub mod recorder;
+pub(crate) mod profile;
+pub(crate) mod recorder;
 pub(crate) mod timing;
 
 pub use capture::Capture;

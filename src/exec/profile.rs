@@ -285,7 +285,7 @@ impl Profiler {
 }
 
 /// A window over which to measure a device's utilisation
-/// ([`Profiler::utilisation_window`]).
+/// (`Profiler::utilisation_window`, through [`crate::runtime::Device::utilisation_window`]).
 pub struct UtilisationWindow {
     core: Arc<DeviceCore>,
     profiler: Arc<Profiler>,

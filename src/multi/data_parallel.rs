@@ -7,7 +7,7 @@
 //! [`Balancer`]'s shares. Every replica computes its shard's gradient, weighted by its share
 //! of the batch; the exchange sums the shards bucket by bucket ([`crate::multi::exchange`]
 //! documents the order), overlapping the backward pass of the layers below
-//! ([`crate::multi::replica`]); and every replica applies the same update with the same
+//! (`multi::replica`); and every replica applies the same update with the same
 //! kernels, so the replicas stay identical. That is checked at the end of every epoch:
 //! bitwise between the devices of a process, by a hash of the weights between processes;
 //! a difference is an error.

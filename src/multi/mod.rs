@@ -2,7 +2,7 @@
 //! ([`group`]), the throughput [`Balancer`] ([`balancer`]), and data-parallel training
 //! ([`data_parallel`]: [`crate::nn::Sequential::fit_parallel`] over a group,
 //! [`crate::nn::Sequential::fit_distributed`] over processes), which plugs into the one
-//! training loop as an engine. Replicas and gradient buckets are in [`replica`]; how shards'
+//! training loop as an engine. Replicas and gradient buckets are in `replica`; how shards'
 //! gradients are combined is an [`Exchange`] ([`exchange`]): in host memory in one process,
 //! or over MPI between processes (`mpi`, cargo feature `mpi`).
 
@@ -15,7 +15,7 @@ pub mod group;
 pub mod mpi;
 #[cfg(feature = "mpi")]
 pub(crate) mod mpi_ring;
-pub mod replica;
+pub(crate) mod replica;
 
 pub use balancer::Balancer;
 pub use data_parallel::{ExchangeReport, ParallelHistory, ParallelOptions};

@@ -44,7 +44,7 @@ pub(crate) mod reshape;
 pub mod spec;
 pub(crate) mod step;
 pub(crate) mod store;
-pub mod weights_file;
+pub(crate) mod weights_file;
 
 pub use batchnorm::BatchNormalization;
 pub use conv2d::Conv2D;

@@ -8,7 +8,7 @@
 //! form), and what the Python package sends when it builds a model: the Python layer classes
 //! are generated from [`layer_classes`], and every check happens here.
 //!
-//! Each layer type implements [`LayerKind`] in its own file; this file registers it, once, in
+//! Each layer type implements `nn::spec::LayerKind` in its own file; this file registers it, once, in
 //! the `layer_types!` list.
 
 use crate::error::{Error, Result};

@@ -1,4 +1,4 @@
-//! What a layer type provides to the vocabulary ([`LayerKind`]: its checks, its output shape,
+//! What a layer type provides to the vocabulary (`LayerKind`: its checks, its output shape,
 //! its weights, its layer on a device), and the pieces layer configurations share: shapes,
 //! [`Pair`]s of sizes, [`Padding`], window arithmetic, Keras's defaults and names
 //! (initializers, activations).

@@ -2,7 +2,7 @@
 //! loops over every output and tap (scatter for the gradients), independently of the
 //! kernels' GEMM formulation and of the crate's own shape arithmetic.
 
-use crate::reference::activate;
+use crate::reference::activation::activate;
 use crate::vocab::Activation;
 
 /// A convolution's shape: input (batch, h, w, c), `oc` filters of (kh, kw), strides,

@@ -1,6 +1,6 @@
 //! Matrix products with their epilogue (bias, activation, accumulation).
 
-use crate::reference::activate;
+use crate::reference::activation::activate;
 use crate::vocab::{Activation, Layout};
 
 /// C = act(op(A)·op(B) + bias) (+ C_old if given), shapes as in [`Layout`].

@@ -2,7 +2,7 @@
 //! average, and their gradients (scattered back, the reverse of the kernels' gathers).
 //! Windows are clipped to the input ("same" padding takes no part).
 
-use crate::reference::ConvShape;
+use crate::reference::conv2d::ConvShape;
 
 /// A pooling's shape: input (batch, h, w, c), window (kh, kw), strides, "same" padding or
 /// "valid".
