@@ -24,13 +24,14 @@
 // per row of C, 16 rows per work-group, every column in its own accumulator. Per k a lane
 // loads A[row, k] and 1 value(s) of B's row; subgroupBroadcast gives every lane the whole
 // row of B. Any layout and epilogue (store_c and store_colsum do the rest). Loads past K
-// return zero, so the 4-step unrolling needs no tail.
+// return zero, so the 4-step unrolling needs no tail. Work-group y counts blocks of
+// 32768 work-groups (a grid dimension holds 65,535; rows past M store nothing).
 @compute @workgroup_size(16)
 fn matmul_sg16_narrow_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
-    let row = wid.x * 16u + lane;
+    let row = (wid.x + wid.y * 32768u) * 16u + lane;
     var c0 = 0.0;
     var c1 = 0.0;
     var c2 = 0.0;
@@ -138,7 +139,7 @@ fn matmul_sg16_narrow_forward(
             c15 = fma(x, subgroupBroadcast(bv0, 15u), c15);
         }
     }
-    if (EPI == 2u && wid.x == 0u) {
+    if (EPI == 2u && wid.x == 0u && wid.y == 0u) {
         if (lane + 0u < p.n) { store_colsum(lane + 0u, cs0); }
     }
     store_c(row, 0u, c0);
@@ -7334,13 +7335,14 @@ fn matmul_sg16v4_r64_forward(
 // per row of C, 16 rows per work-group, every column in its own accumulator. Per k a lane
 // loads A[row, k] and 1 value(s) of B's row; subgroupBroadcast gives every lane the whole
 // row of B. Any layout and epilogue (store_c and store_colsum do the rest). Loads past K
-// return zero, so the 4-step unrolling needs no tail.
+// return zero, so the 4-step unrolling needs no tail. Work-group y counts blocks of
+// 32768 work-groups (a grid dimension holds 65,535; rows past M store nothing).
 @compute @workgroup_size(16)
 fn conv2d_sg16_narrow_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
-    let row = wid.x * 16u + lane;
+    let row = (wid.x + wid.y * 32768u) * 16u + lane;
     var c0 = 0.0;
     var c1 = 0.0;
     var c2 = 0.0;
@@ -7450,7 +7452,7 @@ fn conv2d_sg16_narrow_forward(
             c15 = fma(x, subgroupBroadcast(bv0, 15u), c15);
         }
     }
-    if (EPI == 2u && wid.x == 0u) {
+    if (EPI == 2u && wid.x == 0u && wid.y == 0u) {
         if (lane + 0u < p.n) { conv_colsum(wid.z, lane + 0u, cs0); }
     }
     conv_store(wid.z, row, 0u, c0);

@@ -24,13 +24,14 @@
 // per row of C, 4 rows per work-group, every column in its own accumulator. Per k a lane
 // loads A[row, k] and 4 value(s) of B's row; subgroupBroadcast gives every lane the whole
 // row of B. Any layout and epilogue (store_c and store_colsum do the rest). Loads past K
-// return zero, so the 4-step unrolling needs no tail.
+// return zero, so the 4-step unrolling needs no tail. Work-group y counts blocks of
+// 32768 work-groups (a grid dimension holds 65,535; rows past M store nothing).
 @compute @workgroup_size(4)
 fn matmul_sg4_narrow_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
-    let row = wid.x * 4u + lane;
+    let row = (wid.x + wid.y * 32768u) * 4u + lane;
     var c0 = 0.0;
     var c1 = 0.0;
     var c2 = 0.0;
@@ -165,7 +166,7 @@ fn matmul_sg4_narrow_forward(
             c15 = fma(x, subgroupBroadcast(bv3, 3u), c15);
         }
     }
-    if (EPI == 2u && wid.x == 0u) {
+    if (EPI == 2u && wid.x == 0u && wid.y == 0u) {
         if (lane + 0u < p.n) { store_colsum(lane + 0u, cs0); }
         if (lane + 4u < p.n) { store_colsum(lane + 4u, cs1); }
         if (lane + 8u < p.n) { store_colsum(lane + 8u, cs2); }
@@ -3131,13 +3132,14 @@ fn matmul_sg4v4_r64_forward(
 // per row of C, 4 rows per work-group, every column in its own accumulator. Per k a lane
 // loads A[row, k] and 4 value(s) of B's row; subgroupBroadcast gives every lane the whole
 // row of B. Any layout and epilogue (store_c and store_colsum do the rest). Loads past K
-// return zero, so the 4-step unrolling needs no tail.
+// return zero, so the 4-step unrolling needs no tail. Work-group y counts blocks of
+// 32768 work-groups (a grid dimension holds 65,535; rows past M store nothing).
 @compute @workgroup_size(4)
 fn conv2d_sg4_narrow_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
-    let row = wid.x * 4u + lane;
+    let row = (wid.x + wid.y * 32768u) * 4u + lane;
     var c0 = 0.0;
     var c1 = 0.0;
     var c2 = 0.0;
@@ -3274,7 +3276,7 @@ fn conv2d_sg4_narrow_forward(
             c15 = fma(x, subgroupBroadcast(bv3, 3u), c15);
         }
     }
-    if (EPI == 2u && wid.x == 0u) {
+    if (EPI == 2u && wid.x == 0u && wid.y == 0u) {
         if (lane + 0u < p.n) { conv_colsum(wid.z, lane + 0u, cs0); }
         if (lane + 4u < p.n) { conv_colsum(wid.z, lane + 4u, cs1); }
         if (lane + 8u < p.n) { conv_colsum(wid.z, lane + 8u, cs2); }

@@ -24,13 +24,14 @@
 // per row of C, 64 rows per work-group, every column in its own accumulator. Per k a lane
 // loads A[row, k] and 1 value(s) of B's row; subgroupBroadcast gives every lane the whole
 // row of B. Any layout and epilogue (store_c and store_colsum do the rest). Loads past K
-// return zero, so the 4-step unrolling needs no tail.
+// return zero, so the 4-step unrolling needs no tail. Work-group y counts blocks of
+// 32768 work-groups (a grid dimension holds 65,535; rows past M store nothing).
 @compute @workgroup_size(64)
 fn matmul_sg64_narrow_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
-    let row = wid.x * 64u + lane;
+    let row = (wid.x + wid.y * 32768u) * 64u + lane;
     var c0 = 0.0;
     var c1 = 0.0;
     var c2 = 0.0;
@@ -138,7 +139,7 @@ fn matmul_sg64_narrow_forward(
             c15 = fma(x, subgroupBroadcast(bv0, 15u), c15);
         }
     }
-    if (EPI == 2u && wid.x == 0u) {
+    if (EPI == 2u && wid.x == 0u && wid.y == 0u) {
         if (lane < 16u && (lane % 16u) + 0u < p.n) { store_colsum((lane % 16u) + 0u, cs0); }
     }
     store_c(row, 0u, c0);
@@ -3810,13 +3811,14 @@ fn matmul_sg64v4_r32_forward(
 // per row of C, 64 rows per work-group, every column in its own accumulator. Per k a lane
 // loads A[row, k] and 1 value(s) of B's row; subgroupBroadcast gives every lane the whole
 // row of B. Any layout and epilogue (store_c and store_colsum do the rest). Loads past K
-// return zero, so the 4-step unrolling needs no tail.
+// return zero, so the 4-step unrolling needs no tail. Work-group y counts blocks of
+// 32768 work-groups (a grid dimension holds 65,535; rows past M store nothing).
 @compute @workgroup_size(64)
 fn conv2d_sg64_narrow_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
-    let row = wid.x * 64u + lane;
+    let row = (wid.x + wid.y * 32768u) * 64u + lane;
     var c0 = 0.0;
     var c1 = 0.0;
     var c2 = 0.0;
@@ -3926,7 +3928,7 @@ fn conv2d_sg64_narrow_forward(
             c15 = fma(x, subgroupBroadcast(bv0, 15u), c15);
         }
     }
-    if (EPI == 2u && wid.x == 0u) {
+    if (EPI == 2u && wid.x == 0u && wid.y == 0u) {
         if (lane < 16u && (lane % 16u) + 0u < p.n) { conv_colsum(wid.z, (lane % 16u) + 0u, cs0); }
     }
     conv_store(wid.z, row, 0u, c0);

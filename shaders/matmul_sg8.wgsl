@@ -24,13 +24,14 @@
 // per row of C, 8 rows per work-group, every column in its own accumulator. Per k a lane
 // loads A[row, k] and 2 value(s) of B's row; subgroupBroadcast gives every lane the whole
 // row of B. Any layout and epilogue (store_c and store_colsum do the rest). Loads past K
-// return zero, so the 4-step unrolling needs no tail.
+// return zero, so the 4-step unrolling needs no tail. Work-group y counts blocks of
+// 32768 work-groups (a grid dimension holds 65,535; rows past M store nothing).
 @compute @workgroup_size(8)
 fn matmul_sg8_narrow_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
-    let row = wid.x * 8u + lane;
+    let row = (wid.x + wid.y * 32768u) * 8u + lane;
     var c0 = 0.0;
     var c1 = 0.0;
     var c2 = 0.0;
@@ -147,7 +148,7 @@ fn matmul_sg8_narrow_forward(
             c15 = fma(x, subgroupBroadcast(bv1, 7u), c15);
         }
     }
-    if (EPI == 2u && wid.x == 0u) {
+    if (EPI == 2u && wid.x == 0u && wid.y == 0u) {
         if (lane + 0u < p.n) { store_colsum(lane + 0u, cs0); }
         if (lane + 8u < p.n) { store_colsum(lane + 8u, cs1); }
     }
@@ -4521,13 +4522,14 @@ fn matmul_sg8v4_r64_forward(
 // per row of C, 8 rows per work-group, every column in its own accumulator. Per k a lane
 // loads A[row, k] and 2 value(s) of B's row; subgroupBroadcast gives every lane the whole
 // row of B. Any layout and epilogue (store_c and store_colsum do the rest). Loads past K
-// return zero, so the 4-step unrolling needs no tail.
+// return zero, so the 4-step unrolling needs no tail. Work-group y counts blocks of
+// 32768 work-groups (a grid dimension holds 65,535; rows past M store nothing).
 @compute @workgroup_size(8)
 fn conv2d_sg8_narrow_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
-    let row = wid.x * 8u + lane;
+    let row = (wid.x + wid.y * 32768u) * 8u + lane;
     var c0 = 0.0;
     var c1 = 0.0;
     var c2 = 0.0;
@@ -4646,7 +4648,7 @@ fn conv2d_sg8_narrow_forward(
             c15 = fma(x, subgroupBroadcast(bv1, 7u), c15);
         }
     }
-    if (EPI == 2u && wid.x == 0u) {
+    if (EPI == 2u && wid.x == 0u && wid.y == 0u) {
         if (lane + 0u < p.n) { conv_colsum(wid.z, lane + 0u, cs0); }
         if (lane + 8u < p.n) { conv_colsum(wid.z, lane + 8u, cs1); }
     }

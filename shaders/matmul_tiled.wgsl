@@ -18,9 +18,10 @@ var<workgroup> sb_128x128: array<vec4<f32>, 512>; // [buffer][k][col/4]
 // C with at most 16 columns, without subgroups: an invocation per row of C, every column in
 // its own accumulator, 64 rows per work-group. B's row is the same for every invocation (a
 // cache hit on a GPU); with column sums every invocation sums it too, and the first stores.
+// Work-group y counts blocks of 32768 work-groups (a grid dimension holds 65,535).
 @compute @workgroup_size(64)
 fn matmul_rb_narrow_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let row = gid.x;
+    let row = gid.x + gid.y * 2097152u;
     var c0 = 0.0;
     var c1 = 0.0;
     var c2 = 0.0;
@@ -3807,9 +3808,10 @@ fn matmul_t128x128v4_forward(
 // C with at most 16 columns, without subgroups: an invocation per row of C, every column in
 // its own accumulator, 64 rows per work-group. B's row is the same for every invocation (a
 // cache hit on a GPU); with column sums every invocation sums it too, and the first stores.
+// Work-group y counts blocks of 32768 work-groups (a grid dimension holds 65,535).
 @compute @workgroup_size(64)
 fn conv2d_rb_narrow_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
-    let row = gid.x;
+    let row = gid.x + gid.y * 2097152u;
     var c0 = 0.0;
     var c1 = 0.0;
     var c2 = 0.0;

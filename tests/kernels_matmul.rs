@@ -98,6 +98,41 @@ fn every_activation_in_both_store_paths() {
     }
 }
 
+/// The narrow kernels put rows on grid x alone, and a grid dimension holds 65,535
+/// work-groups: a product taller than that many work-groups (262,141 rows at 4 lanes; a
+/// 16-filter convolution of 26×26 images at batch 500 has 338,000) must fold the rest into y
+/// and still compute every row, column sums once.
+#[test]
+fn narrow_kernels_taller_than_one_grid_dimension() {
+    let dev = dev_or_skip!();
+    let (narrow, _) = narrow_variants(&dev);
+    for (i, v) in narrow.into_iter().enumerate() {
+        let per_group = match v {
+            Variant::SubgroupNarrow { size } => size as usize,
+            _ => 64,
+        };
+        let m = 65_535 * per_group + 37;
+        for (j, (layout, epi, act)) in [
+            (Layout::NN, Epi::ColSum, Activation::Linear),
+            (Layout::TN, Epi::Bias, Activation::Relu),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let case = Case {
+                m,
+                n: 5,
+                k: 3,
+                layout,
+                act,
+                epi,
+                accumulate: false,
+            };
+            check(&dev, v, &case, 9000 + 10 * i as u64 + j as u64);
+        }
+    }
+}
+
 #[test]
 fn narrow_and_shallow_kernels_every_layout_and_epilogue() {
     let dev = dev_or_skip!();

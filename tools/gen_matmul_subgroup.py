@@ -329,6 +329,11 @@ fn {entry(f"v4_r{rows}", s, conv)}(
 """
 
 
+# Work-groups per grid row of the narrow kernels: more rows fold into work-group y
+# (`Variant::groups` in src/kernels/matmul_variant.rs uses the same number, NARROW_FOLD).
+NARROW_FOLD = 32768
+
+
 def groups16(s):
     """How many registers of S lanes hold 16 values (one per lane each)."""
     return max(1, 16 // s)
@@ -377,19 +382,20 @@ def narrow_kernel(s, conv=False):
 // per row of C, {s} rows per work-group, every column in its own accumulator. Per k a lane
 // loads A[row, k] and {g} value(s) of B's row; subgroupBroadcast gives every lane the whole
 // row of B. Any layout and epilogue (store_c and store_colsum do the rest). Loads past K
-// return zero, so the 4-step unrolling needs no tail.
+// return zero, so the 4-step unrolling needs no tail. Work-group y counts blocks of
+// {NARROW_FOLD} work-groups (a grid dimension holds 65,535; rows past M store nothing).
 @compute @workgroup_size({s})
 fn {entry("_narrow", s, conv)}(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {{
-    let row = wid.x * {s}u + lane;
+    let row = (wid.x + wid.y * {NARROW_FOLD}u) * {s}u + lane;
 {decl}
 {sdecl}
 {krange}    for ({kloop} k4 += 4u) {{
 {chr(10).join(steps)}
     }}
-    if (EPI == 2u && wid.x == 0u) {{
+    if (EPI == 2u && wid.x == 0u && wid.y == 0u) {{
 {chr(10).join(cst)}
     }}
 {st}

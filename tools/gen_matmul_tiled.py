@@ -466,9 +466,10 @@ def narrow(conv=False):
 // C with at most 16 columns, without subgroups: an invocation per row of C, every column in
 // its own accumulator, 64 rows per work-group. B's row is the same for every invocation (a
 // cache hit on a GPU); with column sums every invocation sums it too, and the first stores.
+// Work-group y counts blocks of {NARROW_FOLD} work-groups (a grid dimension holds 65,535).
 @compute @workgroup_size(64)
 fn {fname}({args}) {{
-    let row = gid.x;
+    let row = gid.x + gid.y * {NARROW_FOLD * 64}u;
 {decl}
 {sdecl}
 {kr}    for ({kl} k0 += 4u) {{
@@ -480,6 +481,11 @@ fn {fname}({args}) {{
 {st}
 }}
 """
+
+
+# Work-groups per grid row of the narrow kernels: more rows fold into work-group y
+# (`Variant::groups` in src/kernels/matmul_variant.rs uses the same number, NARROW_FOLD).
+NARROW_FOLD = 32768
 
 
 def text():

@@ -382,6 +382,20 @@ const SHALLOW_ROWS: u32 = 32;
 /// llvmpipe's loop limiter: iterations of loop bodies per invocation.
 pub const LLVMPIPE_LOOP_LIMIT: u64 = 65_535;
 
+/// Work-groups per grid row of the narrow kernels once their rows need more than one grid
+/// dimension; the generators (`tools/gen_matmul_*.py`) write the same number into the
+/// shaders.
+pub const NARROW_FOLD: u32 = 32_768;
+
+/// A one-dimensional count of work-groups as a grid the narrow kernels decode.
+fn fold(groups: u32) -> [u32; 3] {
+    if groups <= u16::MAX as u32 {
+        [groups, 1, 1]
+    } else {
+        [NARROW_FOLD, groups.div_ceil(NARROW_FOLD), 1]
+    }
+}
+
 /// Whether the aligned vec4 twin of a kernel applies to a product of this layout and shape
 /// (the rows it loads are whole 16-byte words).
 pub fn vec4_ok(layout: Layout, m: u32, n: u32, k: u32) -> bool {
@@ -528,7 +542,10 @@ impl Variant {
         )
     }
 
-    /// The work-group grid covering an (M, N) result.
+    /// The work-group grid covering an (M, N) result. The narrow kernels spread their rows
+    /// over x alone, and a grid dimension holds at most 65,535 work-groups (WebGPU's
+    /// guaranteed limit): 262,140 rows at 4 lanes, a 16-filter convolution of 26×26 images
+    /// at batch 388. Past that, x holds [`NARROW_FOLD`] work-groups and y counts the blocks.
     pub fn groups(self, m: u32, n: u32) -> [u32; 3] {
         match self {
             Variant::Naive => [n.div_ceil(16), m.div_ceil(16), 1],
@@ -540,9 +557,9 @@ impl Variant {
                 let (tm, tn) = b.dims();
                 [n.div_ceil(8 * tn), m.div_ceil(8 * tm), 1]
             }
-            Variant::BlockedNarrow => [m.div_ceil(64), 1, 1],
+            Variant::BlockedNarrow => fold(m.div_ceil(64)),
             Variant::Subgroup { size, rows } => [n.div_ceil(4 * size), m.div_ceil(rows), 1],
-            Variant::SubgroupNarrow { size } => [m.div_ceil(size), 1, 1],
+            Variant::SubgroupNarrow { size } => fold(m.div_ceil(size)),
             Variant::SubgroupShallow { size } => [n.div_ceil(size), m.div_ceil(SHALLOW_ROWS), 1],
         }
     }
