@@ -8,6 +8,7 @@
 //! ```text
 //! cargo bench --bench conv                # the table
 //! cargo bench --bench conv -- quick       # fewer rounds
+//! cargo bench --bench conv -- tiny        # one round at 1/16 of the batches (CI's smoke run)
 //! ```
 
 use std::time::Instant;
@@ -36,7 +37,16 @@ fn time(dev: &Device, f: &mut dyn FnMut(&mut Recorder<'_>)) -> f64 {
 
 fn main() -> suanli::Result<()> {
     let quick = std::env::args().any(|a| a == "quick");
-    let rounds = if quick { 3 } else { 7 };
+    let tiny = std::env::args().any(|a| a == "tiny");
+    let rounds = if tiny {
+        1
+    } else if quick {
+        3
+    } else {
+        7
+    };
+    // The batch of a layer: as named, or a sixteenth of it in the smoke run.
+    let bt = |b: usize| if tiny { (b / 16).max(2) } else { b };
     let dev = Device::open(&std::env::var("SUANLI_DEVICE").unwrap_or_else(|_| "auto".into()))?;
     println!(
         "device: {} ({}, {}, subgroup {:?})",
@@ -56,15 +66,23 @@ fn main() -> suanli::Result<()> {
         conv2d_tune::chosen(&dev, Op::BackwardWeights).map_or("?".into(), |v| v.name()),
         t0.elapsed().as_secs_f64()
     );
-    let layers: Vec<(&str, Geometry)> = vec![
+    let layers: Vec<(String, Geometry)> = vec![
         (
-            "MNIST conv1 28x28x1->32 3x3 b128",
-            Geometry::new(128, (28, 28, 1), 32, (3, 3), (1, 1), (1, 1), Padding::Valid)?,
+            format!("MNIST conv1 28x28x1->32 3x3 b{}", bt(128)),
+            Geometry::new(
+                bt(128),
+                (28, 28, 1),
+                32,
+                (3, 3),
+                (1, 1),
+                (1, 1),
+                Padding::Valid,
+            )?,
         ),
         (
-            "MNIST conv2 13x13x32->64 3x3 b128",
+            format!("MNIST conv2 13x13x32->64 3x3 b{}", bt(128)),
             Geometry::new(
-                128,
+                bt(128),
                 (13, 13, 32),
                 64,
                 (3, 3),
@@ -74,13 +92,21 @@ fn main() -> suanli::Result<()> {
             )?,
         ),
         (
-            "32x32x64->64 3x3 same b64",
-            Geometry::new(64, (32, 32, 64), 64, (3, 3), (1, 1), (1, 1), Padding::Same)?,
+            format!("32x32x64->64 3x3 same b{}", bt(64)),
+            Geometry::new(
+                bt(64),
+                (32, 32, 64),
+                64,
+                (3, 3),
+                (1, 1),
+                (1, 1),
+                Padding::Same,
+            )?,
         ),
         (
-            "16x16x128->128 3x3 same b32",
+            format!("16x16x128->128 3x3 same b{}", bt(32)),
             Geometry::new(
-                32,
+                bt(32),
                 (16, 16, 128),
                 128,
                 (3, 3),

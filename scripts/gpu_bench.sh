@@ -7,10 +7,10 @@
 #   bash scripts/gpu_bench.sh --pack DIR
 # which copies what the run needs into DIR (about 20 MB):
 #   DIR/gpu_bench.sh                     this script
-#   DIR/bin/devices, DIR/bin/mnist_mlp   from target/release/examples/
-#   DIR/bin/matmul, DIR/bin/step         the bench binaries (target/release/deps/{matmul,step}-<hash>)
+#   DIR/bin/devices, mnist_mlp, mnist_cnn   from target/release/examples/
+#   DIR/bin/matmul, step, conv           the bench binaries (target/release/deps/<name>-<hash>)
 #   DIR/data/mnist/*.gz                  MNIST
-#   DIR/benches/torch_matmul.py, DIR/benches/torch_mnist.py   the PyTorch side, if torch is there
+#   DIR/benches/torch_*.py               the PyTorch side (matmul, MLP, CNN), if torch is there
 # Run, on the GPU machine (no Rust, no network needed; a Vulkan, Metal or DX12 driver):
 #   bash DIR/gpu_bench.sh [--peak-tflops 67] [--out FILE]
 # or straight from a built repository: bash scripts/gpu_bench.sh [--peak-tflops 67].
@@ -18,9 +18,11 @@
 # Sections: the adapter table; a matmul sweep (512..8192 square and the MLP shapes, GFLOP/s per
 # kernel, the tuner's pick, its share of the FP32 peak with --peak-tflops); the MNIST MLP at
 # batch 32 and 128 (first and median epoch, µs per step) with the profiler's µs per dispatch
-# and `cargo bench --bench step`'s per-dispatch table; and, when
+# and `cargo bench --bench step`'s per-dispatch table; keras.io's MNIST convnet at batch 128
+# (first and median epoch, µs per step, the profiler's table) and `cargo bench --bench conv`
+# (each convolution pass beside the matmul of its GEMM shape); and, when
 # `python3 -c "import torch; assert torch.cuda.is_available()"` works, torch.matmul in FP32
-# with TF32 off and the same MLP on CUDA. Written to stdout and to --out (default
+# with TF32 off and the same MLP and CNN on CUDA. Written to stdout and to --out (default
 # gpu_bench.txt). Budget: under 8 minutes on one GPU. `--small` runs tiny sizes (CI runs it on
 # lavapipe so the script keeps working).
 set -euo pipefail
@@ -53,25 +55,29 @@ find_bench() { # the newest bench binary of that name under target/release/deps
 if [ -z "$bin" ]; then
     devices="$root/target/release/examples/devices"
     mnist="$root/target/release/examples/mnist_mlp"
+    cnn="$root/target/release/examples/mnist_cnn"
     matmul=$(find_bench matmul)
     step=$(find_bench step)
+    conv=$(find_bench conv)
 else
-    devices="$bin/devices"; mnist="$bin/mnist_mlp"; matmul="$bin/matmul"; step="$bin/step"
+    devices="$bin/devices"; mnist="$bin/mnist_mlp"; cnn="$bin/mnist_cnn"
+    matmul="$bin/matmul"; step="$bin/step"; conv="$bin/conv"
 fi
-for f in "$devices" "$mnist" "$matmul" "$step"; do
+for f in "$devices" "$mnist" "$cnn" "$matmul" "$step" "$conv"; do
     if [ -z "$f" ] || [ ! -x "$f" ]; then
-        echo "gpu_bench.sh: missing binary ${f:-(matmul or step bench)}: run 'cargo build --release --examples --benches' first" >&2
+        echo "gpu_bench.sh: missing binary ${f:-(matmul, step or conv bench)}: run 'cargo build --release --examples --benches' first" >&2
         exit 1
     fi
 done
 
 if [ -n "$pack" ]; then
     mkdir -p "$pack/bin" "$pack/data/mnist" "$pack/benches"
-    cp "$devices" "$mnist" "$pack/bin/"
+    cp "$devices" "$mnist" "$cnn" "$pack/bin/"
     cp "$matmul" "$pack/bin/matmul"
     cp "$step" "$pack/bin/step"
+    cp "$conv" "$pack/bin/conv"
     cp "$root"/data/mnist/*.gz "$pack/data/mnist/"
-    cp "$root/benches/torch_matmul.py" "$root/benches/torch_mnist.py" "$pack/benches/"
+    cp "$root/benches/torch_matmul.py" "$root/benches/torch_mnist.py" "$root/benches/torch_mnist_cnn.py" "$pack/benches/"
     cp "$0" "$pack/gpu_bench.sh"
     echo "packed into $pack ($(du -sh "$pack" | cut -f1)); run: bash $pack/gpu_bench.sh --peak-tflops <FP32 TFLOP/s>"
     exit 0
@@ -81,8 +87,10 @@ export MNIST_DIR="${MNIST_DIR:-$root/data/mnist}"
 export RUST_LOG="${RUST_LOG:-warn}"
 if [ $small = 1 ]; then
     sizes="128,256"; epochs=2; rows="--train-rows 2048"; torch_sizes="128,256"
+    cnn_epochs=2; cnn_rows="--train-rows 512"; conv_mode=tiny
 else
     sizes="512,1024,2048,4096,8192"; epochs=3; rows=""; torch_sizes="512,1024,2048,4096,8192"
+    cnn_epochs=3; cnn_rows=""; conv_mode=quick
 fi
 peak_arg=(); [ -n "$peak" ] && peak_arg=(--peak-tflops "$peak")
 
@@ -105,6 +113,14 @@ for b in 32 128; do
         "$mnist" --epochs 1 --batch-size "$b" --profile --quiet --train-rows 6400
     run "one training step, batch $b: µs per dispatch (cargo bench --bench step)" "$step" "$b"
 done
+# The CNN (keras.io's MNIST convnet, batch 128): epochs, then where a step's time goes, then
+# each convolution pass beside the matmul of the same GEMM shape.
+# shellcheck disable=SC2086 # $cnn_rows is empty or two words
+run "MNIST CNN, batch 128: epochs, first and median epoch, µs per step" \
+    "$cnn" --epochs "$cnn_epochs" --bench --no-torch $cnn_rows
+run "MNIST CNN, batch 128: µs per dispatch (profiler on: submissions serialised)" \
+    "$cnn" --epochs 1 --profile --quiet --train-rows 2560
+run "convolution passes beside matmul (cargo bench --bench conv)" "$conv" "$conv_mode"
 if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
     run "PyTorch on CUDA: torch.matmul FP32, TF32 off (GFLOP/s)" \
         python3 "$root/benches/torch_matmul.py" --sizes "$torch_sizes"
@@ -112,12 +128,14 @@ if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; 
         run "PyTorch on CUDA: the same MLP, batch $b" \
             python3 "$root/benches/torch_mnist.py" --device cuda --epochs "$epochs" --batch-size "$b"
     done
+    run "PyTorch on CUDA: the same CNN, batch 128" \
+        python3 "$root/benches/torch_mnist_cnn.py" --device cuda --epochs "$cnn_epochs"
 else
     say ""; say "== PyTorch on CUDA: not available here (python3 -c 'import torch; assert torch.cuda.is_available()' failed)"
 fi
 rm -f trace.json
 # Every section printed what it should: a missing one is a failure, not a silent gap.
-for want in "suanli adapters" "shape (M×N×K)" "median epoch" "Top kernels by GPU time" "µs per dispatch"; do
+for want in "suanli adapters" "shape (M×N×K)" "median epoch" "Top kernels by GPU time" "µs per dispatch" "GEMM M x N x K" "conv2d"; do
     if ! grep -q "$want" "$out"; then
         echo "gpu_bench.sh: the output lacks \"$want\"" >&2
         exit 1
