@@ -8,7 +8,7 @@ struct Params {
     n: u32,      // element count
     value: f32,  // fill value / scale factor
     cols: u32,   // bias length (bias_add)
-    alpha: f32,  // leaky-relu slope
+    alpha: f32,  // leaky-relu slope / offset of scale_forward
 }
 
 const WG: u32 = 256u;
@@ -85,14 +85,14 @@ fn binary_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     bin_c[i] = r;
 }
 
-// ---- scale: y = value * x --------------------------------------------------------------
+// ---- scale: y = value * x + alpha (alpha = 0 for a plain scale) --------------------------
 @compute @workgroup_size(256)
 fn scale_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
     if (i >= un_p.n) {
         return;
     }
-    un_y[i] = un_p.value * un_x[i];
+    un_y[i] = un_p.value * un_x[i] + un_p.alpha;
 }
 
 // ---- bias_add: y[r, c] = x[r, c] + bias[c], x row-major with `cols` columns ------------

@@ -2,15 +2,17 @@
 //! through one generic helper (tests/common/layercheck.rs) that knows nothing of the layer:
 //! Dense, Conv2D (same and valid, stride 2, dilation 2, a first layer of one channel),
 //! MaxPooling2D (distinct values, so no maximum moves within the step), AveragePooling2D,
-//! GlobalAveragePooling2D, BatchNormalization (with and without γ and β), Flatten, Reshape.
+//! GlobalAveragePooling2D, BatchNormalization (with and without γ and β), Flatten, Reshape,
+//! Activation (tanh, sigmoid, GELU) and Rescaling. Softmax and ReLU are checked as models in
+//! tests/keras_layers.rs (a softmax layer only ever trains folded into its loss).
 //! Smooth activations (tanh, sigmoid): finite differences cannot see through a kink.
 
 mod common;
 
 use common::layercheck::check_layer;
 use suanli::nn::{
-    AveragePooling2D, BatchNormalization, Conv2D, Dense, Flatten, GlobalAveragePooling2D,
-    LayerSpec, MaxPooling2D, Reshape,
+    Activation, AveragePooling2D, BatchNormalization, Conv2D, Dense, Flatten,
+    GlobalAveragePooling2D, LayerSpec, MaxPooling2D, Rescaling, Reshape,
 };
 
 const H: f32 = 1e-2;
@@ -190,6 +192,33 @@ fn batch_normalization() {
         LayerSpec::new(no_affine),
         &[6],
         8,
+        None,
+        H,
+        TOL,
+    );
+}
+
+#[test]
+fn activations_and_rescaling() {
+    let dev = dev_or_skip!();
+    for act in ["tanh", "sigmoid", "gelu"] {
+        check_layer(
+            &dev,
+            &format!("Activation {act}"),
+            Activation::new(act),
+            &[3, 4, 2],
+            2,
+            None,
+            H,
+            TOL,
+        );
+    }
+    check_layer(
+        &dev,
+        "Rescaling",
+        Rescaling::new(0.5, 0.25),
+        &[3, 5],
+        3,
         None,
         H,
         TOL,

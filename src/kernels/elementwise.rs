@@ -35,7 +35,7 @@ pub const BINARY: KernelSpec = KernelSpec {
     entry: "binary_forward",
     bindings: &[RO, RO, RW, U],
 };
-/// `y = value · x`.
+/// `y = value · x + alpha` (a plain scale with `alpha = 0`).
 pub const SCALE: KernelSpec = KernelSpec {
     shader: SHADER,
     entry: "scale_forward",
@@ -96,7 +96,7 @@ pub struct Params {
     pub value: f32,
     /// Bias length for `bias_add`.
     pub cols: u32,
-    /// Leaky-ReLU slope.
+    /// Leaky-ReLU slope, or the offset of an affine map.
     pub alpha: f32,
 }
 
@@ -229,9 +229,22 @@ pub fn scale(
     n: usize,
     s: f32,
 ) -> Result<()> {
+    affine(rec, x, y, n, s, 0.0)
+}
+
+/// Records `y = s · x + offset` over `n` elements (Keras's `Rescaling`).
+pub fn affine(
+    rec: &mut dyn Record,
+    x: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    n: usize,
+    s: f32,
+    offset: f32,
+) -> Result<()> {
     let p = Params {
         n: n as u32,
         value: s,
+        alpha: offset,
         ..Default::default()
     };
     launch(rec, &SCALE, &[], &[(x, bytes(n)), (y, bytes(n))], p)

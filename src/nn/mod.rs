@@ -27,6 +27,7 @@
 //! callback). `docs/ARCHITECTURE.md` walks through them.
 
 pub(crate) mod batchnorm;
+pub(crate) mod build;
 pub(crate) mod conv2d;
 pub(crate) mod dense;
 pub(crate) mod dropout;
@@ -34,12 +35,15 @@ pub(crate) mod evaluate;
 pub(crate) mod fit;
 pub(crate) mod head;
 pub(crate) mod layer;
+pub(crate) mod loss_fn;
 pub(crate) mod model;
 pub(crate) mod options;
+pub(crate) mod pointwise;
 pub(crate) mod pooling;
 pub(crate) mod probe;
 pub(crate) mod progress;
 pub mod registry;
+pub(crate) mod rescaling;
 pub(crate) mod reshape;
 pub mod spec;
 pub(crate) mod step;
@@ -50,14 +54,17 @@ pub use batchnorm::BatchNormalization;
 pub use conv2d::Conv2D;
 pub use dense::{ActivationArg, Dense, DenseDropout};
 pub use dropout::Dropout;
+pub use loss_fn::loss_value;
 pub use model::Sequential;
 pub use options::{
     Callback, Checkpoint, EarlyStopping, EpochBegin, EpochCallback, EpochEnd, Evaluation,
     FitOptions, History, Loss, Optimizer, Progress,
 };
+pub use pointwise::{Activation, ReLU, Softmax};
 pub use pooling::{AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D};
 pub use progress::ProgressBar;
 pub use registry::{layer_classes, IntoLayers, LayerConfig, LayerSpec};
+pub use rescaling::Rescaling;
 pub use reshape::{Flatten, Reshape};
 pub use spec::{Initializer, Padding, Pair};
 pub use step::dropout_mask_seed;

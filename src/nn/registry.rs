@@ -17,7 +17,9 @@ use crate::nn::conv2d::Conv2D;
 use crate::nn::dense::{Dense, DenseDropout};
 use crate::nn::dropout::Dropout;
 use crate::nn::layer::{Io, Layer, Weights};
+use crate::nn::pointwise::{Activation, ReLU, Softmax};
 use crate::nn::pooling::{AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D};
+use crate::nn::rescaling::Rescaling;
 use crate::nn::reshape::{Flatten, Reshape};
 use crate::nn::spec::{LayerKind, Shape, WeightSpec};
 
@@ -130,6 +132,10 @@ layer_types!(
     Flatten,
     Reshape,
     Dropout,
+    Activation,
+    Softmax,
+    ReLU,
+    Rescaling,
 );
 
 /// One layer as [`crate::nn::Sequential::add`] takes it and the model file stores it: its
@@ -292,7 +298,11 @@ into_layers_for!(
     GlobalAveragePooling2D,
     Flatten,
     Reshape,
-    Dropout
+    Dropout,
+    Activation,
+    Softmax,
+    ReLU,
+    Rescaling
 );
 
 /// Builders that carry the first layer's input shape (`Conv2D::new(..).input_shape(..)`).

@@ -1,0 +1,118 @@
+//! Keras's [`Rescaling`] layer: `y = scale · x + offset`, elementwise, on a sample of any
+//! shape. Image models start with it (`Rescaling(1./255)` turns byte pixels into [0, 1]) so
+//! the scaling travels with the model instead of living in the input pipeline.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::kernels::elementwise;
+use crate::nn::layer::{Cx, Dx, Gate, Io, Layer, Position, Saved, WeightGrad, Weights};
+use crate::nn::spec::{LayerKind, Shape};
+use crate::tensor::Tensor;
+
+/// Keras's `Rescaling(scale, offset=0.0)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rescaling {
+    /// The factor.
+    pub scale: f32,
+    /// Added after scaling.
+    #[serde(default)]
+    pub offset: f32,
+}
+
+impl Rescaling {
+    /// `y = scale · x + offset`.
+    pub fn new(scale: f32, offset: f32) -> Rescaling {
+        Rescaling { scale, offset }
+    }
+}
+
+impl LayerKind for Rescaling {
+    const CLASS: &'static str = "Rescaling";
+    const POSITIONAL: &'static [&'static str] = &["scale", "offset"];
+
+    fn check(&self) -> Result<()> {
+        for (name, v) in [("scale", self.scale), ("offset", self.offset)] {
+            if !v.is_finite() {
+                return Err(Error::InvalidArgument {
+                    op: Self::CLASS,
+                    name,
+                    expected: "a finite number".into(),
+                    found: v.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn output_shape(&self, input: &[usize]) -> Result<Shape> {
+        Ok(input.to_vec())
+    }
+
+    fn instantiate(&self, io: Io, w: Weights) -> Result<Box<dyn Layer>> {
+        Ok(Box::new(RescalingLayer {
+            scale: self.scale,
+            offset: self.offset,
+            io,
+            w,
+        }))
+    }
+}
+
+struct RescalingLayer {
+    scale: f32,
+    offset: f32,
+    io: Io,
+    w: Weights,
+}
+
+impl Layer for RescalingLayer {
+    fn io(&self) -> &Io {
+        &self.io
+    }
+
+    fn weights(&self) -> &Weights {
+        &self.w
+    }
+
+    fn forward(&self, cx: &mut Cx<'_>, _pos: Position, x: &Tensor) -> Result<Saved> {
+        let y = cx.tensor(&self.io.output)?;
+        elementwise::affine(
+            cx.rec(),
+            x.buffer(),
+            y.buffer(),
+            x.numel(),
+            self.scale,
+            self.offset,
+        )?;
+        Ok(Saved::plain(x, y, Vec::new()))
+    }
+
+    fn gate(&self, _cx: &Cx<'_>, _saved: &Saved) -> Option<Gate> {
+        None
+    }
+
+    fn backward(
+        &self,
+        cx: &mut Cx<'_>,
+        _pos: Position,
+        _saved: &Saved,
+        dy: &Tensor,
+        _gated: bool,
+        _dx_gate: Option<&Gate>,
+        need_dx: bool,
+        _grad: WeightGrad<'_>,
+    ) -> Result<Option<Dx>> {
+        if !need_dx {
+            return Ok(None);
+        }
+        // dx = scale · dy (the gate of the layer before is declined).
+        let dx = cx.tensor(&self.io.input)?;
+        elementwise::scale(cx.rec(), dy.buffer(), dx.buffer(), dy.numel(), self.scale)?;
+        Ok(Some(Dx {
+            grad: dx,
+            gated: false,
+        }))
+    }
+}
