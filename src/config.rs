@@ -440,7 +440,12 @@ impl Config {
 /// `$MNIST_DIR`, if set: the folder the MNIST loader must use (it is an error when the files
 /// are not there, rather than a silent fall-back to another copy).
 pub fn mnist_dir() -> Option<PathBuf> {
-    std::env::var_os("MNIST_DIR")
+    dir_var("MNIST_DIR")
+}
+
+/// A folder named by the environment variable `var`, if set and not empty.
+pub fn dir_var(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
 }

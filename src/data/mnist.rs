@@ -1,9 +1,13 @@
-//! MNIST: the four IDX files, found and checked.
+//! MNIST and Fashion-MNIST (the same IDX layout: 28×28 bytes, ten classes): the four files,
+//! found and checked.
 //!
-//! Where it is looked for: `$MNIST_DIR` if set (and then only there: a set `MNIST_DIR`
+//! Where MNIST is looked for: `$MNIST_DIR` if set (and then only there: a set `MNIST_DIR`
 //! without the files is an error naming that folder, never a silent fall-back to another
 //! copy); otherwise `./data/mnist`, `~/.suanli/datasets/mnist`, and this crate's own
-//! `data/mnist`, in that order. Files may be gzip-compressed (`.gz`) or raw.
+//! `data/mnist`, in that order. Fashion-MNIST: `$FASHION_MNIST_DIR` the same way, otherwise
+//! `./data/fashion-mnist`, `~/.suanli/datasets/fashion-mnist` and Debian's
+//! `dataset-fashion-mnist` package (`/usr/share/datasets/fashion-mnist`). Files may be
+//! gzip-compressed (`.gz`) or raw.
 
 use std::path::{Path, PathBuf};
 
@@ -23,7 +27,7 @@ pub struct Mnist {
     pub test_labels: Vec<u8>,
 }
 
-/// The four MNIST file names, as distributed.
+/// The four file names, as distributed (MNIST's and Fashion-MNIST's alike).
 pub const MNIST_FILES: [&str; 4] = [
     "train-images-idx3-ubyte",
     "train-labels-idx1-ubyte",
@@ -34,14 +38,30 @@ pub const MNIST_FILES: [&str; 4] = [
 impl Mnist {
     /// Loads MNIST from where the module docs say. The error lists every place looked.
     pub fn load() -> Result<Mnist> {
-        if let Some(dir) = crate::config::mnist_dir() {
+        Mnist::load_set("MNIST", "MNIST_DIR", Mnist::search_path())
+    }
+
+    /// Loads Fashion-MNIST (Zalando's clothing images, as `Mnist`: the same shapes, labels
+    /// 0..=9) from where the module docs say. The error lists every place looked.
+    pub fn load_fashion() -> Result<Mnist> {
+        let mut path = vec![PathBuf::from("data/fashion-mnist")];
+        if let Some(h) = crate::config::home_dir() {
+            path.push(h.join(".suanli").join("datasets").join("fashion-mnist"));
+        }
+        path.push(PathBuf::from("/usr/share/datasets/fashion-mnist"));
+        Mnist::load_set("Fashion-MNIST", "FASHION_MNIST_DIR", path)
+    }
+
+    /// Loads a set from `$var`, or else the first of `candidates` that holds its files.
+    fn load_set(what: &str, var: &str, candidates: Vec<PathBuf>) -> Result<Mnist> {
+        if let Some(dir) = crate::config::dir_var(var) {
             if !MNIST_FILES.iter().all(|f| find(&dir, f).is_some()) {
                 return Err(Error::io(
                     dir.clone(),
                     std::io::Error::new(
                         std::io::ErrorKind::NotFound,
                         format!(
-                            "MNIST_DIR is set to {}, which does not hold the MNIST files ({}, .gz or raw); fix MNIST_DIR or unset it",
+                            "{var} is set to {}, which does not hold the {what} files ({}, .gz or raw); fix {var} or unset it",
                             dir.display(),
                             MNIST_FILES.join(", ")
                         ),
@@ -50,7 +70,6 @@ impl Mnist {
             }
             return Mnist::load_dir(&dir);
         }
-        let candidates = Mnist::search_path();
         for dir in &candidates {
             if MNIST_FILES.iter().all(|f| find(dir, f).is_some()) {
                 return Mnist::load_dir(dir);
@@ -61,7 +80,7 @@ impl Mnist {
             std::io::Error::new(
                 std::io::ErrorKind::NotFound,
                 format!(
-                    "MNIST not found; looked for {} (.gz or raw) in: {}. Set MNIST_DIR to the folder holding them.",
+                    "{what} not found; looked for {} (.gz or raw) in: {}. Set {var} to the folder holding them.",
                     MNIST_FILES.join(", "),
                     candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
                 ),
@@ -69,7 +88,7 @@ impl Mnist {
         ))
     }
 
-    /// The folders searched without `MNIST_DIR`, in order.
+    /// The folders searched for MNIST without `MNIST_DIR`, in order.
     pub fn search_path() -> Vec<PathBuf> {
         let mut v = vec![PathBuf::from("data/mnist")];
         if let Some(h) = crate::config::home_dir() {
@@ -79,7 +98,7 @@ impl Mnist {
         v
     }
 
-    /// Loads MNIST from one directory, checking shapes and label range.
+    /// Loads MNIST (or Fashion-MNIST) from one directory, checking shapes and label range.
     pub fn load_dir(dir: &Path) -> Result<Mnist> {
         let get = |name: &str| -> Result<Idx> {
             let p = find(dir, name).ok_or_else(|| {
