@@ -139,13 +139,13 @@ impl LayerKind for Softmax {
 pub struct ReLU {
     /// Keras's cap (only `null`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_value: Option<f32>,
-    /// The slope below the threshold.
+    pub max_value: Option<f64>,
+    /// The slope below the threshold (f64, so that the configuration reads back as written).
     #[serde(default)]
-    pub negative_slope: f32,
+    pub negative_slope: f64,
     /// Keras's threshold (only 0).
     #[serde(default)]
-    pub threshold: f32,
+    pub threshold: f64,
 }
 
 impl ReLU {
@@ -194,7 +194,7 @@ impl LayerKind for ReLU {
 
     fn activation(&self) -> Result<Act> {
         Ok(if self.negative_slope > 0.0 {
-            Act::LeakyRelu(self.negative_slope)
+            Act::LeakyRelu(self.negative_slope as f32)
         } else {
             Act::Relu
         })

@@ -14,16 +14,16 @@ use crate::tensor::Tensor;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rescaling {
-    /// The factor.
-    pub scale: f32,
+    /// The factor (f64, so that the configuration reads back as it was written, as in Keras).
+    pub scale: f64,
     /// Added after scaling.
     #[serde(default)]
-    pub offset: f32,
+    pub offset: f64,
 }
 
 impl Rescaling {
     /// `y = scale · x + offset`.
-    pub fn new(scale: f32, offset: f32) -> Rescaling {
+    pub fn new(scale: f64, offset: f64) -> Rescaling {
         Rescaling { scale, offset }
     }
 }
@@ -52,8 +52,8 @@ impl LayerKind for Rescaling {
 
     fn instantiate(&self, io: Io, w: Weights) -> Result<Box<dyn Layer>> {
         Ok(Box::new(RescalingLayer {
-            scale: self.scale,
-            offset: self.offset,
+            scale: self.scale as f32,
+            offset: self.offset as f32,
             io,
             w,
         }))
