@@ -1,4 +1,5 @@
-//! `suanli.keras.datasets.mnist.load_data()`: MNIST as Keras returns it (uint8 arrays).
+//! `suanli.keras.datasets.mnist.load_data()` and `fashion_mnist.load_data()`: the arrays as
+//! Keras returns them (uint8).
 
 use numpy::prelude::*;
 use numpy::{PyArray1, PyArray3};
@@ -6,18 +7,31 @@ use pyo3::prelude::*;
 
 use crate::errors::IntoPy;
 
+/// Keras's nested tuple of the four arrays.
+type Arrays<'py> = (
+    (Bound<'py, PyArray3<u8>>, Bound<'py, PyArray1<u8>>),
+    (Bound<'py, PyArray3<u8>>, Bound<'py, PyArray1<u8>>),
+);
+
 /// The four arrays `((x_train, y_train), (x_test, y_test))`, found where suanli's Rust side
 /// looks (MNIST_DIR, then ./data/mnist, ~/.suanli/datasets/mnist and the source tree's
 /// data/mnist); a missing copy raises FileNotFoundError listing every place looked.
 #[pyfunction]
-#[allow(clippy::type_complexity)] // Keras's nested tuple, spelled out
-pub fn load_mnist(
-    py: Python<'_>,
-) -> PyResult<(
-    (Bound<'_, PyArray3<u8>>, Bound<'_, PyArray1<u8>>),
-    (Bound<'_, PyArray3<u8>>, Bound<'_, PyArray1<u8>>),
-)> {
+pub fn load_mnist(py: Python<'_>) -> PyResult<Arrays<'_>> {
     let m = py.detach(suanli::data::Mnist::load).py()?;
+    arrays(py, m)
+}
+
+/// Fashion-MNIST's four arrays, as `load_mnist` (FASHION_MNIST_DIR, then
+/// ./data/fashion-mnist, ~/.suanli/datasets/fashion-mnist and Debian's
+/// /usr/share/datasets/fashion-mnist).
+#[pyfunction]
+pub fn load_fashion_mnist(py: Python<'_>) -> PyResult<Arrays<'_>> {
+    let m = py.detach(suanli::data::Mnist::load_fashion).py()?;
+    arrays(py, m)
+}
+
+fn arrays(py: Python<'_>, m: suanli::data::Mnist) -> PyResult<Arrays<'_>> {
     let (n, nt) = (m.train_labels.len(), m.test_labels.len());
     Ok((
         (

@@ -26,10 +26,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<model::PyModel>()?;
     m.add_function(wrap_pyfunction!(model::layer_classes, m)?)?;
     m.add_function(wrap_pyfunction!(model::check_layer, m)?)?;
+    m.add_function(wrap_pyfunction!(model::loss_value, m)?)?;
     m.add_function(wrap_pyfunction!(device::devices, m)?)?;
     m.add_function(wrap_pyfunction!(device::is_gpu_available, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::asarray, m)?)?;
     m.add_function(wrap_pyfunction!(datasets::load_mnist, m)?)?;
+    m.add_function(wrap_pyfunction!(datasets::load_fashion_mnist, m)?)?;
     m.add_function(wrap_pyfunction!(init_logging, m)?)?;
     Ok(())
 }

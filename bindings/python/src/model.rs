@@ -15,6 +15,7 @@ use suanli::Tensor;
 use crate::convert;
 use crate::device::PyDevice;
 use crate::errors::IntoPy;
+use crate::tensor::PyTensor;
 use crate::train::{append, dataset, history_dict, loss_name, loss_of, PyCallbacks};
 
 /// A Keras-style sequential model on one device.
@@ -77,12 +78,13 @@ impl PyModel {
 
     /// Sets the optimizer (`sgd`, `adam`, `adamw`, `rmsprop`, with Keras's defaults for what
     /// is not given) and the loss.
-    #[pyo3(signature = (optimizer, loss, learning_rate = None, beta_1 = None, beta_2 = None, epsilon = None, momentum = None, nesterov = None, weight_decay = None, rho = None))]
+    #[pyo3(signature = (optimizer, loss, from_logits = false, learning_rate = None, beta_1 = None, beta_2 = None, epsilon = None, momentum = None, nesterov = None, weight_decay = None, rho = None))]
     #[allow(clippy::too_many_arguments)] // Keras's optimizer arguments, spelled out
     fn compile(
         &mut self,
         optimizer: &str,
         loss: &str,
+        from_logits: bool,
         learning_rate: Option<f64>,
         beta_1: Option<f64>,
         beta_2: Option<f64>,
@@ -140,7 +142,50 @@ impl PyModel {
                 *eps = epsilon.unwrap_or(*eps);
             }
         }
-        self.inner.compile(opt, loss_of(loss)?).py()
+        let loss = loss_of(loss)?;
+        if let Some(act) = self.inner.output_activation() {
+            loss.check_from_logits(from_logits, act).py()?;
+        }
+        self.inner.compile(opt, loss).py()
+    }
+
+    /// Appends every layer of `other`, sharing its weights (a model used as a layer).
+    fn add_shared(&mut self, other: PyRef<'_, PyModel>) -> PyResult<()> {
+        self.inner.add_shared(&other.inner).py()
+    }
+
+    /// The model on `x` (a Tensor or an array of samples), in inference mode, as a Tensor on
+    /// the model's device: Keras's `model(x)`.
+    fn call(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let want = self.inner.expected_input_shape().unwrap_or(&[]).to_vec();
+        let dev = self.inner.device().clone();
+        let t = match x.cast::<PyTensor>() {
+            Ok(t) if t.get().0.device().same_as(&dev) => t.get().0.clone(),
+            _ => {
+                let (m, sample) = convert::samples(x, "model(x)", false)?;
+                let mut shape = vec![m.rows];
+                shape.extend_from_slice(&sample);
+                let data = m.into_f32();
+                py.detach(|| Tensor::from_slice(&dev, &data, &shape)).py()?
+            }
+        };
+        let sample = &t.shape()[1.min(t.shape().len())..];
+        let squeezed = want.last() == Some(&1) && sample == &want[..want.len() - 1];
+        let t = if squeezed {
+            let mut shape = vec![t.shape()[0]];
+            shape.extend_from_slice(&want);
+            t.reshape(&shape).py()?
+        } else {
+            t
+        };
+        if t.shape().len() < 2 || t.shape()[1..] != want[..] {
+            return Err(PyValueError::new_err(format!(
+                "model(x): expected samples of shape {} (the model's input); found {}",
+                suanli::nn::spec::sample_shape(&want),
+                suanli::nn::spec::sample_shape(&t.shape()[1.min(t.shape().len())..])
+            )));
+        }
+        py.detach(|| self.inner.predict(&t)).py().map(PyTensor)
     }
 
     /// Trains; returns the history of this call as a dict of lists.
@@ -380,4 +425,27 @@ pub fn check_layer(spec: &str) -> PyResult<String> {
     let s = LayerSpec::from_json(&v).py()?;
     s.config.check().py()?;
     Ok(s.to_json().to_string())
+}
+
+/// Keras's `loss_fn(y_true, y_pred)`: the mean loss as a scalar Tensor on `y_pred`'s device
+/// (`y_pred` a Tensor, or an array uploaded to `device`).
+#[pyfunction]
+pub fn loss_value(
+    py: Python<'_>,
+    loss: &str,
+    from_logits: bool,
+    y_true: &Bound<'_, PyAny>,
+    y_pred: &Bound<'_, PyAny>,
+    device: &PyDevice,
+) -> PyResult<PyTensor> {
+    let pred = crate::tensor::asarray(py, y_pred, device)?.0;
+    let (_, values) = convert::values(y_true, "y_true", false)?;
+    let t = match values {
+        convert::Values::F32(v) => v,
+        convert::Values::U8(v) => v.into_iter().map(f32::from).collect(),
+    };
+    let loss = loss_of(loss)?;
+    py.detach(|| suanli::nn::loss_value(loss, from_logits, &t, &pred))
+        .py()
+        .map(PyTensor)
 }

@@ -161,6 +161,27 @@ impl PyTensor {
         py.detach(|| self.0.relu()).py().map(PyTensor)
     }
 
+    /// 1 / (1 + e^-x).
+    fn sigmoid(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        py.detach(|| self.0.sigmoid()).py().map(PyTensor)
+    }
+
+    /// tanh(x).
+    fn tanh(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        py.detach(|| self.0.tanh()).py().map(PyTensor)
+    }
+
+    /// Mean over `axis` of a 2-D tensor (0: down the columns, 1: along the rows).
+    #[pyo3(signature = (axis = 0))]
+    fn mean(&self, py: Python<'_>, axis: usize) -> PyResult<PyTensor> {
+        py.detach(|| self.0.mean(axis)).py().map(PyTensor)
+    }
+
+    /// The index of each row's largest value (a 2-D tensor's rows), as float32 indices.
+    fn argmax_rows(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        py.detach(|| self.0.argmax_rows()).py().map(PyTensor)
+    }
+
     /// Sum over `axis` of a 2-D tensor (0: down the columns, 1: along the rows).
     #[pyo3(signature = (axis = 0))]
     fn sum(&self, py: Python<'_>, axis: usize) -> PyResult<PyTensor> {
@@ -177,12 +198,19 @@ impl PyTensor {
         self.0.shape().first().copied().unwrap_or(0)
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "Tensor(shape={:?}, dtype=float32, device={:?})",
-            self.0.shape(),
+    /// As TensorFlow shows an eager tensor: shape, dtype and the values (read back; NumPy
+    /// summarises large arrays).
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let shape: Vec<String> = self.0.shape().iter().map(|d| d.to_string()).collect();
+        let shape = match shape.len() {
+            1 => format!("({},)", shape[0]),
+            _ => format!("({})", shape.join(", ")),
+        };
+        let values = self.numpy(py)?.repr()?;
+        Ok(format!(
+            "<suanli.Tensor: shape={shape}, dtype=float32, device={:?}, numpy={values}>",
             self.0.device().name()
-        )
+        ))
     }
 }
 

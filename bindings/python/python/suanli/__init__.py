@@ -23,7 +23,8 @@ from ._native import (  # noqa: F401  (re-exported)
 )
 from ._device import Device, current_device, device, devices, is_gpu_available
 from ._tensor import RawKernel, asarray, matmul, relu, softmax, sum  # noqa: A004
-from . import test
+from ._ops import argmax, constant, convert_to_tensor, reduce_mean, reduce_sum
+from . import math, nn, test
 from . import keras
 
 _native.init_logging()
@@ -35,13 +36,20 @@ __all__ = [
     "RawKernel",
     "SuanliError",
     "Tensor",
+    "argmax",
     "asarray",
+    "constant",
+    "convert_to_tensor",
     "current_device",
     "device",
     "devices",
     "is_gpu_available",
     "keras",
+    "math",
     "matmul",
+    "nn",
+    "reduce_mean",
+    "reduce_sum",
     "relu",
     "softmax",
     "sum",

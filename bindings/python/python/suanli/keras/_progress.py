@@ -61,8 +61,21 @@ class Printer:
     def epoch_end(self, steps: int, seconds: float, logs: Dict[str, float]) -> None:
         if not self.verbose:
             return
-        per_step = seconds / max(steps, 1)
-        unit = f"{per_step * 1e3:.0f}ms/step" if per_step >= 1e-3 else f"{per_step * 1e6:.0f}us/step"
         prefix = "\r" if self.live else ""
-        self.stream.write(f"{prefix}{steps}/{steps} {_bar(steps, steps)} - {seconds:.0f}s {unit}{metrics_text(logs)}\n")
+        self.stream.write(prefix + summary_line(self.verbose, steps, seconds, logs) + "\n")
         self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f}s" if seconds >= 1 else f"{seconds * 1e3:.0f}ms"
+
+
+def summary_line(verbose: int, steps: int, seconds: float, logs: Dict[str, float]) -> str:
+    """The line Keras prints when an epoch (or an evaluation) ends: with the bar at
+    ``verbose=1`` (``1875/1875 [====] - 3s 2ms/step - loss: ...``), without it at
+    ``verbose=2`` (``313/313 - 0s - loss: 0.0730 - accuracy: 0.9778 - 417ms/epoch - 1ms/step``)."""
+    per_step = seconds / max(steps, 1)
+    unit = f"{per_step * 1e3:.0f}ms/step" if per_step >= 1e-3 else f"{per_step * 1e6:.0f}us/step"
+    if verbose == 2:
+        return f"{steps}/{steps} - {seconds:.0f}s{metrics_text(logs)} - {_duration(seconds)}/epoch - {unit}"
+    return f"{steps}/{steps} {_bar(steps, steps)} - {seconds:.0f}s {unit}{metrics_text(logs)}"

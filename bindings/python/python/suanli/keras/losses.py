@@ -1,9 +1,16 @@
 """Losses by Keras name or object. Cross-entropies run fused with the last layer's softmax
-(or sigmoid) on the device; ``from_logits=True`` goes with a linear last layer."""
+(or sigmoid) on the device; ``from_logits=True`` goes with a linear last layer.
+
+A loss object is callable as Keras's are: ``loss_fn(y_true, y_pred)`` returns the mean loss
+as a scalar ``suanli.Tensor`` (``.numpy()``), computed on the device by the kernels training
+uses (``y_pred`` a Tensor, or an array uploaded to the current device)."""
 
 from __future__ import annotations
 
-from typing import Tuple, Union
+from typing import Any, Optional, Tuple, Union
+
+from .. import _native
+from .._device import current_device
 
 _NAMES = {
     "sparse_categorical_crossentropy": "sparse_categorical_crossentropy",
@@ -11,6 +18,7 @@ _NAMES = {
     "binary_crossentropy": "binary_crossentropy",
     "mse": "mse",
     "mean_squared_error": "mse",
+    "MSE": "mse",
 }
 
 
@@ -19,6 +27,16 @@ class Loss:
 
     def __init__(self, from_logits: bool = False) -> None:
         self.from_logits = bool(from_logits)
+
+    def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        """The mean loss of ``y_pred`` against ``y_true``, a scalar Tensor."""
+        if sample_weight is not None:
+            raise ValueError(f"{type(self).__name__}: sample_weight is not supported yet")
+        dev = getattr(y_pred, "device", None)
+        return _native.loss_value(self._name, self.from_logits, y_true, y_pred, dev if isinstance(dev, _native.Device) else current_device())
+
+    def get_config(self) -> dict:
+        return {"name": self._name, "from_logits": self.from_logits}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(from_logits={self.from_logits})"
@@ -47,6 +65,8 @@ def _resolve(loss: Union[str, Loss]) -> Tuple[str, bool]:
     """(engine name, from_logits) of a loss name or object."""
     if isinstance(loss, Loss):
         return loss._name, loss.from_logits
+    if isinstance(loss, str) and loss in _NAMES:
+        return _NAMES[loss], False
     if isinstance(loss, str) and loss.lower() in _NAMES:
         return _NAMES[loss.lower()], False
     raise ValueError(f"loss: expected one of {sorted(_NAMES)} or a loss object; found {loss!r}")

@@ -17,7 +17,7 @@ from . import callbacks as callbacks_module
 from . import losses as losses_module
 from . import optimizers as optimizers_module
 from . import utils
-from ._progress import Printer, metrics_text
+from ._progress import Printer, summary_line
 from . import layers as layers_module
 from .layers import InputLayer, Layer
 
@@ -68,8 +68,10 @@ class Sequential:
     def add(self, layer: Union[Layer, InputLayer]) -> None:
         """Appends a layer (``keras.Input`` first, if any). Its arguments were checked when it
         was made; its shapes are checked when the model is built."""
-        if not isinstance(layer, (Layer, InputLayer)):
-            raise TypeError(f"Sequential.add: expected a suanli.keras layer; found {type(layer).__name__}")
+        if not isinstance(layer, (Layer, InputLayer, Sequential)):
+            raise TypeError(f"Sequential.add: expected a suanli.keras layer or model; found {type(layer).__name__}")
+        if layer is self:
+            raise ValueError("Sequential.add: a model cannot contain itself")
         if self._native is not None:
             raise ValueError("Sequential.add: the model is already built (compiled); add layers before compile")
         if isinstance(layer, InputLayer) and self.layers:
@@ -82,6 +84,9 @@ class Sequential:
     def _input_shape(self) -> Optional[Tuple[int, ...]]:
         if self._input is not None:
             return self._input.input_shape
+        if self.layers and isinstance(self.layers[0], Sequential):
+            inner = self.layers[0]
+            return tuple(inner._native.input_shape) if inner._native is not None else inner._input_shape()
         if self.layers and self.layers[0].input_shape is not None:
             return self.layers[0].input_shape
         return None
@@ -104,6 +109,12 @@ class Sequential:
         dev = _in_context() or self._device_hint or current_device()
         native = _native.Model(dev, seed=utils.seed(), input_shape=list(shape))
         for layer in self.layers:
+            if isinstance(layer, Sequential):
+                # A model used as a layer: its layers join this one with their weights shared
+                # (it is built, for the shape it receives here, if it was not yet).
+                inner = layer._native or layer._build(tuple(native.output_shape or shape))
+                native.add_shared(inner)
+                continue
             spec = layer._spec()
             # The model's input shape was given above; later layers' are their inputs.
             spec["config"].pop("input_shape", None)
@@ -139,18 +150,9 @@ class Sequential:
             if loss_name == "mse":
                 raise ValueError("compile: accuracy needs a classification loss, not mean squared error")
             wanted.append("accuracy")
-        # The activation of the last layer that has one (a view or a pooling after it
-        # changes nothing here; the engine checks the rest when it trains).
-        last = next((l.get_config().get("activation") for l in reversed(self.layers) if "activation" in l.get_config()), None)
-        if loss_name != "mse" and last is not None:
-            if from_logits and last != "linear":
-                raise ValueError(f"compile: from_logits=True needs a linear last layer; this one applies {last!r}")
-            if not from_logits and last == "linear":
-                raise ValueError(
-                    "compile: a linear last layer outputs logits: use the loss with from_logits=True, "
-                    "or a softmax/sigmoid last layer"
-                )
-        self._compile_args = {"loss": loss_name, **opt._native_args()}
+        # Whether from_logits fits the output layer's activation is checked by the engine
+        # when the model is built (now, if it can be).
+        self._compile_args = {"loss": loss_name, "from_logits": from_logits, **opt._native_args()}
         self.optimizer = opt
         self.loss = loss
         self._metrics = wanted
@@ -285,9 +287,10 @@ class Sequential:
         if acc is not None:
             logs["accuracy"] = acc
         logs = self._logs(logs)
-        if _verbose(verbose):
+        v = _verbose(verbose)
+        if v:
             steps = -(-len(x) // batch_size)
-            print(f"{steps}/{steps} [{'=' * 30}] - {time.perf_counter() - t:.0f}s{metrics_text(logs)}")
+            print(summary_line(v, steps, time.perf_counter() - t, logs))
         if return_dict:
             return logs
         return [logs["loss"], logs["accuracy"]] if "accuracy" in logs else logs["loss"]
@@ -300,8 +303,17 @@ class Sequential:
         native = self._build(_sample_shape_of(x))
         return native.predict(x, batch_size=32 if batch_size is None else int(batch_size))
 
-    def __call__(self, x: Any) -> np.ndarray:
-        return self.predict(x, verbose=0)
+    def __call__(self, x: Any, training: Optional[bool] = None, mask: Any = None) -> Any:
+        """The model on ``x`` as a ``suanli.Tensor`` on the model's device (``.numpy()``),
+        as Keras's ``model(x)``; builds the model on its first call, compiled or not.
+        Inference mode only (``training=True``, dropout and batch statistics, is refused)."""
+        self._check_busy("model(x)")
+        if training:
+            raise ValueError("model(x, training=True) is not supported: call the model in inference mode, and train with fit")
+        if mask is not None:
+            raise ValueError("model(x, mask=...) is not supported")
+        shape = tuple(x.shape[1:]) if isinstance(x, _native.Tensor) else _sample_shape_of(x)
+        return self._build(shape).call(x)
 
     # ---- inspection --------------------------------------------------------------------
     def summary(self, print_fn=None) -> None:

@@ -1,5 +1,5 @@
 """Datasets as Keras returns them."""
 
-from . import mnist
+from . import fashion_mnist, mnist
 
-__all__ = ["mnist"]
+__all__ = ["fashion_mnist", "mnist"]

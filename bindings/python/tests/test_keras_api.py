@@ -1,0 +1,169 @@
+"""The pieces of TensorFlow's API that Keras programs lean on beyond layers and fit: calling a
+model, tf.nn / tf.math functions, loss objects called on data, layers that only transform
+(Activation, Softmax, ReLU, Rescaling), a model used as a layer, Keras's printed lines, and
+Fashion-MNIST."""
+
+import os
+
+import numpy as np
+import pytest
+
+import suanli
+import suanli as tf
+from suanli import keras
+from suanli.keras import layers
+
+
+def softmax64(x):
+    x = np.asarray(x, np.float64)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def test_calling_a_model_returns_a_tensor_before_compile(rng):
+    m = keras.Sequential([layers.Flatten(input_shape=(4, 3)), layers.Dense(5, activation="tanh"), layers.Dense(2)])
+    x = rng.standard_normal((6, 4, 3))
+    y = m(x)
+    assert isinstance(y, suanli.Tensor) and y.shape == (6, 2) and y.dtype == "float32"
+    np.testing.assert_array_equal(y.numpy(), np.asarray(y))
+    np.testing.assert_array_equal(m(x, training=False).numpy(), y.numpy())
+    # The same through a Tensor input, and as predict gives it.
+    np.testing.assert_array_equal(m(tf.constant(x)).numpy(), y.numpy())
+    np.testing.assert_array_equal(m.predict(x, verbose=0), y.numpy())
+    assert "numpy=" in repr(y) and "shape=(6, 2)" in repr(y)
+    with pytest.raises(ValueError, match="training"):
+        m(x, training=True)
+    with pytest.raises(ValueError, match=r"\(4, 3\)"):
+        m(rng.standard_normal((6, 5)))
+
+
+def test_tf_functions_on_tensors_and_arrays(rng):
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+    t = tf.convert_to_tensor(x)
+    np.testing.assert_allclose(tf.nn.softmax(x).numpy(), softmax64(x), atol=1e-6)
+    np.testing.assert_allclose(tf.nn.softmax(t).numpy(), softmax64(x), atol=1e-6)
+    np.testing.assert_allclose(tf.nn.relu(x).numpy(), np.maximum(x, 0))
+    np.testing.assert_allclose(tf.nn.sigmoid(x).numpy(), 1 / (1 + np.exp(-x.astype(np.float64))), atol=1e-6)
+    np.testing.assert_array_equal(tf.argmax(t, axis=1).numpy(), np.argmax(x, axis=1))
+    np.testing.assert_array_equal(tf.math.argmax(x, axis=-1).numpy(), np.argmax(x, axis=-1))
+    np.testing.assert_allclose(tf.reduce_mean(x).numpy(), x.astype(np.float64).mean(), atol=1e-6)
+    np.testing.assert_allclose(tf.reduce_sum(x, axis=0).numpy(), x.sum(axis=0), atol=1e-5)
+    np.testing.assert_allclose(tf.reduce_mean(x, axis=1, keepdims=True).numpy(), x.mean(axis=1, keepdims=True), atol=1e-6)
+    assert tf.reduce_sum(x).shape == ()
+    # Three dimensions: softmax and argmax over the last axis.
+    y = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    np.testing.assert_allclose(tf.nn.softmax(y).numpy(), softmax64(y), atol=1e-6)
+    np.testing.assert_array_equal(tf.argmax(y, axis=-1).numpy(), np.argmax(y, axis=-1))
+    c = tf.constant([[1, 2], [3, 4]])
+    assert c.shape == (2, 2) and c.numpy().dtype == np.float32
+    with pytest.raises(ValueError, match="axis"):
+        tf.reduce_sum(y, axis=1)
+    with pytest.raises(ValueError, match="float32"):
+        tf.constant([1, 2], dtype="int64")
+
+
+def test_loss_objects_are_callable(rng):
+    logits = rng.standard_normal((4, 3)).astype(np.float32)
+    y = np.array([0, 2, 1, 2], np.uint8)
+    p = softmax64(logits)
+    want = -np.log(p[np.arange(4), y]).mean()
+    sparse = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    got = sparse(y, logits)
+    assert isinstance(got, suanli.Tensor) and got.shape == ()
+    assert abs(float(got.numpy()) - want) < 1e-5
+    got = keras.losses.SparseCategoricalCrossentropy()(y, tf.nn.softmax(logits))
+    assert abs(float(got.numpy()) - want) < 1e-5
+    onehot = np.eye(3, dtype=np.float32)[y]
+    got = keras.losses.CategoricalCrossentropy(from_logits=True)(onehot, logits)
+    assert abs(float(got.numpy()) - want) < 1e-5
+    t = (rng.random((4, 3)) > 0.5).astype(np.float32)
+    s = 1 / (1 + np.exp(-logits.astype(np.float64)))
+    bce = -(t * np.log(s) + (1 - t) * np.log(1 - s)).mean()
+    assert abs(float(keras.losses.BinaryCrossentropy(from_logits=True)(t, logits).numpy()) - bce) < 1e-5
+    mse = ((logits.astype(np.float64) - t) ** 2).mean()
+    assert abs(float(keras.losses.MeanSquaredError()(t, logits).numpy()) - mse) < 1e-5
+    with pytest.raises(ValueError, match="class indices"):
+        sparse(np.array([0, 3, 1, 2]), logits)
+
+
+def test_activation_layers_and_rescaling(rng):
+    x = rng.integers(0, 256, size=(8, 4, 4, 1)).astype(np.uint8)
+    m = keras.Sequential([
+        keras.Input(shape=(4, 4, 1)),
+        layers.Rescaling(1.0 / 255),
+        layers.Flatten(),
+        layers.Dense(6),
+        layers.ReLU(),
+        layers.Dense(4),
+        layers.Activation("tanh"),
+        layers.Dense(3),
+        layers.Softmax(),
+    ])
+    m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    p = m.predict(x, verbose=0)
+    np.testing.assert_allclose(p.sum(axis=1), 1, atol=1e-5)
+    h = m.fit(x, np.arange(8) % 3, epochs=2, batch_size=4, verbose=0)
+    assert len(h.history["loss"]) == 2 and np.isfinite(h.history["loss"]).all()
+    assert [type(l).__name__ for l in m.layers][:2] == ["Rescaling", "Flatten"]
+    assert layers.ReLU(negative_slope=0.1).negative_slope == 0.1
+    with pytest.raises(ValueError, match="max_value"):
+        layers.ReLU(max_value=6.0)
+    with pytest.raises(ValueError, match="activation"):
+        layers.Activation("swish2")
+    # from_logits=True goes with a linear output; a Softmax layer is not one.
+    with pytest.raises(ValueError, match="from_logits"):
+        keras.Sequential([layers.Dense(3, input_shape=(2,)), layers.Softmax()]).compile(
+            optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+
+
+def test_a_model_inside_a_model_shares_its_weights(rng):
+    inner = keras.Sequential([layers.Dense(8, activation="tanh", input_shape=(5,)), layers.Dense(3)])
+    outer = keras.Sequential([inner, layers.Softmax()])
+    x = rng.standard_normal((16, 5)).astype(np.float32)
+    y = np.arange(16) % 3
+    np.testing.assert_allclose(outer(x).numpy(), softmax64(inner(x).numpy()), atol=1e-6)
+    inner.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    before = outer(x).numpy()
+    inner.fit(x, y, epochs=3, batch_size=4, verbose=0)
+    after = outer(x).numpy()
+    assert not np.allclose(before, after), "training the inner model changes the outer one"
+    np.testing.assert_allclose(after, softmax64(inner(x).numpy()), atol=1e-6)
+    assert outer.count_params() == inner.count_params()
+    # And the other way round: training the outer model trains the inner one's weights.
+    outer.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    logits = inner(x).numpy()
+    outer.fit(x, y, epochs=1, batch_size=4, verbose=0)
+    assert not np.allclose(logits, inner(x).numpy())
+
+
+def test_evaluate_and_fit_print_as_keras_does(rng, capsys):
+    m = keras.Sequential([layers.Dense(3, activation="softmax", input_shape=(4,))])
+    m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    x = rng.standard_normal((100, 4))
+    y = np.arange(100) % 3
+    m.fit(x, y, epochs=2, verbose=2)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "Epoch 1/2" and out[2] == "Epoch 2/2", out
+    assert out[1].startswith("4/4 - ") and " - loss: " in out[1] and "/epoch - " in out[1] and "[" not in out[1], out[1]
+    m.evaluate(x, y, verbose=2)
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("4/4 - ") and " - loss: " in line and " - accuracy: " in line and "[" not in line, line
+    m.evaluate(x, y, verbose=0)
+    assert capsys.readouterr().out == ""
+    assert set(m.evaluate(x, y, verbose=0, return_dict=True)) == {"loss", "accuracy"}
+
+
+def test_fashion_mnist_loads_or_says_where_it_looked(monkeypatch, tmp_path):
+    monkeypatch.setenv("FASHION_MNIST_DIR", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="FASHION_MNIST_DIR"):
+        keras.datasets.fashion_mnist.load_data()
+    monkeypatch.delenv("FASHION_MNIST_DIR")
+    debian = "/usr/share/datasets/fashion-mnist"
+    if not os.path.isdir(debian):
+        pytest.skip("Debian's dataset-fashion-mnist is not installed here")
+    (x, y), (xt, yt) = keras.datasets.fashion_mnist.load_data()
+    assert x.shape == (60000, 28, 28) and x.dtype == np.uint8 and y.shape == (60000,)
+    assert xt.shape == (10000, 28, 28) and set(np.unique(yt)) == set(range(10))
+    # Not MNIST by another name.
+    (mx, _), _ = keras.datasets.mnist.load_data()
+    assert not np.array_equal(x[:10], mx[:10])
