@@ -14,7 +14,7 @@ use crate::multi::balancer::Balancer;
 use crate::multi::exchange::{self, Exchange};
 use crate::multi::replica::{Bucket, Flag, Pollers, Replica};
 use crate::nn::evaluate::Evaluator;
-use crate::nn::fit::{Engine, EpochReport};
+use crate::nn::fit::{Engine, EpochReport, RuleAt};
 use crate::nn::options::{Evaluation, History};
 use crate::nn::step;
 use crate::telemetry::{DeviceWatch, WatchEvent};
@@ -318,9 +318,10 @@ impl Engine for ParallelEngine<'_> {
         Ok(())
     }
 
-    fn run(&mut self, steps: &[(usize, usize)], t0: u64, rule: &Rule) -> Result<()> {
+    fn run(&mut self, steps: &[(usize, usize)], t0: u64, rule: &RuleAt<'_>) -> Result<()> {
         for (i, &(offset, b)) in steps.iter().enumerate() {
-            self.step(offset, b, t0 + i as u64 + 1, rule)?;
+            let t = t0 + i as u64 + 1;
+            self.step(offset, b, t, &rule(t)?)?;
         }
         Ok(())
     }

@@ -27,6 +27,9 @@ use crate::random::Rng;
 use crate::tensor::{IndexBuffer, Tensor};
 use crate::vocab::Rule;
 
+/// The update rule of optimizer step `t` (1-based): the learning rate may change per step.
+pub(crate) type RuleAt<'a> = dyn Fn(u64) -> Result<Rule> + 'a;
+
 /// How running metrics are read during an epoch (a readback waits for the device).
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
@@ -34,8 +37,9 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 pub(crate) trait Engine {
     /// An epoch starts with this permutation of the training rows.
     fn begin_epoch(&mut self, perm: &[u32]) -> Result<()>;
-    /// Runs `steps` (offsets into the permutation, batch sizes), optimizer steps `t0 + 1..`.
-    fn run(&mut self, steps: &[(usize, usize)], t0: u64, rule: &Rule) -> Result<()>;
+    /// Runs `steps` (offsets into the permutation, batch sizes), optimizer steps `t0 + 1..`,
+    /// step `t` with the update rule `rule(t)`.
+    fn run(&mut self, steps: &[(usize, usize)], t0: u64, rule: &RuleAt<'_>) -> Result<()>;
     /// `[Σ loss, Σ correct, rows]` so far this epoch.
     fn sums(&mut self) -> Result<[f64; 3]>;
     /// The epoch's training is done: checks (replicas identical) and what to report.
@@ -112,7 +116,24 @@ impl Setup {
         if o.batch_size == 0 {
             return Err(bad("batch_size", "at least 1".into(), "0".into()));
         }
-        let start = o.resume.map_or(0, |c| c.epoch);
+        if o.resume.is_some() && o.initial_epoch > 0 {
+            return Err(bad(
+                "initial_epoch",
+                "0 with resume (the checkpoint says where training stopped)".into(),
+                o.initial_epoch.to_string(),
+            ));
+        }
+        let start = o.resume.map_or(o.initial_epoch, |c| c.epoch);
+        if o.initial_epoch >= o.epochs {
+            return Err(bad(
+                "epochs",
+                format!(
+                    "more than initial_epoch {} (epochs is the total)",
+                    o.initial_epoch
+                ),
+                o.epochs.to_string(),
+            ));
+        }
         if let Some(c) = o.resume {
             if c.epoch >= o.epochs {
                 return Err(bad(
@@ -239,9 +260,23 @@ pub(crate) fn run(
         let n = sums[2].max(1.0);
         (sums[0] / n, s.has_acc.then_some(sums[1] / n))
     };
+    let step_lr = o.step_lr;
     for epoch in s.start..s.epochs {
         let t_epoch = Instant::now();
-        let rule = s.optimizer.rule(s.lrs[epoch]);
+        let epoch_lr = s.lrs[epoch];
+        let optimizer = s.optimizer;
+        let rule = move |t: u64| -> Result<Rule> {
+            let lr = step_lr.map_or(epoch_lr, |f| f(t - 1));
+            if !(lr > 0.0 && lr.is_finite()) {
+                return Err(Error::InvalidArgument {
+                    op: "fit",
+                    name: "step_lr",
+                    expected: "a finite learning rate > 0 at every step".into(),
+                    found: format!("{lr} at step {}", t - 1),
+                });
+            }
+            Ok(optimizer.rule(lr))
+        };
         if shuffle_on {
             shuffle(&mut perm, s.seed, epoch);
         }
@@ -435,7 +470,7 @@ impl Engine for LocalEngine<'_> {
         Ok(())
     }
 
-    fn run(&mut self, steps: &[(usize, usize)], t0: u64, rule: &Rule) -> Result<()> {
+    fn run(&mut self, steps: &[(usize, usize)], t0: u64, rule: &RuleAt<'_>) -> Result<()> {
         step::run_chunk(
             &self.model.device,
             &self.layout,

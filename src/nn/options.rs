@@ -306,6 +306,13 @@ pub struct FitOptions<'a> {
     /// Learning rate per epoch (0-based), replacing the optimizer's; checked for every epoch
     /// before training starts.
     pub lr_schedule: Option<&'a dyn Fn(usize) -> f64>,
+    /// Learning rate per optimizer step, replacing both the optimizer's and `lr_schedule`:
+    /// called with the number of steps taken before this one (Keras's
+    /// `optimizer.iterations`, so a schedule object is `|step| schedule(step)`), when the
+    /// step's uniforms are written, before its chunk of steps is submitted. The value goes
+    /// into the step's entry of the parameter table (the device reads it there: no recapture);
+    /// a value that is not finite and > 0 stops training with an error naming the step.
+    pub step_lr: Option<&'a dyn Fn(u64) -> f64>,
     /// Early stopping.
     pub early_stopping: Option<EarlyStopping>,
     /// Writes a checkpoint here (atomically) at the end of every epoch: weights, optimizer
@@ -316,6 +323,11 @@ pub struct FitOptions<'a> {
     /// `initial_epoch`), with the checkpoint's seed, and the returned history includes the
     /// earlier epochs.
     pub resume: Option<&'a Checkpoint>,
+    /// Keras's `initial_epoch`: the epochs before it count as done (numbering, callbacks, the
+    /// shuffles replayed), and training continues from the model's weights and optimizer
+    /// state for epochs `initial_epoch..epochs`. With the state of an interrupted run's last
+    /// epoch this continues it exactly, as `resume` does from a checkpoint (default 0).
+    pub initial_epoch: usize,
     /// Called after every epoch with the epoch (0-based) and the history so far; return
     /// false to stop.
     pub on_epoch_end: Option<EpochCallback<'a>>,
@@ -333,6 +345,8 @@ impl Default for FitOptions<'_> {
             validation_data: None,
             validation_split: 0.0,
             lr_schedule: None,
+            step_lr: None,
+            initial_epoch: 0,
             early_stopping: None,
             checkpoint: None,
             resume: None,

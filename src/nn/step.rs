@@ -473,7 +473,7 @@ pub(crate) fn run_chunk(
     idx: &IndexBuffer,
     seed: u64,
     t0: u64,
-    rule: Option<&Rule>,
+    rule: Option<&crate::nn::fit::RuleAt<'_>>,
 ) -> Result<()> {
     let plan_of = |b: usize| {
         plans
@@ -486,14 +486,19 @@ pub(crate) fn run_chunk(
     };
     let mut chunk = Chunk::new(layout, steps.len());
     for (s, &(offset, batch)) in steps.iter().enumerate() {
+        let t = rule.map_or(0, |_| t0 + s as u64 + 1);
+        let r = match rule {
+            Some(f) => Some(f(t)?),
+            None => None,
+        };
         let u = StepInputs {
             data,
             idx,
             offset,
             batch,
             seed,
-            t: rule.map_or(0, |_| t0 + s as u64 + 1),
-            rule,
+            t,
+            rule: r.as_ref(),
         };
         chunk.put(s, plan_of(batch)?.slots(), &u)?;
     }
