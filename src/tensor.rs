@@ -106,6 +106,25 @@ impl Tensor {
         Ok(t)
     }
 
+    /// Overwrites the tensor's values with `data` (row-major, as many values as it holds), in
+    /// place: every holder of this tensor (a shared layer, a view) sees the new values; work
+    /// submitted before reads the old ones.
+    pub fn write_slice(&self, data: &[f32]) -> Result<()> {
+        if data.len() != self.numel() {
+            return Err(Error::ShapeMismatch {
+                op: "Tensor::write_slice",
+                expected: format!("{} values for shape {:?}", self.numel(), self.shape()),
+                found: format!("{} values", data.len()),
+            });
+        }
+        if !data.is_empty() {
+            self.device()
+                .wgpu_queue()
+                .write_buffer(self.buffer(), 0, bytemuck::cast_slice(data));
+        }
+        Ok(())
+    }
+
     /// A tensor of zeros.
     pub fn zeros(device: &Device, shape: &[usize]) -> Result<Tensor> {
         let t = Tensor::empty(device, shape)?;

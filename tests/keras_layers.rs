@@ -217,3 +217,64 @@ fn losses_called_on_data_match_their_formulas() {
         .check_from_logits(false, lin)
         .is_err());
 }
+
+#[test]
+fn weights_read_and_write_in_place() {
+    let dev = dev_or_skip!();
+    let mut inner = Sequential::with_seed(&dev, 5).input_shape(&[6]);
+    inner.add(Dense::new(4, "tanh")).unwrap();
+    inner.add(Dense::new(3, "linear")).unwrap();
+    let mut outer = Sequential::new(&dev);
+    outer.add_shared(&inner).unwrap();
+    outer.add(Softmax::new()).unwrap();
+    let w = inner.weights();
+    let names: Vec<&str> = w.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "dense/kernel",
+            "dense/bias",
+            "dense_1/kernel",
+            "dense_1/bias"
+        ]
+    );
+    assert_eq!(w[0].1.shape(), &[6, 4], "Keras's (inputs, units)");
+    // New values written into the inner model reach the outer one.
+    let values: Vec<Vec<f32>> = w
+        .iter()
+        .enumerate()
+        .map(|(k, (_, t))| random_vec(t.numel(), 20 + k as u64))
+        .collect();
+    let refs: Vec<&[f32]> = values.iter().map(|v| v.as_slice()).collect();
+    inner.set_weights(&refs).unwrap();
+    for ((_, t), v) in outer.weights().iter().zip(&values) {
+        assert_eq!(&t.to_vec().unwrap(), v);
+    }
+    let x = Tensor::from_slice(&dev, &random_vec(6, 9), &[1, 6]).unwrap();
+    let h: Vec<f64> = (0..4)
+        .map(|j| {
+            let z: f64 = (0..6)
+                .map(|i| values[0][i * 4 + j] as f64 * x.to_vec().unwrap()[i] as f64)
+                .sum();
+            (z + values[1][j] as f64).tanh()
+        })
+        .collect();
+    let logits = inner.predict(&x).unwrap().to_vec().unwrap();
+    for c in 0..3 {
+        let z: f64 = (0..4)
+            .map(|j| values[2][j * 3 + c] as f64 * h[j])
+            .sum::<f64>()
+            + values[3][c] as f64;
+        assert!((logits[c] as f64 - z).abs() < 1e-5, "{} vs {z}", logits[c]);
+    }
+    // Checked before anything is written.
+    assert!(inner.set_weights(&refs[..3]).is_err());
+    let mut short = refs.clone();
+    short[2] = &values[2][..5];
+    assert!(inner.set_weights(&short).is_err());
+    let nan = vec![f32::NAN; 3];
+    let mut bad = refs.clone();
+    bad[3] = &nan;
+    assert!(inner.set_weights(&bad).is_err());
+    assert_eq!(inner.weights()[3].1.to_vec().unwrap(), values[3]);
+}

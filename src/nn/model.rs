@@ -108,6 +108,59 @@ impl Sequential {
         self.layers.iter().map(|l| l.spec.clone()).collect()
     }
 
+    /// Every weight in Keras's `get_weights` order (layer by layer: trainable parameters,
+    /// then state such as moving statistics), named `layer/weight` as in the model file, in
+    /// Keras's layouts (a Dense kernel (inputs, units), a Conv2D kernel HWIO).
+    pub fn weights(&self) -> Vec<(String, Tensor)> {
+        self.layers
+            .iter()
+            .flat_map(|l| {
+                let layer = l.spec.name.clone().unwrap_or_default();
+                let names = l.spec.config.weights(&l.io().input);
+                let w = l.weights();
+                names
+                    .into_iter()
+                    .zip(w.params.iter().chain(&w.state))
+                    .map(move |(n, t)| (format!("{layer}/{}", n.name), t.clone()))
+            })
+            .collect()
+    }
+
+    /// Overwrites every weight, in [`Sequential::weights`] order, in place (a model that shares
+    /// these layers sees the new values); the count and every length are checked before
+    /// anything is written. Optimizer state is kept, as Keras's `set_weights` keeps it.
+    pub fn set_weights(&self, values: &[&[f32]]) -> Result<()> {
+        let w = self.weights();
+        if values.len() != w.len() {
+            return Err(Error::ShapeMismatch {
+                op: "Sequential::set_weights",
+                expected: format!("{} arrays (one per weight)", w.len()),
+                found: format!("{} arrays", values.len()),
+            });
+        }
+        for ((name, t), v) in w.iter().zip(values) {
+            if v.len() != t.numel() {
+                return Err(Error::ShapeMismatch {
+                    op: "Sequential::set_weights",
+                    expected: format!("{} values for {name} of shape {:?}", t.numel(), t.shape()),
+                    found: format!("{} values", v.len()),
+                });
+            }
+            if let Some(bad) = v.iter().find(|x| !x.is_finite()) {
+                return Err(Error::InvalidArgument {
+                    op: "Sequential::set_weights",
+                    name: "weights",
+                    expected: format!("finite values for {name}"),
+                    found: bad.to_string(),
+                });
+            }
+        }
+        for ((_, t), v) in w.iter().zip(values) {
+            t.write_slice(v)?;
+        }
+        Ok(())
+    }
+
     /// Number of trainable parameters.
     pub fn param_count(&self) -> usize {
         self.params().iter().map(|p| p.numel()).sum()

@@ -3,6 +3,7 @@
 //! `evaluate`, `predict`, and the safetensors files shared with Rust.
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use numpy::prelude::*;
 use numpy::{PyArray1, PyArrayDyn};
@@ -189,7 +190,7 @@ impl PyModel {
     }
 
     /// Trains; returns the history of this call as a dict of lists.
-    #[pyo3(signature = (x, y, epochs = 1, batch_size = 32, shuffle = true, seed = 0, validation_data = None, validation_split = 0.0, checkpoint = None, on_epoch_begin = None, on_progress = None, on_epoch_end = None))]
+    #[pyo3(signature = (x, y, epochs = 1, batch_size = 32, shuffle = true, seed = 0, validation_data = None, validation_split = 0.0, checkpoint = None, on_epoch_begin = None, on_progress = None, on_epoch_end = None, learning_rate = None, initial_epoch = 0))]
     #[allow(clippy::too_many_arguments)] // Keras's fit arguments, spelled out
     fn fit<'py>(
         &mut self,
@@ -206,6 +207,8 @@ impl PyModel {
         on_epoch_begin: Option<Py<PyAny>>,
         on_progress: Option<Py<PyAny>>,
         on_epoch_end: Option<Py<PyAny>>,
+        learning_rate: Option<Py<PyAny>>,
+        initial_epoch: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
         let train = dataset(py, &self.inner, x, y, "fit")?;
         let val = match &validation_data {
@@ -218,9 +221,33 @@ impl PyModel {
             on_epoch_end,
             error: None,
         };
+        // `learning_rate(step)`, asked for every step's rate (a Python callable: the GIL is
+        // taken for the call). Its exception is kept and raised once the engine stops on the
+        // NaN returned in its place.
+        let lr_error: Mutex<Option<PyErr>> = Mutex::new(None);
+        let lr_at = |step: u64| -> f64 {
+            let Some(f) = &learning_rate else {
+                return f64::NAN;
+            };
+            Python::attach(
+                |py| match f.call1(py, (step,)).and_then(|v| v.extract::<f64>(py)) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        if let Ok(mut slot) = lr_error.lock() {
+                            slot.get_or_insert(e);
+                        }
+                        f64::NAN
+                    }
+                },
+            )
+        };
+        let step_lr: Option<&(dyn Fn(u64) -> f64 + Sync)> =
+            learning_rate.as_ref().map(|_| &lr_at as _);
         let model = &mut self.inner;
         let result = py.detach(|| {
             let options = FitOptions {
+                step_lr: step_lr.map(|f| f as &dyn Fn(u64) -> f64),
+                initial_epoch,
                 epochs,
                 batch_size,
                 shuffle,
@@ -234,6 +261,9 @@ impl PyModel {
             model.fit(&train, options)
         });
         if let Some(e) = cbs.error.take() {
+            return Err(e);
+        }
+        if let Some(e) = lr_error.into_inner().ok().flatten() {
             return Err(e);
         }
         let h = result.py()?;

@@ -1,5 +1,6 @@
 """Callbacks: ``Callback``, ``History``, ``EarlyStopping``, ``ModelCheckpoint``,
-``TerminateOnNaN`` (the engine always stops on a non-finite loss), ``LambdaCallback``.
+``TerminateOnNaN`` (the engine always stops on a non-finite loss), ``LambdaCallback``,
+``LearningRateScheduler``, ``ReduceLROnPlateau``, ``CSVLogger``, ``BackupAndRestore``.
 
 During ``fit`` the model is busy on the device: a callback reads ``logs``, may set
 ``self.model.stop_training = True``, and may write files; calling the model's own methods
@@ -8,6 +9,7 @@ from inside a callback raises ``RuntimeError``.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -214,6 +216,185 @@ class LambdaCallback(Callback):
 class TerminateOnNaN(Callback):
     """Accepted for compatibility: suanli's engine always stops on a non-finite loss (with a
     ``RuntimeError`` naming the epoch and step)."""
+
+
+def _set_lr(model: Any, lr: float, who: str) -> None:
+    opt = getattr(model, "optimizer", None)
+    if opt is None:
+        raise ValueError(f"{who}: the model has no optimizer (compile it first)")
+    if callable(opt.learning_rate):
+        raise ValueError(f"{who}: the optimizer's learning_rate is a schedule; give it a number to let {who} set it")
+    opt.learning_rate = lr
+
+
+def _current_lr(model: Any, who: str) -> float:
+    opt = getattr(model, "optimizer", None)
+    if opt is None or callable(opt.learning_rate):
+        raise ValueError(f"{who}: needs a compiled model whose optimizer's learning_rate is a number")
+    return float(opt.learning_rate)
+
+
+class LearningRateScheduler(Callback):
+    """Sets the learning rate at the start of every epoch to ``schedule(epoch, lr)`` (or
+    ``schedule(epoch)``), as Keras's callback does; the rate applies from that epoch's first
+    step (it goes into each step's entry of the parameter table)."""
+
+    def __init__(self, schedule: Callable[..., float], verbose: int = 0) -> None:
+        super().__init__()
+        self.schedule = schedule
+        self.verbose = verbose
+
+    def on_epoch_begin(self, epoch: int, logs: Optional[Dict[str, float]] = None) -> None:
+        lr = _current_lr(self.model, "LearningRateScheduler")
+        try:
+            new = self.schedule(epoch, lr)
+        except TypeError:
+            new = self.schedule(epoch)
+        new = float(new)
+        if not (new > 0 and math.isfinite(new)):
+            raise ValueError(f"LearningRateScheduler: the schedule gave {new!r} at epoch {epoch}; expected a finite number > 0")
+        _set_lr(self.model, new, "LearningRateScheduler")
+        if self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {new}.")
+
+    def on_epoch_end(self, epoch: int, logs: Optional[Dict[str, float]] = None) -> None:
+        if logs is not None:
+            logs["learning_rate"] = _current_lr(self.model, "LearningRateScheduler")
+
+
+class ReduceLROnPlateau(Callback):
+    """Multiplies the learning rate by ``factor`` when ``monitor`` has not improved by
+    ``min_delta`` for ``patience`` epochs (then waits ``cooldown`` epochs), never below
+    ``min_lr``; Keras's rules and defaults."""
+
+    def __init__(self, monitor: str = "val_loss", factor: float = 0.1, patience: int = 10, verbose: int = 0, mode: str = "auto", min_delta: float = 1e-4, cooldown: int = 0, min_lr: float = 0.0, **kwargs: Any) -> None:
+        super().__init__()
+        if kwargs:
+            raise TypeError(f"ReduceLROnPlateau: unsupported arguments {sorted(kwargs)}")
+        if not 0 < float(factor) < 1:
+            raise ValueError(f"ReduceLROnPlateau: factor must be in (0, 1); found {factor!r}")
+        self.monitor = monitor
+        self.factor = float(factor)
+        self.patience = int(patience)
+        self.verbose = verbose
+        self.min_delta = float(min_delta)
+        self.cooldown = int(cooldown)
+        self.min_lr = float(min_lr)
+        self._better = _better(mode, monitor)
+        self._mode_max = (mode == "max") or (mode == "auto" and "acc" in monitor)
+
+    def on_train_begin(self, logs: Optional[Dict[str, float]] = None) -> None:
+        self.wait = 0
+        self.cooldown_counter = 0
+        self.best = -math.inf if self._mode_max else math.inf
+
+    def on_epoch_end(self, epoch: int, logs: Optional[Dict[str, float]] = None) -> None:
+        logs = logs if logs is not None else {}
+        lr = _current_lr(self.model, "ReduceLROnPlateau")
+        logs["learning_rate"] = lr
+        current = logs.get(self.monitor)
+        if current is None:
+            warnings.warn(f"ReduceLROnPlateau: metric {self.monitor!r} is not available; available: {sorted(logs)}", RuntimeWarning)
+            return
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.wait = 0
+        if self._better(current, self.best, self.min_delta):
+            self.best = current
+            self.wait = 0
+        elif self.cooldown_counter <= 0:
+            self.wait += 1
+            if self.wait >= self.patience and lr > self.min_lr:
+                new = max(lr * self.factor, self.min_lr)
+                _set_lr(self.model, new, "ReduceLROnPlateau")
+                if self.verbose > 0:
+                    print(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new}.")
+                self.cooldown_counter = self.cooldown
+                self.wait = 0
+
+
+def _write_atomic(path: str, text: str) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".suanli-", dir=folder)
+    try:
+        with os.fdopen(fd, "w", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class CSVLogger(Callback):
+    """Writes one row per epoch (``epoch`` then the logs' keys, sorted, as Keras's header)
+    to ``filename``; the file is replaced atomically after every epoch, so a reader never
+    sees half a row. ``append=True`` keeps the rows of an earlier run."""
+
+    def __init__(self, filename: str, separator: str = ",", append: bool = False) -> None:
+        super().__init__()
+        self.filename = os.fspath(filename)
+        self.sep = separator
+        self.append = bool(append)
+
+    def on_train_begin(self, logs: Optional[Dict[str, float]] = None) -> None:
+        self._text = ""
+        self._keys: Optional[List[str]] = None
+        if self.append and os.path.exists(self.filename):
+            with open(self.filename, newline="") as f:
+                self._text = f.read()
+            first = self._text.splitlines()[0] if self._text else ""
+            self._keys = first.split(self.sep)[1:] if first else None
+
+    def on_epoch_end(self, epoch: int, logs: Optional[Dict[str, float]] = None) -> None:
+        logs = logs or {}
+        if self._keys is None:
+            self._keys = sorted(logs)
+            self._text += self.sep.join(["epoch"] + self._keys) + "\n"
+        row = [str(epoch)] + [repr(float(logs[k])) if k in logs else "NA" for k in self._keys]
+        self._text += self.sep.join(row) + "\n"
+        _write_atomic(self.filename, self._text)
+
+
+class BackupAndRestore(Callback):
+    """Keras's fault tolerance: at the end of every epoch the model's checkpoint (weights,
+    optimizer state, step count) goes to ``backup_dir``; a ``fit`` that starts with a backup
+    there restores it and continues from the epoch after it, exactly as the interrupted run
+    would have gone on (the shuffles of the epochs done are replayed). A run that finishes
+    deletes the backup (``delete_checkpoint``)."""
+
+    def __init__(self, backup_dir: str, save_freq: Any = "epoch", delete_checkpoint: bool = True) -> None:
+        super().__init__()
+        if save_freq != "epoch":
+            raise ValueError(f"BackupAndRestore: save_freq must be 'epoch'; found {save_freq!r}")
+        self.backup_dir = os.fspath(backup_dir)
+        self.delete_checkpoint = bool(delete_checkpoint)
+        self._needs_snapshots = True
+
+    @property
+    def _files(self):
+        return os.path.join(self.backup_dir, "model.safetensors"), os.path.join(self.backup_dir, "state.json")
+
+    def _backup(self) -> Optional[Any]:
+        """``(checkpoint path, epochs done)`` of a backup to restore, if there is one."""
+        model, state = self._files
+        if not (os.path.exists(model) and os.path.exists(state)):
+            return None
+        with open(state) as f:
+            return model, int(json.load(f)["epochs_done"])
+
+    def on_epoch_end(self, epoch: int, logs: Optional[Dict[str, float]] = None) -> None:
+        model, state = self._files
+        os.makedirs(self.backup_dir, exist_ok=True)
+        self.model._snapshot_copy(model)
+        _write_atomic(state, json.dumps({"epochs_done": epoch + 1}))
+
+    def on_train_end(self, logs: Optional[Dict[str, float]] = None) -> None:
+        if self.delete_checkpoint:
+            shutil.rmtree(self.backup_dir, ignore_errors=True)
 
 
 def _copy_atomic(src: str, dst: str) -> None:

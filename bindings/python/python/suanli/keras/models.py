@@ -191,9 +191,18 @@ class Sequential:
             raise RuntimeError("You must call compile() on the model before fit()")
         if x is None or y is None:
             raise ValueError("fit: x and y are required")
-        if initial_epoch:
-            raise ValueError("fit: initial_epoch is not supported; fit continues from the model's state")
+        initial_epoch = int(initial_epoch)
+        if not 0 <= initial_epoch:
+            raise ValueError(f"fit: initial_epoch must be >= 0; found {initial_epoch}")
         native = self._build(_sample_shape_of(x))
+        # BackupAndRestore: a backup left by an interrupted run is restored (weights, optimizer
+        # state, step count) and training continues after its last epoch.
+        for cb in callbacks or []:
+            backup = cb._backup() if hasattr(cb, "_backup") else None
+            if backup is not None:
+                self._restore(backup[0])
+                native = self._native
+                initial_epoch = max(initial_epoch, backup[1])
         verbose = _verbose(verbose)
         batch_size = 32 if batch_size is None else int(batch_size)
         if validation_data is not None:
@@ -201,9 +210,11 @@ class Sequential:
                 raise ValueError("fit: validation_data must be a tuple (x_val, y_val)")
             validation_data = (validation_data[0], validation_data[1])
         history = callbacks_module.History()
-        cbs = [history] + list(callbacks or [])
+        # Keras's order: the user's callbacks, then History, all handed the same logs (so a
+        # callback's additions, such as ReduceLROnPlateau's learning_rate, reach the history).
+        cbs = list(callbacks or []) + [history]
         rows = len(x) if validation_data is not None or not validation_split else len(x) - int(len(x) * validation_split)
-        params = {"epochs": epochs, "steps": -(-rows // batch_size), "verbose": verbose}
+        params = {"epochs": epochs, "steps": -(-rows // batch_size), "verbose": verbose, "initial_epoch": initial_epoch}
         for cb in cbs:
             cb.set_model(self)
             cb.set_params(params)
@@ -234,18 +245,31 @@ class Sequential:
         def on_epoch_end(logs: Dict[str, float], info: Dict[str, Any]) -> bool:
             logs = self._logs(logs)
             printer.epoch_end(info["steps"], info["seconds"], logs)
+            logs = dict(logs)
             for cb in cbs:
-                cb.on_epoch_end(info["epoch"], dict(logs))
+                cb.on_epoch_end(info["epoch"], logs)
             return not self.stop_training
 
         for cb in cbs:
             cb.on_train_begin({})
+        if int(epochs) <= initial_epoch:
+            # Nothing left to train (Keras returns at once too).
+            for cb in cbs:
+                cb.on_train_end({})
+            if tmpdir:
+                shutil.rmtree(tmpdir, ignore_errors=True)
+            self._snapshot = None
+            history.epoch_seconds = []
+            self.history = history
+            return history
         self._busy = True
         try:
+            opt = getattr(self, "optimizer", None)
             native_history = native.fit(
                 x,
                 y,
                 epochs=int(epochs),
+                initial_epoch=initial_epoch,
                 batch_size=batch_size,
                 shuffle=bool(shuffle),
                 seed=utils.seed(),
@@ -255,6 +279,7 @@ class Sequential:
                 on_epoch_begin=on_epoch_begin,
                 on_progress=on_progress if printer.live or batch_cbs else None,
                 on_epoch_end=on_epoch_end,
+                learning_rate=opt._lr_at if isinstance(opt, optimizers_module.Optimizer) else None,
             )
             self._busy = False
             for cb in cbs:

@@ -1,8 +1,16 @@
-"""Optimizers, with Keras's defaults. They run fused into the backward matmul on the device."""
+"""Optimizers, with Keras's defaults. They run fused into the backward matmul on the device.
+
+``learning_rate`` is a number, a schedule from ``optimizers.schedules``, or any callable of
+the step count; it may be changed between epochs (``model.optimizer.learning_rate = ...``,
+as ``LearningRateScheduler`` and ``ReduceLROnPlateau`` do). ``fit`` reads it for every step.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, Union
+
+from . import schedules
 
 
 class Optimizer:
@@ -10,19 +18,40 @@ class Optimizer:
 
     _name = ""
 
-    def __init__(self, learning_rate: float, **kwargs: Any) -> None:
-        if not isinstance(learning_rate, (int, float)) or isinstance(learning_rate, bool):
-            raise ValueError(
-                f"{type(self).__name__}: learning_rate must be a number (schedules are not supported); found {learning_rate!r}"
-            )
-        self.learning_rate = float(learning_rate)
+    def __init__(self, learning_rate: Any, **kwargs: Any) -> None:
+        self.learning_rate = learning_rate
         self._extra: Dict[str, Any] = kwargs
 
+    @property
+    def learning_rate(self) -> Any:
+        """A number, or a schedule (any callable of the step count)."""
+        return self._learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value: Any) -> None:
+        if callable(value):
+            self._learning_rate = value
+            return
+        if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+            raise ValueError(f"{type(self).__name__}: learning_rate must be a number or a schedule; found {value!r}")
+        v = float(value)
+        if not (v > 0 and math.isfinite(v)):
+            raise ValueError(f"{type(self).__name__}: learning_rate must be finite and > 0; found {value!r}")
+        self._learning_rate = v
+
+    # Keras's alias.
+    lr = learning_rate
+
+    def _lr_at(self, step: int) -> float:
+        """The learning rate of the step after ``step`` steps taken."""
+        lr = self._learning_rate
+        return float(lr(step)) if callable(lr) else lr
+
     def _native_args(self) -> Dict[str, Any]:
-        return {"optimizer": self._name, "learning_rate": self.learning_rate, **self._extra}
+        return {"optimizer": self._name, "learning_rate": self._lr_at(0), **self._extra}
 
     def get_config(self) -> Dict[str, Any]:
-        return {"name": self._name, "learning_rate": self.learning_rate, **self._extra}
+        return {"name": self._name, "learning_rate": self._learning_rate, **self._extra}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.get_config()})"

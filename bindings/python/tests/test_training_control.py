@@ -1,0 +1,130 @@
+"""Training control as Keras programs use it: learning-rate schedules applied per step,
+LearningRateScheduler, ReduceLROnPlateau, CSVLogger, initial_epoch, BackupAndRestore."""
+
+import csv
+import math
+
+import numpy as np
+import pytest
+
+from suanli import keras
+from suanli.keras import layers
+from suanli.keras.optimizers import schedules
+
+
+def data(rng, n=64):
+    x = rng.standard_normal((n, 5)).astype(np.float32)
+    return x, (x[:, 0] > 0).astype(np.int64)
+
+
+def model(lr=0.1, seed=3):
+    keras.utils.set_random_seed(seed)
+    m = keras.Sequential([layers.Dense(6, activation="tanh", input_shape=(5,)), layers.Dense(2, activation="softmax")])
+    m.compile(optimizer=keras.optimizers.SGD(learning_rate=lr), loss="sparse_categorical_crossentropy")
+    return m
+
+
+def test_schedules_match_keras_formulas():
+    e = schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5)
+    assert e(0) == 0.1 and math.isclose(e(10), 0.05) and math.isclose(e(5), 0.1 * 0.5 ** 0.5)
+    assert math.isclose(schedules.ExponentialDecay(0.1, 10, 0.5, staircase=True)(19), 0.05)
+    assert math.isclose(schedules.InverseTimeDecay(0.1, 10, 1.0)(10), 0.05)
+    p = schedules.PiecewiseConstantDecay([10, 20], [1.0, 0.5, 0.1])
+    assert [p(0), p(10), p(11), p(20), p(21)] == [1.0, 1.0, 0.5, 0.5, 0.1]
+    c = schedules.CosineDecay(0.1, decay_steps=100, alpha=0.1)
+    assert math.isclose(c(0), 0.1) and math.isclose(c(50), 0.1 * (0.9 * 0.5 + 0.1)) and math.isclose(c(200), 0.01)
+    w = schedules.CosineDecay(0.0, decay_steps=10, warmup_target=0.2, warmup_steps=5)
+    assert math.isclose(w(0), 0.0) and math.isclose(w(5), 0.2) and math.isclose(w(15), 0.0, abs_tol=1e-12)
+    with pytest.raises(ValueError):
+        schedules.PiecewiseConstantDecay([10], [1.0])
+
+
+def test_a_schedule_sets_every_steps_rate(rng):
+    x, y = data(rng)
+    seen = []
+
+    def rate(step):
+        seen.append(step)
+        return 0.1 if step < 4 else 0.02
+
+    a = model(lr=rate)
+    seen.clear()  # compile asked for the first rate
+    a.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0)
+    assert seen == list(range(8)), seen
+    # The same rates given another way: 0.1 for one fit of 4 steps, then 0.02.
+    b = model(lr=0.1)
+    b.fit(x, y, epochs=1, batch_size=16, shuffle=False, verbose=0)
+    b.optimizer.learning_rate = 0.02
+    b.fit(x, y, epochs=1, batch_size=16, shuffle=False, verbose=0)
+    np.testing.assert_array_equal(a.predict(x, verbose=0), b.predict(x, verbose=0))
+    # A schedule object, and a schedule whose rate turns bad stops training with its error.
+    c = model(lr=schedules.ExponentialDecay(0.1, 4, 0.5))
+    c.fit(x, y, epochs=1, batch_size=16, verbose=0)
+
+    def broken(step):
+        if step == 2:
+            raise ArithmeticError("no rate today")
+        return 0.1
+
+    d = model(lr=broken)
+    with pytest.raises(ArithmeticError, match="no rate today"):
+        d.fit(x, y, epochs=1, batch_size=16, verbose=0)
+
+
+def test_lr_callbacks_and_csv_logger(rng, tmp_path):
+    x, y = data(rng)
+    m = model(lr=0.1)
+    rates = []
+    sched = keras.callbacks.LearningRateScheduler(lambda epoch, lr: lr * 0.5)
+    spy = keras.callbacks.LambdaCallback(on_epoch_begin=lambda e, logs: rates.append(m.optimizer.learning_rate))
+    log = tmp_path / "log.csv"
+    h = m.fit(x, y, epochs=3, batch_size=16, verbose=0, callbacks=[sched, spy, keras.callbacks.CSVLogger(str(log))])
+    assert rates == [0.05, 0.025, 0.0125]
+    assert h.history["learning_rate"] == rates
+    rows = list(csv.reader(open(log)))
+    assert rows[0] == ["epoch", "learning_rate", "loss"], rows
+    assert [r[0] for r in rows[1:]] == ["0", "1", "2"]
+    np.testing.assert_allclose([float(r[2]) for r in rows[1:]], h.history["loss"])
+    # ReduceLROnPlateau on a metric that never improves after the first epoch: halves after
+    # `patience` epochs, down to min_lr; the logs hold the rate each epoch trained with (as
+    # Keras records it, before the reduction).
+    m2 = model(lr=0.1)
+    r = keras.callbacks.ReduceLROnPlateau(monitor="loss", factor=0.5, patience=1, min_delta=10.0, min_lr=0.03)
+    h2 = m2.fit(x, y, epochs=4, batch_size=16, verbose=0, callbacks=[r])
+    assert h2.history["learning_rate"] == [0.1, 0.1, 0.05, 0.03], h2.history["learning_rate"]
+    assert m2.optimizer.learning_rate == 0.03
+    with pytest.raises(ValueError, match="factor"):
+        keras.callbacks.ReduceLROnPlateau(factor=1.5)
+
+
+class Interrupt(keras.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch == 1:
+            raise KeyboardInterrupt
+
+
+def test_initial_epoch_and_backup_and_restore_continue_runs_exactly(rng, tmp_path, capsys):
+    x, y = data(rng)
+    whole = model()
+    whole.fit(x, y, epochs=4, batch_size=16, verbose=0)
+    want = whole.predict(x, verbose=0)
+    # initial_epoch: two fits, the second numbered from epoch 3.
+    parts = model()
+    parts.fit(x, y, epochs=2, batch_size=16, verbose=0)
+    h = parts.fit(x, y, epochs=4, initial_epoch=2, batch_size=16, verbose=2)
+    out = capsys.readouterr().out
+    assert "Epoch 3/4" in out and "Epoch 1/4" not in out
+    assert h.epoch == [2, 3]
+    np.testing.assert_array_equal(parts.predict(x, verbose=0), want)
+    assert parts.fit(x, y, epochs=4, initial_epoch=4, verbose=0).epoch == []
+    # BackupAndRestore: interrupted after epoch 2, then the same program again.
+    backup = tmp_path / "backup"
+    first = model()
+    with pytest.raises(KeyboardInterrupt):
+        first.fit(x, y, epochs=4, batch_size=16, verbose=0, callbacks=[keras.callbacks.BackupAndRestore(str(backup)), Interrupt()])
+    assert (backup / "model.safetensors").exists()
+    again = model()
+    h = again.fit(x, y, epochs=4, batch_size=16, verbose=0, callbacks=[keras.callbacks.BackupAndRestore(str(backup))])
+    assert h.epoch == [2, 3]
+    np.testing.assert_array_equal(again.predict(x, verbose=0), want)
+    assert not backup.exists(), "a finished run deletes its backup"
