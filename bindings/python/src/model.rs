@@ -331,6 +331,52 @@ impl PyModel {
         PyArray1::from_vec(py, out.py()?).reshape(shape)
     }
 
+    /// Every weight as `(name, float32 array)`, in Keras's `get_weights` order and layouts.
+    fn weights<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Vec<(String, Bound<'py, PyArrayDyn<f32>>)>> {
+        let mut out = Vec::new();
+        for (name, t) in self.inner.weights() {
+            let v = py.detach(|| t.to_vec()).py()?;
+            out.push((name, PyArray1::from_vec(py, v).reshape(t.shape().to_vec())?));
+        }
+        Ok(out)
+    }
+
+    /// Overwrites every weight in place from arrays of Keras's shapes (checked, each named in
+    /// the error, before anything is written).
+    fn set_weights(&self, py: Python<'_>, values: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
+        let w = self.inner.weights();
+        if values.len() != w.len() {
+            return Err(PyValueError::new_err(format!(
+                "set_weights: expected {} arrays (one per weight: {}); found {}",
+                w.len(),
+                w.iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                values.len()
+            )));
+        }
+        let mut data = Vec::with_capacity(values.len());
+        for ((name, t), v) in w.iter().zip(&values) {
+            let (shape, vals) = convert::values(v, "set_weights", false)?;
+            if shape != t.shape() {
+                return Err(PyValueError::new_err(format!(
+                    "set_weights: {name} has shape {:?}; found an array of shape {shape:?}",
+                    t.shape()
+                )));
+            }
+            data.push(match vals {
+                convert::Values::F32(v) => v,
+                convert::Values::U8(v) => v.into_iter().map(f32::from).collect(),
+            });
+        }
+        let refs: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
+        py.detach(|| self.inner.set_weights(&refs)).py()
+    }
+
     /// The Keras-style summary table.
     fn summary(&self) -> String {
         self.inner.summary()

@@ -167,3 +167,53 @@ def test_fashion_mnist_loads_or_says_where_it_looked(monkeypatch, tmp_path):
     # Not MNIST by another name.
     (mx, _), _ = keras.datasets.mnist.load_data()
     assert not np.array_equal(x[:10], mx[:10])
+
+
+def test_weights_as_numpy_arrays_in_keras_layouts(rng, tmp_path):
+    m = keras.Sequential([
+        keras.Input(shape=(6, 6, 2)),
+        layers.Conv2D(3, 3, activation="relu"),
+        layers.BatchNormalization(),
+        layers.Flatten(),
+        layers.Dense(4),
+    ])
+    w = m.get_weights()
+    assert [a.shape for a in w] == [(3, 3, 2, 3), (3,), (3,), (3,), (3,), (3,), (48, 4), (4,)]
+    assert [l.name for l in m.layers] == ["conv2d", "batch_normalization", "flatten", "dense"]
+    assert [a.shape for a in m.layers[0].get_weights()] == [(3, 3, 2, 3), (3,)]
+    assert len(m.layers[1].get_weights()) == 4 and m.layers[2].get_weights() == []
+    # The kernel is Keras's HWIO: a convolution computed from it by NumPy matches the model.
+    new = [rng.standard_normal(a.shape).astype(np.float32) * 0.3 for a in w]
+    new[4] = np.zeros(3, np.float32)  # moving mean
+    new[5] = np.ones(3, np.float32)  # moving variance
+    m.set_weights(new)
+    for a, b in zip(m.get_weights(), new):
+        np.testing.assert_array_equal(a, b)
+    x = rng.standard_normal((2, 6, 6, 2)).astype(np.float32)
+    k, b, gamma, beta = new[0], new[1], new[2], new[3]
+    conv = np.zeros((2, 4, 4, 3))
+    for i in range(4):
+        for j in range(4):
+            conv[:, i, j, :] = np.einsum("nhwc,hwco->no", x[:, i:i + 3, j:j + 3, :], k) + b
+    h = np.maximum(conv, 0)
+    h = gamma * h / np.sqrt(1 + 1e-3) + beta
+    want = h.reshape(2, -1) @ new[6] + new[7]
+    np.testing.assert_allclose(m.predict(x, verbose=0), want, atol=1e-4)
+    # One layer at a time, shapes checked.
+    m.layers[3].set_weights([np.zeros((48, 4)), np.arange(4)])
+    np.testing.assert_array_equal(m.predict(x, verbose=0), np.tile(np.arange(4, dtype=np.float32), (2, 1)))
+    with pytest.raises(ValueError, match="shape"):
+        m.layers[3].set_weights([np.zeros((4, 48)), np.zeros(4)])
+    with pytest.raises(ValueError, match="arrays"):
+        m.set_weights(new[:3])
+    # save_weights / load_weights into a clone, in place.
+    path = tmp_path / "w.safetensors"
+    m.save_weights(path)
+    c = keras.models.clone_model(m)
+    assert [l.name for l in c.layers] == ["conv2d", "batch_normalization", "flatten", "dense"]
+    assert not np.array_equal(c.predict(x, verbose=0), m.predict(x, verbose=0))
+    c.load_weights(path)
+    np.testing.assert_array_equal(c.predict(x, verbose=0), m.predict(x, verbose=0))
+    small = keras.Sequential([layers.Dense(2, input_shape=(3,))])
+    with pytest.raises(ValueError, match="do not fit"):
+        small.load_weights(path)

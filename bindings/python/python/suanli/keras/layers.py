@@ -78,6 +78,19 @@ class Layer:
             config["input_shape"] = list(self.input_shape)
         return {"class_name": self.class_name, "config": config}
 
+    def get_weights(self) -> List[Any]:
+        """The layer's weights as float32 arrays, in Keras's order and layouts (empty before
+        its model is built)."""
+        owner = self.__dict__.get("_owner")
+        return [] if owner is None else owner._layer_weights(self.name)
+
+    def set_weights(self, weights: Sequence[Any]) -> None:
+        """Overwrites the layer's weights in place (shapes checked)."""
+        owner = self.__dict__.get("_owner")
+        if owner is None:
+            raise ValueError(f"{type(self).__name__}.set_weights: the layer is not built yet (build its model first)")
+        owner._set_layer_weights(self.name, weights)
+
     def get_config(self) -> Dict[str, Any]:
         """Keras's configuration: every argument, with its default when not given."""
         config = dict(self._defaults)

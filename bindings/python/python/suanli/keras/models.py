@@ -120,9 +120,24 @@ class Sequential:
             spec["config"].pop("input_shape", None)
             native.add_layer(json.dumps(spec))
         self._native = native
+        self._bind_layers()
         if self._compile_args is not None:
             native.compile(**self._compile_args)
         return native
+
+    def _bind_layers(self) -> None:
+        """Gives each layer object its name in the built model (``dense``, ``dense_1``, ... as
+        Keras names them) and a way back to the model for its weights."""
+        specs = [json.loads(s) for s in self._native.layer_specs()]
+        i = 0
+        for layer in self.layers:
+            if isinstance(layer, Sequential):
+                i += len(layer._native) if layer._native is not None else 0
+                continue
+            if i < len(specs):
+                layer.name = specs[i]["config"].get("name", layer.name)
+                layer._owner = self
+            i += 1
 
     def build(self, input_shape: Optional[Sequence[Optional[int]]] = None) -> None:
         """Builds the model now (``input_shape`` as ``(None, ...)`` if the layers do not say
@@ -380,13 +395,53 @@ class Sequential:
     save_weights = save
 
     def load_weights(self, filepath: Union[str, os.PathLike]) -> None:
-        """Replaces the weights (and architecture) with a file's, keeping this model's
-        compile settings."""
+        """Sets the weights from a model file (``save``/``save_weights``, or Rust's), in
+        place and in order: the file's weights must have this model's shapes. A model whose
+        input shape is not known yet takes the file's architecture too."""
         self._check_busy("load_weights")
         dev = self._native.device if self._native is not None else (_in_context() or self._device_hint or current_device())
-        self._native = _native.Model.load(os.fspath(filepath), dev)
-        if self._compile_args is not None:
-            self._native.compile(**self._compile_args)
+        other = _native.Model.load(os.fspath(filepath), dev)
+        if self._native is None and self._input_shape() is None:
+            self._native = other
+            if self._compile_args is not None:
+                self._native.compile(**self._compile_args)
+            return
+        theirs = other.weights()
+        mine = self._build().weights()
+        if [a.shape for _, a in theirs] != [a.shape for _, a in mine]:
+            raise ValueError(
+                f"load_weights: the file's weights {[(n, a.shape) for n, a in theirs]} do not fit this model's {[(n, a.shape) for n, a in mine]}"
+            )
+        self._native.set_weights([a for _, a in theirs])
+
+    # ---- weights as NumPy arrays ------------------------------------------------------------
+    def get_weights(self) -> List[np.ndarray]:
+        """Every weight as a float32 array, in Keras's order and layouts (per layer: a Dense
+        kernel (inputs, units) then its bias, a Conv2D kernel (kh, kw, cin, cout), batch
+        normalisation's gamma, beta, moving mean, moving variance). Builds the model."""
+        self._check_busy("get_weights")
+        return [a for _, a in self._build().weights()]
+
+    def set_weights(self, weights: Sequence[Any]) -> None:
+        """Overwrites every weight, in ``get_weights`` order, in place (a model sharing these
+        layers sees the new values); shapes are checked first. Optimizer state is kept."""
+        self._check_busy("set_weights")
+        self._build().set_weights(list(weights))
+
+    def _layer_weights(self, name: str) -> List[np.ndarray]:
+        return [a for n, a in self._build().weights() if n.split("/")[0] == name]
+
+    def _set_layer_weights(self, name: str, values: Sequence[Any]) -> None:
+        self._check_busy("set_weights")
+        all_weights = self._build().weights()
+        idx = [k for k, (n, _) in enumerate(all_weights) if n.split("/")[0] == name]
+        values = list(values)
+        if len(values) != len(idx):
+            raise ValueError(f"set_weights: layer {name!r} has {len(idx)} weights; found {len(values)} arrays")
+        full: List[Any] = [a for _, a in all_weights]
+        for k, v in zip(idx, values):
+            full[k] = v
+        self._native.set_weights(full)
 
     # ---- snapshots for callbacks (the engine writes one per epoch while they need it) ----
     def _snapshot_copy(self, dst: Optional[str] = None) -> str:
@@ -406,6 +461,24 @@ class Sequential:
 
 
 
+def clone_model(model: Sequential, input_tensors: Any = None, clone_function: Any = None, **kwargs: Any) -> Sequential:
+    """A new model with the same layers (the same configurations and names) and fresh
+    weights, not compiled, as ``keras.models.clone_model``; nested models are cloned too."""
+    if input_tensors is not None or clone_function is not None or kwargs:
+        raise ValueError("clone_model: only the model is supported (no input_tensors or clone_function)")
+    if not isinstance(model, Sequential):
+        raise TypeError(f"clone_model: expected a Sequential; found {type(model).__name__}")
+    layers: List[Any] = []
+    shape = model._input.input_shape if model._input is not None else None
+    if shape is None and model._native is not None and model.layers and model.layers[0].input_shape is None:
+        shape = tuple(model._native.input_shape)
+    if shape is not None:
+        layers.append(InputLayer(shape=shape))
+    for layer in model.layers:
+        layers.append(clone_model(layer) if isinstance(layer, Sequential) else layers_module.from_spec(layer._spec()))
+    return Sequential(layers, name=model.name)
+
+
 def load_model(filepath: Union[str, os.PathLike], compile: bool = True, **kwargs: Any) -> Sequential:
     """A model from a file written by ``Sequential.save`` (Python) or ``Sequential::save`` /
     a checkpoint (Rust), on the current device. A file with training state comes back
@@ -414,6 +487,7 @@ def load_model(filepath: Union[str, os.PathLike], compile: bool = True, **kwargs
     m = Sequential()
     m._native = native
     m.layers = [layers_module.from_spec(json.loads(s)) for s in native.layer_specs()]
+    m._bind_layers()
     if compile and native.compiled:
         m._metrics = [] if native.loss == "mean_squared_error" else ["accuracy"]
         m._compile_args = None
