@@ -1,8 +1,10 @@
 //! The fault tests' trigger (`--fault-rank R --fault-step N --fault KIND`): on rank R, once
-//! optimizer step N has passed, the process fails the way KIND says. `error` is injected
-//! inside training instead, through `ParallelOptions::fail_at_step` (see `train.rs`).
+//! optimizer step N has been submitted (checked after every chunk of steps, so at the same
+//! step whatever the machine's speed), the process fails the way KIND says. `error` is
+//! injected inside training instead, through `ParallelOptions::fail_at_step` (see
+//! `train.rs`).
 
-use suanli::nn::{Callback, EpochBegin, Progress};
+use suanli::nn::{Callback, EpochBegin};
 
 /// A callback that fails this process at the configured step, if it is the configured rank.
 pub struct Fault {
@@ -31,16 +33,16 @@ impl Callback for Fault {
         self.steps = (e.epoch * e.steps) as u64;
     }
 
-    fn on_progress(&mut self, p: &Progress) -> bool {
+    fn on_steps(&mut self, _epoch: usize, done: usize) {
         let Some((r, n, kind)) = &self.fault else {
-            return true;
+            return;
         };
-        if *r != self.rank || self.steps + (p.step as u64) < *n {
-            return true;
+        if *r != self.rank || self.steps + (done as u64) < *n {
+            return;
         }
         eprintln!(
             "rank {r}: injected fault '{kind}' at step {}",
-            self.steps + p.step as u64
+            self.steps + done as u64
         );
         match kind.as_str() {
             "exit" => std::process::exit(3),
@@ -57,6 +59,5 @@ impl Callback for Fault {
             "panic" => panic!("injected panic on rank {r}"),
             _ => {}
         }
-        true
     }
 }

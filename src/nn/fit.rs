@@ -296,6 +296,9 @@ pub(crate) fn run(
             engine.run(chunk, t, &rule)?;
             t += chunk.len() as u64;
             done += chunk.len();
+            for cb in o.callbacks.iter_mut() {
+                cb.on_steps(epoch, done);
+            }
             // Every participant reads the metrics at the same chunk (the read is collective
             // when several processes train together), when any of them is due.
             if engine.agree(done < nsteps && last_read.elapsed() >= PROGRESS_EVERY)? {

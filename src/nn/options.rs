@@ -498,6 +498,12 @@ pub trait Callback {
         true
     }
 
+    /// A chunk of steps was submitted: `done` steps of epoch `epoch` are recorded (the device
+    /// may still be running them). Called after every chunk, however fast or slow the device,
+    /// so work keyed to a step count (a test's fault trigger) happens at the same step on
+    /// every machine; it reads nothing from the device.
+    fn on_steps(&mut self, _epoch: usize, _done: usize) {}
+
     /// An epoch ended (validation included; checkpoint written). Return false to stop.
     fn on_epoch_end(&mut self, _event: &EpochEnd, _history: &History) -> bool {
         true
