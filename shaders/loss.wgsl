@@ -4,10 +4,13 @@
 //   LOSS 2: binary cross-entropy from logits x (sigmoid folded in), mean over columns:
 //           loss = mean_c [max(x,0) − x·t + log(1 + e^−|x|)], dx = (sigmoid(x) − t)·scale/cols
 //   LOSS 3: mean squared error on outputs x: loss = mean_c (x − t)², dx = 2(x − t)·scale/cols
+//   LOSS 4: mean absolute error: loss = mean_c |x − t|, dx = sign(x − t)·scale/cols (0 at 0)
+//   LOSS 5: Huber, δ = 1: loss = mean_c (½d² if |d| ≤ 1 else |d| − ½), d = x − t,
+//           dx = clamp(d, −1, 1)·scale/cols
 // scale is 1/B for a batch mean.
 // loss_metrics_forward accumulates acc += [Σ loss, Σ correct, count]: correct is argmax(x) ==
 // argmax(t) per row for LOSS 1, and the fraction of columns with (x > 0) == (t > 0.5) for
-// LOSS 2 (count is rows either way); MSE counts nothing correct.
+// LOSS 2 (count is rows either way); the regression losses (3-5) count nothing correct.
 //
 // Bindings: x, t (read-only), loss, grad (read-write), params.
 
@@ -68,12 +71,29 @@ fn loss_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
             grad[base + c] = (sig - y) * p.scale * inv_cols;
         }
         loss[r] = total * inv_cols;
-    } else {
+    } else if (LOSS == 3u) {
         var total = 0.0;
         for (var c = 0u; c < p.cols; c++) {
             let d = x[base + c] - t[base + c];
             total += d * d;
             grad[base + c] = 2.0 * d * p.scale * inv_cols;
+        }
+        loss[r] = total * inv_cols;
+    } else if (LOSS == 4u) {
+        var total = 0.0;
+        for (var c = 0u; c < p.cols; c++) {
+            let d = x[base + c] - t[base + c];
+            total += abs(d);
+            grad[base + c] = sign(d) * p.scale * inv_cols;
+        }
+        loss[r] = total * inv_cols;
+    } else {
+        var total = 0.0;
+        for (var c = 0u; c < p.cols; c++) {
+            let d = x[base + c] - t[base + c];
+            let a = abs(d);
+            total += select(a - 0.5, 0.5 * d * d, a <= 1.0);
+            grad[base + c] = clamp(d, -1.0, 1.0) * p.scale * inv_cols;
         }
         loss[r] = total * inv_cols;
     }

@@ -205,6 +205,11 @@ pub enum DenseLoss {
     BinaryFromLogits,
     /// Mean squared error, averaged over columns.
     MeanSquared,
+    /// Mean absolute error, averaged over columns (gradient sign(x − t), 0 where equal).
+    MeanAbsolute,
+    /// Huber loss with Keras's default δ = 1 (quadratic within 1 of the target, linear
+    /// beyond), averaged over columns.
+    Huber,
 }
 
 /// How a window meets the border: `"valid"` (no padding: only whole windows) or `"same"`

@@ -507,6 +507,8 @@ fn dense_target_losses() {
         DenseLoss::CategoricalFromLogits,
         DenseLoss::BinaryFromLogits,
         DenseLoss::MeanSquared,
+        DenseLoss::MeanAbsolute,
+        DenseLoss::Huber,
     ] {
         for (i, &(r, c)) in MATS.iter().enumerate() {
             let x = scaled(&random_vec(r * c, 50 + i as u64), 4.0);
@@ -562,6 +564,8 @@ fn dense_target_losses() {
         DenseLoss::CategoricalFromLogits,
         DenseLoss::BinaryFromLogits,
         DenseLoss::MeanSquared,
+        DenseLoss::MeanAbsolute,
+        DenseLoss::Huber,
     ] {
         let (_, g) = reference::dense_loss(kind, &x, &t, r, c, 1.0 / r as f64);
         for i in 0..r * c {

@@ -36,6 +36,8 @@ fn loss_code(kind: DenseLoss) -> f64 {
         DenseLoss::CategoricalFromLogits => 1.0,
         DenseLoss::BinaryFromLogits => 2.0,
         DenseLoss::MeanSquared => 3.0,
+        DenseLoss::MeanAbsolute => 4.0,
+        DenseLoss::Huber => 5.0,
     }
 }
 

@@ -99,9 +99,11 @@ pub fn loss_value(
             let kind = match loss {
                 Loss::CategoricalCrossentropy => DenseLoss::CategoricalFromLogits,
                 Loss::BinaryCrossentropy => DenseLoss::BinaryFromLogits,
+                Loss::MeanAbsoluteError => DenseLoss::MeanAbsolute,
+                Loss::Huber => DenseLoss::Huber,
                 _ => DenseLoss::MeanSquared,
             };
-            let x = if from_logits || kind == DenseLoss::MeanSquared {
+            let x = if from_logits || loss.is_regression() {
                 y_pred.clone()
             } else {
                 logits_of(loss, y_pred, cols)?
@@ -155,7 +157,7 @@ impl Loss {
     /// `from_logits=True` (training treats a linear output as logits, so the other way round
     /// would silently train something else than Keras does).
     pub fn check_from_logits(self, from_logits: bool, output: Activation) -> Result<()> {
-        if self == Loss::MeanSquaredError {
+        if self.is_regression() {
             return Ok(());
         }
         let linear = output == Activation::Linear;

@@ -482,7 +482,9 @@ impl Sequential {
                 matches!(act, Activation::Softmax | Activation::Linear)
             }
             Loss::BinaryCrossentropy => matches!(act, Activation::Sigmoid | Activation::Linear),
-            Loss::MeanSquaredError => act.derivative_from_output(),
+            Loss::MeanSquaredError | Loss::MeanAbsoluteError | Loss::Huber => {
+                act.derivative_from_output()
+            }
         };
         if !act_ok {
             return Err(Error::InvalidArgument {
@@ -495,8 +497,8 @@ impl Sequential {
                     Loss::BinaryCrossentropy => {
                         "sigmoid or linear (logits) for binary cross-entropy"
                     }
-                    Loss::MeanSquaredError => {
-                        "linear, relu, leaky_relu, sigmoid or tanh for mean squared error"
+                    Loss::MeanSquaredError | Loss::MeanAbsoluteError | Loss::Huber => {
+                        "linear, relu, leaky_relu, sigmoid or tanh for a regression loss"
                     }
                 }
                 .into(),

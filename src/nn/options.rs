@@ -260,17 +260,29 @@ pub enum Loss {
     BinaryCrossentropy,
     /// Mean squared error; last layer linear, relu, leaky relu, sigmoid or tanh. No accuracy.
     MeanSquaredError,
+    /// Mean absolute error (Keras's `"mae"`); last layer as for MSE. No accuracy.
+    MeanAbsoluteError,
+    /// Huber loss with Keras's default δ = 1; last layer as for MSE. No accuracy.
+    Huber,
 }
 
 impl Loss {
     /// Whether the last layer is evaluated as logits (its activation folded into the loss).
     pub(crate) fn takes_logits(self) -> bool {
-        !matches!(self, Loss::MeanSquaredError)
+        !self.is_regression()
+    }
+
+    /// Mean squared or absolute error, or Huber: a loss on the outputs themselves.
+    pub fn is_regression(self) -> bool {
+        matches!(
+            self,
+            Loss::MeanSquaredError | Loss::MeanAbsoluteError | Loss::Huber
+        )
     }
 
     /// Whether accuracy means something for this loss (classification losses only).
     pub fn has_accuracy(self) -> bool {
-        !matches!(self, Loss::MeanSquaredError)
+        !self.is_regression()
     }
 }
 

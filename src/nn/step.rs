@@ -406,6 +406,8 @@ fn loss_end(
         Loss::CategoricalCrossentropy => Some(DenseLoss::CategoricalFromLogits),
         Loss::BinaryCrossentropy => Some(DenseLoss::BinaryFromLogits),
         Loss::MeanSquaredError => Some(DenseLoss::MeanSquared),
+        Loss::MeanAbsoluteError => Some(DenseLoss::MeanAbsolute),
+        Loss::Huber => Some(DenseLoss::Huber),
     };
     let (o, t, l, a) = (out.buffer(), y.buffer(), rows.buffer(), acc.buffer());
     match dense {

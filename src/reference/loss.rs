@@ -3,7 +3,8 @@
 use crate::vocab::DenseLoss;
 
 /// Dense-target losses per row and their gradients `(∂ mean loss / ∂x)·(scale·B)`, as
-/// loss.wgsl computes them: categorical and binary cross-entropy from logits, MSE on outputs.
+/// loss.wgsl computes them: categorical and binary cross-entropy from logits; MSE, MAE and
+/// Huber (δ = 1) on outputs.
 pub fn dense_loss(
     kind: DenseLoss,
     x: &[f32],
@@ -46,6 +47,31 @@ pub fn dense_loss(
                     let d = xr[c] - tr[c];
                     loss[r] += d * d / cols as f64;
                     grad[r * cols + c] = 2.0 * d * scale / cols as f64;
+                }
+            }
+            DenseLoss::MeanAbsolute => {
+                for c in 0..cols {
+                    let d = xr[c] - tr[c];
+                    loss[r] += d.abs() / cols as f64;
+                    let s = if d > 0.0 {
+                        1.0
+                    } else if d < 0.0 {
+                        -1.0
+                    } else {
+                        0.0
+                    };
+                    grad[r * cols + c] = s * scale / cols as f64;
+                }
+            }
+            DenseLoss::Huber => {
+                for c in 0..cols {
+                    let d = xr[c] - tr[c];
+                    loss[r] += if d.abs() <= 1.0 {
+                        0.5 * d * d
+                    } else {
+                        d.abs() - 0.5
+                    } / cols as f64;
+                    grad[r * cols + c] = d.clamp(-1.0, 1.0) * scale / cols as f64;
                 }
             }
         }

@@ -18,9 +18,11 @@ pub fn loss_of(name: &str) -> PyResult<Loss> {
         "categorical_crossentropy" => Loss::CategoricalCrossentropy,
         "binary_crossentropy" => Loss::BinaryCrossentropy,
         "mse" | "mean_squared_error" => Loss::MeanSquaredError,
+        "mae" | "mean_absolute_error" => Loss::MeanAbsoluteError,
+        "huber" | "huber_loss" => Loss::Huber,
         other => {
             return Err(PyValueError::new_err(format!(
-                "loss: expected \"sparse_categorical_crossentropy\", \"categorical_crossentropy\", \"binary_crossentropy\" or \"mse\"; found {other:?}"
+                "loss: expected \"sparse_categorical_crossentropy\", \"categorical_crossentropy\", \"binary_crossentropy\", \"mse\", \"mae\" or \"huber\"; found {other:?}"
             )))
         }
     })
@@ -33,6 +35,8 @@ pub fn loss_name(loss: Loss) -> &'static str {
         Loss::CategoricalCrossentropy => "categorical_crossentropy",
         Loss::BinaryCrossentropy => "binary_crossentropy",
         Loss::MeanSquaredError => "mean_squared_error",
+        Loss::MeanAbsoluteError => "mean_absolute_error",
+        Loss::Huber => "huber",
     }
 }
 

@@ -217,3 +217,28 @@ def test_weights_as_numpy_arrays_in_keras_layouts(rng, tmp_path):
     small = keras.Sequential([layers.Dense(2, input_shape=(3,))])
     with pytest.raises(ValueError, match="do not fit"):
         small.load_weights(path)
+
+
+def test_regression_losses_by_keras_names(rng):
+    x = rng.standard_normal((256, 2)).astype(np.float32)
+    y = 2 * x[:, :1] - 3 * x[:, 1:] + 1
+    for loss in ["mae", "mean_absolute_error", keras.losses.MeanAbsoluteError(), "huber", keras.losses.Huber(), "mse"]:
+        keras.utils.set_random_seed(1)
+        m = keras.Sequential([layers.Dense(1, input_shape=(2,))])
+        m.compile(optimizer=keras.optimizers.Adam(0.05), loss=loss)
+        h = m.fit(x, y, epochs=40, batch_size=32, verbose=0)
+        assert set(h.history) == {"loss"}
+        k, b = m.get_weights()
+        np.testing.assert_allclose(k.ravel(), [2, -3], atol=0.1, err_msg=str(loss))
+        np.testing.assert_allclose(b, [1], atol=0.1, err_msg=str(loss))
+    # Called on data, against their formulas.
+    p = rng.standard_normal((5, 3)).astype(np.float32)
+    t = rng.standard_normal((5, 3)).astype(np.float32) * 2
+    d = p.astype(np.float64) - t
+    assert abs(float(keras.losses.MeanAbsoluteError()(t, p).numpy()) - np.abs(d).mean()) < 1e-6
+    huber = np.where(np.abs(d) <= 1, 0.5 * d * d, np.abs(d) - 0.5).mean()
+    assert abs(float(keras.losses.Huber()(t, p).numpy()) - huber) < 1e-6
+    with pytest.raises(ValueError, match="delta"):
+        keras.losses.Huber(delta=2.0)
+    with pytest.raises(ValueError, match="accuracy"):
+        keras.Sequential([layers.Dense(1, input_shape=(2,))]).compile(optimizer="adam", loss="mae", metrics=["accuracy"])

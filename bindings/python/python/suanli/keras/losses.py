@@ -19,7 +19,15 @@ _NAMES = {
     "mse": "mse",
     "mean_squared_error": "mse",
     "MSE": "mse",
+    "mae": "mae",
+    "mean_absolute_error": "mae",
+    "MAE": "mae",
+    "huber": "huber",
+    "huber_loss": "huber",
 }
+
+# The losses on the outputs themselves: no accuracy, any target values.
+REGRESSION = {"mse", "mae", "huber"}
 
 
 class Loss:
@@ -59,6 +67,25 @@ class MeanSquaredError(Loss):
 
     def __init__(self) -> None:
         super().__init__(False)
+
+
+class MeanAbsoluteError(Loss):
+    _name = "mae"
+
+    def __init__(self) -> None:
+        super().__init__(False)
+
+
+class Huber(Loss):
+    """Keras's Huber loss; only its default ``delta=1.0``."""
+
+    _name = "huber"
+
+    def __init__(self, delta: float = 1.0) -> None:
+        if float(delta) != 1.0:
+            raise ValueError(f"Huber: only delta=1.0 (Keras's default) is supported; found {delta!r}")
+        super().__init__(False)
+        self.delta = 1.0
 
 
 def _resolve(loss: Union[str, Loss]) -> Tuple[str, bool]:

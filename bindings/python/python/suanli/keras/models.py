@@ -162,8 +162,8 @@ class Sequential:
             name = m if isinstance(m, str) else getattr(m, "name", repr(m))
             if name not in _ACCURACY:
                 raise ValueError(f"compile: metric {name!r} is not supported (only 'accuracy')")
-            if loss_name == "mse":
-                raise ValueError("compile: accuracy needs a classification loss, not mean squared error")
+            if loss_name in losses_module.REGRESSION:
+                raise ValueError(f"compile: accuracy needs a classification loss, not {loss_name!r}")
             wanted.append("accuracy")
         # Whether from_logits fits the output layer's activation is checked by the engine
         # when the model is built (now, if it can be).
@@ -489,7 +489,7 @@ def load_model(filepath: Union[str, os.PathLike], compile: bool = True, **kwargs
     m.layers = [layers_module.from_spec(json.loads(s)) for s in native.layer_specs()]
     m._bind_layers()
     if compile and native.compiled:
-        m._metrics = [] if native.loss == "mean_squared_error" else ["accuracy"]
+        m._metrics = [] if native.loss in ("mean_squared_error", "mean_absolute_error", "huber") else ["accuracy"]
         m._compile_args = None
         m.loss = native.loss
     return m
