@@ -242,3 +242,24 @@ def test_regression_losses_by_keras_names(rng):
         keras.losses.Huber(delta=2.0)
     with pytest.raises(ValueError, match="accuracy"):
         keras.Sequential([layers.Dense(1, input_shape=(2,))]).compile(optimizer="adam", loss="mae", metrics=["accuracy"])
+
+
+def test_metrics_by_name_and_object(rng, capsys):
+    x = rng.standard_normal((120, 4)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+    m = keras.Sequential([layers.Dense(2, input_shape=(4,))])
+    m.compile(optimizer=keras.optimizers.Adam(0.05), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+              metrics=["sparse_categorical_accuracy", keras.metrics.SparseCategoricalAccuracy(name="acc_obj"), "acc"])
+    h = m.fit(x, y, epochs=3, batch_size=20, validation_split=0.25, verbose=2)
+    assert set(h.history) == {"loss", "sparse_categorical_accuracy", "acc_obj", "acc", "val_loss", "val_sparse_categorical_accuracy", "val_acc_obj", "val_acc"}
+    assert h.history["acc"] == h.history["acc_obj"] == h.history["sparse_categorical_accuracy"]
+    line = capsys.readouterr().out.splitlines()[1]
+    assert line.index(" - loss: ") < line.index(" - sparse_categorical_accuracy: ") < line.index(" - val_loss: "), line
+    res = m.evaluate(x, y, verbose=0)
+    assert len(res) == 4 and res[1] == res[2] == res[3]
+    assert set(m.evaluate(x, y, verbose=0, return_dict=True)) == {"loss", "sparse_categorical_accuracy", "acc_obj", "acc"}
+    # The accuracy of another kind of loss, and metrics suanli does not compute, are refused.
+    with pytest.raises(ValueError, match="binary_crossentropy"):
+        m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=[keras.metrics.BinaryAccuracy()])
+    with pytest.raises(ValueError, match="not supported"):
+        m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["auc"])

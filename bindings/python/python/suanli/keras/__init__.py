@@ -5,7 +5,7 @@ Programs written for ``tf.keras`` run with ``import suanli as tf``; see the READ
 "Python" section for what is supported and what differs.
 """
 
-from . import callbacks, datasets, layers, losses, models, optimizers, utils
+from . import callbacks, datasets, layers, losses, metrics, models, optimizers, utils
 from .models import Sequential, load_model
 from .layers import Input
 
@@ -17,6 +17,7 @@ __all__ = [
     "layers",
     "load_model",
     "losses",
+    "metrics",
     "models",
     "optimizers",
     "utils",

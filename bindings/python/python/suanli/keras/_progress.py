@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence
 
 
 def metrics_text(logs: Dict[str, float]) -> str:
-    order = ["loss", "accuracy", "val_loss", "val_accuracy"]
-    keys = [k for k in order if k in logs] + sorted(k for k in logs if k not in order)
+    """`` - loss: ... - <metrics> - val_loss: ... - val_<metrics>`` as Keras orders them."""
+    train = [k for k in logs if not k.startswith("val_")]
+    val = [k for k in logs if k.startswith("val_")]
+    keys = sorted(train, key=lambda k: k != "loss") + sorted(val, key=lambda k: k != "val_loss")
     return "".join(f" - {k}: {logs[k]:.4f}" for k in keys)
 
 
@@ -43,7 +45,7 @@ class Printer:
             self.stream.flush()
         self.t0 = time.perf_counter()
 
-    def progress(self, epoch: int, step: int, steps: int, loss: float, accuracy: Optional[float], keep_accuracy: bool) -> None:
+    def progress(self, epoch: int, step: int, steps: int, loss: float, accuracy: Optional[float], names: Sequence[str]) -> None:
         if not self.live:
             return
         now = time.perf_counter()
@@ -53,8 +55,9 @@ class Printer:
         elapsed = now - self.t0
         eta = elapsed / step * (steps - step) if step else 0.0
         logs = {"loss": loss}
-        if accuracy is not None and keep_accuracy:
-            logs["accuracy"] = accuracy
+        if accuracy is not None:
+            for n in names:
+                logs[n] = accuracy
         self.stream.write(f"\r{step}/{steps} {_bar(step, steps)} - ETA: {eta:.0f}s{metrics_text(logs)}")
         self.stream.flush()
 

@@ -15,13 +15,13 @@ from .. import _native
 from .._device import Device, _in_context, current_device
 from . import callbacks as callbacks_module
 from . import losses as losses_module
+from . import metrics as metrics_module
 from . import optimizers as optimizers_module
 from . import utils
 from ._progress import Printer, summary_line
 from . import layers as layers_module
 from .layers import InputLayer, Layer
 
-_ACCURACY = {"accuracy", "acc", "sparse_categorical_accuracy", "categorical_accuracy", "binary_accuracy"}
 
 
 def _verbose(v: Union[int, str]) -> int:
@@ -157,14 +157,11 @@ class Sequential:
             raise ValueError("compile: a loss is required, e.g. loss='sparse_categorical_crossentropy'")
         opt = optimizers_module.get(optimizer)
         loss_name, from_logits = losses_module._resolve(loss)
-        wanted = []
+        wanted: List[str] = []
         for m in metrics or []:
-            name = m if isinstance(m, str) else getattr(m, "name", repr(m))
-            if name not in _ACCURACY:
-                raise ValueError(f"compile: metric {name!r} is not supported (only 'accuracy')")
-            if loss_name in losses_module.REGRESSION:
-                raise ValueError(f"compile: accuracy needs a classification loss, not {loss_name!r}")
-            wanted.append("accuracy")
+            key = metrics_module.resolve(m, loss_name, loss_name in losses_module.REGRESSION)
+            if key not in wanted:
+                wanted.append(key)
         # Whether from_logits fits the output layer's activation is checked by the engine
         # when the model is built (now, if it can be).
         self._compile_args = {"loss": loss_name, "from_logits": from_logits, **opt._native_args()}
@@ -178,9 +175,14 @@ class Sequential:
         return self._compile_args is not None or (self._native is not None and self._native.compiled)
 
     def _logs(self, logs: Dict[str, float]) -> Dict[str, float]:
-        if "accuracy" in self._metrics:
-            return dict(logs)
-        return {k: v for k, v in logs.items() if "accuracy" not in k}
+        """The engine's logs (loss, accuracy and their val_ twins) under the names the
+        metrics were asked by, in the order asked."""
+        out = {k: v for k, v in logs.items() if "accuracy" not in k}
+        for prefix in ("", "val_"):
+            if prefix + "accuracy" in logs:
+                for key in self._metrics:
+                    out[prefix + key] = logs[prefix + "accuracy"]
+        return out
 
     def fit(
         self,
@@ -237,7 +239,7 @@ class Sequential:
         tmpdir = tempfile.mkdtemp(prefix="suanli-fit-") if snapshots else None
         self._snapshot = os.path.join(tmpdir, "epoch.safetensors") if tmpdir else None
         printer = Printer(verbose)
-        keep_acc = "accuracy" in self._metrics
+        metric_names = list(self._metrics)
         self.stop_training = False
 
         def on_epoch_begin(epoch: int, epochs_: int, steps: int, first: bool) -> None:
@@ -249,11 +251,12 @@ class Sequential:
         batch_cbs = [cb for cb in cbs if type(cb).on_train_batch_end is not callbacks_module.Callback.on_train_batch_end or "on_train_batch_end" in vars(cb)]
 
         def on_progress(epoch: int, step: int, steps: int, loss: float, acc: Optional[float]) -> None:
-            printer.progress(epoch, step, steps, loss, acc, keep_acc)
+            printer.progress(epoch, step, steps, loss, acc, metric_names)
             if batch_cbs:
                 logs = {"loss": loss}
-                if acc is not None and keep_acc:
+                if acc is not None:
                     logs["accuracy"] = acc
+                logs = self._logs(logs)
                 for cb in batch_cbs:
                     cb.on_train_batch_end(step - 1, dict(logs))
 
@@ -333,7 +336,9 @@ class Sequential:
             print(summary_line(v, steps, time.perf_counter() - t, logs))
         if return_dict:
             return logs
-        return [logs["loss"], logs["accuracy"]] if "accuracy" in logs else logs["loss"]
+        if not self._metrics:
+            return logs["loss"]
+        return [logs["loss"]] + [logs[k] for k in self._metrics if k in logs]
 
     def predict(self, x: Any, batch_size: Optional[int] = None, verbose: Union[int, str] = "auto", **kwargs: Any) -> np.ndarray:
         """The outputs for ``x`` (probabilities for a softmax model) as a float32 array."""
