@@ -16,3 +16,6 @@ def is_gpu_available(cuda_only: bool = False, min_cuda_compute_capability: Optio
 def gpu_device_name() -> str:
     """``"/device:GPU:0"`` when a GPU is visible, else ``""`` (as TensorFlow)."""
     return "/device:GPU:0" if _any_gpu() else ""
+
+
+__all__ = ["gpu_device_name", "is_gpu_available"]

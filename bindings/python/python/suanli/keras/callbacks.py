@@ -412,3 +412,6 @@ def _copy_atomic(src: str, dst: str) -> None:
         except OSError:
             pass
         raise
+
+
+__all__ = ["BackupAndRestore", "CSVLogger", "Callback", "EarlyStopping", "History", "LambdaCallback", "LearningRateScheduler", "ModelCheckpoint", "ReduceLROnPlateau", "TerminateOnNaN"]

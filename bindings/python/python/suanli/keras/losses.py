@@ -97,3 +97,6 @@ def _resolve(loss: Union[str, Loss]) -> Tuple[str, bool]:
     if isinstance(loss, str) and loss.lower() in _NAMES:
         return _NAMES[loss.lower()], False
     raise ValueError(f"loss: expected one of {sorted(_NAMES)} or a loss object; found {loss!r}")
+
+
+__all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "Huber", "Loss", "MeanAbsoluteError", "MeanSquaredError", "SparseCategoricalCrossentropy"]

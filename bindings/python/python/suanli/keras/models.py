@@ -498,3 +498,6 @@ def load_model(filepath: Union[str, os.PathLike], compile: bool = True, **kwargs
         m._compile_args = None
         m.loss = native.loss
     return m
+
+
+__all__ = ["Sequential", "clone_model", "load_model"]

@@ -31,3 +31,6 @@ def to_categorical(y, num_classes: Optional[int] = None, dtype: str = "float32")
     out = np.zeros((y.size, n), dtype=dtype)
     out[np.arange(y.size), y] = 1
     return out
+
+
+__all__ = ["set_random_seed", "to_categorical"]

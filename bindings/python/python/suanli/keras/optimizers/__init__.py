@@ -104,3 +104,6 @@ def get(identifier: Union[str, Optimizer]) -> Optimizer:
     if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
         return _BY_NAME[identifier.lower()]()
     raise ValueError(f"optimizer: expected one of {sorted(_BY_NAME)} or an optimizer object; found {identifier!r}")
+
+
+__all__ = ["Adam", "AdamW", "Optimizer", "RMSprop", "SGD", "get", "schedules"]
