@@ -105,6 +105,24 @@ fn bias_add_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
     bin_c[i] = bin_a[i] + bin_b[i % bin_p.cols];
 }
 
+// ---- normalize: y[r, c] = (x[r, c] − value·mean[c]) / max(sqrt(var[c]), 1e-7) ----------
+// Keras's Normalization layer (value = 1); its backward pass is the same with value = 0.
+@group(0) @binding(0) var<storage, read> nz_x: array<f32>;
+@group(0) @binding(1) var<storage, read> nz_m: array<f32>;
+@group(0) @binding(2) var<storage, read> nz_v: array<f32>;
+@group(0) @binding(3) var<storage, read_write> nz_y: array<f32>;
+@group(0) @binding(4) var<uniform> nz_p: Params;
+
+@compute @workgroup_size(256)
+fn normalize_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= nz_p.n) {
+        return;
+    }
+    let c = i % nz_p.cols;
+    nz_y[i] = (nz_x[i] - nz_p.value * nz_m[c]) / max(sqrt(nz_v[c]), 1e-7);
+}
+
 // ---- unary backward from the output: dx = dy * act'(x) where y = act(x) is known -------
 // For activations whose derivative is a function of the output (linear, relu, leaky relu
 // with a positive slope, sigmoid, tanh): lets the forward pass fuse the activation into the

@@ -278,3 +278,44 @@ fn weights_read_and_write_in_place() {
     assert!(inner.set_weights(&bad).is_err());
     assert_eq!(inner.weights()[3].1.to_vec().unwrap(), values[3]);
 }
+
+#[test]
+fn normalization_shifts_and_scales_each_feature() {
+    use suanli::internals::reference;
+    use suanli::nn::Normalization;
+    let dev = dev_or_skip!();
+    let (mean, var) = ([0.5f32, -1.0, 2.0], [4.0f32, 0.25, 0.0]);
+    let mut m = Sequential::new(&dev).input_shape(&[2, 3]);
+    m.add(Normalization::new().with_stats(&[0.5, -1.0, 2.0], &[4.0, 0.25, 0.0]))
+        .unwrap();
+    let x = random_vec(5 * 6, 31);
+    let t = Tensor::from_slice(&dev, &x, &[5, 2, 3]).unwrap();
+    let got = m.predict(&t).unwrap().to_vec().unwrap();
+    // A variance of 0 divides by Keras's floor of 1e-7, as Keras does.
+    let want = reference::normalize(&x, &mean, &var, 3);
+    for (g, w) in got.iter().zip(&want) {
+        assert!(
+            (*g as f64 - w).abs() <= 1e-6 * w.abs().max(1.0),
+            "{g} vs {w}"
+        );
+    }
+    // The statistics are state: no trainable parameters, two state tensors.
+    assert_eq!((m.param_count(), m.state_count()), (0, 6));
+    // One value stands for every feature; a count that fits neither is refused.
+    let mut one = Sequential::new(&dev).input_shape(&[3]);
+    one.add(Normalization::new().with_stats(&[1.0], &[4.0]))
+        .unwrap();
+    let y = one
+        .predict(&Tensor::from_slice(&dev, &[3.0, 1.0, -1.0], &[1, 3]).unwrap())
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert_eq!(y, [1.0, 0.0, -1.0]);
+    let mut bad = Sequential::new(&dev).input_shape(&[3]);
+    assert!(bad
+        .add(Normalization::new().with_stats(&[1.0, 2.0], &[1.0, 1.0]))
+        .is_err());
+    assert!(bad
+        .add(Normalization::new().with_stats(&[1.0], &[-1.0]))
+        .is_err());
+}

@@ -3,7 +3,7 @@
 //! Dense, Conv2D (same and valid, stride 2, dilation 2, a first layer of one channel),
 //! MaxPooling2D (distinct values, so no maximum moves within the step), AveragePooling2D,
 //! GlobalAveragePooling2D, BatchNormalization (with and without γ and β), Flatten, Reshape,
-//! Activation (tanh, sigmoid, GELU) and Rescaling. Softmax and ReLU are checked as models in
+//! Activation (tanh, sigmoid, GELU), Normalization and Rescaling. Softmax and ReLU are checked as models in
 //! tests/keras_layers.rs (a softmax layer only ever trains folded into its loss).
 //! Smooth activations (tanh, sigmoid): finite differences cannot see through a kink.
 
@@ -12,7 +12,7 @@ mod common;
 use common::layercheck::check_layer;
 use suanli::nn::{
     Activation, AveragePooling2D, BatchNormalization, Conv2D, Dense, Flatten,
-    GlobalAveragePooling2D, LayerSpec, MaxPooling2D, Rescaling, Reshape,
+    GlobalAveragePooling2D, LayerSpec, MaxPooling2D, Normalization, Rescaling, Reshape,
 };
 
 const H: f32 = 1e-2;
@@ -213,6 +213,16 @@ fn activations_and_rescaling() {
             TOL,
         );
     }
+    check_layer(
+        &dev,
+        "Normalization",
+        Normalization::new().with_stats(&[0.5, -1.0, 2.0], &[4.0, 0.25, 1.0]),
+        &[2, 3],
+        3,
+        None,
+        H,
+        TOL,
+    );
     check_layer(
         &dev,
         "Rescaling",

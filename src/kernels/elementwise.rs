@@ -48,6 +48,13 @@ pub const BIAS_ADD: KernelSpec = KernelSpec {
     bindings: &[RO, RO, RW, U],
 };
 
+/// `y[r, c] = (x[r, c] − value·mean[c]) / max(sqrt(var[c]), 1e-7)` (Keras's Normalization).
+pub const NORMALIZE: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "normalize_forward",
+    bindings: &[RO, RO, RO, RW, U],
+};
+
 /// `dx = dy · act'(x)` computed from the output `y = act(x)` (linear, relu, leaky relu,
 /// sigmoid, tanh).
 pub const UNARY_OUTPUT_BACKWARD: KernelSpec = KernelSpec {
@@ -84,6 +91,7 @@ pub const KERNELS: &[KernelSpec] = &[
     SCALE,
     BIAS_ADD,
     UNARY_OUTPUT_BACKWARD,
+    NORMALIZE,
 ];
 
 /// Mirrors `Params` in elementwise.wgsl.
@@ -270,6 +278,40 @@ pub fn bias_add(
         &BIAS_ADD,
         &[],
         &[(x, bytes(n)), (bias, bytes(cols)), (y, bytes(n))],
+        p,
+    )
+}
+
+/// Records `y[r, c] = (x[r, c] − mean[c]) / max(sqrt(var[c]), 1e-7)` over `rows × cols`
+/// elements, or, with `centre` false, `y = x / max(sqrt(var[c]), 1e-7)` (the backward pass).
+#[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
+pub fn normalize(
+    rec: &mut dyn Record,
+    x: &wgpu::Buffer,
+    mean: &wgpu::Buffer,
+    var: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    rows: usize,
+    cols: usize,
+    centre: bool,
+) -> Result<()> {
+    let n = rows * cols;
+    let p = Params {
+        n: n as u32,
+        value: if centre { 1.0 } else { 0.0 },
+        cols: cols as u32,
+        ..Default::default()
+    };
+    launch(
+        rec,
+        &NORMALIZE,
+        &[],
+        &[
+            (x, bytes(n)),
+            (mean, bytes(cols)),
+            (var, bytes(cols)),
+            (y, bytes(n)),
+        ],
         p,
     )
 }

@@ -171,10 +171,11 @@ impl Sequential {
             let mut w = Weights::default();
             for ws in specs.iter().filter(|_| shared.is_none()) {
                 let n: usize = ws.shape.iter().product();
-                let values = match ws.init {
+                let values = match &ws.init {
                     Init::Kernel(init, fan_in, fan_out) => {
-                        init.sample_n(n, fan_in, fan_out, &mut rng)
+                        init.sample_n(n, *fan_in, *fan_out, &mut rng)
                     }
+                    Init::Values(v) => v.clone(),
                     Init::Zeros => vec![0.0; n],
                     Init::Ones => vec![1.0; n],
                 };

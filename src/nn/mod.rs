@@ -37,6 +37,7 @@ pub(crate) mod head;
 pub(crate) mod layer;
 pub(crate) mod loss_fn;
 pub(crate) mod model;
+pub(crate) mod normalization;
 pub(crate) mod options;
 pub(crate) mod pointwise;
 pub(crate) mod pooling;
@@ -56,6 +57,7 @@ pub use dense::{ActivationArg, Dense, DenseDropout};
 pub use dropout::Dropout;
 pub use loss_fn::loss_value;
 pub use model::Sequential;
+pub use normalization::Normalization;
 pub use options::{
     Callback, Checkpoint, EarlyStopping, EpochBegin, EpochCallback, EpochEnd, Evaluation,
     FitOptions, History, Loss, Optimizer, Progress,

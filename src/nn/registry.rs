@@ -17,6 +17,7 @@ use crate::nn::conv2d::Conv2D;
 use crate::nn::dense::{Dense, DenseDropout};
 use crate::nn::dropout::Dropout;
 use crate::nn::layer::{Io, Layer, Weights};
+use crate::nn::normalization::Normalization;
 use crate::nn::pointwise::{Activation, ReLU, Softmax};
 use crate::nn::pooling::{AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D};
 use crate::nn::rescaling::Rescaling;
@@ -136,6 +137,7 @@ layer_types!(
     Softmax,
     ReLU,
     Rescaling,
+    Normalization,
 );
 
 /// One layer as [`crate::nn::Sequential::add`] takes it and the model file stores it: its
@@ -302,7 +304,8 @@ into_layers_for!(
     Activation,
     Softmax,
     ReLU,
-    Rescaling
+    Rescaling,
+    Normalization
 );
 
 /// Builders that carry the first layer's input shape (`Conv2D::new(..).input_shape(..)`).

@@ -232,8 +232,11 @@ pub struct WeightSpec {
 }
 
 /// How a weight starts.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Init {
+    /// These values (a configuration that carries its weights, such as Normalization's
+    /// adapted mean and variance).
+    Values(Vec<f32>),
     /// Drawn by a kernel initializer with these fan-in and fan-out.
     Kernel(Initializer, usize, usize),
     /// Zeros.

@@ -26,4 +26,4 @@ pub use pool::{
     avgpool, avgpool_backward, global_avgpool, global_avgpool_backward, maxpool, maxpool_backward,
     PoolShape,
 };
-pub use rows::{max_rows, softmax, sum_cols, sum_rows, xent};
+pub use rows::{max_rows, normalize, softmax, sum_cols, sum_rows, xent};

@@ -1,4 +1,16 @@
-//! Row-wise reductions, softmax and the sparse cross-entropy.
+//! Row-wise reductions, softmax and the sparse cross-entropy, and the per-column
+//! normalisation.
+
+/// Keras's Normalization: `(x[r, c] − mean[c]) / max(sqrt(var[c]), 1e-7)`.
+pub fn normalize(x: &[f32], mean: &[f32], var: &[f32], cols: usize) -> Vec<f64> {
+    x.iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let c = i % cols;
+            (v as f64 - mean[c] as f64) / (var[c] as f64).sqrt().max(1e-7)
+        })
+        .collect()
+}
 
 /// Per-row sums of (rows, cols).
 pub fn sum_rows(x: &[f32], rows: usize, cols: usize) -> Vec<f64> {

@@ -263,3 +263,32 @@ def test_metrics_by_name_and_object(rng, capsys):
         m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=[keras.metrics.BinaryAccuracy()])
     with pytest.raises(ValueError, match="not supported"):
         m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["auc"])
+
+
+def test_normalization_adapts_to_data(rng):
+    # keras.io's regression tutorial: adapt a Normalization layer to the features, then train.
+    x = (rng.standard_normal((400, 3)) * [10.0, 0.1, 3.0] + [50.0, -2.0, 0.0]).astype(np.float32)
+    y = (x @ np.array([[0.3], [20.0], [-1.0]], np.float32) + 5.0).astype(np.float32)
+    norm = layers.Normalization(axis=-1)
+    norm.adapt(x)
+    np.testing.assert_allclose(norm.mean, x.astype(np.float64).mean(axis=0), rtol=1e-5)
+    np.testing.assert_allclose(norm.variance, x.astype(np.float64).var(axis=0), rtol=1e-4)
+    m = keras.Sequential([keras.Input(shape=(3,)), norm, layers.Dense(1)])
+    out = m(x[:4]).numpy()
+    w, b = m.layers[1].get_weights()
+    want = ((x[:4] - x.mean(axis=0)) / x.std(axis=0)) @ w + b
+    np.testing.assert_allclose(out, want, atol=1e-3)
+    assert [a.shape for a in norm.get_weights()] == [(3,), (3,)]
+    assert m.count_params() == 6 + 4
+    m.compile(optimizer=keras.optimizers.Adam(0.1), loss="mean_absolute_error")
+    h = m.fit(x, y, epochs=30, batch_size=32, verbose=0)
+    assert h.history["loss"][-1] < 0.2 * h.history["loss"][0]
+    np.testing.assert_allclose(norm.get_weights()[0], x.mean(axis=0), rtol=1e-5)  # never trained
+    # Adapting again after the build reaches the built model; scalars are accepted too.
+    norm.adapt(x * 2)
+    np.testing.assert_allclose(m.layers[0].get_weights()[0], 2 * x.mean(axis=0), rtol=1e-5)
+    s = layers.Normalization(mean=3.0, variance=4.0)
+    one = keras.Sequential([keras.Input(shape=(2,)), s])
+    np.testing.assert_allclose(one(np.array([[5.0, 1.0]])).numpy(), [[1.0, -1.0]])
+    with pytest.raises(ValueError, match="axis"):
+        layers.Normalization(axis=0)

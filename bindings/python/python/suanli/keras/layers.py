@@ -123,6 +123,37 @@ def _make(class_name: str, positional: Sequence[str]) -> type:
 
 for _name, _positional in _native.layer_classes():
     globals()[_name] = _make(_name, _positional)
+
+
+def _adapt(self: Layer, data: Any, batch_size: Any = None, steps: Any = None) -> None:
+    """Keras's ``adapt``: sets the mean and variance of each feature (the last axis) to those
+    of ``data`` (an array or Tensor), computed on the current device in float32, as Keras
+    computes them. Before the model is built they go into the layer's configuration; after,
+    into the built model's weights as well."""
+    from .._ops import convert_to_tensor
+
+    t = convert_to_tensor(data)
+    shape = tuple(t.shape)
+    if len(shape) < 1 or t.size == 0:
+        raise ValueError(f"Normalization.adapt: expected data with at least one value; found shape {shape}")
+    c = shape[-1]
+    x = t.reshape([t.size // c, c])
+    mean = x.mean(0)
+    centred = x + mean * -1.0
+    var = (centred * centred).mean(0)
+    m = [float(v) for v in mean.numpy()]
+    v = [float(v) for v in var.numpy()]
+    self._config["mean"], self._config["variance"] = m, v
+    checked = json.loads(_native.check_layer(json.dumps(self._spec())))
+    self._defaults = checked.get("config", {})
+    owner = self.__dict__.get("_owner")
+    if owner is not None:
+        import numpy as np
+
+        owner._set_layer_weights(self.name, [np.asarray(m, np.float32), np.asarray(v, np.float32)])
+
+
+globals()["Normalization"].adapt = _adapt
 __all__ = [n for n, _ in _native.layer_classes()] + ["Input", "InputLayer", "Layer"]
 
 
