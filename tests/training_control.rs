@@ -145,3 +145,62 @@ fn initial_epoch_continues_a_run_exactly() {
     let e = parts.fit(&d, opts(3, 3)).unwrap_err().to_string();
     assert!(e.contains("initial_epoch"), "{e}");
 }
+
+#[test]
+fn tensorboard_writes_framed_checksummed_events() {
+    use suanli::nn::TensorBoard;
+    let dev = dev_or_skip!();
+    let d = data(&dev);
+    let dir = std::env::temp_dir().join(format!("suanli-tb-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut tb = TensorBoard::new(&dir).unwrap();
+    let mut m = model(&dev, Optimizer::adam());
+    let h = m
+        .fit(
+            &d,
+            FitOptions {
+                epochs: 2,
+                batch_size: 16,
+                validation_split: 0.25,
+                callbacks: vec![&mut tb],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(tb.error().is_none());
+    for (sub, loss) in [("train", &h.loss), ("validation", &h.val_loss)] {
+        let files: Vec<_> = std::fs::read_dir(dir.join(sub)).unwrap().collect();
+        assert_eq!(files.len(), 1, "{sub}");
+        let path = files[0].as_ref().unwrap().path();
+        assert!(path
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .contains("tfevents"));
+        let bytes = std::fs::read(&path).unwrap();
+        // Walk the records: length, its checksum, the data, its checksum, back to back.
+        let mut at = 0;
+        let mut records = Vec::new();
+        while at < bytes.len() {
+            let len = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+            let data = &bytes[at + 12..at + 12 + len];
+            let crc = u32::from_le_bytes(bytes[at + 12 + len..at + 16 + len].try_into().unwrap());
+            let c = crc32c::crc32c(data);
+            assert_eq!(crc, c.rotate_right(15).wrapping_add(0xa282_ead8));
+            records.push(data.to_vec());
+            at += 16 + len;
+        }
+        assert_eq!(at, bytes.len());
+        // The version, then loss and accuracy per epoch; each epoch's loss as an f32.
+        assert_eq!(records.len(), 1 + 2 * 2, "{sub}");
+        assert!(records[0].windows(13).any(|w| w == b"brain.Event:2"));
+        for (e, l) in loss.iter().enumerate() {
+            let r = &records[1 + 2 * e];
+            assert!(r.windows(10).any(|w| w == b"epoch_loss"));
+            let v = (*l as f32).to_le_bytes();
+            assert!(r.windows(4).any(|w| w == v), "{sub} epoch {e}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -49,6 +49,7 @@ pub(crate) mod reshape;
 pub mod spec;
 pub(crate) mod step;
 pub(crate) mod store;
+pub(crate) mod tensorboard;
 pub(crate) mod weights_file;
 
 pub use batchnorm::BatchNormalization;
@@ -70,3 +71,4 @@ pub use rescaling::Rescaling;
 pub use reshape::{Flatten, Reshape};
 pub use spec::{Initializer, Padding, Pair};
 pub use step::dropout_mask_seed;
+pub use tensorboard::{EventWriter, TensorBoard};

@@ -9,6 +9,7 @@ mod convert;
 mod datasets;
 mod device;
 mod errors;
+mod events;
 mod model;
 mod tensor;
 mod train;
@@ -24,6 +25,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<tensor::PyRawKernel>()?;
     m.add_class::<model::PyModel>()?;
+    m.add_class::<events::PyEventWriter>()?;
     m.add_function(wrap_pyfunction!(model::layer_classes, m)?)?;
     m.add_function(wrap_pyfunction!(model::check_layer, m)?)?;
     m.add_function(wrap_pyfunction!(model::loss_value, m)?)?;

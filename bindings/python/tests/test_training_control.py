@@ -128,3 +128,29 @@ def test_initial_epoch_and_backup_and_restore_continue_runs_exactly(rng, tmp_pat
     assert h.epoch == [2, 3]
     np.testing.assert_array_equal(again.predict(x, verbose=0), want)
     assert not backup.exists(), "a finished run deletes its backup"
+
+
+def test_tensorboard_event_files_read_by_tensorboard(rng, tmp_path):
+    ea = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    x, y = data(rng, 96)
+    m = model(lr=schedules.ExponentialDecay(0.1, decay_steps=5, decay_rate=0.5))
+    m.compile(optimizer=m.optimizer, loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    tb = keras.callbacks.TensorBoard(log_dir=str(tmp_path / "logs"), update_freq="batch")
+    h = m.fit(x, y, epochs=3, batch_size=16, validation_split=0.25, verbose=0, callbacks=[tb])
+
+    def scalars(which):
+        acc = ea.EventAccumulator(str(tmp_path / "logs" / which))
+        acc.Reload()
+        return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+    train, val = scalars("train"), scalars("validation")
+    assert [s for s, _ in train["epoch_loss"]] == [0, 1, 2]
+    np.testing.assert_allclose([v for _, v in train["epoch_loss"]], h.history["loss"], rtol=1e-6)
+    np.testing.assert_allclose([v for _, v in train["epoch_accuracy"]], h.history["accuracy"], rtol=1e-6)
+    np.testing.assert_allclose([v for _, v in val["epoch_loss"]], h.history["val_loss"], rtol=1e-6)
+    np.testing.assert_allclose([v for _, v in val["epoch_accuracy"]], h.history["val_accuracy"], rtol=1e-6)
+    # The schedule's rate at the end of each epoch of 5 steps: 0.1 · 0.5^(5(e+1)/5).
+    np.testing.assert_allclose([v for _, v in train["epoch_learning_rate"]], [0.05, 0.025, 0.0125], rtol=1e-6)
+    # Per-read scalars, when the engine read metrics mid-epoch (how often depends on speed).
+    for step, v in train.get("batch_loss", []):
+        assert 1 <= step <= 15 and np.isfinite(v)

@@ -397,6 +397,71 @@ class BackupAndRestore(Callback):
             shutil.rmtree(self.backup_dir, ignore_errors=True)
 
 
+class TensorBoard(Callback):
+    """Keras's TensorBoard callback: event files TensorBoard reads, written by suanli's Rust
+    writer (``nn::EventWriter``). Per epoch, every log under ``epoch_<name>`` in
+    ``log_dir/train`` (``val_`` logs in ``log_dir/validation``), and the learning rate as
+    ``epoch_learning_rate``. With ``update_freq="batch"`` (or a number) also ``batch_loss``
+    and the metrics at every metric read of an epoch (the engine runs steps in submissions:
+    about four reads a second), stepped by the optimizer step. Graphs, histograms, images and
+    profiles are not written (their arguments are accepted and ignored)."""
+
+    def __init__(self, log_dir: str = "logs", histogram_freq: int = 0, write_graph: bool = True, write_images: bool = False, write_steps_per_second: bool = False, update_freq: Any = "epoch", profile_batch: Any = 0, embeddings_freq: int = 0, embeddings_metadata: Any = None) -> None:
+        super().__init__()
+        if update_freq not in ("epoch", "batch") and not (isinstance(update_freq, int) and update_freq > 0):
+            raise ValueError(f"TensorBoard: update_freq must be 'epoch', 'batch' or a positive number; found {update_freq!r}")
+        self.log_dir = os.fspath(log_dir)
+        self.update_freq = update_freq
+        self._train: Any = None
+        self._val: Any = None
+        self._steps_before = 0
+
+    def _writer(self, which: str) -> Any:
+        from .. import _native
+
+        if which == "train":
+            if self._train is None:
+                self._train = _native.EventWriter(os.path.join(self.log_dir, "train"))
+            return self._train
+        if self._val is None:
+            self._val = _native.EventWriter(os.path.join(self.log_dir, "validation"))
+        return self._val
+
+    def on_train_begin(self, logs: Optional[Dict[str, float]] = None) -> None:
+        self._writer("train")
+        self._initial = int(self.params.get("initial_epoch", 0) or 0)
+
+    def on_epoch_begin(self, epoch: int, logs: Optional[Dict[str, float]] = None) -> None:
+        self._steps_before = epoch * int(self.params.get("steps", 0) or 0)
+
+    def on_train_batch_end(self, batch: int, logs: Optional[Dict[str, float]] = None) -> None:
+        if self.update_freq == "epoch":
+            return
+        w = self._writer("train")
+        step = self._steps_before + batch + 1
+        for k, v in (logs or {}).items():
+            w.scalar(f"batch_{k}", float(v), step)
+
+    def on_epoch_end(self, epoch: int, logs: Optional[Dict[str, float]] = None) -> None:
+        logs = dict(logs or {})
+        opt = getattr(self.model, "optimizer", None)
+        if "learning_rate" not in logs and opt is not None:
+            logs["learning_rate"] = opt._lr_at(self._steps_before + int(self.params.get("steps", 0) or 0))
+        for k, v in logs.items():
+            if k.startswith("val_"):
+                self._writer("validation").scalar(f"epoch_{k[4:]}", float(v), epoch)
+            else:
+                self._writer("train").scalar(f"epoch_{k}", float(v), epoch)
+        for w in (self._train, self._val):
+            if w is not None:
+                w.flush()
+
+    def on_train_end(self, logs: Optional[Dict[str, float]] = None) -> None:
+        for w in (self._train, self._val):
+            if w is not None:
+                w.flush()
+
+
 def _copy_atomic(src: str, dst: str) -> None:
     """Copies ``src`` to ``dst`` through a temporary file in ``dst``'s folder and a rename."""
     folder = os.path.dirname(os.path.abspath(dst))
@@ -414,4 +479,4 @@ def _copy_atomic(src: str, dst: str) -> None:
         raise
 
 
-__all__ = ["BackupAndRestore", "CSVLogger", "Callback", "EarlyStopping", "History", "LambdaCallback", "LearningRateScheduler", "ModelCheckpoint", "ReduceLROnPlateau", "TerminateOnNaN"]
+__all__ = ["BackupAndRestore", "CSVLogger", "Callback", "EarlyStopping", "History", "LambdaCallback", "LearningRateScheduler", "ModelCheckpoint", "ReduceLROnPlateau", "TensorBoard", "TerminateOnNaN"]
