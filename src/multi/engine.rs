@@ -14,9 +14,9 @@ use crate::multi::balancer::Balancer;
 use crate::multi::exchange::{self, Exchange};
 use crate::multi::replica::{Bucket, Flag, Pollers, Replica};
 use crate::nn::evaluate::Evaluator;
-use crate::nn::fit::{Engine, EpochReport, RuleAt};
+use crate::nn::fit::{Engine, EpochReport};
 use crate::nn::options::{Evaluation, History};
-use crate::nn::step;
+use crate::nn::step::{self, RuleAt};
 use crate::telemetry::{DeviceWatch, WatchEvent};
 use crate::vocab::Rule;
 

@@ -22,13 +22,10 @@ use crate::nn::model::Sequential;
 use crate::nn::options::{
     EpochBegin, EpochEnd, Evaluation, FitOptions, History, Optimizer, Progress,
 };
-use crate::nn::step::{self, Backward, StepLayout, StepProgram, CHUNK};
+use crate::nn::step::{self, Backward, RuleAt, StepLayout, StepProgram, CHUNK};
 use crate::random::Rng;
 use crate::tensor::{IndexBuffer, Tensor};
 use crate::vocab::Rule;
-
-/// The update rule of optimizer step `t` (1-based): the learning rate may change per step.
-pub(crate) type RuleAt<'a> = dyn Fn(u64) -> Result<Rule> + 'a;
 
 /// How running metrics are read during an epoch (a readback waits for the device).
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);

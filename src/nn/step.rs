@@ -461,6 +461,9 @@ pub(crate) fn optimizer_program(
     Ok((cap.finish(), slots))
 }
 
+/// The update rule of optimizer step `t` (1-based): the learning rate may change per step.
+pub(crate) type RuleAt<'a> = dyn Fn(u64) -> Result<Rule> + 'a;
+
 /// Replays `steps` (batch offsets and sizes) of `plans` in one submission, their uniforms
 /// written into `table` with one upload. With a `rule`, step `s` is optimizer step
 /// `t0 + s + 1`.
@@ -475,7 +478,7 @@ pub(crate) fn run_chunk(
     idx: &IndexBuffer,
     seed: u64,
     t0: u64,
-    rule: Option<&crate::nn::fit::RuleAt<'_>>,
+    rule: Option<&RuleAt<'_>>,
 ) -> Result<()> {
     let plan_of = |b: usize| {
         plans
