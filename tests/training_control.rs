@@ -204,3 +204,50 @@ fn tensorboard_writes_framed_checksummed_events() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn validation_freq_validates_the_epochs_asked_for() {
+    use suanli::nn::{EarlyStopping, ValidationFreq};
+    let dev = dev_or_skip!();
+    let d = data(&dev);
+    let run = |freq: ValidationFreq| {
+        let mut m = model(&dev, Optimizer::adam());
+        m.fit(
+            &d,
+            FitOptions {
+                epochs: 4,
+                batch_size: 16,
+                validation_split: 0.25,
+                validation_freq: freq,
+                ..Default::default()
+            },
+        )
+    };
+    let every = run(ValidationFreq::Every(1)).unwrap();
+    assert_eq!(every.val_loss.len(), 4);
+    // Validation does not change training: the other runs see the same numbers.
+    let second = run(ValidationFreq::Every(2)).unwrap();
+    assert_eq!(second.loss, every.loss);
+    assert_eq!(second.val_loss, [every.val_loss[1], every.val_loss[3]]);
+    let listed = run(ValidationFreq::Epochs(vec![1, 4])).unwrap();
+    assert_eq!(listed.val_loss, [every.val_loss[0], every.val_loss[3]]);
+    assert!(run(ValidationFreq::Every(0)).is_err());
+    let mut m = model(&dev, Optimizer::adam());
+    let e = m
+        .fit(
+            &d,
+            FitOptions {
+                epochs: 2,
+                validation_split: 0.25,
+                validation_freq: ValidationFreq::Every(2),
+                early_stopping: Some(EarlyStopping {
+                    patience: 1,
+                    min_delta: 0.0,
+                }),
+                ..Default::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("validation_freq"), "{e}");
+}

@@ -20,7 +20,7 @@ use crate::memory::MemoryKind;
 use crate::nn::evaluate::Evaluator;
 use crate::nn::model::Sequential;
 use crate::nn::options::{
-    EpochBegin, EpochEnd, Evaluation, FitOptions, History, Optimizer, Progress,
+    EpochBegin, EpochEnd, Evaluation, FitOptions, History, Optimizer, Progress, ValidationFreq,
 };
 use crate::nn::step::{self, Backward, RuleAt, StepLayout, StepProgram, CHUNK};
 use crate::random::Rng;
@@ -112,6 +112,20 @@ impl Setup {
         }
         if o.batch_size == 0 {
             return Err(bad("batch_size", "at least 1".into(), "0".into()));
+        }
+        if o.validation_freq == ValidationFreq::Every(0) {
+            return Err(bad(
+                "validation_freq",
+                "at least 1 (validate every k-th epoch)".into(),
+                "0".into(),
+            ));
+        }
+        if o.early_stopping.is_some() && o.validation_freq != ValidationFreq::Every(1) {
+            return Err(bad(
+                "validation_freq",
+                "1 with early stopping (it watches the validation loss every epoch)".into(),
+                format!("{:?}", o.validation_freq),
+            ));
         }
         if o.resume.is_some() && o.initial_epoch > 0 {
             return Err(bad(
@@ -342,7 +356,11 @@ pub(crate) fn run(
         if let Some(a) = accuracy {
             history.accuracy.push(a);
         }
-        let validation = engine.validate()?;
+        let validation = if o.validation_freq.due(epoch) {
+            engine.validate()?
+        } else {
+            None
+        };
         if let Some(v) = validation {
             history.val_loss.push(v.loss);
             if let Some(a) = v.accuracy {

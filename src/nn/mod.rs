@@ -61,7 +61,7 @@ pub use model::Sequential;
 pub use normalization::Normalization;
 pub use options::{
     Callback, Checkpoint, EarlyStopping, EpochBegin, EpochCallback, EpochEnd, Evaluation,
-    FitOptions, History, Loss, Optimizer, Progress,
+    FitOptions, History, Loss, Optimizer, Progress, ValidationFreq,
 };
 pub use pointwise::{Activation, ReLU, Softmax};
 pub use pooling::{AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D};

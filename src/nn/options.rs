@@ -246,6 +246,25 @@ pub struct Checkpoint {
     pub history: History,
 }
 
+/// Which epochs run validation, as Keras's `validation_freq`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValidationFreq {
+    /// Every `k`-th epoch: epochs `k − 1`, `2k − 1`, … (0-based).
+    Every(usize),
+    /// These epochs, counted from 1 as Keras counts them.
+    Epochs(Vec<usize>),
+}
+
+impl ValidationFreq {
+    /// Whether 0-based epoch `epoch` validates.
+    pub fn due(&self, epoch: usize) -> bool {
+        match self {
+            ValidationFreq::Every(k) => *k > 0 && (epoch + 1).is_multiple_of(*k),
+            ValidationFreq::Epochs(v) => v.contains(&(epoch + 1)),
+        }
+    }
+}
+
 /// A loss function. Cross-entropies are computed from the logits in one fused, numerically
 /// stable kernel: with a softmax (sigmoid for binary) last layer the model outputs
 /// probabilities as in Keras, with a linear one it outputs logits (Keras's `from_logits`).
@@ -315,6 +334,9 @@ pub struct FitOptions<'a> {
     /// Without `validation_data`: hold out this last fraction of the rows (taken before
     /// shuffling, as Keras does) and evaluate on it every epoch (default 0).
     pub validation_split: f64,
+    /// Which epochs evaluate the validation rows (Keras's `validation_freq`; default every
+    /// epoch). The others report no validation: their history has no `val_` entry.
+    pub validation_freq: ValidationFreq,
     /// Learning rate per epoch (0-based), replacing the optimizer's; checked for every epoch
     /// before training starts.
     pub lr_schedule: Option<&'a dyn Fn(usize) -> f64>,
@@ -356,6 +378,7 @@ impl Default for FitOptions<'_> {
             seed: 0,
             validation_data: None,
             validation_split: 0.0,
+            validation_freq: ValidationFreq::Every(1),
             lr_schedule: None,
             step_lr: None,
             initial_epoch: 0,

@@ -10,7 +10,7 @@ use numpy::{PyArray1, PyArrayDyn};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use suanli::nn::{FitOptions, History, LayerSpec, Optimizer, Sequential};
+use suanli::nn::{FitOptions, History, LayerSpec, Optimizer, Sequential, ValidationFreq};
 use suanli::Tensor;
 
 use crate::convert;
@@ -190,7 +190,7 @@ impl PyModel {
     }
 
     /// Trains; returns the history of this call as a dict of lists.
-    #[pyo3(signature = (x, y, epochs = 1, batch_size = 32, shuffle = true, seed = 0, validation_data = None, validation_split = 0.0, checkpoint = None, on_epoch_begin = None, on_progress = None, on_epoch_end = None, learning_rate = None, initial_epoch = 0))]
+    #[pyo3(signature = (x, y, epochs = 1, batch_size = 32, shuffle = true, seed = 0, validation_data = None, validation_split = 0.0, checkpoint = None, on_epoch_begin = None, on_progress = None, on_epoch_end = None, learning_rate = None, initial_epoch = 0, validation_every = 1, validation_epochs = None))]
     #[allow(clippy::too_many_arguments)] // Keras's fit arguments, spelled out
     fn fit<'py>(
         &mut self,
@@ -209,6 +209,8 @@ impl PyModel {
         on_epoch_end: Option<Py<PyAny>>,
         learning_rate: Option<Py<PyAny>>,
         initial_epoch: usize,
+        validation_every: usize,
+        validation_epochs: Option<Vec<usize>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let train = dataset(py, &self.inner, x, y, "fit")?;
         let val = match &validation_data {
@@ -248,6 +250,10 @@ impl PyModel {
             let options = FitOptions {
                 step_lr: step_lr.map(|f| f as &dyn Fn(u64) -> f64),
                 initial_epoch,
+                validation_freq: match validation_epochs {
+                    Some(v) => ValidationFreq::Epochs(v),
+                    None => ValidationFreq::Every(validation_every),
+                },
                 epochs,
                 batch_size,
                 shuffle,

@@ -154,3 +154,13 @@ def test_tensorboard_event_files_read_by_tensorboard(rng, tmp_path):
     # Per-read scalars, when the engine read metrics mid-epoch (how often depends on speed).
     for step, v in train.get("batch_loss", []):
         assert 1 <= step <= 15 and np.isfinite(v)
+
+
+def test_validation_freq(rng):
+    x, y = data(rng, 80)
+    full = model().fit(x, y, epochs=4, batch_size=16, validation_split=0.25, verbose=0)
+    every2 = model().fit(x, y, epochs=4, batch_size=16, validation_split=0.25, validation_freq=2, verbose=0)
+    listed = model().fit(x, y, epochs=4, batch_size=16, validation_split=0.25, validation_freq=[1, 4], verbose=0)
+    assert every2.history["loss"] == full.history["loss"]
+    assert every2.history["val_loss"] == full.history["val_loss"][1::2]
+    assert listed.history["val_loss"] == [full.history["val_loss"][0], full.history["val_loss"][3]]

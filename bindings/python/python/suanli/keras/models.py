@@ -196,6 +196,7 @@ class Sequential:
         validation_data: Any = None,
         shuffle: bool = True,
         initial_epoch: int = 0,
+        validation_freq: Any = 1,
         **kwargs: Any,
     ) -> callbacks_module.History:
         """Trains for ``epochs`` on the device (the GIL is released; Ctrl-C stops between
@@ -288,6 +289,8 @@ class Sequential:
                 y,
                 epochs=int(epochs),
                 initial_epoch=initial_epoch,
+                validation_every=validation_freq if isinstance(validation_freq, int) else 1,
+                validation_epochs=None if isinstance(validation_freq, int) else [int(e) for e in validation_freq],
                 batch_size=batch_size,
                 shuffle=bool(shuffle),
                 seed=utils.seed(),
