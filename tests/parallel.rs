@@ -500,3 +500,64 @@ fn buckets_overlap_and_checkpoints_of_parallel_training_load() {
     assert_eq!(weights(&back), weights(&m));
     let _ = std::fs::remove_file(&ck);
 }
+
+#[test]
+fn a_frozen_layer_stays_put_on_one_device_and_on_two() {
+    let Some(g) = group() else {
+        return;
+    };
+    let one = g.devices()[0].clone();
+    let x = common::random_vec(64 * 6, 17);
+    let y: Vec<u32> = (0..64).map(|r| (x[r * 6] > 0.0) as u32).collect();
+    let build = || {
+        let mut m = Sequential::with_seed(&one, 8).input_shape(&[6]);
+        m.add(Dense::new(5, "tanh")).unwrap();
+        m.add(Dense::new(2, "softmax")).unwrap();
+        m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
+            .unwrap();
+        m.set_trainable(0, false).unwrap();
+        m
+    };
+    let opts = || FitOptions {
+        epochs: 2,
+        batch_size: 16,
+        ..Default::default()
+    };
+    let read = |m: &Sequential| -> Vec<Vec<f32>> {
+        m.weights()
+            .iter()
+            .map(|(_, t)| t.to_vec().unwrap())
+            .collect()
+    };
+    let mut single = build();
+    let before = read(&single);
+    single
+        .fit(&Dataset::from_f32(&one, &x, 6, &y).unwrap(), opts())
+        .unwrap();
+    let after = read(&single);
+    assert_eq!(
+        after[..2],
+        before[..2],
+        "the frozen layer's kernel and bias"
+    );
+    assert_ne!(after[2], before[2], "the layer above it trains");
+    assert!(single.summary().contains("Non-trainable params: 35"));
+    let mut par = build();
+    let sets: Vec<Dataset> = g
+        .devices()
+        .iter()
+        .map(|d| Dataset::from_f32(d, &x, 6, &y).unwrap())
+        .collect();
+    par.fit_parallel(&g, &sets, opts(), &ParallelOptions::default())
+        .unwrap();
+    let p = read(&par);
+    assert_eq!(p[..2], before[..2], "frozen on two devices too");
+    assert_ne!(p[2], before[2]);
+    // Unfrozen again, it trains.
+    single.set_trainable(0, true).unwrap();
+    single
+        .fit(&Dataset::from_f32(&one, &x, 6, &y).unwrap(), opts())
+        .unwrap();
+    assert_ne!(read(&single)[0], before[0]);
+    assert!(single.set_trainable(5, false).is_err());
+}

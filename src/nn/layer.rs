@@ -208,6 +208,11 @@ pub(crate) enum WeightGrad<'a> {
         /// Each parameter's optimizer states.
         state: &'a [Vec<Tensor>],
     },
+    /// The layer is frozen (`trainable = false`): its parameters stay as they are. Layers
+    /// need not know: no fused update is offered, the gradient goes to a scratch tensor and
+    /// `apply` does nothing (the gradient at the input, which the layers below need, is
+    /// computed as always).
+    Frozen,
 }
 
 /// An optimizer step a GEMM can apply to parameter `i` of a layer in place: the rule and the
@@ -224,7 +229,7 @@ impl<'a> WeightGrad<'a> {
     /// updating in place; `None` when gradients are written out.
     pub(crate) fn fused(&self, pos: Position, i: usize) -> Option<Fused<'a>> {
         match self {
-            WeightGrad::Into(_) => None,
+            WeightGrad::Into(_) | WeightGrad::Frozen => None,
             WeightGrad::Update { rule, state } => Some(Fused {
                 rule: *rule,
                 state: state[pos.first_param + i]
@@ -243,7 +248,7 @@ impl<'a> WeightGrad<'a> {
                 op: "backward",
                 message: format!("no gradient buffer for parameter {i}"),
             }),
-            WeightGrad::Update { .. } => cx.scratch(shape),
+            WeightGrad::Update { .. } | WeightGrad::Frozen => cx.scratch(shape),
         }
     }
 

@@ -161,6 +161,32 @@ impl Sequential {
         Ok(())
     }
 
+    /// Whether each parameter (optimizer order) belongs to a frozen layer.
+    pub(crate) fn frozen_params(&self) -> Vec<bool> {
+        self.layers
+            .iter()
+            .flat_map(|l| std::iter::repeat_n(!l.spec.trainable, l.weights().params.len()))
+            .collect()
+    }
+
+    /// Freezes (`false`) or unfreezes layer `index`, as Keras's `layer.trainable = ...`: a
+    /// frozen layer's parameters are left as they are by every later `fit` (gradients still
+    /// pass through it), and count as non-trainable in the summary. Optimizer state is kept.
+    pub fn set_trainable(&mut self, index: usize, trainable: bool) -> Result<()> {
+        let n = self.layers.len();
+        let l = self
+            .layers
+            .get_mut(index)
+            .ok_or_else(|| Error::InvalidArgument {
+                op: "Sequential::set_trainable",
+                name: "index",
+                expected: format!("a layer index below {n}"),
+                found: index.to_string(),
+            })?;
+        l.spec.trainable = trainable;
+        Ok(())
+    }
+
     /// Number of trainable parameters.
     pub fn param_count(&self) -> usize {
         self.params().iter().map(|p| p.numel()).sum()
@@ -223,7 +249,15 @@ impl Sequential {
                 keras_shape(&io.output)
             ));
         }
-        let (trainable, state) = (self.param_count(), self.state_count());
+        // A frozen layer's parameters count as non-trainable, as Keras counts them.
+        let frozen: usize = self
+            .layers
+            .iter()
+            .filter(|l| !l.spec.trainable)
+            .flat_map(|l| l.weights().params.iter())
+            .map(|t| t.numel())
+            .sum();
+        let (trainable, state) = (self.param_count() - frozen, self.state_count() + frozen);
         let kb = |n: usize| n as f64 * 4.0 / 1024.0;
         s.push_str(&format!(
             "{line}\nTotal params: {} ({:.2} KB)\nTrainable params: {trainable} ({:.2} KB)\nNon-trainable params: {state} ({:.2} KB)\n",

@@ -151,6 +151,9 @@ pub struct LayerSpec {
     pub name: Option<String>,
     /// The per-sample input shape (first layer).
     pub input_shape: Option<Shape>,
+    /// Keras's `trainable`: false freezes the layer's parameters (the optimizer leaves them
+    /// as they are; gradients still flow through the layer to the ones below).
+    pub trainable: bool,
 }
 
 impl LayerSpec {
@@ -160,6 +163,7 @@ impl LayerSpec {
             config: config.into(),
             name: None,
             input_shape: None,
+            trainable: true,
         }
     }
 
@@ -170,6 +174,9 @@ impl LayerSpec {
         if let Some(map) = config.as_object_mut() {
             if let Some(n) = &self.name {
                 map.insert("name".into(), n.clone().into());
+            }
+            if !self.trainable {
+                map.insert("trainable".into(), false.into());
             }
             if let Some(s) = &self.input_shape {
                 let mut dims = vec![serde_json::Value::Null];
@@ -229,32 +236,30 @@ impl LayerSpec {
                 "()".into(),
             ));
         }
-        // Keras writes these; they change nothing here.
-        for k in ["trainable", "dtype"] {
-            match config.get(k) {
-                Some(serde_json::Value::Bool(true)) if k == "trainable" => {}
-                Some(serde_json::Value::String(s)) if k == "dtype" && s == "float32" => {}
-                None | Some(serde_json::Value::Null) => {}
-                Some(other) => {
-                    return Err(Error::InvalidArgument {
-                        op: "layer",
-                        name: if k == "dtype" { "dtype" } else { "trainable" },
-                        expected: if k == "dtype" {
-                            "float32".into()
-                        } else {
-                            "true (frozen layers are not supported yet)".into()
-                        },
-                        found: other.to_string(),
-                    })
-                }
+        let trainable = match config.remove("trainable") {
+            None | Some(serde_json::Value::Null) => true,
+            Some(serde_json::Value::Bool(b)) => b,
+            Some(other) => return Err(bad("trainable: true or false", other.to_string())),
+        };
+        // Keras writes the dtype; only float32 is computed here.
+        match config.remove("dtype") {
+            None | Some(serde_json::Value::Null) => {}
+            Some(serde_json::Value::String(s)) if s == "float32" => {}
+            Some(other) => {
+                return Err(Error::InvalidArgument {
+                    op: "layer",
+                    name: "dtype",
+                    expected: "float32".into(),
+                    found: other.to_string(),
+                })
             }
-            config.remove(k);
         }
         let config = LayerConfig::from_json(class, serde_json::Value::Object(config))?;
         Ok(LayerSpec {
             config,
             name,
             input_shape,
+            trainable,
         })
     }
 }
@@ -318,6 +323,7 @@ macro_rules! into_layers_with_input {
                     config: self.into(),
                     name: None,
                     input_shape: input,
+                    trainable: true,
                 }])
             }
         })+

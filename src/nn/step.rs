@@ -294,6 +294,7 @@ impl StepProgram {
                     .and_then(|j| model.layers[j].gate(&cx, &saved[j]));
                 let np = layer.weights().params.len();
                 let grad = match backward {
+                    _ if !layer.spec.trainable => WeightGrad::Frozen,
                     Backward::Grads(g) => {
                         WeightGrad::Into(&g[pos.first_param..pos.first_param + np])
                     }
@@ -450,7 +451,12 @@ pub(crate) fn optimizer_program(
 ) -> Result<(Program, Vec<Slot>)> {
     let mut cap = Capture::with_table(&model.device, table.buffer());
     let mut slots = Vec::new();
+    let frozen = model.frozen_params();
     for (i, (p, g)) in model.params().iter().zip(grads).enumerate() {
+        if frozen[i] {
+            // A frozen layer's gradient (zeros: it was never written) is not applied.
+            continue;
+        }
         let st: Vec<&wgpu::Buffer> = model.opt_state[i].iter().map(|t| t.buffer()).collect();
         optim::step(&mut cap, rule, g.buffer(), p.buffer(), &st, p.numel(), 1)?;
         slots.push(Slot::Optim {

@@ -337,6 +337,11 @@ impl PyModel {
         PyArray1::from_vec(py, out.py()?).reshape(shape)
     }
 
+    /// Freezes (false) or unfreezes layer `index` (Keras's `layer.trainable`).
+    fn set_trainable(&mut self, index: usize, trainable: bool) -> PyResult<()> {
+        self.inner.set_trainable(index, trainable).py()
+    }
+
     /// Every weight as `(name, float32 array)`, in Keras's `get_weights` order and layouts.
     fn weights<'py>(
         &self,

@@ -292,3 +292,37 @@ def test_normalization_adapts_to_data(rng):
     np.testing.assert_allclose(one(np.array([[5.0, 1.0]])).numpy(), [[1.0, -1.0]])
     with pytest.raises(ValueError, match="axis"):
         layers.Normalization(axis=0)
+
+
+def test_frozen_layers_and_models(rng, tmp_path):
+    x = rng.standard_normal((64, 4)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+    # Transfer learning as Keras's guide does it: a base model frozen, a new head trained.
+    base = keras.Sequential([layers.Dense(6, activation="tanh", input_shape=(4,)), layers.Dense(5, activation="relu")])
+    base.trainable = False
+    head = keras.Sequential([base, layers.Dense(2, activation="softmax")])
+    head.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    before = base.get_weights()
+    top = head.layers[1].get_weights()
+    lines = []
+    head.summary(print_fn=lines.append)
+    assert "Trainable params: 12" in lines[0] and "Non-trainable params: 65" in lines[0], lines[0]
+    head.fit(x, y, epochs=2, batch_size=16, verbose=0)
+    for a, b in zip(base.get_weights(), before):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(head.layers[1].get_weights()[0], top[0]), "the head trains"
+    # A layer frozen after the build, and unfrozen again.
+    m = keras.Sequential([layers.Dense(3, activation="tanh", input_shape=(4,)), layers.Dense(2, activation="softmax", trainable=False)])
+    m.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    w1 = m.layers[1].get_weights()
+    m.fit(x, y, epochs=1, batch_size=16, verbose=0)
+    np.testing.assert_array_equal(m.layers[1].get_weights()[0], w1[0])
+    m.layers[1].trainable = True
+    m.fit(x, y, epochs=1, batch_size=16, verbose=0)
+    assert not np.array_equal(m.layers[1].get_weights()[0], w1[0])
+    # The flag travels with the model file and with clones.
+    m.layers[0].trainable = False
+    m.save(tmp_path / "m.safetensors")
+    loaded = keras.models.load_model(tmp_path / "m.safetensors")
+    assert [l.trainable for l in loaded.layers] == [False, True]
+    assert [l.trainable for l in keras.models.clone_model(m).layers] == [False, True]

@@ -50,7 +50,7 @@ class Layer:
     class_name: str = ""
     _positional: Tuple[str, ...] = ()
 
-    def __init__(self, *args: Any, name: Optional[str] = None, input_shape: Any = None, input_dim: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, name: Optional[str] = None, input_shape: Any = None, input_dim: Any = None, trainable: bool = True, **kwargs: Any) -> None:
         cls = type(self).__name__
         if len(args) > len(self._positional):
             raise TypeError(f"{cls}: takes at most {len(self._positional)} positional arguments ({', '.join(self._positional)}); got {len(args)}")
@@ -65,6 +65,7 @@ class Layer:
             input_shape = (input_dim,)
         self.input_shape = None if input_shape is None else tuple(_shape(input_shape, f"{cls} input_shape"))
         self.name = name
+        self._trainable = bool(trainable)
         self._config = {k: _jsonable(k, v) for k, v in config.items()}
         # Checked now, as Keras checks at construction (the model checks the shapes later).
         checked = json.loads(_native.check_layer(json.dumps(self._spec())))
@@ -76,7 +77,22 @@ class Layer:
             config["name"] = self.name
         if self.input_shape is not None:
             config["input_shape"] = list(self.input_shape)
+        if not self.trainable:
+            config["trainable"] = False
         return {"class_name": self.class_name, "config": config}
+
+    @property
+    def trainable(self) -> bool:
+        """Keras's ``trainable``: False freezes the layer's weights for every later ``fit``
+        (gradients still flow through it); the summary counts them as non-trainable."""
+        return self.__dict__.get("_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        self._trainable = bool(value)
+        owner = self.__dict__.get("_owner")
+        if owner is not None and owner._native is not None:
+            owner._native.set_trainable(self._index, self._trainable)
 
     def get_weights(self) -> List[Any]:
         """The layer's weights as float32 arrays, in Keras's order and layouts (empty before
@@ -162,10 +178,11 @@ def from_spec(spec: Dict[str, Any]) -> Layer:
     config = dict(spec.get("config", {}))
     name = config.pop("name", None)
     shape = config.pop("batch_input_shape", None)
+    given = config.pop("input_shape", None)
     cls = globals().get(spec.get("class_name", ""))
     if not (isinstance(cls, type) and issubclass(cls, Layer)):
         raise ValueError(f"unknown layer class {spec.get('class_name')!r}")
-    return cls(name=name, input_shape=None if shape is None else shape[1:], **config)
+    return cls(name=name, input_shape=given if shape is None else shape[1:], **config)
 
 
 class InputLayer:

@@ -137,6 +137,7 @@ class Sequential:
             if i < len(specs):
                 layer.name = specs[i]["config"].get("name", layer.name)
                 layer._owner = self
+                layer._index = i
             i += 1
 
     def build(self, input_shape: Optional[Sequence[Optional[int]]] = None) -> None:
@@ -421,6 +422,18 @@ class Sequential:
                 f"load_weights: the file's weights {[(n, a.shape) for n, a in theirs]} do not fit this model's {[(n, a.shape) for n, a in mine]}"
             )
         self._native.set_weights([a for _, a in theirs])
+
+    @property
+    def trainable(self) -> bool:
+        """Whether every layer is trainable; setting it sets every layer's (nested models'
+        too), as Keras's ``model.trainable = False`` freezes a base model. A model that holds
+        this one shares its weights but keeps its own flags: freeze before building it."""
+        return all(l.trainable for l in self.layers)
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        for l in self.layers:
+            l.trainable = value
 
     # ---- weights as NumPy arrays ------------------------------------------------------------
     def get_weights(self) -> List[np.ndarray]:
