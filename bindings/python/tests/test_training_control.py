@@ -164,3 +164,65 @@ def test_validation_freq(rng):
     assert every2.history["loss"] == full.history["loss"]
     assert every2.history["val_loss"] == full.history["val_loss"][1::2]
     assert listed.history["val_loss"] == [full.history["val_loss"][0], full.history["val_loss"][3]]
+
+
+class Batches(keras.utils.PyDataset):
+    def __init__(self, x, y, batch_size):
+        super().__init__()
+        self.x, self.y, self.bs = x, y, batch_size
+        self.epochs_ended = 0
+        self.fetched = 0
+
+    def __len__(self):
+        return -(-len(self.x) // self.bs)
+
+    def __getitem__(self, i):
+        self.fetched += 1
+        s = slice(i * self.bs, (i + 1) * self.bs)
+        return self.x[s], self.y[s]
+
+    def on_epoch_end(self):
+        self.epochs_ended += 1
+
+
+def test_datasets_and_generators_materialised_and_streamed(rng, monkeypatch):
+    x, y = data(rng, 100)
+    # The arrays with the dataset's order and batch size: the reference run.
+    ref = model()
+    href = ref.fit(x, y, epochs=3, batch_size=16, shuffle=False, verbose=0)
+    want = ref.predict(x, verbose=0)
+    # Materialised (the whole epoch fits the limit): exactly the array run.
+    mat = model()
+    once = Batches(x, y, 16)
+    h = mat.fit(once, epochs=3, verbose=0)
+    assert once.fetched == 7, "materialised: each batch fetched once"
+    assert h.history["loss"] == href.history["loss"]
+    np.testing.assert_array_equal(mat.predict(x, verbose=0), want)
+    # Streamed in chunks of whole batches (a limit of three batches of features): the same
+    # steps in the same order, so the same weights; the epoch loss is the chunks' weighted mean.
+    monkeypatch.setattr(keras.utils, "MATERIALISE_LIMIT_BYTES", 3 * 16 * x.shape[1] * 4)
+    ds = Batches(x, y, 16)
+    st = model()
+    hs = st.fit(ds, epochs=3, verbose=0, validation_data=Batches(x[:40], y[:40], 8))
+    np.testing.assert_array_equal(st.predict(x, verbose=0), want)
+    np.testing.assert_allclose(hs.history["loss"], href.history["loss"], rtol=1e-6)
+    assert ds.fetched == 3 * 7, "streamed: every batch fetched every epoch"
+    assert ds.epochs_ended == 3 and len(hs.history["val_loss"]) == 3
+    # evaluate and predict take datasets too, chunk by chunk.
+    loss = st.evaluate(Batches(x, y, 16), verbose=0)
+    np.testing.assert_allclose(loss, st.evaluate(x, y, verbose=0), rtol=1e-6)
+    np.testing.assert_array_equal(st.predict(Batches(x, y, 16)), want)
+
+    # A generator that goes on (data augmentation), with steps_per_epoch.
+    def forever():
+        while True:
+            for i in range(0, 96, 16):
+                yield x[i:i + 16], y[i:i + 16]
+
+    g = model()
+    hg = g.fit(forever(), steps_per_epoch=6, epochs=2, verbose=0)
+    assert len(hg.history["loss"]) == 2
+    with pytest.raises(ValueError, match="y must not be given"):
+        g.fit(Batches(x, y, 16), y)
+    with pytest.raises(ValueError, match="steps_per_epoch"):
+        g.fit(x, y, steps_per_epoch=3)

@@ -14,6 +14,7 @@ import numpy as np
 from .. import _native
 from .._device import Device, _in_context, current_device
 from . import callbacks as callbacks_module
+from . import _batched, _data
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
@@ -198,6 +199,7 @@ class Sequential:
         shuffle: bool = True,
         initial_epoch: int = 0,
         validation_freq: Any = 1,
+        steps_per_epoch: Optional[int] = None,
         **kwargs: Any,
     ) -> callbacks_module.History:
         """Trains for ``epochs`` on the device (the GIL is released; Ctrl-C stops between
@@ -208,6 +210,15 @@ class Sequential:
             raise TypeError(f"fit: unsupported arguments {sorted(kwargs)}")
         if not self._is_compiled():
             raise RuntimeError("You must call compile() on the model before fit()")
+        if _data.is_batched(x):
+            # A PyDataset or a generator of (x, y) batches.
+            if y is not None:
+                raise ValueError("fit: y must not be given with a dataset or generator (its batches hold y)")
+            if validation_split:
+                raise ValueError("fit: validation_split is not supported with a dataset or generator; give validation_data")
+            return _batched.fit(self, x, epochs, _verbose(verbose), callbacks, validation_data, int(initial_epoch), validation_freq, steps_per_epoch)
+        if steps_per_epoch is not None:
+            raise ValueError("fit: steps_per_epoch goes with a dataset or generator, not with arrays")
         if x is None or y is None:
             raise ValueError("fit: x and y are required")
         initial_epoch = int(initial_epoch)
@@ -326,17 +337,23 @@ class Sequential:
             raise TypeError(f"evaluate: unsupported arguments {sorted(kwargs)}")
         if not self._is_compiled():
             raise RuntimeError("You must call compile() on the model before evaluate()")
-        native = self._build(_sample_shape_of(x))
         batch_size = 32 if batch_size is None else int(batch_size)
         t = time.perf_counter()
-        loss, acc = native.evaluate(x, y, batch_size=batch_size)
+        if _data.is_batched(x):
+            first = next(_data.batches(x, 1, "evaluate"))[0]
+            native = self._build(tuple(first.shape[1:]))
+            loss, acc = _batched.evaluate_sums(native, x, batch_size)
+            steps = len(x) if hasattr(x, "__len__") else 0
+        else:
+            native = self._build(_sample_shape_of(x))
+            loss, acc = native.evaluate(x, y, batch_size=batch_size)
+            steps = -(-len(x) // batch_size)
         logs = {"loss": loss}
         if acc is not None:
             logs["accuracy"] = acc
         logs = self._logs(logs)
         v = _verbose(verbose)
         if v:
-            steps = -(-len(x) // batch_size)
             print(summary_line(v, steps, time.perf_counter() - t, logs))
         if return_dict:
             return logs
@@ -344,11 +361,15 @@ class Sequential:
             return logs["loss"]
         return [logs["loss"]] + [logs[k] for k in self._metrics if k in logs]
 
-    def predict(self, x: Any, batch_size: Optional[int] = None, verbose: Union[int, str] = "auto", **kwargs: Any) -> np.ndarray:
-        """The outputs for ``x`` (probabilities for a softmax model) as a float32 array."""
+    def predict(self, x: Any, batch_size: Optional[int] = None, verbose: Union[int, str] = "auto", steps: Optional[int] = None, **kwargs: Any) -> np.ndarray:
+        """The outputs for ``x`` (an array, or a dataset or generator of batches whose ``y``
+        is ignored) as a float32 array (probabilities for a softmax model)."""
         self._check_busy("predict")
         if kwargs:
             raise TypeError(f"predict: unsupported arguments {sorted(kwargs)}")
+        if _data.is_batched(x):
+            first = next(_data.batches(x, 1, "predict"))[0]
+            return _batched.predict(self._build(tuple(first.shape[1:])), x, steps)
         native = self._build(_sample_shape_of(x))
         return native.predict(x, batch_size=32 if batch_size is None else int(batch_size))
 

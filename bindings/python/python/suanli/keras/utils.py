@@ -8,6 +8,31 @@ import numpy as np
 
 _seed = 0
 
+# Above this many bytes of features per epoch, a batched source (PyDataset, generator) is
+# streamed to the device in chunks instead of uploaded once (see keras/_data.py).
+MATERIALISE_LIMIT_BYTES = 512 << 20
+
+
+class PyDataset:
+    """Keras's ``PyDataset``: subclass it with ``__len__`` (batches per epoch) and
+    ``__getitem__(i)`` (batch ``i`` as ``(x, y)``); ``on_epoch_end`` is called after every
+    epoch a streamed dataset trains. ``workers``, ``use_multiprocessing`` and
+    ``max_queue_size`` are accepted (batches are fetched on the calling thread)."""
+
+    def __init__(self, workers: int = 1, use_multiprocessing: bool = False, max_queue_size: int = 10) -> None:
+        self.workers = workers
+        self.use_multiprocessing = use_multiprocessing
+        self.max_queue_size = max_queue_size
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def __getitem__(self, index: int):
+        raise NotImplementedError
+
+    def on_epoch_end(self) -> None:
+        pass
+
 
 def set_random_seed(seed: int) -> None:
     """The seed of the initial weights of models built from now on and of the shuffles and
@@ -33,4 +58,4 @@ def to_categorical(y, num_classes: Optional[int] = None, dtype: str = "float32")
     return out
 
 
-__all__ = ["set_random_seed", "to_categorical"]
+__all__ = ["PyDataset", "set_random_seed", "to_categorical"]

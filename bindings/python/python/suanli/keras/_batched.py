@@ -1,0 +1,150 @@
+"""``fit``, ``evaluate`` and ``predict`` on batched sources (``keras.utils.PyDataset``,
+generators): materialised into one device dataset when an epoch's features fit in
+``utils.MATERIALISE_LIMIT_BYTES``, streamed in chunks of whole batches otherwise (see
+``_data.py``). The streamed epoch loop lives here; the materialised path is the array path.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tempfile
+import time
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from . import _data, utils
+from . import callbacks as callbacks_module
+from . import optimizers as optimizers_module
+from ._progress import Printer
+
+
+def _steps(source: Any, steps: Optional[int]) -> int:
+    if steps is not None:
+        return int(steps)
+    return len(source) if hasattr(source, "__len__") else 0
+
+
+def fit(model: Any, x: Any, epochs: int, verbose: int, callbacks: Optional[Sequence[Any]], validation_data: Any, initial_epoch: int, validation_freq: Any, steps_per_epoch: Optional[int]) -> Any:
+    limit = int(utils.MATERIALISE_LIMIT_BYTES)
+    it = _data.chunks(x, steps_per_epoch, limit, "fit")
+    first = next(it, None)
+    if first is None:
+        raise ValueError("fit: the dataset gave no batches")
+    second = next(it, None)
+    if first[1] is None:
+        raise ValueError("fit: the batches must be (x, y) pairs")
+    if second is None:
+        # Materialised: one device dataset, the array path, the batches in their order.
+        cx, cy, bs = first
+        return model.fit(cx, cy, batch_size=bs, epochs=epochs, verbose=verbose, callbacks=callbacks, validation_data=validation_data, shuffle=False, initial_epoch=initial_epoch, validation_freq=validation_freq)
+    return _stream(model, x, [first, second], it, epochs, verbose, callbacks, validation_data, initial_epoch, validation_freq, steps_per_epoch)
+
+
+def _due(freq: Any, epoch: int) -> bool:
+    return (epoch + 1) % freq == 0 if isinstance(freq, int) else (epoch + 1) in freq
+
+
+def _stream(model: Any, x: Any, head: List[Any], rest: Any, epochs: int, verbose: int, callbacks: Optional[Sequence[Any]], validation_data: Any, initial_epoch: int, validation_freq: Any, steps_per_epoch: Optional[int]) -> Any:
+    limit = int(utils.MATERIALISE_LIMIT_BYTES)
+    native = model._build(tuple(head[0][0].shape[1:]))
+    history = callbacks_module.History()
+    cbs = list(callbacks or []) + [history]
+    params = {"epochs": epochs, "steps": _steps(x, steps_per_epoch), "verbose": verbose, "initial_epoch": initial_epoch}
+    for cb in cbs:
+        cb.set_model(model)
+        cb.set_params(params)
+    snapshots = any(getattr(cb, "_needs_snapshots", False) for cb in cbs)
+    tmpdir = tempfile.mkdtemp(prefix="suanli-fit-") if snapshots else None
+    printer = Printer(verbose)
+    opt = getattr(model, "optimizer", None)
+    lr = opt._lr_at if isinstance(opt, optimizers_module.Optimizer) else None
+    model.stop_training = False
+    for cb in cbs:
+        cb.on_train_begin({})
+    seconds: List[float] = []
+    model._busy = True
+    try:
+        for epoch in range(initial_epoch, int(epochs)):
+            printer.epoch_begin(epoch, int(epochs), params["steps"], epoch == initial_epoch)
+            for cb in cbs:
+                cb.on_epoch_begin(epoch, {})
+            source = (c for part in (head, rest) for c in part) if epoch == initial_epoch else _data.chunks(x, steps_per_epoch, limit, "fit")
+            t0 = time.perf_counter()
+            sums = [0.0, 0.0, 0]
+            has_acc = False
+            nsteps = 0
+            for cx, cy, bs in source:
+                if cy is None:
+                    raise ValueError("fit: the batches must be (x, y) pairs")
+                h = native.fit(cx, cy, epochs=1, batch_size=bs, shuffle=False, seed=utils.seed(), learning_rate=lr)
+                n = len(cx)
+                sums[0] += h["loss"][0] * n
+                if "accuracy" in h:
+                    has_acc = True
+                    sums[1] += h["accuracy"][0] * n
+                sums[2] += n
+                nsteps += math.ceil(n / bs)
+            if sums[2] == 0:
+                raise ValueError(f"fit: the dataset ran out of batches at epoch {epoch + 1} (give steps_per_epoch for a generator that goes on)")
+            seconds.append(time.perf_counter() - t0)
+            logs: Dict[str, float] = {"loss": sums[0] / sums[2]}
+            if has_acc:
+                logs["accuracy"] = sums[1] / sums[2]
+            if validation_data is not None and _due(validation_freq, epoch):
+                loss, acc = evaluate_sums(native, validation_data, 32)
+                logs["val_loss"] = loss
+                if acc is not None:
+                    logs["val_accuracy"] = acc
+            logs = model._logs(logs)
+            printer.epoch_end(nsteps, seconds[-1], logs)
+            if tmpdir:
+                model._snapshot = os.path.join(tmpdir, "epoch.safetensors")
+                native.save(model._snapshot)
+            for cb in cbs:
+                cb.on_epoch_end(epoch, logs)
+            if hasattr(x, "on_epoch_end"):
+                x.on_epoch_end()
+            if model.stop_training:
+                break
+        model._busy = False
+        for cb in cbs:
+            cb.on_train_end({})
+    finally:
+        model._busy = False
+        if tmpdir:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+        model._snapshot = None
+    history.epoch_seconds = seconds
+    model.history = history
+    return history
+
+
+def evaluate_sums(native: Any, data: Any, batch_size: int) -> Any:
+    """(loss, accuracy) over arrays ``(x, y)`` or a batched source, chunk by chunk."""
+    if isinstance(data, (tuple, list)) and not _data.is_batched(data[0]):
+        return native.evaluate(data[0], data[1], batch_size=batch_size)
+    total = [0.0, 0.0, 0]
+    acc_seen = False
+    for cx, cy, bs in _data.chunks(data, None, int(utils.MATERIALISE_LIMIT_BYTES), "evaluate"):
+        if cy is None:
+            raise ValueError("evaluate: the batches must be (x, y) pairs")
+        loss, acc = native.evaluate(cx, cy, batch_size=bs)
+        total[0] += loss * len(cx)
+        if acc is not None:
+            acc_seen = True
+            total[1] += acc * len(cx)
+        total[2] += len(cx)
+    if total[2] == 0:
+        raise ValueError("evaluate: the dataset gave no batches")
+    return total[0] / total[2], (total[1] / total[2] if acc_seen else None)
+
+
+def predict(native: Any, x: Any, steps: Optional[int]) -> np.ndarray:
+    """Predictions for every batch of a batched source, in order (``y`` ignored)."""
+    outs = [native.predict(cx, batch_size=bs) for cx, _, bs in _data.chunks(x, steps, int(utils.MATERIALISE_LIMIT_BYTES), "predict")]
+    if not outs:
+        raise ValueError("predict: the dataset gave no batches")
+    return np.concatenate(outs)
