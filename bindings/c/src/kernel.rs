@@ -1,0 +1,92 @@
+//! Custom WGSL kernels (`suanli_kernel`): compiled once per device (validated by naga
+//! first: errors name the line and column), launched on tensors with uniform bytes.
+
+use std::ffi::c_char;
+
+use suanli::{CustomKernel, Grid, KernelArg};
+
+use crate::device::suanli_device;
+use crate::tensor::suanli_tensor;
+use crate::{deref, guard, put, suanli_status, text, Fail};
+
+/// A compiled kernel (a handle: release it with `suanli_kernel_release`). Thread-safe:
+/// several threads may launch one kernel.
+pub struct suanli_kernel(CustomKernel);
+
+/// Compiles `entry` of the WGSL `source` for `device`, into `*kernel`.
+#[no_mangle]
+pub unsafe extern "C" fn suanli_kernel_compile(
+    device: *const suanli_device,
+    source: *const c_char,
+    entry: *const c_char,
+    kernel: *mut *mut suanli_kernel,
+) -> suanli_status {
+    guard("suanli_kernel_compile", || {
+        let d = deref(device, "device")?;
+        let (source, entry) = (text(source, "source")?, text(entry, "entry")?);
+        if kernel.is_null() {
+            return Err(Fail::null("kernel"));
+        }
+        let k = CustomKernel::new(&d.0, entry, source, entry)?;
+        put(kernel, Box::into_raw(Box::new(suanli_kernel(k))), "kernel")
+    })
+}
+
+/// Launches the kernel: `tensors` (`count` handles) fill its storage bindings in order and
+/// `uniform` (`uniform_len` bytes, or NULL) its `var<uniform>` binding. `groups_y` and
+/// `groups_z` of 0 make `groups_x` a count of invocations (enough 1-D work-groups to cover
+/// it, spilling onto y past the per-dimension limit); otherwise the three are work-group
+/// counts. Returns once submitted; reading a tensor waits for it.
+#[no_mangle]
+pub unsafe extern "C" fn suanli_kernel_launch(
+    kernel: *const suanli_kernel,
+    tensors: *const *const suanli_tensor,
+    count: usize,
+    uniform: *const u8,
+    uniform_len: usize,
+    groups_x: u64,
+    groups_y: u32,
+    groups_z: u32,
+) -> suanli_status {
+    guard("suanli_kernel_launch", || {
+        let k = deref(kernel, "kernel")?;
+        if tensors.is_null() && count > 0 {
+            return Err(Fail::null("tensors"));
+        }
+        let handles = if count == 0 {
+            &[][..]
+        } else {
+            std::slice::from_raw_parts(tensors, count)
+        };
+        let mut args = Vec::with_capacity(count + 1);
+        for (i, &h) in handles.iter().enumerate() {
+            args.push(KernelArg::Tensor(&deref(h, &format!("tensors[{i}]"))?.0));
+        }
+        if !uniform.is_null() && uniform_len > 0 {
+            args.push(KernelArg::Uniform(std::slice::from_raw_parts(
+                uniform,
+                uniform_len,
+            )));
+        }
+        let grid = if groups_y == 0 && groups_z == 0 {
+            Grid::Elements(groups_x)
+        } else {
+            let x = u32::try_from(groups_x).map_err(|_| {
+                Fail::invalid(format!(
+                    "groups_x: expected a work-group count below 2^32; found {groups_x}"
+                ))
+            })?;
+            Grid::Workgroups(x, groups_y.max(1), groups_z.max(1))
+        };
+        k.0.launch(&args, grid)?;
+        Ok(())
+    })
+}
+
+/// Releases a kernel handle (NULL is ignored).
+#[no_mangle]
+pub unsafe extern "C" fn suanli_kernel_release(kernel: *mut suanli_kernel) {
+    if !kernel.is_null() {
+        drop(Box::from_raw(kernel));
+    }
+}
