@@ -134,6 +134,42 @@ typedef enum {
 } suanli_activation;
 
 /**
+ * An optimizer for `suanli_model_compile` (with Keras's defaults but the learning rate).
+ */
+typedef enum {
+  /**
+   * Plain SGD.
+   */
+  SUANLI_SGD = 0,
+  /**
+   * Adam.
+   */
+  SUANLI_ADAM = 1,
+  /**
+   * AdamW.
+   */
+  SUANLI_ADAMW = 2,
+  /**
+   * RMSprop.
+   */
+  SUANLI_RMSPROP = 3,
+} suanli_optimizer;
+
+/**
+ * A loss for `suanli_model_compile`.
+ */
+typedef enum {
+  /**
+   * Integer class labels; softmax or linear last layer.
+   */
+  SUANLI_SPARSE_CATEGORICAL_CROSSENTROPY = 0,
+  /**
+   * Mean squared error.
+   */
+  SUANLI_MEAN_SQUARED_ERROR = 1,
+} suanli_loss;
+
+/**
  * An opened device (a handle: release it with `suanli_device_release`). Thread-safe: one
  * device may be used from several threads at once.
  */
@@ -204,6 +240,21 @@ typedef struct {
    */
   uint64_t max_storage_binding;
 } suanli_device_info;
+
+/**
+ * Called during `suanli_model_fit` at each metric read (a few times a second) and at each
+ * epoch's end (`step == steps`): epoch (0-based), epochs, steps done, steps per epoch, the
+ * epoch's running loss and accuracy (NaN without one). Return non-zero to stop training:
+ * the fit returns `SUANLI_ERROR_INTERRUPTED` and the model keeps its last step's weights
+ * (the loss is still written when the stop came at an epoch's end).
+ */
+typedef int32_t (*suanli_progress_fn)(void *user,
+                                      uint32_t epoch,
+                                      uint32_t epochs,
+                                      uint32_t step,
+                                      uint32_t steps,
+                                      double loss,
+                                      double accuracy);
 
 #ifdef __cplusplus
 extern "C" {
@@ -320,6 +371,57 @@ suanli_status suanli_model_evaluate(const suanli_model *model,
                                     size_t rows,
                                     double *loss,
                                     double *accuracy);
+
+/**
+ * An empty model on `device` for samples of `shape` (`ndim` sizes, channels last), its
+ * weights drawn from `seed`, into `*model`. Add layers with `suanli_model_add`.
+ */
+suanli_status suanli_model_new(const suanli_device *device,
+                               const size_t *shape,
+                               size_t ndim,
+                               uint64_t seed,
+                               suanli_model **model);
+
+/**
+ * Appends a layer given as Keras's JSON form, the vocabulary Rust and Python share:
+ * `{"class_name": "Dense", "config": {"units": 128, "activation": "relu"}}`. Arguments are
+ * checked by the same code as in Rust (an unknown argument or a shape that does not fit is
+ * an error naming it).
+ */
+suanli_status suanli_model_add(suanli_model *model, const char *layer_json);
+
+/**
+ * Sets the optimizer (a `suanli_optimizer`, learning rate `lr`) and the loss (a
+ * `suanli_loss`), both taken as checked integers.
+ */
+suanli_status suanli_model_compile(suanli_model *model,
+                                   uint32_t optimizer,
+                                   double lr,
+                                   uint32_t loss);
+
+/**
+ * Trains on `rows` samples of `x` (`rows × inputs` floats) with class `labels` (sparse
+ * cross-entropy) or `targets` (`rows × outputs` floats, MSE; the other pointer NULL), for
+ * `epochs` epochs of `batch_size`, shuffled with `seed`; `progress` (or NULL) hears the
+ * progress. The last epoch's mean loss goes into `*loss` (may be NULL).
+ */
+suanli_status suanli_model_fit(suanli_model *model,
+                               const float *x,
+                               const uint32_t *labels,
+                               const float *targets,
+                               size_t rows,
+                               size_t epochs,
+                               size_t batch_size,
+                               uint64_t seed,
+                               suanli_progress_fn progress,
+                               void *user,
+                               double *loss);
+
+/**
+ * Writes the model to `path` (safetensors, atomically): weights and architecture, with
+ * the optimizer state once compiled and trained.
+ */
+suanli_status suanli_model_save(const suanli_model *model, const char *path);
 
 /**
  * Releases a model handle (NULL is ignored).

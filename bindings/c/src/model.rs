@@ -1,11 +1,15 @@
-//! Models (`suanli_model`): a model file written by Rust or Python (MLP or CNN), loaded onto
-//! a device, predicting and evaluating on host arrays.
+//! Models (`suanli_model`): built from layer specs (the JSON of the one layer vocabulary
+//! that Rust's `Sequential::add`, the model file and Python use) or loaded from a file
+//! written by Rust or Python (MLP or CNN); compiled, trained with a progress callback,
+//! predicting and evaluating on host arrays.
 
 use std::ffi::c_char;
 use std::path::Path;
 
+use std::ffi::c_void;
+
 use suanli::data::Dataset;
-use suanli::nn::Sequential;
+use suanli::nn::{Callback, FitOptions, Loss, Optimizer, Progress, Sequential};
 use suanli::Tensor;
 
 use crate::device::suanli_device;
@@ -112,6 +116,250 @@ pub unsafe extern "C" fn suanli_model_evaluate(
         let e = m.0.evaluate(&data, 256)?;
         put(loss, e.loss, "loss")?;
         put(accuracy, e.accuracy.unwrap_or(f64::NAN), "accuracy")
+    })
+}
+
+/// An empty model on `device` for samples of `shape` (`ndim` sizes, channels last), its
+/// weights drawn from `seed`, into `*model`. Add layers with `suanli_model_add`.
+#[no_mangle]
+pub unsafe extern "C" fn suanli_model_new(
+    device: *const suanli_device,
+    shape: *const usize,
+    ndim: usize,
+    seed: u64,
+    model: *mut *mut suanli_model,
+) -> suanli_status {
+    guard("suanli_model_new", || {
+        let d = deref(device, "device")?;
+        if shape.is_null() || ndim == 0 {
+            return Err(Fail::null("shape"));
+        }
+        if model.is_null() {
+            return Err(Fail::null("model"));
+        }
+        let s = std::slice::from_raw_parts(shape, ndim);
+        let m = Sequential::with_seed(&d.0, seed).input_shape(s);
+        put(model, Box::into_raw(Box::new(suanli_model(m))), "model")
+    })
+}
+
+/// Appends a layer given as Keras's JSON form, the vocabulary Rust and Python share:
+/// `{"class_name": "Dense", "config": {"units": 128, "activation": "relu"}}`. Arguments are
+/// checked by the same code as in Rust (an unknown argument or a shape that does not fit is
+/// an error naming it).
+#[no_mangle]
+pub unsafe extern "C" fn suanli_model_add(
+    model: *mut suanli_model,
+    layer_json: *const c_char,
+) -> suanli_status {
+    guard("suanli_model_add", || {
+        let m = model.as_mut().ok_or_else(|| Fail::null("model"))?;
+        let json = text(layer_json, "layer_json")?;
+        let v: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| Fail::invalid(format!("layer_json: expected JSON; {e}")))?;
+        m.0.add(v)?;
+        Ok(())
+    })
+}
+
+/// An optimizer for `suanli_model_compile` (with Keras's defaults but the learning rate).
+#[repr(C)]
+#[allow(dead_code)] // the values are C's to pass
+pub enum suanli_optimizer {
+    /// Plain SGD.
+    SUANLI_SGD = 0,
+    /// Adam.
+    SUANLI_ADAM = 1,
+    /// AdamW.
+    SUANLI_ADAMW = 2,
+    /// RMSprop.
+    SUANLI_RMSPROP = 3,
+}
+
+/// A loss for `suanli_model_compile`.
+#[repr(C)]
+#[allow(dead_code)] // the values are C's to pass
+pub enum suanli_loss {
+    /// Integer class labels; softmax or linear last layer.
+    SUANLI_SPARSE_CATEGORICAL_CROSSENTROPY = 0,
+    /// Mean squared error.
+    SUANLI_MEAN_SQUARED_ERROR = 1,
+}
+
+/// Sets the optimizer (a `suanli_optimizer`, learning rate `lr`) and the loss (a
+/// `suanli_loss`), both taken as checked integers.
+#[no_mangle]
+pub unsafe extern "C" fn suanli_model_compile(
+    model: *mut suanli_model,
+    optimizer: u32,
+    lr: f64,
+    loss: u32,
+) -> suanli_status {
+    guard("suanli_model_compile", || {
+        let m = model.as_mut().ok_or_else(|| Fail::null("model"))?;
+        let opt = match optimizer {
+            0 => Optimizer::sgd(lr),
+            1 => Optimizer::adam().with_lr(lr),
+            2 => Optimizer::adamw().with_lr(lr),
+            3 => Optimizer::rmsprop().with_lr(lr),
+            other => return Err(Fail::invalid(format!("optimizer: expected SUANLI_SGD, SUANLI_ADAM, SUANLI_ADAMW or SUANLI_RMSPROP; found {other}"))),
+        };
+        let loss = match loss {
+            0 => Loss::SparseCategoricalCrossentropy,
+            1 => Loss::MeanSquaredError,
+            other => return Err(Fail::invalid(format!("loss: expected SUANLI_SPARSE_CATEGORICAL_CROSSENTROPY or SUANLI_MEAN_SQUARED_ERROR; found {other}"))),
+        };
+        m.0.compile(opt, loss)?;
+        Ok(())
+    })
+}
+
+/// Called during `suanli_model_fit` at each metric read (a few times a second) and at each
+/// epoch's end (`step == steps`): epoch (0-based), epochs, steps done, steps per epoch, the
+/// epoch's running loss and accuracy (NaN without one). Return non-zero to stop training:
+/// the fit returns `SUANLI_ERROR_INTERRUPTED` and the model keeps its last step's weights
+/// (the loss is still written when the stop came at an epoch's end).
+pub type suanli_progress_fn = Option<
+    unsafe extern "C" fn(
+        user: *mut c_void,
+        epoch: u32,
+        epochs: u32,
+        step: u32,
+        steps: u32,
+        loss: f64,
+        accuracy: f64,
+    ) -> i32,
+>;
+
+struct CProgress {
+    f: suanli_progress_fn,
+    user: *mut c_void,
+    stopped: Option<usize>,
+}
+
+impl CProgress {
+    fn call(
+        &self,
+        epoch: usize,
+        epochs: usize,
+        step: usize,
+        steps: usize,
+        loss: f64,
+        acc: Option<f64>,
+    ) -> bool {
+        match self.f {
+            // SAFETY: the caller of suanli_model_fit passed this function and pointer.
+            Some(f) => unsafe {
+                f(
+                    self.user,
+                    epoch as u32,
+                    epochs as u32,
+                    step as u32,
+                    steps as u32,
+                    loss,
+                    acc.unwrap_or(f64::NAN),
+                ) == 0
+            },
+            None => true,
+        }
+    }
+}
+
+impl Callback for CProgress {
+    fn on_progress(&mut self, p: &Progress) -> bool {
+        self.call(p.epoch, p.epochs, p.step, p.steps, p.loss, p.accuracy)
+    }
+
+    fn on_epoch_end(&mut self, e: &suanli::nn::EpochEnd, _h: &suanli::nn::History) -> bool {
+        let go = self.call(e.epoch, e.epochs, e.steps, e.steps, e.loss, e.accuracy);
+        if !go {
+            self.stopped = Some(e.epoch);
+        }
+        go
+    }
+}
+
+/// Trains on `rows` samples of `x` (`rows × inputs` floats) with class `labels` (sparse
+/// cross-entropy) or `targets` (`rows × outputs` floats, MSE; the other pointer NULL), for
+/// `epochs` epochs of `batch_size`, shuffled with `seed`; `progress` (or NULL) hears the
+/// progress. The last epoch's mean loss goes into `*loss` (may be NULL).
+#[no_mangle]
+pub unsafe extern "C" fn suanli_model_fit(
+    model: *mut suanli_model,
+    x: *const f32,
+    labels: *const u32,
+    targets: *const f32,
+    rows: usize,
+    epochs: usize,
+    batch_size: usize,
+    seed: u64,
+    progress: suanli_progress_fn,
+    user: *mut c_void,
+    loss: *mut f64,
+) -> suanli_status {
+    guard("suanli_model_fit", || {
+        let m = model.as_mut().ok_or_else(|| Fail::null("model"))?;
+        if x.is_null() {
+            return Err(Fail::null("x"));
+        }
+        let (ins, outs) = (m.0.input_dim().unwrap_or(0), m.0.output_dim().unwrap_or(0));
+        let xs = std::slice::from_raw_parts(x, rows * ins);
+        let dev = m.0.device().clone();
+        let data = if !labels.is_null() {
+            Dataset::from_f32(&dev, xs, ins, std::slice::from_raw_parts(labels, rows))?
+        } else if !targets.is_null() {
+            Dataset::from_f32_targets(
+                &dev,
+                xs,
+                ins,
+                std::slice::from_raw_parts(targets, rows * outs),
+                outs,
+            )?
+        } else {
+            return Err(Fail::null("labels or targets"));
+        };
+        let data = data.with_sample_shape(m.0.expected_input_shape().unwrap_or(&[]))?;
+        let mut cb = CProgress {
+            f: progress,
+            user,
+            stopped: None,
+        };
+        let h = m.0.fit(
+            &data,
+            FitOptions {
+                epochs,
+                batch_size,
+                seed,
+                callbacks: vec![&mut cb],
+                ..Default::default()
+            },
+        )?;
+        if !loss.is_null() {
+            loss.write(h.loss.last().copied().unwrap_or(f64::NAN));
+        }
+        // Stopped at an epoch's end: the same status as a stop between steps.
+        if let Some(e) = cb.stopped.filter(|&e| e + 1 < epochs) {
+            return Err(Fail {
+                status: suanli_status::SUANLI_ERROR_INTERRUPTED,
+                message: format!("stopped by the progress callback after epoch {}", e + 1),
+            });
+        }
+        Ok(())
+    })
+}
+
+/// Writes the model to `path` (safetensors, atomically): weights and architecture, with
+/// the optimizer state once compiled and trained.
+#[no_mangle]
+pub unsafe extern "C" fn suanli_model_save(
+    model: *const suanli_model,
+    path: *const c_char,
+) -> suanli_status {
+    guard("suanli_model_save", || {
+        let m = deref(model, "model")?;
+        let path = text(path, "path")?;
+        m.0.save(Path::new(path))?;
+        Ok(())
     })
 }
 

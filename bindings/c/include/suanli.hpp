@@ -1,0 +1,218 @@
+// suanli.hpp: a header-only C++17 wrapper of suanli.h. RAII classes that release their
+// handles (Device, Tensor, Kernel, Model), suanli::Error exceptions carrying the status and
+// the message, and views (pointer + size) for host data: nothing allocates behind your back
+// except the std::vector a download or predict returns when you ask for one.
+#ifndef SUANLI_HPP
+#define SUANLI_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "suanli.h"
+
+namespace suanli {
+
+/// A failed call: its status and suanli's message (what was expected and found).
+class Error : public std::runtime_error {
+public:
+    Error(suanli_status status, const std::string &message) : std::runtime_error(message), status_(status) {}
+    suanli_status status() const noexcept { return status_; }
+
+private:
+    suanli_status status_;
+};
+
+/// Throws the calling thread's last error when `s` is not SUANLI_OK.
+inline void check(suanli_status s) {
+    if (s != SUANLI_OK) throw Error(s, suanli_last_error());
+}
+
+/// Host data: a pointer and a count (a span without C++20).
+template <typename T> struct View {
+    const T *data;
+    std::size_t size;
+    View(const T *d, std::size_t n) : data(d), size(n) {}
+    View(const std::vector<T> &v) : data(v.data()), size(v.size()) {}  // NOLINT: implicit on purpose
+};
+
+namespace detail {
+template <typename H, void (*Release)(H *)> class Handle {
+public:
+    Handle() = default;
+    explicit Handle(H *h) : h_(h) {}
+    Handle(const Handle &) = delete;
+    Handle &operator=(const Handle &) = delete;
+    Handle(Handle &&o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+    Handle &operator=(Handle &&o) noexcept {
+        if (this != &o) {
+            Release(h_);
+            h_ = std::exchange(o.h_, nullptr);
+        }
+        return *this;
+    }
+    ~Handle() { Release(h_); }
+    H *get() const noexcept { return h_; }
+
+private:
+    H *h_ = nullptr;
+};
+}  // namespace detail
+
+/// An opened device ("auto", "gpu:0", "/GPU:0", "cpu", ...).
+class Device {
+public:
+    explicit Device(const std::string &spec = "auto") {
+        suanli_device *d = nullptr;
+        check(suanli_device_open(spec.c_str(), &d));
+        h_ = Handle(d);
+    }
+    std::string name() const {
+        char buf[256];
+        check(suanli_device_name(h_.get(), buf, sizeof buf));
+        return buf;
+    }
+    void synchronize() const { check(suanli_device_synchronize(h_.get())); }
+    suanli_device *get() const noexcept { return h_.get(); }
+    static std::size_t count() {
+        std::size_t n = 0;
+        check(suanli_device_count(&n));
+        return n;
+    }
+
+private:
+    using Handle = detail::Handle<suanli_device, suanli_device_release>;
+    Handle h_;
+};
+
+/// A float32 tensor on a device.
+class Tensor {
+public:
+    Tensor(const Device &dev, View<float> data, const std::vector<std::size_t> &shape) {
+        suanli_tensor *t = nullptr;
+        check(suanli_tensor_from_data(dev.get(), data.data, data.size, shape.data(), shape.size(), &t));
+        h_ = Handle(t);
+    }
+    static Tensor zeros(const Device &dev, const std::vector<std::size_t> &shape) {
+        suanli_tensor *t = nullptr;
+        check(suanli_tensor_zeros(dev.get(), shape.data(), shape.size(), &t));
+        return Tensor(t);
+    }
+    std::vector<std::size_t> shape() const {
+        std::size_t n = 0;
+        check(suanli_tensor_shape(h_.get(), nullptr, 0, &n));
+        std::vector<std::size_t> s(n);
+        check(suanli_tensor_shape(h_.get(), s.data(), s.size(), &n));
+        return s;
+    }
+    std::size_t size() const {
+        std::size_t n = 1;
+        for (auto d : shape()) n *= d;
+        return n;
+    }
+    /// Reads the values into `out` (room for `capacity` floats).
+    void download(float *out, std::size_t capacity) const { check(suanli_tensor_download(h_.get(), out, capacity)); }
+    std::vector<float> to_vector() const {
+        std::vector<float> v(size());
+        download(v.data(), v.size());
+        return v;
+    }
+    Tensor matmul(const Tensor &b, suanli_layout layout = SUANLI_NN) const {
+        suanli_tensor *c = nullptr;
+        check(suanli_matmul(h_.get(), b.get(), layout, &c));
+        return Tensor(c);
+    }
+    suanli_tensor *get() const noexcept { return h_.get(); }
+
+private:
+    explicit Tensor(suanli_tensor *t) : h_(t) {}
+    using Handle = detail::Handle<suanli_tensor, suanli_tensor_release>;
+    Handle h_;
+};
+
+/// A WGSL compute kernel compiled for a device.
+class Kernel {
+public:
+    Kernel(const Device &dev, const std::string &wgsl, const std::string &entry) {
+        suanli_kernel *k = nullptr;
+        check(suanli_kernel_compile(dev.get(), wgsl.c_str(), entry.c_str(), &k));
+        h_ = Handle(k);
+    }
+    /// Launches over `invocations` (1-D, spilling onto y past the per-dimension limit).
+    template <typename U>
+    void launch(const std::vector<const Tensor *> &tensors, const U &uniform, std::uint64_t invocations) const {
+        std::vector<const suanli_tensor *> hs;
+        hs.reserve(tensors.size());
+        for (auto *t : tensors) hs.push_back(t->get());
+        check(suanli_kernel_launch(h_.get(), hs.data(), hs.size(), reinterpret_cast<const std::uint8_t *>(&uniform), sizeof(U), invocations, 0, 0));
+    }
+
+private:
+    using Handle = detail::Handle<suanli_kernel, suanli_kernel_release>;
+    Handle h_;
+};
+
+/// A model: built from layer specs (Keras's JSON) or loaded from a file.
+class Model {
+public:
+    Model(const Device &dev, const std::vector<std::size_t> &input_shape, std::uint64_t seed = 0) {
+        suanli_model *m = nullptr;
+        check(suanli_model_new(dev.get(), input_shape.data(), input_shape.size(), seed, &m));
+        h_ = Handle(m);
+    }
+    static Model load(const Device &dev, const std::string &path) {
+        suanli_model *m = nullptr;
+        check(suanli_model_load(dev.get(), path.c_str(), &m));
+        return Model(m);
+    }
+    /// Appends a layer: `{"class_name": "Dense", "config": {"units": 10}}`.
+    Model &add(const std::string &layer_json) {
+        check(suanli_model_add(h_.get(), layer_json.c_str()));
+        return *this;
+    }
+    void compile(suanli_optimizer optimizer, double lr, suanli_loss loss) { check(suanli_model_compile(h_.get(), optimizer, lr, loss)); }
+    std::pair<std::size_t, std::size_t> dims() const {
+        std::size_t i = 0, o = 0;
+        check(suanli_model_dims(h_.get(), &i, &o));
+        return {i, o};
+    }
+    /// Progress: (epoch, epochs, step, steps, loss, accuracy) -> false stops training.
+    using Progress = std::function<bool(unsigned, unsigned, unsigned, unsigned, double, double)>;
+    /// Trains on class labels; returns the last epoch's loss.
+    double fit(View<float> x, View<std::uint32_t> labels, std::size_t epochs, std::size_t batch_size, std::uint64_t seed = 0, Progress progress = nullptr) {
+        double loss = 0;
+        check(suanli_model_fit(h_.get(), x.data, labels.data, nullptr, labels.size, epochs, batch_size, seed, progress ? &Model::trampoline : nullptr, progress ? &progress : nullptr, &loss));
+        return loss;
+    }
+    std::vector<float> predict(View<float> x, std::size_t rows) const {
+        std::vector<float> y(rows * dims().second);
+        check(suanli_model_predict(h_.get(), x.data, rows, y.data(), y.size()));
+        return y;
+    }
+    std::pair<double, double> evaluate(View<float> x, View<std::uint32_t> labels) const {
+        double loss = 0, acc = 0;
+        check(suanli_model_evaluate(h_.get(), x.data, labels.data, labels.size, &loss, &acc));
+        return {loss, acc};
+    }
+    void save(const std::string &path) const { check(suanli_model_save(h_.get(), path.c_str())); }
+
+private:
+    explicit Model(suanli_model *m) : h_(m) {}
+    static int32_t trampoline(void *user, std::uint32_t e, std::uint32_t es, std::uint32_t s, std::uint32_t ss, double loss, double acc) {
+        try {
+            return (*static_cast<Progress *>(user))(e, es, s, ss, loss, acc) ? 0 : 1;
+        } catch (...) {
+            return 1;  // an exception must not unwind through Rust: stop training instead
+        }
+    }
+    using Handle = detail::Handle<suanli_model, suanli_model_release>;
+    Handle h_;
+};
+
+}  // namespace suanli
+
+#endif  // SUANLI_HPP
