@@ -164,6 +164,10 @@ def test_validation_freq(rng):
     assert every2.history["loss"] == full.history["loss"]
     assert every2.history["val_loss"] == full.history["val_loss"][1::2]
     assert listed.history["val_loss"] == [full.history["val_loss"][0], full.history["val_loss"][3]]
+    # A frequency of 0 is a ValueError on the array path and on the dataset path alike.
+    for xs, ys in ((x, y), (Batches(x, y, 16), None)):
+        with pytest.raises(ValueError, match="validation_freq"):
+            model().fit(xs, ys, epochs=2, validation_data=(x, y), validation_freq=0, verbose=0)
 
 
 class Batches(keras.utils.PyDataset):

@@ -33,6 +33,22 @@ def _verbose(v: Union[int, str]) -> int:
     raise ValueError(f"verbose: expected 'auto', 0, 1 or 2; found {v!r}")
 
 
+def _validation_freq(v: Any) -> Any:
+    """Keras's validation_freq, checked once for every data path: an int of at least 1 or a
+    list of epochs counted from 1."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        if v < 1:
+            raise ValueError(f"fit: validation_freq must be at least 1 or a list of epochs; found {v}")
+        return v
+    try:
+        epochs = [int(e) for e in v]
+    except (TypeError, ValueError):
+        raise ValueError(f"fit: validation_freq must be an int or a list of epochs; found {v!r}") from None
+    if any(e < 1 for e in epochs):
+        raise ValueError(f"fit: validation_freq epochs are counted from 1; found {epochs}")
+    return epochs
+
+
 def _sample_shape_of(x: Any) -> Tuple[int, ...]:
     shape = np.shape(x)
     if len(shape) < 2:
@@ -210,6 +226,7 @@ class Sequential:
             raise TypeError(f"fit: unsupported arguments {sorted(kwargs)}")
         if not self._is_compiled():
             raise RuntimeError("You must call compile() on the model before fit()")
+        validation_freq = _validation_freq(validation_freq)
         if _data.is_batched(x):
             # A PyDataset or a generator of (x, y) batches.
             if y is not None:
