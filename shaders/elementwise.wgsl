@@ -105,6 +105,17 @@ fn bias_add_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
     bin_c[i] = bin_a[i] + bin_b[i % bin_p.cols];
 }
 
+// ---- row_scale: y[r, c] = x[r, c] · w[r], x row-major with `cols` columns ---------------
+// Per-sample weights (Keras's sample_weight) applied to per-row losses and their gradients.
+@compute @workgroup_size(256)
+fn row_scale_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= bin_p.n) {
+        return;
+    }
+    bin_c[i] = bin_a[i] * bin_b[i / bin_p.cols];
+}
+
 // ---- normalize: y[r, c] = (x[r, c] − value·mean[c]) / max(sqrt(var[c]), 1e-7) ----------
 // Keras's Normalization layer (value = 1); its backward pass is the same with value = 0.
 @group(0) @binding(0) var<storage, read> nz_x: array<f32>;

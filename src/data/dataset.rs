@@ -192,6 +192,8 @@ pub struct Dataset {
     row_len: usize,
     /// The per-sample shape (`[row_len]` unless set).
     shape: Vec<usize>,
+    /// Per-row loss weights (Keras's `sample_weight`), gathered with the rows.
+    pub(crate) weights: Option<Tensor>,
     device: Device,
 }
 
@@ -225,6 +227,7 @@ impl Dataset {
             rows,
             row_len,
             shape: vec![row_len],
+            weights: None,
             device: device.clone(),
         }
         .tagged())
@@ -251,6 +254,7 @@ impl Dataset {
             rows,
             row_len,
             shape: vec![row_len],
+            weights: None,
             device: device.clone(),
         }
         .tagged())
@@ -273,6 +277,7 @@ impl Dataset {
             rows,
             row_len,
             shape: vec![row_len],
+            weights: None,
             device: device.clone(),
         }
         .tagged())
@@ -313,6 +318,7 @@ impl Dataset {
             rows,
             row_len,
             shape: vec![row_len],
+            weights: None,
             device: device.clone(),
         }
         .tagged())
@@ -464,10 +470,11 @@ impl Dataset {
 
     /// How many dispatches [`Dataset::gather`] records (and uniforms it reads).
     pub(crate) fn gather_dispatches(&self) -> usize {
+        let w = usize::from(self.weights.is_some());
         if self.gathers_as_pair() {
-            1
+            1 + w
         } else {
-            2
+            2 + w
         }
     }
 
@@ -476,11 +483,30 @@ impl Dataset {
         matches!(self.features, Features::U8(..)) && self.row_len.is_multiple_of(4)
     }
 
-    /// Records gathering rows `indices[offset..offset + batch]` into `x` and `y`: one
-    /// dispatch for byte rows of whole words, two otherwise; their uniforms, in order, are
+    /// Records gathering rows `indices[offset..offset + batch]` into `x` and `y` (and their
+    /// weights into `w`, for a dataset with weights): one dispatch for byte rows of whole
+    /// words, two otherwise, and one for the weights; their uniforms, in order, are
     /// [`Dataset::gather_uniforms`].
     #[allow(clippy::too_many_arguments)] // buffers and shape, spelled out
     pub(crate) fn gather(
+        &self,
+        rec: &mut dyn Record,
+        indices: &IndexBuffer,
+        offset: usize,
+        batch: usize,
+        x: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        w: Option<&wgpu::Buffer>,
+    ) -> Result<()> {
+        if let (Some(weights), Some(w)) = (&self.weights, w) {
+            self.gather_xy(rec, indices, offset, batch, x, y)?;
+            return gather::gather_f32(rec, weights, self.weight_rows(indices, offset, batch), w);
+        }
+        self.gather_xy(rec, indices, offset, batch, x, y)
+    }
+
+    #[allow(clippy::too_many_arguments)] // buffers and shape, spelled out
+    fn gather_xy(
         &self,
         rec: &mut dyn Record,
         indices: &IndexBuffer,
@@ -520,14 +546,20 @@ impl Dataset {
         batch: usize,
     ) -> Vec<Vec<u8>> {
         let [xr, yr] = self.selection(indices, offset, batch);
-        if let (true, Features::U8(_, _, lookup)) = (self.gathers_as_pair(), &self.features) {
-            vec![bytemuck::bytes_of(&PairParams::new(&xr, self.target_len(), *lookup)).to_vec()]
-        } else {
-            vec![
-                bytemuck::bytes_of(&xr.params()).to_vec(),
-                bytemuck::bytes_of(&yr.params()).to_vec(),
-            ]
+        let mut u =
+            if let (true, Features::U8(_, _, lookup)) = (self.gathers_as_pair(), &self.features) {
+                vec![bytemuck::bytes_of(&PairParams::new(&xr, self.target_len(), *lookup)).to_vec()]
+            } else {
+                vec![
+                    bytemuck::bytes_of(&xr.params()).to_vec(),
+                    bytemuck::bytes_of(&yr.params()).to_vec(),
+                ]
+            };
+        if self.weights.is_some() {
+            let wr = self.weight_rows(indices, offset, batch);
+            u.push(bytemuck::bytes_of(&wr.params()).to_vec());
         }
+        u
     }
 }
 

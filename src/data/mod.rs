@@ -4,6 +4,7 @@
 pub mod dataset;
 pub mod idx;
 pub mod mnist;
+mod weights;
 
 pub use dataset::Dataset;
 pub use idx::{parse_idx, read_idx, Idx, MAX_IDX_BYTES};

@@ -48,6 +48,13 @@ pub const BIAS_ADD: KernelSpec = KernelSpec {
     bindings: &[RO, RO, RW, U],
 };
 
+/// `y[r, c] = x[r, c] · w[r]` (per-sample weights on per-row losses and gradients).
+pub const ROW_SCALE: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "row_scale_forward",
+    bindings: &[RO, RO, RW, U],
+};
+
 /// `y[r, c] = (x[r, c] − value·mean[c]) / max(sqrt(var[c]), 1e-7)` (Keras's Normalization).
 pub const NORMALIZE: KernelSpec = KernelSpec {
     shader: SHADER,
@@ -90,6 +97,7 @@ pub const KERNELS: &[KernelSpec] = &[
     BINARY,
     SCALE,
     BIAS_ADD,
+    ROW_SCALE,
     UNARY_OUTPUT_BACKWARD,
     NORMALIZE,
 ];
@@ -256,6 +264,30 @@ pub fn affine(
         ..Default::default()
     };
     launch(rec, &SCALE, &[], &[(x, bytes(n)), (y, bytes(n))], p)
+}
+
+/// Records `y[r, c] = x[r, c] · w[r]` for `x` of (rows, cols).
+pub fn row_scale(
+    rec: &mut dyn Record,
+    x: &wgpu::Buffer,
+    w: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    rows: usize,
+    cols: usize,
+) -> Result<()> {
+    let n = rows * cols;
+    let p = Params {
+        n: n as u32,
+        cols: cols.max(1) as u32,
+        ..Default::default()
+    };
+    launch(
+        rec,
+        &ROW_SCALE,
+        &[],
+        &[(x, bytes(n)), (w, bytes(rows)), (y, bytes(n))],
+        p,
+    )
 }
 
 /// Records `y[r, c] = x[r, c] + bias[c]` for `rows × cols` elements.

@@ -4,7 +4,7 @@
 use crate::exec::pipeline::{KernelSpec, Shader};
 use crate::kernels::prelude::{ACTIVATION, IM2COL, OPTIM_RULE};
 use crate::kernels::{
-    batchnorm, conv2d, elementwise, gather, loss, matmul_variant, optim, pool2d, reduce,
+    batchnorm, conv2d, elementwise, gather, loss, matmul_variant, metric, optim, pool2d, reduce,
     softmax_xent,
 };
 
@@ -26,6 +26,7 @@ pub const SHADERS: &[Shader] = &[
     matmul_variant::SHADER_SG[3],
     matmul_variant::SHADER_SG[4],
     matmul_variant::SHADER_SG[5],
+    metric::SHADER,
     optim::SHADER,
     pool2d::SHADER,
     reduce::SHADER,
@@ -42,6 +43,7 @@ pub const KERNELS: &[&[KernelSpec]] = &[
     loss::KERNELS,
     matmul_variant::KERNELS,
     matmul_variant::CONV_KERNELS,
+    metric::KERNELS,
     optim::KERNELS,
     pool2d::KERNELS,
     reduce::KERNELS,

@@ -13,8 +13,9 @@ use crate::exec::profile::UtilisationWindow;
 use crate::multi::balancer::Balancer;
 use crate::multi::exchange::{self, Exchange};
 use crate::multi::replica::{Bucket, Flag, Pollers, Replica};
-use crate::nn::evaluate::Evaluator;
+use crate::nn::evaluate::{self, Evaluator};
 use crate::nn::fit::{Engine, EpochReport};
+use crate::nn::metric;
 use crate::nn::options::{Evaluation, History};
 use crate::nn::step::{self, RuleAt};
 use crate::telemetry::{DeviceWatch, WatchEvent};
@@ -326,16 +327,16 @@ impl Engine for ParallelEngine<'_> {
         Ok(())
     }
 
-    fn sums(&mut self) -> Result<[f64; 3]> {
-        let mut s = [0.0; 3];
+    fn sums(&mut self) -> Result<Vec<f64>> {
+        let mut s: Vec<f64> = Vec::new();
         for r in &self.reps {
             let a = step::read_acc(&r.acc)?;
-            for i in 0..3 {
-                s[i] += a[i];
+            s.resize(a.len(), 0.0);
+            for (x, y) in s.iter_mut().zip(a) {
+                *x += y;
             }
         }
-        let all = exchange::sum_f64(self.ex, &s)?;
-        Ok([all[0], all[1], all[2]])
+        exchange::sum_f64(self.ex, &s)
     }
 
     fn agree(&mut self, flag: bool) -> Result<bool> {
@@ -473,18 +474,16 @@ impl Engine for ParallelEngine<'_> {
         let Some((eval, data)) = &self.validation else {
             return Ok(None);
         };
-        let (mut sums, mut has_acc) = ([0.0; 3], false);
+        // A process without validation rows adds zeros of the same length.
+        let metrics = &self.reps[0].model.metrics;
+        let (mut sums, mut has_acc) = (vec![0.0; metric::layout(metrics).1], false);
         if let Some(e) = eval {
             sums = e.run_sums(&self.reps[0].dev, data)?;
             has_acc = e.has_accuracy();
         }
         let all = exchange::sum_f64(self.ex, &sums)?;
         let has_acc = exchange::any(self.ex, has_acc)?;
-        let n = all[2].max(1.0);
-        Ok(Some(Evaluation {
-            loss: all[0] / n,
-            accuracy: has_acc.then_some(all[1] / n),
-        }))
+        Ok(Some(evaluate::evaluation(&all, has_acc, metrics)))
     }
 
     fn save_checkpoint(

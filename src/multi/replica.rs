@@ -19,7 +19,6 @@ use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Program;
 use crate::exec::recorder::Recorder;
-use crate::memory::MemoryKind;
 use crate::nn::layer::Slot;
 use crate::nn::model::Sequential;
 use crate::nn::step::{self, Backward, Chunk, StepInputs, StepLayout, StepProgram};
@@ -116,8 +115,7 @@ impl Replica {
         let grads = step::gradient_buffers(&m)?;
         let layout = StepLayout::new(&m, data, Backward::Grads(&grads));
         let table = layout.table(dev)?;
-        let acc = Tensor::zeros(dev, &[4])?;
-        acc.set_memory_kind(MemoryKind::Activations);
+        let acc = step::accumulator(&m)?;
         let idx = IndexBuffer::new(dev, &vec![0u32; rows])?;
         let staging = buckets
             .iter()

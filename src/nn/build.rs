@@ -1,10 +1,11 @@
 //! Building a [`Sequential`]: adding layers from their specs (shapes inferred layer by layer,
 //! names given as Keras gives them, weights initialised from the model's seed), adding the
-//! layers of another model with their weights shared, and rebuilding layers with given
-//! weights (loading, copying to a device).
+//! layers of another model with their weights shared, setting the metrics it reports, and
+//! rebuilding layers with given weights (loading, copying to a device).
 
 use crate::error::{Error, Result};
 use crate::nn::layer::{Io, Weights};
+use crate::nn::metric::Metric;
 use crate::nn::model::{Entry, Sequential};
 use crate::nn::registry::{IntoLayers, LayerSpec};
 use crate::nn::spec::{sample_shape, Init};
@@ -223,6 +224,35 @@ impl Sequential {
         let layer = spec.config.instantiate(Io { input, output }, w)?;
         self.layers.push(Entry { spec, layer });
         Ok(())
+    }
+}
+
+impl Sequential {
+    /// Sets the metrics `fit` and `evaluate` report beside loss and accuracy (in
+    /// [`crate::nn::History::metrics`] and [`crate::nn::Evaluation::metrics`], under
+    /// [`Metric::name`] with `val_` for validation). Checked against the loss here when the
+    /// model is compiled, and again when training starts.
+    pub fn set_metrics(&mut self, metrics: &[Metric]) -> Result<()> {
+        for (i, m) in metrics.iter().enumerate() {
+            if let Some(loss) = self.loss {
+                m.check(loss)?;
+            }
+            if metrics[..i].iter().any(|o| o.name() == m.name()) {
+                return Err(Error::InvalidArgument {
+                    op: "metrics",
+                    name: "metrics",
+                    expected: "each metric once".into(),
+                    found: format!("{} twice", m.name()),
+                });
+            }
+        }
+        self.metrics = metrics.to_vec();
+        Ok(())
+    }
+
+    /// The metrics set with [`Sequential::set_metrics`].
+    pub fn metrics(&self) -> &[Metric] {
+        &self.metrics
     }
 }
 

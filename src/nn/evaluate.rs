@@ -4,7 +4,7 @@
 
 use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::memory::MemoryKind;
+use crate::nn::metric::{self, Metric};
 use crate::nn::model::Sequential;
 use crate::nn::options::{Evaluation, Loss};
 use crate::nn::step::{self, Backward, StepLayout, StepProgram, CHUNK};
@@ -20,6 +20,7 @@ pub(crate) struct Evaluator {
     plans: Vec<StepProgram>,
     steps: Vec<(usize, usize)>,
     has_acc: bool,
+    metrics: Vec<Metric>,
 }
 
 impl Evaluator {
@@ -52,8 +53,7 @@ impl Evaluator {
         let n = rows.len();
         let b = batch.clamp(1, n.max(1));
         let idx = IndexBuffer::new(dev, rows)?;
-        let acc = Tensor::zeros(dev, &[4])?;
-        acc.set_memory_kind(MemoryKind::Activations);
+        let acc = step::accumulator(model)?;
         let layout = StepLayout::new(model, data, Backward::None);
         let table = layout.table(dev)?;
         let mut plans = vec![StepProgram::build(
@@ -87,17 +87,18 @@ impl Evaluator {
                 .loss
                 .unwrap_or(Loss::SparseCategoricalCrossentropy)
                 .has_accuracy(),
+            metrics: model.metrics.clone(),
         })
     }
 
     /// Runs the evaluation with the model's current weights.
     pub(crate) fn run(&self, dev: &Device, data: &Dataset) -> Result<Evaluation> {
-        let [loss, correct, n] = self.run_sums(dev, data)?;
-        let n = n.max(1.0);
-        Ok(Evaluation {
-            loss: loss / n,
-            accuracy: self.has_acc.then_some(correct / n),
-        })
+        Ok(self.evaluation(&self.run_sums(dev, data)?))
+    }
+
+    /// The evaluation an accumulator's contents give (several processes add theirs first).
+    pub(crate) fn evaluation(&self, sums: &[f64]) -> Evaluation {
+        evaluation(sums, self.has_acc, &self.metrics)
     }
 
     /// Whether the loss has an accuracy.
@@ -105,8 +106,8 @@ impl Evaluator {
         self.has_acc
     }
 
-    /// `[Σ loss, Σ correct, rows]` over the rows (several processes add theirs up).
-    pub(crate) fn run_sums(&self, dev: &Device, data: &Dataset) -> Result<[f64; 3]> {
+    /// The accumulator's contents over the rows (several processes add theirs up).
+    pub(crate) fn run_sums(&self, dev: &Device, data: &Dataset) -> Result<Vec<f64>> {
         step::clear(dev, &self.acc)?;
         for chunk in self.steps.chunks(CHUNK) {
             step::run_chunk(
@@ -126,7 +127,41 @@ impl Evaluator {
     }
 }
 
+/// Loss, accuracy (where the loss has one) and metrics from an accumulator's contents
+/// (`[Σ loss, Σ correct, rows, pad, metrics' sums…]`).
+pub(crate) fn evaluation(sums: &[f64], has_acc: bool, metrics: &[Metric]) -> Evaluation {
+    let n = sums[2].max(1.0);
+    Evaluation {
+        loss: sums[0] / n,
+        accuracy: has_acc.then_some(sums[1] / n),
+        metrics: metric::values(metrics, sums),
+    }
+}
+
 impl Sequential {
+    /// Loss, accuracy and metrics from an accumulator's contents ([`crate::nn::EpochEnd::sums`], or
+    /// [`Sequential::evaluate_sums`]), added up over the parts of a dataset evaluated or
+    /// trained on piece by piece: precision and AUC are not means, so parts combine by their
+    /// sums.
+    pub fn evaluation_of(&self, sums: &[f64]) -> Result<Evaluation> {
+        let want = metric::layout(&self.metrics).1;
+        if sums.len() != want {
+            return Err(crate::error::Error::InvalidArgument {
+                op: "evaluation_of",
+                name: "sums",
+                expected: format!("{want} sums (this model's accumulator)"),
+                found: format!("{}", sums.len()),
+            });
+        }
+        let has_acc = self.loss.is_some_and(|l| l.has_accuracy());
+        Ok(evaluation(sums, has_acc, &self.metrics))
+    }
+
+    /// The accumulator of an evaluation of `data` (see [`Sequential::evaluation_of`]).
+    pub fn evaluate_sums(&self, data: &Dataset, batch_size: usize) -> Result<Vec<f64>> {
+        Evaluator::new(self, data, None, batch_size)?.run_sums(&self.device, data)
+    }
+
     /// Mean loss (and accuracy, for classification losses) on `data`, in batches of
     /// `batch_size`.
     pub fn evaluate(&self, data: &Dataset, batch_size: usize) -> Result<Evaluation> {

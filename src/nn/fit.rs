@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::exec::profile::UtilisationWindow;
-use crate::memory::MemoryKind;
-use crate::nn::evaluate::Evaluator;
+use crate::nn::evaluate::{self, Evaluator};
+use crate::nn::metric::Metric;
 use crate::nn::model::Sequential;
 use crate::nn::options::{
     EpochBegin, EpochEnd, Evaluation, FitOptions, History, Optimizer, Progress, ValidationFreq,
@@ -37,8 +37,9 @@ pub(crate) trait Engine {
     /// Runs `steps` (offsets into the permutation, batch sizes), optimizer steps `t0 + 1..`,
     /// step `t` with the update rule `rule(t)`.
     fn run(&mut self, steps: &[(usize, usize)], t0: u64, rule: &RuleAt<'_>) -> Result<()>;
-    /// `[Σ loss, Σ correct, rows]` so far this epoch.
-    fn sums(&mut self) -> Result<[f64; 3]>;
+    /// The accumulator so far this epoch: `[Σ loss, Σ correct, rows, pad]`, then the
+    /// metrics' sums ([`crate::nn::metric::layout`]).
+    fn sums(&mut self) -> Result<Vec<f64>>;
     /// The epoch's training is done: checks (replicas identical) and what to report.
     fn end_epoch(&mut self, epoch: usize) -> Result<EpochReport>;
     /// Loss and accuracy on the validation rows, if there are any.
@@ -73,6 +74,8 @@ pub(crate) struct EpochReport {
 pub(crate) struct Setup {
     pub(crate) optimizer: Optimizer,
     pub(crate) has_acc: bool,
+    /// The model's metrics beyond loss and accuracy.
+    pub(crate) metrics: Vec<Metric>,
     /// Training rows (the rest of the dataset is the validation split).
     pub(crate) n_train: usize,
     /// Batch size (at most `n_train`).
@@ -203,10 +206,20 @@ impl Setup {
                 format!("{lr} at epoch {e}"),
             ));
         }
+        for m in &model.metrics {
+            m.check(loss)?;
+        }
+        if !model.metrics.is_empty() {
+            let act = model
+                .output_activation()
+                .unwrap_or(crate::vocab::Activation::Linear);
+            crate::nn::metric::prediction(act, loss.takes_logits())?;
+        }
         let batch = o.batch_size.min(n_train);
         Ok(Setup {
             optimizer,
             has_acc: loss.has_accuracy(),
+            metrics: model.metrics.clone(),
             n_train,
             batch,
             steps: step::batches(n_train, batch),
@@ -267,7 +280,7 @@ pub(crate) fn run(
         }
     }
     let nsteps = s.steps.len();
-    let metrics = |sums: [f64; 3]| {
+    let metrics = |sums: Vec<f64>| {
         let n = sums[2].max(1.0);
         (sums[0] / n, s.has_acc.then_some(sums[1] / n))
     };
@@ -342,7 +355,9 @@ pub(crate) fn run(
                 last_read = Instant::now();
             }
         }
-        let (loss, accuracy) = metrics(engine.sums()?);
+        let sums = engine.sums()?;
+        let trained = evaluate::evaluation(&sums, s.has_acc, &s.metrics);
+        let (loss, accuracy) = (trained.loss, trained.accuracy);
         if !loss.is_finite() {
             return Err(Error::NonFinite {
                 epoch: epoch + 1,
@@ -356,15 +371,25 @@ pub(crate) fn run(
         if let Some(a) = accuracy {
             history.accuracy.push(a);
         }
+        for (name, v) in &trained.metrics {
+            history.metrics.entry(name.clone()).or_default().push(*v);
+        }
         let validation = if o.validation_freq.due(epoch) {
             engine.validate()?
         } else {
             None
         };
-        if let Some(v) = validation {
+        if let Some(v) = &validation {
             history.val_loss.push(v.loss);
             if let Some(a) = v.accuracy {
                 history.val_accuracy.push(a);
+            }
+            for (name, x) in &v.metrics {
+                history
+                    .metrics
+                    .entry(format!("val_{name}"))
+                    .or_default()
+                    .push(*x);
             }
         }
         history.epoch_seconds.push(seconds);
@@ -376,6 +401,8 @@ pub(crate) fn run(
             seconds,
             loss,
             accuracy,
+            metrics: trained.metrics,
+            sums,
             validation,
             samples_per_second: s.n_train as f64 / seconds.max(1e-9),
             detail: report.detail,
@@ -395,7 +422,7 @@ pub(crate) fn run(
             break;
         }
         if let Some(es) = o.early_stopping {
-            let monitored = validation.map_or(loss, |v| v.loss);
+            let monitored = end.validation.as_ref().map_or(loss, |v| v.loss);
             if monitored < best - es.min_delta {
                 best = monitored;
                 since_best = 0;
@@ -437,8 +464,7 @@ impl<'a> LocalEngine<'a> {
         let rule0 = s.optimizer.rule(s.lrs[s.start]);
         model.init_opt_state(&rule0)?;
         let idx = IndexBuffer::new(&dev, &vec![0u32; s.n_train])?;
-        let acc = Tensor::zeros(&dev, &[4])?;
-        acc.set_memory_kind(MemoryKind::Activations);
+        let acc = step::accumulator(model)?;
         let fused = Backward::Fused(rule0);
         let layout = StepLayout::new(model, data, fused);
         let table = layout.table(&dev)?;
@@ -505,7 +531,7 @@ impl Engine for LocalEngine<'_> {
         Ok(())
     }
 
-    fn sums(&mut self) -> Result<[f64; 3]> {
+    fn sums(&mut self) -> Result<Vec<f64>> {
         step::read_acc(&self.acc)
     }
 

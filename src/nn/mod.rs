@@ -35,7 +35,9 @@ pub(crate) mod evaluate;
 pub(crate) mod fit;
 pub(crate) mod head;
 pub(crate) mod layer;
+pub(crate) mod loss_end;
 pub(crate) mod loss_fn;
+pub(crate) mod metric;
 pub(crate) mod model;
 pub(crate) mod normalization;
 pub(crate) mod options;
@@ -57,6 +59,7 @@ pub use conv2d::Conv2D;
 pub use dense::{ActivationArg, Dense, DenseDropout};
 pub use dropout::Dropout;
 pub use loss_fn::loss_value;
+pub use metric::{auc as metric_auc, Metric};
 pub use model::Sequential;
 pub use normalization::Normalization;
 pub use options::{

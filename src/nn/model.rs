@@ -39,6 +39,8 @@ pub struct Sequential {
     pub(crate) input: Option<Shape>,
     pub(crate) optimizer: Option<Optimizer>,
     pub(crate) loss: Option<Loss>,
+    /// Metrics beyond loss and accuracy ([`Sequential::set_metrics`]).
+    pub(crate) metrics: Vec<crate::nn::metric::Metric>,
     /// Optimizer state per parameter (optimizer order), created by the first fit.
     pub(crate) opt_state: Vec<Vec<Tensor>>,
     /// Optimizer steps taken so far (Adam's t).
@@ -60,6 +62,7 @@ impl Sequential {
             input: None,
             optimizer: None,
             loss: None,
+            metrics: Vec::new(),
             opt_state: Vec::new(),
             step: 0,
             seed,
@@ -388,6 +391,7 @@ impl Sequential {
         }
         m.optimizer = self.optimizer;
         m.loss = self.loss;
+        m.metrics = self.metrics.clone();
         m.opt_state = self
             .opt_state
             .iter()

@@ -408,6 +408,10 @@ pub struct History {
     /// ([`crate::runtime::Device::utilisation_window`]; NaN where not measured).
     #[serde(with = "nan_as_null")]
     pub utilisation: Vec<f64>,
+    /// The metrics of [`crate::nn::Sequential::set_metrics`] per epoch, under
+    /// [`crate::nn::Metric::name`] and, for validation, `val_` and the name.
+    #[serde(default)]
+    pub metrics: std::collections::BTreeMap<String, Vec<f64>>,
 }
 
 /// JSON has no NaN: a value not measured is written as `null` and read back as NaN (a
@@ -430,13 +434,22 @@ mod nan_as_null {
     }
 }
 
-/// Loss and accuracy of a model on a dataset.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Loss, accuracy and metrics of a model on a dataset.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Evaluation {
     /// Mean loss.
     pub loss: f64,
     /// Accuracy, for classification losses.
     pub accuracy: Option<f64>,
+    /// The model's metrics ([`crate::nn::Sequential::set_metrics`]) by name, in order.
+    pub metrics: Vec<(String, f64)>,
+}
+
+impl Evaluation {
+    /// A metric's value by name.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        self.metrics.iter().find(|(n, _)| n == name).map(|m| m.1)
+    }
 }
 
 /// The start of an epoch.
@@ -484,6 +497,12 @@ pub struct EpochEnd {
     pub loss: f64,
     /// Training accuracy, for classification losses.
     pub accuracy: Option<f64>,
+    /// The model's metrics over the epoch's training, by name, in order.
+    pub metrics: Vec<(String, f64)>,
+    /// The epoch's training accumulator, `[Σ loss, Σ correct, rows, 0]` and then each
+    /// metric's sums: what a caller training one epoch in parts (a stream of chunks) adds up
+    /// and hands to [`crate::nn::Sequential::evaluation_of`].
+    pub sums: Vec<f64>,
     /// Validation results, with validation data.
     pub validation: Option<Evaluation>,
     /// Training samples per second.
@@ -498,8 +517,14 @@ impl EpochEnd {
     pub fn keras_line(&self) -> String {
         let mut s = format!("{}/{} - {:.1}s", self.steps, self.steps, self.seconds);
         s.push_str(&metrics_text("", self.loss, self.accuracy));
-        if let Some(v) = self.validation {
+        for (name, v) in &self.metrics {
+            s.push_str(&format!(" - {name}: {v:.4}"));
+        }
+        if let Some(v) = &self.validation {
             s.push_str(&metrics_text("val_", v.loss, v.accuracy));
+            for (name, x) in &v.metrics {
+                s.push_str(&format!(" - val_{name}: {x:.4}"));
+            }
         }
         s.push_str(&format!(
             " - {:.1}k samples/s",

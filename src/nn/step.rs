@@ -16,15 +16,15 @@ use crate::error::{Error, Result};
 use crate::exec::capture::Capture;
 use crate::exec::dispatch::Program;
 use crate::exec::recorder::Recorder;
-use crate::kernels::loss as dense_loss;
-use crate::kernels::{elementwise, matmul_tune, optim, softmax_xent};
+use crate::kernels::{elementwise, matmul_tune, optim};
 use crate::memory::MemoryKind;
 use crate::nn::layer::{Cx, Mode, Slot, WeightGrad};
 use crate::nn::model::Sequential;
 use crate::nn::options::Loss;
+use crate::nn::{loss_end, metric};
 use crate::runtime::Device;
 use crate::tensor::{IndexBuffer, Tensor};
-use crate::vocab::{DenseLoss, Rule};
+use crate::vocab::Rule;
 
 /// Steps per submission (and per table upload).
 pub(crate) const CHUNK: usize = 32;
@@ -266,9 +266,15 @@ impl StepProgram {
         let mut cx = Cx::new(&mut cap, batch, mode);
         let x0 = cx.tensor(model.expected_input_shape().unwrap_or(&[data.row_len()]))?;
         let y = cx.tensor(&[data.target_len()])?;
+        let w = if data.has_weights() {
+            Some(cx.tensor(&[1])?)
+        } else {
+            None
+        };
         let gather: Vec<Slot> = (0..data.gather_dispatches()).map(Slot::Gather).collect();
         cx.per_step(&gather, |rec| {
-            data.gather(rec, idx, 0, batch, x0.buffer(), y.buffer())
+            let wb = w.as_ref().map(|w| w.buffer());
+            data.gather(rec, idx, 0, batch, x0.buffer(), y.buffer(), wb)
         })?;
         let positions = model.positions();
         let mut saved = Vec::with_capacity(model.layers.len());
@@ -279,7 +285,8 @@ impl StepProgram {
             saved.push(s);
         }
         let loss = model.loss.unwrap_or(Loss::SparseCategoricalCrossentropy);
-        let mut dy = loss_end(&mut cx, loss, &h, &y, acc, training)?;
+        let mut dy = loss_end::loss_end(&mut cx, loss, &h, &y, w.as_ref(), acc, training)?;
+        loss_end::metric_end(&mut cx, model, loss, &h, &y, acc)?;
         let mut segments = Vec::new();
         if training {
             // The loss gives the gradient at the logits when it folds the last activation.
@@ -388,46 +395,6 @@ impl StepProgram {
     }
 }
 
-/// Records the loss of `out` against the targets `y`: per-row losses, metrics accumulated
-/// into `acc`, and the gradient at `out` (at the logits for a loss that takes them).
-fn loss_end(
-    cx: &mut Cx<'_>,
-    loss: Loss,
-    out: &Tensor,
-    y: &Tensor,
-    acc: &Tensor,
-    training: bool,
-) -> Result<Tensor> {
-    let (b, classes) = (cx.batch, out.numel() / cx.batch.max(1));
-    let rows = cx.tensor(&[1])?;
-    let dy = cx.tensor(&out.shape()[1..])?;
-    let scale = 1.0 / b as f32;
-    let dense = match loss {
-        Loss::SparseCategoricalCrossentropy => None,
-        Loss::CategoricalCrossentropy => Some(DenseLoss::CategoricalFromLogits),
-        Loss::BinaryCrossentropy => Some(DenseLoss::BinaryFromLogits),
-        Loss::MeanSquaredError => Some(DenseLoss::MeanSquared),
-        Loss::MeanAbsoluteError => Some(DenseLoss::MeanAbsolute),
-        Loss::Huber => Some(DenseLoss::Huber),
-    };
-    let (o, t, l, a) = (out.buffer(), y.buffer(), rows.buffer(), acc.buffer());
-    match dense {
-        // Training: loss, gradient and metrics in one dispatch.
-        None if training => {
-            softmax_xent::xent_train(cx.rec(), o, t, l, dy.buffer(), a, b, classes, scale, false)?
-        }
-        None => {
-            softmax_xent::xent(cx.rec(), o, t, l, None, b, classes, scale, false)?;
-            softmax_xent::metrics(cx.rec(), o, t, l, a, b, classes)?;
-        }
-        Some(kind) => {
-            dense_loss::backward(cx.rec(), kind, o, t, l, dy.buffer(), b, classes, scale)?;
-            dense_loss::metrics(cx.rec(), kind, o, t, l, a, b, classes)?;
-        }
-    }
-    Ok(dy)
-}
-
 /// Gradient buffers shaped like the model's parameters (optimizer order).
 pub(crate) fn gradient_buffers(model: &Sequential) -> Result<Vec<Tensor>> {
     model
@@ -529,10 +496,17 @@ pub(crate) fn batches(rows: usize, b: usize) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// `[Σ loss, Σ correct, rows]` accumulated on the device.
-pub(crate) fn read_acc(acc: &Tensor) -> Result<[f64; 3]> {
-    let v = acc.to_vec()?;
-    Ok([v[0] as f64, v[1] as f64, v[2] as f64])
+/// An accumulator's contents: `[Σ loss, Σ correct, rows, pad]`, then each metric's sums
+/// ([`metric::layout`]).
+pub(crate) fn read_acc(acc: &Tensor) -> Result<Vec<f64>> {
+    Ok(acc.to_vec()?.into_iter().map(f64::from).collect())
+}
+
+/// A zeroed accumulator for `model`'s loss, accuracy and metrics.
+pub(crate) fn accumulator(model: &Sequential) -> Result<Tensor> {
+    let acc = Tensor::zeros(&model.device, &[metric::layout(&model.metrics).1])?;
+    acc.set_memory_kind(MemoryKind::Activations);
+    Ok(acc)
 }
 
 /// Zeroes `t` (an accumulator) on the device.

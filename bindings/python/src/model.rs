@@ -10,14 +10,17 @@ use numpy::{PyArray1, PyArrayDyn};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use suanli::nn::{FitOptions, History, LayerSpec, Optimizer, Sequential, ValidationFreq};
+use suanli::nn::{FitOptions, History, LayerSpec, Metric, Optimizer, Sequential, ValidationFreq};
 use suanli::Tensor;
 
 use crate::convert;
 use crate::device::PyDevice;
 use crate::errors::IntoPy;
 use crate::tensor::PyTensor;
-use crate::train::{append, dataset, history_dict, loss_name, loss_of, PyCallbacks};
+use crate::train::{append, history_dict, loss_name, loss_of, weighted, PyCallbacks};
+
+/// Loss, accuracy and the metrics by name: what `evaluate` gives Python.
+type Evaluated = (f64, Option<f64>, std::collections::BTreeMap<String, f64>);
 
 /// A Keras-style sequential model on one device.
 #[pyclass(module = "suanli._native", name = "Model")]
@@ -190,7 +193,7 @@ impl PyModel {
     }
 
     /// Trains; returns the history of this call as a dict of lists.
-    #[pyo3(signature = (x, y, epochs = 1, batch_size = 32, shuffle = true, seed = 0, validation_data = None, validation_split = 0.0, checkpoint = None, on_epoch_begin = None, on_progress = None, on_epoch_end = None, learning_rate = None, initial_epoch = 0, validation_every = 1, validation_epochs = None))]
+    #[pyo3(signature = (x, y, epochs = 1, batch_size = 32, shuffle = true, seed = 0, validation_data = None, validation_split = 0.0, checkpoint = None, on_epoch_begin = None, on_progress = None, on_epoch_end = None, learning_rate = None, initial_epoch = 0, validation_every = 1, validation_epochs = None, on_chunk = None, sample_weight = None, validation_weight = None))]
     #[allow(clippy::too_many_arguments)] // Keras's fit arguments, spelled out
     fn fit<'py>(
         &mut self,
@@ -211,17 +214,30 @@ impl PyModel {
         initial_epoch: usize,
         validation_every: usize,
         validation_epochs: Option<Vec<usize>>,
+        on_chunk: Option<Py<PyAny>>,
+        sample_weight: Option<Vec<f32>>,
+        validation_weight: Option<Vec<f32>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let train = dataset(py, &self.inner, x, y, "fit")?;
+        let train = weighted(py, &self.inner, x, y, sample_weight, "fit")?;
         let val = match &validation_data {
-            Some((vx, vy)) => Some(dataset(py, &self.inner, vx, vy, "validation_data")?),
+            Some((vx, vy)) => Some(weighted(
+                py,
+                &self.inner,
+                vx,
+                vy,
+                validation_weight,
+                "validation_data",
+            )?),
             None => None,
         };
         let mut cbs = PyCallbacks {
             on_epoch_begin,
             on_progress,
             on_epoch_end,
+            on_chunk,
+            steps: 0,
             error: None,
+            sums: Vec::new(),
         };
         // `learning_rate(step)`, asked for every step's rate (a Python callable: the GIL is
         // taken for the call). Its exception is kept and raised once the engine stops on the
@@ -275,21 +291,76 @@ impl PyModel {
         let h = result.py()?;
         self.seed = seed;
         append(&mut self.history, &h);
-        history_dict(py, &h)
+        let d = history_dict(py, &h)?;
+        d.set_item("_sums", std::mem::take(&mut cbs.sums))?;
+        Ok(d)
     }
 
-    /// `(loss, accuracy)` on `x`, `y` (accuracy None for losses without one).
-    #[pyo3(signature = (x, y, batch_size = 32))]
+    /// Sets the metrics beyond loss and accuracy: `(name, parameter)` pairs, the name as
+    /// `Metric::from_name` knows it, the parameter a threshold (precision, recall) or a number
+    /// of thresholds (auc), ignored otherwise.
+    fn set_metrics(&mut self, metrics: Vec<(String, f64)>) -> PyResult<()> {
+        let ms = metrics
+            .iter()
+            .map(|(name, p)| {
+                Ok(match Metric::from_name(name).py()? {
+                    Metric::Precision { .. } => Metric::Precision {
+                        threshold: *p as f32,
+                    },
+                    Metric::Recall { .. } => Metric::Recall {
+                        threshold: *p as f32,
+                    },
+                    Metric::Auc { .. } if p.fract() == 0.0 && *p >= 0.0 => Metric::Auc {
+                        thresholds: *p as usize,
+                    },
+                    Metric::Auc { .. } => {
+                        return Err(PyValueError::new_err(format!(
+                            "AUC: num_thresholds must be a whole number; found {p}"
+                        )))
+                    }
+                    m => m,
+                })
+            })
+            .collect::<PyResult<Vec<Metric>>>()?;
+        self.inner.set_metrics(&ms).py()
+    }
+
+    /// The accumulator of an evaluation of `x`, `y`: parts of a dataset add theirs up and
+    /// hand the total to `evaluation_of`.
+    #[pyo3(signature = (x, y, batch_size = 32, sample_weight = None))]
+    fn evaluate_sums(
+        &self,
+        py: Python<'_>,
+        x: &Bound<'_, PyAny>,
+        y: &Bound<'_, PyAny>,
+        batch_size: usize,
+        sample_weight: Option<Vec<f32>>,
+    ) -> PyResult<Vec<f64>> {
+        let data = weighted(py, &self.inner, x, y, sample_weight, "evaluate")?;
+        py.detach(|| self.inner.evaluate_sums(&data, batch_size))
+            .py()
+    }
+
+    /// `(loss, accuracy, {metric: value})` from an accumulator's contents.
+    fn evaluation_of(&self, sums: Vec<f64>) -> PyResult<Evaluated> {
+        let e = self.inner.evaluation_of(&sums).py()?;
+        Ok((e.loss, e.accuracy, e.metrics.into_iter().collect()))
+    }
+
+    /// `(loss, accuracy, {metric: value})` on `x`, `y` (accuracy None for losses without
+    /// one; the metrics those of `set_metrics`, under the engine's names).
+    #[pyo3(signature = (x, y, batch_size = 32, sample_weight = None))]
     fn evaluate(
         &self,
         py: Python<'_>,
         x: &Bound<'_, PyAny>,
         y: &Bound<'_, PyAny>,
         batch_size: usize,
-    ) -> PyResult<(f64, Option<f64>)> {
-        let data = dataset(py, &self.inner, x, y, "evaluate")?;
+        sample_weight: Option<Vec<f32>>,
+    ) -> PyResult<Evaluated> {
+        let data = weighted(py, &self.inner, x, y, sample_weight, "evaluate")?;
         let e = py.detach(|| self.inner.evaluate(&data, batch_size)).py()?;
-        Ok((e.loss, e.accuracy))
+        Ok((e.loss, e.accuracy, e.metrics.into_iter().collect()))
     }
 
     /// The model's outputs for `x` (samples of the model's input shape, or of it without a

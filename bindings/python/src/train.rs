@@ -42,6 +42,22 @@ pub fn loss_name(loss: Loss) -> &'static str {
 
 /// A dataset on `device` from Python features (samples of any shape: the model checks it
 /// against its input) and targets, for the model's loss.
+/// [`dataset`] with per-row loss weights, when given (Keras's `sample_weight`).
+pub fn weighted(
+    py: Python<'_>,
+    model: &Sequential,
+    x: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+    weights: Option<Vec<f32>>,
+    what: &str,
+) -> PyResult<Dataset> {
+    let d = dataset(py, model, x, y, what)?;
+    match weights {
+        Some(w) => d.with_weights(&w).py(),
+        None => Ok(d),
+    }
+}
+
 pub fn dataset(
     py: Python<'_>,
     model: &Sequential,
@@ -103,6 +119,10 @@ pub fn history_dict<'py>(py: Python<'py>, h: &History) -> PyResult<Bound<'py, Py
     if !h.val_accuracy.is_empty() {
         d.set_item("val_accuracy", h.val_accuracy.clone())?;
     }
+    // Metrics beyond loss and accuracy, under the engine's names (`val_` for validation).
+    for (name, v) in &h.metrics {
+        d.set_item(name, v.clone())?;
+    }
     // The engine's own training seconds per epoch (validation excluded), as Rust reports them.
     d.set_item("epoch_seconds", h.epoch_seconds.clone())?;
     Ok(d)
@@ -115,7 +135,14 @@ pub struct PyCallbacks {
     pub on_epoch_begin: Option<Py<PyAny>>,
     pub on_progress: Option<Py<PyAny>>,
     pub on_epoch_end: Option<Py<PyAny>>,
+    /// Called as `f(epoch, step)` before each submission of steps but the first of an
+    /// epoch (the first is announced by `on_epoch_begin`): Keras's `on_train_batch_begin`.
+    pub on_chunk: Option<Py<PyAny>>,
+    /// Steps in the current epoch.
+    pub steps: usize,
     pub error: Option<PyErr>,
+    /// The last epoch's accumulator (a stream of chunks adds these up).
+    pub sums: Vec<f64>,
 }
 
 impl PyCallbacks {
@@ -135,7 +162,21 @@ impl PyCallbacks {
 }
 
 impl Callback for PyCallbacks {
+    fn on_steps(&mut self, epoch: usize, done: usize) {
+        if done >= self.steps {
+            return;
+        }
+        if let Some(f) = &self.on_chunk {
+            let f = Python::attach(|py| f.clone_ref(py));
+            self.call(|py| {
+                f.call1(py, (epoch, done))?;
+                Ok(true)
+            });
+        }
+    }
+
     fn on_epoch_begin(&mut self, e: &EpochBegin) {
+        self.steps = e.steps;
         if let Some(f) = &self.on_epoch_begin {
             let f = Python::attach(|py| f.clone_ref(py));
             self.call(|py| {
@@ -159,6 +200,7 @@ impl Callback for PyCallbacks {
     }
 
     fn on_epoch_end(&mut self, e: &EpochEnd, h: &History) -> bool {
+        self.sums = e.sums.clone();
         let f = self
             .on_epoch_end
             .as_ref()
@@ -170,10 +212,16 @@ impl Callback for PyCallbacks {
             if let Some(a) = e.accuracy {
                 logs.set_item("accuracy", a)?;
             }
-            if let Some(v) = e.validation {
+            for (name, v) in &e.metrics {
+                logs.set_item(name, v)?;
+            }
+            if let Some(v) = &e.validation {
                 logs.set_item("val_loss", v.loss)?;
                 if let Some(a) = v.accuracy {
                     logs.set_item("val_accuracy", a)?;
+                }
+                for (name, x) in &v.metrics {
+                    logs.set_item(format!("val_{name}"), x)?;
                 }
             }
             let info = PyDict::new(py);
@@ -199,4 +247,7 @@ pub fn append(all: &mut History, more: &History) {
     all.val_accuracy.extend(&more.val_accuracy);
     all.epoch_seconds.extend(&more.epoch_seconds);
     all.utilisation.extend(&more.utilisation);
+    for (name, v) in &more.metrics {
+        all.metrics.entry(name.clone()).or_default().extend(v);
+    }
 }

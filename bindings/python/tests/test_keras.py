@@ -161,6 +161,8 @@ def test_errors_are_typed(mnist, tmp_path):
         m.compile(optimizer="adam", loss="hinge")
     with pytest.raises(ValueError, match="metric"):
         m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["auc"])
+    with pytest.raises(ValueError, match="metric 'f1_score' is not supported"):
+        m.compile(optimizer="adam", loss="categorical_crossentropy", metrics=["f1_score"])
     m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     with pytest.raises(ValueError, match=r"\(784,\).*\(28, 28\)"):
         m.fit(x[:10], y[:10], verbose=0)  # (10, 28, 28) images into a (784,) model

@@ -261,8 +261,80 @@ def test_metrics_by_name_and_object(rng, capsys):
     # The accuracy of another kind of loss, and metrics suanli does not compute, are refused.
     with pytest.raises(ValueError, match="binary_crossentropy"):
         m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=[keras.metrics.BinaryAccuracy()])
-    with pytest.raises(ValueError, match="not supported"):
+    with pytest.raises(ValueError, match="class indices"):
         m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["auc"])
+    with pytest.raises(ValueError, match="not supported"):
+        m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["f1_score"])
+
+
+def _keras_auc(p, t, n=200):
+    """Keras's ROC AUC by its definition, in NumPy: thresholds [-eps, 1/(n-1), ..., 1+eps],
+    TP/FP at p > threshold, trapezoids between consecutive points."""
+    th = np.array([-1e-7] + [i / (n - 1) for i in range(1, n - 1)] + [1 + 1e-7])
+    p = np.clip(p.astype(np.float64).ravel(), 0, 1)
+    pos = t.ravel() > 0.5
+    tpr = np.array([(p[pos] > h).sum() for h in th]) / pos.sum()
+    fpr = np.array([(p[~pos] > h).sum() for h in th]) / (~pos).sum()
+    return float(np.sum((fpr[:-1] - fpr[1:]) * (tpr[:-1] + tpr[1:]) / 2))
+
+
+def test_precision_recall_auc_and_errors_match_numpy(rng):
+    x = rng.standard_normal((400, 4)).astype(np.float32)
+    y = ((x[:, 0] + 0.5 * x[:, 1] + 0.5 * rng.standard_normal(400)) > 0).astype(np.float32).reshape(-1, 1)
+    m = keras.Sequential([layers.Dense(8, activation="relu", input_shape=(4,)), layers.Dense(1, activation="sigmoid")])
+    m.compile(optimizer=keras.optimizers.Adam(0.02), loss="binary_crossentropy",
+              metrics=["accuracy", keras.metrics.Precision(), keras.metrics.Recall(thresholds=0.4, name="rec"), keras.metrics.AUC(), "mae", keras.metrics.MeanSquaredError()])
+    h = m.fit(x[:300], y[:300], epochs=3, batch_size=32, validation_data=(x[300:], y[300:]), verbose=0)
+    names = ["accuracy", "precision", "rec", "auc", "mae", "mean_squared_error"]
+    assert list(h.history) == ["loss"] + names + ["val_loss"] + ["val_" + k for k in names]
+    # evaluate (a ragged last batch) against NumPy on predict's output.
+    xv, yv = x[300:], y[300:]
+    res = m.evaluate(xv, yv, batch_size=33, verbose=0, return_dict=True)
+    p = m.predict(xv, verbose=0).astype(np.float64)
+    tp = lambda th: float(((p > th) & (yv > 0.5)).sum())
+    assert res["precision"] == pytest.approx(tp(0.5) / float((p > 0.5).sum()), abs=1e-9)
+    assert res["rec"] == pytest.approx(tp(0.4) / float((yv > 0.5).sum()), abs=1e-9)
+    assert res["auc"] == pytest.approx(_keras_auc(p, yv), abs=1e-6)
+    assert res["mae"] == pytest.approx(float(np.abs(p - yv).mean()), rel=1e-5)
+    assert res["mean_squared_error"] == pytest.approx(float(((p - yv) ** 2).mean()), rel=1e-5)
+    assert h.history["val_auc"][-1] == pytest.approx(m.evaluate(xv, yv, verbose=0, return_dict=True)["auc"], abs=1e-9)
+    assert res["auc"] > 0.75
+    # A stream of chunks adds the chunks' sums: the same values as the array.
+    class Source(keras.utils.PyDataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return xv[i * 25:(i + 1) * 25], yv[i * 25:(i + 1) * 25]
+
+    saved = keras.utils.MATERIALISE_LIMIT_BYTES
+    keras.utils.MATERIALISE_LIMIT_BYTES = 25 * 4 * 4
+    try:
+        streamed = m.evaluate(Source(), verbose=0, return_dict=True)
+    finally:
+        keras.utils.MATERIALISE_LIMIT_BYTES = saved
+    whole = m.evaluate(xv, yv, batch_size=25, verbose=0, return_dict=True)
+    for k in whole:
+        assert streamed[k] == pytest.approx(whole[k], abs=1e-6), k
+    # Two of a kind, and bad parameters, are refused.
+    with pytest.raises(ValueError, match="second precision"):
+        m.compile(optimizer="adam", loss="binary_crossentropy", metrics=["precision", keras.metrics.Precision(0.7, name="p7")])
+    for bad in (lambda: keras.metrics.Precision(thresholds=1.5), lambda: keras.metrics.AUC(curve="PR"), lambda: keras.metrics.Recall(top_k=2)):
+        with pytest.raises(ValueError):
+            bad()
+
+
+def test_regression_metrics_on_a_regression_loss(rng):
+    x = rng.standard_normal((200, 3)).astype(np.float32)
+    y = (x @ np.array([[1.0], [-2.0], [0.5]], np.float32)).astype(np.float32)
+    m = keras.Sequential([layers.Dense(1, input_shape=(3,))])
+    m.compile(optimizer=keras.optimizers.Adam(0.05), loss="mse", metrics=["mae"])
+    h = m.fit(x, y, epochs=2, batch_size=16, verbose=0)
+    assert list(h.history) == ["loss", "mae"]
+    loss, mae = m.evaluate(x, y, verbose=0)
+    p = m.predict(x, verbose=0)
+    assert mae == pytest.approx(float(np.abs(p - y).mean()), rel=1e-5)
+    assert loss == pytest.approx(float(((p - y) ** 2).mean()), rel=1e-5)
 
 
 def test_normalization_adapts_to_data(rng):
@@ -326,3 +398,91 @@ def test_frozen_layers_and_models(rng, tmp_path):
     loaded = keras.models.load_model(tmp_path / "m.safetensors")
     assert [l.trainable for l in loaded.layers] == [False, True]
     assert [l.trainable for l in keras.models.clone_model(m).layers] == [False, True]
+
+
+def test_batch_hooks_fire_per_submission_and_per_evaluation(rng):
+    x = rng.standard_normal((100, 4)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+    seen = []
+
+    class Hooks(keras.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            seen.append(("begin", batch, dict(logs or {})))
+
+        def on_test_begin(self, logs=None):
+            seen.append(("test_begin",))
+
+        def on_test_batch_end(self, batch, logs=None):
+            seen.append(("test_batch_end", batch, dict(logs)))
+
+        def on_test_end(self, logs=None):
+            seen.append(("test_end", dict(logs)))
+
+    m = keras.Sequential([layers.Dense(2, input_shape=(4,))])
+    m.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    # 80 training rows in batches of 1: 80 steps, submitted as 0-31, 32-63, 64-79 per epoch.
+    h = m.fit(x, y, epochs=2, batch_size=1, validation_split=0.2, verbose=0, callbacks=[Hooks()])
+    begins = [s[1] for s in seen if s[0] == "begin"]
+    assert begins == [0, 32, 64, 0, 32, 64], begins
+    assert all(s[2] == {} for s in seen if s[0] == "begin")
+    tests = [s for s in seen if s[0] == "test_batch_end"]
+    assert [t[1] for t in tests] == [19, 19]  # 20 validation rows at batch size 1
+    assert tests[-1][2] == {"loss": h.history["val_loss"][-1], "accuracy": h.history["val_accuracy"][-1]}
+    seen.clear()
+    res = m.evaluate(x, y, batch_size=30, verbose=0, return_dict=True, callbacks=[Hooks()])
+    assert [s[0] for s in seen] == ["test_begin", "test_batch_end", "test_end"]
+    assert seen[1][1] == 3 and seen[1][2] == res == seen[2][1]
+    # A hook that raises stops fit with its exception; the model stays usable.
+    class Boom(keras.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            if batch == 32:
+                raise RuntimeError("boom at 32")
+
+    with pytest.raises(RuntimeError, match="boom at 32"):
+        m.fit(x, y, epochs=1, batch_size=1, verbose=0, callbacks=[Boom()])
+    assert m.evaluate(x, y, verbose=0)[0] > 0
+
+
+def test_class_weight_and_sample_weight(rng):
+    x = rng.standard_normal((150, 4)).astype(np.float32)
+    y = np.where(x[:, 0] > 0.5, 2, np.where(x[:, 1] > 0, 1, 0)).astype(np.int64)
+    xv, yv = x[100:], y[100:]
+    x, y = x[:100], y[:100]
+
+    def trained(**kw):
+        keras.utils.set_random_seed(3)
+        m = keras.Sequential([layers.Dense(8, activation="relu", input_shape=(4,)), layers.Dense(3, activation="softmax")])
+        m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+        h = m.fit(x, y, epochs=2, batch_size=16, verbose=0, **kw)
+        return m, h
+
+    cw = {0: 1.0, 1: 3.0, 2: 0.5}
+    m1, _ = trained(class_weight=cw)
+    m2, _ = trained(sample_weight=np.array([cw[c] for c in y], np.float32))
+    m3, _ = trained()
+    for a, b, c in zip(m1.get_weights(), m2.get_weights(), m3.get_weights()):
+        np.testing.assert_array_equal(a, b)
+        assert np.abs(a - c).max() > 1e-4, "class_weight changed nothing"
+    # The weighted loss evaluate reports, against predict's output (ragged last batch).
+    w = rng.uniform(0, 2, len(xv)).astype(np.float32)
+    p = m1.predict(xv, verbose=0).astype(np.float64)
+    rows = -np.log(p[np.arange(len(yv)), yv])
+    loss, acc = m1.evaluate(xv, yv, batch_size=16, sample_weight=w, verbose=0)
+    assert loss == pytest.approx(float((rows * w).mean()), rel=1e-5)
+    assert acc == m1.evaluate(xv, yv, verbose=0)[1]  # metrics stay unweighted
+    # validation_data with weights reports the weighted validation loss.
+    _, h = trained(validation_data=(xv, yv, w))
+    m4, _ = trained()
+    assert h.history["val_loss"][-1] == pytest.approx(m4.evaluate(xv, yv, sample_weight=w, verbose=0)[0], rel=1e-6)
+    # One-hot targets take class_weight by their argmax.
+    m5 = keras.Sequential([layers.Dense(3, activation="softmax", input_shape=(4,))])
+    m5.compile(optimizer="adam", loss="categorical_crossentropy")
+    m5.fit(x, np.eye(3, dtype=np.float32)[y], class_weight=cw, epochs=1, verbose=0)
+    # Bad input: a clear error, the model still usable.
+    for kw, msg in [({"class_weight": cw, "sample_weight": np.ones(100)}, "not both"),
+                    ({"sample_weight": np.ones(99)}, "one weight per row"),
+                    ({"sample_weight": -np.ones(100)}, "finite and >= 0"),
+                    ({"class_weight": [1, 2]}, "dict")]:
+        with pytest.raises(ValueError, match=msg):
+            m1.fit(x, y, verbose=0, **kw)
+    assert np.isfinite(m1.evaluate(xv, yv, verbose=0)[0])

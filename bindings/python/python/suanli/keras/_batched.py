@@ -62,6 +62,8 @@ def _stream(model: Any, x: Any, head: List[Any], rest: Any, epochs: int, verbose
     opt = getattr(model, "optimizer", None)
     lr = opt._lr_at if isinstance(opt, optimizers_module.Optimizer) else None
     model.stop_training = False
+    begin_cbs = [cb for cb in cbs if callbacks_module.overrides(cb, "on_train_batch_begin")]
+    test_cbs = [cb for cb in cbs if any(callbacks_module.overrides(cb, h) for h in ("on_test_begin", "on_test_batch_begin", "on_test_batch_end", "on_test_end"))]
     for cb in cbs:
         cb.on_train_begin({})
     seconds: List[float] = []
@@ -73,31 +75,36 @@ def _stream(model: Any, x: Any, head: List[Any], rest: Any, epochs: int, verbose
                 cb.on_epoch_begin(epoch, {})
             source = (c for part in (head, rest) for c in part) if epoch == initial_epoch else _data.chunks(x, steps_per_epoch, limit, "fit")
             t0 = time.perf_counter()
-            sums = [0.0, 0.0, 0]
-            has_acc = False
+            sums: Optional[List[float]] = None
             nsteps = 0
             for cx, cy, bs in source:
                 if cy is None:
                     raise ValueError("fit: the batches must be (x, y) pairs")
-                h = native.fit(cx, cy, epochs=1, batch_size=bs, shuffle=False, seed=utils.seed(), learning_rate=lr)
-                n = len(cx)
-                sums[0] += h["loss"][0] * n
-                if "accuracy" in h:
-                    has_acc = True
-                    sums[1] += h["accuracy"][0] * n
-                sums[2] += n
-                nsteps += math.ceil(n / bs)
-            if sums[2] == 0:
+                # Each chunk is one engine run: its submissions announce their first steps.
+                done = nsteps
+                for cb in begin_cbs:
+                    cb.on_train_batch_begin(done, {})
+                on_chunk = (lambda _e, s, done=done: [cb.on_train_batch_begin(done + s, {}) for cb in begin_cbs]) if begin_cbs else None
+                h = native.fit(cx, cy, epochs=1, batch_size=bs, shuffle=False, seed=utils.seed(), learning_rate=lr, on_chunk=on_chunk)
+                sums = _add(sums, h["_sums"])
+                nsteps += math.ceil(len(cx) / bs)
+            if sums is None or sums[2] == 0:
                 raise ValueError(f"fit: the dataset ran out of batches at epoch {epoch + 1} (give steps_per_epoch for a generator that goes on)")
             seconds.append(time.perf_counter() - t0)
-            logs: Dict[str, float] = {"loss": sums[0] / sums[2]}
-            if has_acc:
-                logs["accuracy"] = sums[1] / sums[2]
+            loss, acc, extra = native.evaluation_of(sums)
+            logs: Dict[str, float] = {"loss": loss}
+            if acc is not None:
+                logs["accuracy"] = acc
+            logs.update(extra)
             if validation_data is not None and _due(validation_freq, epoch):
-                loss, acc = evaluate_sums(native, validation_data, 32)
+                loss, acc, extra = evaluate_sums(native, validation_data, 32)
                 logs["val_loss"] = loss
                 if acc is not None:
                     logs["val_accuracy"] = acc
+                logs.update({"val_" + k: v for k, v in extra.items()})
+                if test_cbs:
+                    val = model._logs({k[4:]: v for k, v in logs.items() if k.startswith("val_")})
+                    callbacks_module.run_test_hooks(test_cbs, _steps(validation_data, None) if _data.is_batched(validation_data) else -(-len(validation_data[0]) // 32), val)
             logs = model._logs(logs)
             printer.epoch_end(nsteps, seconds[-1], logs)
             if tmpdir:
@@ -122,24 +129,24 @@ def _stream(model: Any, x: Any, head: List[Any], rest: Any, epochs: int, verbose
     return history
 
 
+def _add(total: Optional[List[float]], sums: Sequence[float]) -> List[float]:
+    """Two accumulators added slot by slot (precision and AUC combine by their sums)."""
+    return list(sums) if total is None else [a + b for a, b in zip(total, sums)]
+
+
 def evaluate_sums(native: Any, data: Any, batch_size: int) -> Any:
-    """(loss, accuracy) over arrays ``(x, y)`` or a batched source, chunk by chunk."""
+    """(loss, accuracy, metrics) over arrays ``(x, y)`` or a batched source, chunk by
+    chunk: the chunks' accumulators are added up and read once."""
     if isinstance(data, (tuple, list)) and not _data.is_batched(data[0]):
         return native.evaluate(data[0], data[1], batch_size=batch_size)
-    total = [0.0, 0.0, 0]
-    acc_seen = False
+    total: Optional[List[float]] = None
     for cx, cy, bs in _data.chunks(data, None, int(utils.MATERIALISE_LIMIT_BYTES), "evaluate"):
         if cy is None:
             raise ValueError("evaluate: the batches must be (x, y) pairs")
-        loss, acc = native.evaluate(cx, cy, batch_size=bs)
-        total[0] += loss * len(cx)
-        if acc is not None:
-            acc_seen = True
-            total[1] += acc * len(cx)
-        total[2] += len(cx)
-    if total[2] == 0:
+        total = _add(total, native.evaluate_sums(cx, cy, batch_size=bs))
+    if total is None or total[2] == 0:
         raise ValueError("evaluate: the dataset gave no batches")
-    return total[0] / total[2], (total[1] / total[2] if acc_seen else None)
+    return native.evaluation_of(total)
 
 
 def predict(native: Any, x: Any, steps: Optional[int]) -> np.ndarray:

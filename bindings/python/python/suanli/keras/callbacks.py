@@ -15,7 +15,7 @@ import os
 import shutil
 import tempfile
 import warnings
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 
 class Callback:
@@ -36,14 +36,50 @@ class Callback:
     def on_epoch_begin(self, epoch: int, logs: Optional[Dict[str, float]] = None) -> None: ...
     def on_epoch_end(self, epoch: int, logs: Optional[Dict[str, float]] = None) -> None: ...
 
+    def on_train_batch_begin(self, batch: int, logs: Optional[Dict[str, float]] = None) -> None:
+        """Called before each submission of steps (the engine submits an epoch's steps in
+        submissions of 32, or one per chunk of a streamed dataset): ``batch`` is the index of
+        the submission's first step (0, 32, 64, ...); ``logs`` is empty, as Keras's."""
+
     def on_train_batch_end(self, batch: int, logs: Optional[Dict[str, float]] = None) -> None:
         """Called when the engine reads the running metrics during an epoch (steps run on the
         device in submissions of 32; the metrics are read about four times a second, never at
         an epoch's end): ``batch`` is the index of the last step done, ``logs`` the epoch's
         running ``loss`` (and ``accuracy``) so far."""
 
+    def on_test_begin(self, logs: Optional[Dict[str, float]] = None) -> None: ...
+
+    def on_test_batch_begin(self, batch: int, logs: Optional[Dict[str, float]] = None) -> None:
+        """Called once per evaluation (``evaluate``, or ``fit``'s validation), before it
+        runs, with ``batch`` 0: an evaluation is one run of the engine."""
+
+    def on_test_batch_end(self, batch: int, logs: Optional[Dict[str, float]] = None) -> None:
+        """Called once per evaluation, after its last batch: ``batch`` is that batch's index
+        (at the evaluation's batch size), ``logs`` the evaluation's results (without the
+        ``val_`` prefix inside ``fit``), as Keras's running logs read at the last batch."""
+
+    def on_test_end(self, logs: Optional[Dict[str, float]] = None) -> None: ...
+
     # Used by the engine: whether this callback needs the weights of every epoch on disk.
     _needs_snapshots = False
+
+
+def overrides(cb: Callback, name: str) -> bool:
+    """Whether ``cb`` has its own ``name`` (a subclass's method or one set on the object):
+    the engine takes the GIL for a per-batch hook only when someone listens."""
+    return getattr(type(cb), name, None) is not getattr(Callback, name) or name in vars(cb)
+
+
+def run_test_hooks(cbs: Sequence[Callback], steps: int, logs: Dict[str, float]) -> None:
+    """An evaluation's test hooks, around its one run (see ``Callback.on_test_batch_end``)."""
+    for cb in cbs:
+        cb.on_test_begin({})
+    for cb in cbs:
+        cb.on_test_batch_begin(0, {})
+    for cb in cbs:
+        cb.on_test_batch_end(max(steps - 1, 0), dict(logs))
+    for cb in cbs:
+        cb.on_test_end(dict(logs))
 
 
 class History(Callback):

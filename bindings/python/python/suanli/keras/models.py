@@ -16,6 +16,7 @@ from .._device import Device, _in_context, current_device
 from . import callbacks as callbacks_module
 from . import _batched, _data
 from . import losses as losses_module
+from . import _weights
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
 from . import utils
@@ -76,6 +77,8 @@ class Sequential:
         self._device_hint: Optional[Device] = _in_context()
         self._compile_args: Optional[Dict[str, Any]] = None
         self._metrics: List[str] = []
+        # The metrics the engine sums beside the loss: (key, engine logs key, (name, param)).
+        self._engine_metrics: List[Tuple[str, str, Tuple[str, float]]] = []
         self._busy = False
         self._snapshot: Optional[str] = None
         for layer in layers or []:
@@ -138,9 +141,14 @@ class Sequential:
             native.add_layer(json.dumps(spec))
         self._native = native
         self._bind_layers()
+        self._compile_native(native)
+        return native
+
+    def _compile_native(self, native: Any) -> None:
+        """Compiles ``native`` as ``compile`` asked, metrics included (nothing if it did not)."""
         if self._compile_args is not None:
             native.compile(**self._compile_args)
-        return native
+            native.set_metrics([spec for _, _, spec in self._engine_metrics])
 
     def _bind_layers(self) -> None:
         """Gives each layer object its name in the built model (``dense``, ``dense_1``, ... as
@@ -176,30 +184,54 @@ class Sequential:
         opt = optimizers_module.get(optimizer)
         loss_name, from_logits = losses_module._resolve(loss)
         wanted: List[str] = []
+        engine = []
         for m in metrics or []:
             key = metrics_module.resolve(m, loss_name, loss_name in losses_module.REGRESSION)
-            if key not in wanted:
-                wanted.append(key)
+            if key in wanted:
+                continue
+            wanted.append(key)
+            found = metrics_module.engine_metric(m, loss_name)
+            if found is not None:
+                if any(e[2][0] == found[2][0] for e in engine):
+                    raise ValueError(f"compile: {key!r} is a second {found[1]} metric; suanli computes each kind once")
+                engine.append(found)
         # Whether from_logits fits the output layer's activation is checked by the engine
         # when the model is built (now, if it can be).
         self._compile_args = {"loss": loss_name, "from_logits": from_logits, **opt._native_args()}
         self.optimizer = opt
         self.loss = loss
         self._metrics = wanted
+        self._engine_metrics = engine
         if self._native is not None or self._input_shape() is not None:
-            self._build().compile(**self._compile_args)
+            self._compile_native(self._build())
 
     def _is_compiled(self) -> bool:
         return self._compile_args is not None or (self._native is not None and self._native.compiled)
 
+    def _accuracy_keys(self) -> List[str]:
+        """The metrics that are the engine's accuracy (the rest it sums on its own)."""
+        own = {key for key, _, _ in self._engine_metrics}
+        return [k for k in self._metrics if k not in own]
+
     def _logs(self, logs: Dict[str, float]) -> Dict[str, float]:
-        """The engine's logs (loss, accuracy and their val_ twins) under the names the
-        metrics were asked by, in the order asked."""
-        out = {k: v for k, v in logs.items() if "accuracy" not in k}
+        """The engine's logs (loss, accuracy, its metrics and their val_ twins) under the
+        names the metrics were asked by, in Keras's order: loss, the metrics as asked, then
+        the same for validation, then anything else (a learning rate)."""
+        source = {key: logs_key for key, logs_key, _ in self._engine_metrics}
+        for key in self._accuracy_keys():
+            source[key] = "accuracy"
+        out: Dict[str, float] = {}
         for prefix in ("", "val_"):
-            if prefix + "accuracy" in logs:
-                for key in self._metrics:
-                    out[prefix + key] = logs[prefix + "accuracy"]
+            if prefix + "loss" in logs:
+                out[prefix + "loss"] = logs[prefix + "loss"]
+            for key in self._metrics:
+                if prefix + source[key] in logs:
+                    out[prefix + key] = logs[prefix + source[key]]
+        engine_keys = {"accuracy", *(k for _, k, _ in self._engine_metrics)}
+        for k, v in logs.items():
+            base = k[4:] if k.startswith("val_") else k
+            if k not in out and base not in engine_keys and base != "loss":
+                out[k] = v
         return out
 
     def fit(
@@ -216,6 +248,8 @@ class Sequential:
         initial_epoch: int = 0,
         validation_freq: Any = 1,
         steps_per_epoch: Optional[int] = None,
+        class_weight: Optional[Dict[int, float]] = None,
+        sample_weight: Any = None,
         **kwargs: Any,
     ) -> callbacks_module.History:
         """Trains for ``epochs`` on the device (the GIL is released; Ctrl-C stops between
@@ -233,6 +267,8 @@ class Sequential:
                 raise ValueError("fit: y must not be given with a dataset or generator (its batches hold y)")
             if validation_split:
                 raise ValueError("fit: validation_split is not supported with a dataset or generator; give validation_data")
+            if class_weight is not None or sample_weight is not None:
+                raise ValueError("fit: class_weight and sample_weight go with arrays, not with a dataset or generator")
             return _batched.fit(self, x, epochs, _verbose(verbose), callbacks, validation_data, int(initial_epoch), validation_freq, steps_per_epoch)
         if steps_per_epoch is not None:
             raise ValueError("fit: steps_per_epoch goes with a dataset or generator, not with arrays")
@@ -252,9 +288,13 @@ class Sequential:
                 initial_epoch = max(initial_epoch, backup[1])
         verbose = _verbose(verbose)
         batch_size = 32 if batch_size is None else int(batch_size)
+        weights = _weights.row_weights("fit", y, len(x), sample_weight, class_weight)
+        validation_weight = None
         if validation_data is not None:
-            if not isinstance(validation_data, (tuple, list)) or len(validation_data) < 2:
-                raise ValueError("fit: validation_data must be a tuple (x_val, y_val)")
+            if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
+                raise ValueError("fit: validation_data must be a tuple (x_val, y_val) or (x_val, y_val, val_sample_weight)")
+            if len(validation_data) == 3 and validation_data[2] is not None:
+                validation_weight = _weights.row_weights("fit", validation_data[1], len(validation_data[0]), validation_data[2], None)
             validation_data = (validation_data[0], validation_data[1])
         history = callbacks_module.History()
         # Keras's order: the user's callbacks, then History, all handed the same logs (so a
@@ -269,16 +309,26 @@ class Sequential:
         tmpdir = tempfile.mkdtemp(prefix="suanli-fit-") if snapshots else None
         self._snapshot = os.path.join(tmpdir, "epoch.safetensors") if tmpdir else None
         printer = Printer(verbose)
-        metric_names = list(self._metrics)
+        # The running metrics read mid-epoch are loss and accuracy; the rest come per epoch.
+        metric_names = self._accuracy_keys()
         self.stop_training = False
+
+        # Per-batch hooks cost the GIL per submission or metric read: only for listeners.
+        begin_cbs = [cb for cb in cbs if callbacks_module.overrides(cb, "on_train_batch_begin")]
+        batch_cbs = [cb for cb in cbs if callbacks_module.overrides(cb, "on_train_batch_end")]
+        test_cbs = [cb for cb in cbs if any(callbacks_module.overrides(cb, h) for h in ("on_test_begin", "on_test_batch_begin", "on_test_batch_end", "on_test_end"))]
+        val_rows = len(validation_data[0]) if validation_data is not None else len(x) - rows
 
         def on_epoch_begin(epoch: int, epochs_: int, steps: int, first: bool) -> None:
             printer.epoch_begin(epoch, epochs_, steps, first)
             for cb in cbs:
                 cb.on_epoch_begin(epoch, {})
+            for cb in begin_cbs:
+                cb.on_train_batch_begin(0, {})
 
-        # Callbacks that override on_train_batch_end hear the engine's metric reads.
-        batch_cbs = [cb for cb in cbs if type(cb).on_train_batch_end is not callbacks_module.Callback.on_train_batch_end or "on_train_batch_end" in vars(cb)]
+        def on_chunk(epoch: int, step: int) -> None:
+            for cb in begin_cbs:
+                cb.on_train_batch_begin(step, {})
 
         def on_progress(epoch: int, step: int, steps: int, loss: float, acc: Optional[float]) -> None:
             printer.progress(epoch, step, steps, loss, acc, metric_names)
@@ -292,6 +342,9 @@ class Sequential:
 
         def on_epoch_end(logs: Dict[str, float], info: Dict[str, Any]) -> bool:
             logs = self._logs(logs)
+            if test_cbs and "val_loss" in logs:
+                val = {k[4:]: v for k, v in logs.items() if k.startswith("val_")}
+                callbacks_module.run_test_hooks(test_cbs, -(-val_rows // batch_size), val)
             printer.epoch_end(info["steps"], info["seconds"], logs)
             logs = dict(logs)
             for cb in cbs:
@@ -330,6 +383,9 @@ class Sequential:
                 on_progress=on_progress if printer.live or batch_cbs else None,
                 on_epoch_end=on_epoch_end,
                 learning_rate=opt._lr_at if isinstance(opt, optimizers_module.Optimizer) else None,
+                on_chunk=on_chunk if begin_cbs else None,
+                sample_weight=weights,
+                validation_weight=validation_weight,
             )
             self._busy = False
             for cb in cbs:
@@ -346,9 +402,11 @@ class Sequential:
         self.history = history
         return history
 
-    def evaluate(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None, verbose: Union[int, str] = "auto", return_dict: bool = False, **kwargs: Any):
-        """``[loss, accuracy]`` with ``metrics=["accuracy"]``, else the loss (``return_dict``:
-        a dict)."""
+    def evaluate(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None, verbose: Union[int, str] = "auto", sample_weight: Any = None, return_dict: bool = False, callbacks: Optional[Sequence[callbacks_module.Callback]] = None, **kwargs: Any):
+        """``[loss, metrics...]`` in the order compiled, or the loss alone without metrics
+        (``return_dict``: a dict). ``callbacks`` hear ``on_test_begin``,
+        ``on_test_batch_begin``/``on_test_batch_end`` once (the evaluation is one run of the
+        engine) and ``on_test_end``."""
         self._check_busy("evaluate")
         if kwargs:
             raise TypeError(f"evaluate: unsupported arguments {sorted(kwargs)}")
@@ -356,19 +414,27 @@ class Sequential:
             raise RuntimeError("You must call compile() on the model before evaluate()")
         batch_size = 32 if batch_size is None else int(batch_size)
         t = time.perf_counter()
+        if _data.is_batched(x) and sample_weight is not None:
+            raise ValueError("evaluate: sample_weight goes with arrays, not with a dataset or generator")
         if _data.is_batched(x):
             first = next(_data.batches(x, 1, "evaluate"))[0]
             native = self._build(tuple(first.shape[1:]))
-            loss, acc = _batched.evaluate_sums(native, x, batch_size)
+            loss, acc, extra = _batched.evaluate_sums(native, x, batch_size)
             steps = len(x) if hasattr(x, "__len__") else 0
         else:
             native = self._build(_sample_shape_of(x))
-            loss, acc = native.evaluate(x, y, batch_size=batch_size)
+            weights = _weights.row_weights("evaluate", y, len(x), sample_weight, None)
+            loss, acc, extra = native.evaluate(x, y, batch_size=batch_size, sample_weight=weights)
             steps = -(-len(x) // batch_size)
         logs = {"loss": loss}
         if acc is not None:
             logs["accuracy"] = acc
+        logs.update(extra)
         logs = self._logs(logs)
+        if callbacks:
+            for cb in callbacks:
+                cb.set_model(self)
+            callbacks_module.run_test_hooks(list(callbacks), steps, logs)
         v = _verbose(verbose)
         if v:
             print(summary_line(v, steps, time.perf_counter() - t, logs))
@@ -450,8 +516,7 @@ class Sequential:
         other = _native.Model.load(os.fspath(filepath), dev)
         if self._native is None and self._input_shape() is None:
             self._native = other
-            if self._compile_args is not None:
-                self._native.compile(**self._compile_args)
+            self._compile_native(self._native)
             return
         theirs = other.weights()
         mine = self._build().weights()

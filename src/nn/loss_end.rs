@@ -1,0 +1,147 @@
+//! The end of a step's forward pass: the loss of the output against the targets (per-row
+//! losses, the gradient at the output or at the logits, the loss and accuracy sums), per-row
+//! weights where the dataset has them, and the metrics beyond loss and accuracy. Every
+//! captured step ([`crate::nn::step`]) ends here.
+
+use crate::error::Result;
+use crate::kernels::loss as dense_loss;
+use crate::kernels::metric as metric_kernel;
+use crate::kernels::{elementwise, softmax_xent};
+use crate::nn::layer::Cx;
+use crate::nn::metric;
+use crate::nn::model::Sequential;
+use crate::nn::options::Loss;
+use crate::tensor::Tensor;
+use crate::vocab::{Activation, DenseLoss};
+
+/// Records the loss of `out` against the targets `y`: per-row losses, metrics accumulated
+/// into `acc`, and the gradient at `out` (at the logits for a loss that takes them). With
+/// per-row weights `w`, each row's loss and gradient are multiplied by its weight before
+/// the metrics add the losses up.
+#[allow(clippy::too_many_arguments)] // a step's loss inputs, spelled out
+pub(crate) fn loss_end(
+    cx: &mut Cx<'_>,
+    loss: Loss,
+    out: &Tensor,
+    y: &Tensor,
+    w: Option<&Tensor>,
+    acc: &Tensor,
+    training: bool,
+) -> Result<Tensor> {
+    if let Some(w) = w {
+        return weighted_loss_end(cx, loss, out, y, w, acc, training);
+    }
+    let (b, classes) = (cx.batch, out.numel() / cx.batch.max(1));
+    let rows = cx.tensor(&[1])?;
+    let dy = cx.tensor(&out.shape()[1..])?;
+    let scale = 1.0 / b as f32;
+    let dense = dense_loss_of(loss);
+    let (o, t, l, a) = (out.buffer(), y.buffer(), rows.buffer(), acc.buffer());
+    match dense {
+        // Training: loss, gradient and metrics in one dispatch.
+        None if training => {
+            softmax_xent::xent_train(cx.rec(), o, t, l, dy.buffer(), a, b, classes, scale, false)?
+        }
+        None => {
+            softmax_xent::xent(cx.rec(), o, t, l, None, b, classes, scale, false)?;
+            softmax_xent::metrics(cx.rec(), o, t, l, a, b, classes)?;
+        }
+        Some(kind) => {
+            dense_loss::backward(cx.rec(), kind, o, t, l, dy.buffer(), b, classes, scale)?;
+            dense_loss::metrics(cx.rec(), kind, o, t, l, a, b, classes)?;
+        }
+    }
+    Ok(dy)
+}
+
+/// [`loss_end`] with per-row weights: the loss and its gradient unfused, scaled row by row,
+/// then the metrics on the scaled losses.
+#[allow(clippy::too_many_arguments)] // a step's loss inputs, spelled out
+fn weighted_loss_end(
+    cx: &mut Cx<'_>,
+    loss: Loss,
+    out: &Tensor,
+    y: &Tensor,
+    w: &Tensor,
+    acc: &Tensor,
+    training: bool,
+) -> Result<Tensor> {
+    let (b, classes) = (cx.batch, out.numel() / cx.batch.max(1));
+    let (rows, scaled) = (cx.tensor(&[1])?, cx.tensor(&[1])?);
+    let (dy, dyw) = (cx.tensor(&out.shape()[1..])?, cx.tensor(&out.shape()[1..])?);
+    let scale = 1.0 / b as f32;
+    let (o, t, l) = (out.buffer(), y.buffer(), rows.buffer());
+    let dense = dense_loss_of(loss);
+    match dense {
+        None => softmax_xent::xent(
+            cx.rec(),
+            o,
+            t,
+            l,
+            Some(dy.buffer()),
+            b,
+            classes,
+            scale,
+            false,
+        )?,
+        Some(kind) => {
+            dense_loss::backward(cx.rec(), kind, o, t, l, dy.buffer(), b, classes, scale)?
+        }
+    }
+    elementwise::row_scale(cx.rec(), l, w.buffer(), scaled.buffer(), b, 1)?;
+    if training {
+        elementwise::row_scale(cx.rec(), dy.buffer(), w.buffer(), dyw.buffer(), b, classes)?;
+    }
+    let (ls, a) = (scaled.buffer(), acc.buffer());
+    match dense {
+        None => softmax_xent::metrics(cx.rec(), o, t, ls, a, b, classes)?,
+        Some(kind) => dense_loss::metrics(cx.rec(), kind, o, t, ls, a, b, classes)?,
+    }
+    Ok(dyw)
+}
+
+/// The dense-target loss kernel of `loss` (`None`: sparse softmax cross-entropy).
+fn dense_loss_of(loss: Loss) -> Option<DenseLoss> {
+    match loss {
+        Loss::SparseCategoricalCrossentropy => None,
+        Loss::CategoricalCrossentropy => Some(DenseLoss::CategoricalFromLogits),
+        Loss::BinaryCrossentropy => Some(DenseLoss::BinaryFromLogits),
+        Loss::MeanSquaredError => Some(DenseLoss::MeanSquared),
+        Loss::MeanAbsoluteError => Some(DenseLoss::MeanAbsolute),
+        Loss::Huber => Some(DenseLoss::Huber),
+    }
+}
+
+/// Records the model's metrics beyond loss and accuracy: each adds its sums to its slots of
+/// `acc` ([`metric::layout`]).
+pub(crate) fn metric_end(
+    cx: &mut Cx<'_>,
+    model: &Sequential,
+    loss: Loss,
+    out: &Tensor,
+    y: &Tensor,
+    acc: &Tensor,
+) -> Result<()> {
+    if model.metrics.is_empty() {
+        return Ok(());
+    }
+    let act = model.output_activation().unwrap_or(Activation::Linear);
+    let pred = metric::prediction(act, loss.takes_logits())?;
+    let (b, cols) = (cx.batch, out.numel() / cx.batch.max(1));
+    let (offsets, _) = metric::layout(&model.metrics);
+    for (m, o) in model.metrics.iter().zip(offsets) {
+        m.check(loss)?;
+        metric_kernel::sums(
+            cx.rec(),
+            m.sums(),
+            pred,
+            out.buffer(),
+            y.buffer(),
+            acc.buffer(),
+            o,
+            b,
+            cols,
+        )?;
+    }
+    Ok(())
+}
