@@ -1,4 +1,5 @@
-//! Per-row loss weights (Keras's `sample_weight` and `class_weight`): the weighted loss that
+//! Per-row loss weights (Keras's `sample_weight` and `class_weight`) and the other per-row
+//! checks of a dataset (non-finite features refused): the weighted loss that
 //! `evaluate` reports against the same formula on `predict`'s output, and training with
 //! whole-number weights against training on rows repeated that many times.
 
@@ -157,4 +158,25 @@ fn bad_weights_are_refused() {
         let e = d().with_weights(&bad).unwrap_err();
         assert!(e.to_string().contains("weight"), "{e}");
     }
+}
+
+#[test]
+fn non_finite_features_are_refused_by_row_and_column() {
+    // relu maps NaN to 0 on some adapters, so NaN inputs could train without a NaN loss:
+    // the dataset refuses them when it is made, naming the first.
+    let dev = dev_or_skip!();
+    let mut x = features(6, 9);
+    let y = labels(&x);
+    x[3 * 5 + 2] = f32::NAN;
+    x[4 * 5] = f32::INFINITY;
+    let e = Dataset::from_f32(&dev, &x, 5, &y).unwrap_err().to_string();
+    assert!(e.contains("NaN at row 3, column 2"), "{e}");
+    let e = Dataset::from_f32_targets(&dev, &x, 5, &[0.0; 6], 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("row 3, column 2"), "{e}");
+    let e = Dataset::from_f32_plain(&dev, &[f32::NAN; 30], 5, &y)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("row 0, column 0"), "{e}");
 }

@@ -248,6 +248,7 @@ impl Dataset {
     ) -> Result<Dataset> {
         let rows = labels.len();
         Dataset::check(rows, row_len, x.len())?;
+        Dataset::finite(x, row_len)?;
         Ok(Dataset {
             features: Features::from_f32(device, x)?,
             targets: Targets::Classes(Labels::new(device, labels)?),
@@ -271,6 +272,7 @@ impl Dataset {
     ) -> Result<Dataset> {
         let rows = labels.len();
         Dataset::check(rows, row_len, x.len())?;
+        Dataset::finite(x, row_len)?;
         Ok(Dataset {
             features: Features::F32(Tensor::from_slice(device, x, &[x.len()])?),
             targets: Targets::Classes(Labels::new(device, labels)?),
@@ -301,6 +303,7 @@ impl Dataset {
         }
         let rows = targets.len() / target_len;
         Dataset::check(rows, row_len, x.len())?;
+        Dataset::finite(x, row_len)?;
         if let Some(bad) = targets.iter().find(|v| !v.is_finite()) {
             return Err(Error::InvalidArgument {
                 op: "Dataset::from_f32_targets",
@@ -377,28 +380,6 @@ impl Dataset {
             Targets::Classes(l) => Some(l),
             Targets::Dense(..) => None,
         }
-    }
-
-    fn check(rows: usize, row_len: usize, len: usize) -> Result<()> {
-        if rows == 0 || row_len == 0 {
-            return Err(Error::InvalidArgument {
-                op: "Dataset",
-                name: "shape",
-                expected: "at least one row of at least one feature".into(),
-                found: format!("{rows} rows of {row_len}"),
-            });
-        }
-        if rows.checked_mul(row_len) != Some(len) {
-            return Err(Error::ShapeMismatch {
-                op: "Dataset",
-                expected: format!(
-                    "{rows} rows (one per label) × {row_len} features = {} values",
-                    rows * row_len
-                ),
-                found: format!("{len} values"),
-            });
-        }
-        Ok(())
     }
 
     /// Number of samples.

@@ -1,6 +1,7 @@
 //! Data: the IDX format ([`idx`]), the MNIST loader ([`mnist`]), and datasets resident on the
 //! device ([`dataset`]).
 
+mod checks;
 pub mod dataset;
 pub mod idx;
 pub mod mnist;

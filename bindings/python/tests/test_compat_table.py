@@ -1,6 +1,7 @@
 """The compatibility table of docs/PYTHON.md is true: every name it calls full, partial or
-suanli's exists, every name it calls missing does not, and every public name of the package
-(each module's __all__, and Sequential's public methods) is in it."""
+suanli's exists, every name it calls missing does not, every name it calls refused exists and
+raises NotImplementedError when used, and every public name of the package (each module's
+__all__, and Sequential's public methods) is in it."""
 
 import re
 
@@ -51,12 +52,22 @@ def test_the_table_says_what_exists():
     assert len(rows) > 100
     for name, status in rows.items():
         assert name.startswith("tf."), name
-        assert status in ("full", "partial", "missing", "suanli"), (name, status)
+        assert status in ("full", "partial", "missing", "refused", "suanli"), (name, status)
         try:
             resolve(name)
             exists = True
         except AttributeError:
             exists = False
+        if status == "refused":
+            obj = resolve(name)
+            use = (lambda: obj.Dataset) if isinstance(obj, type(suanli)) else obj
+            try:
+                use()
+            except NotImplementedError as e:
+                assert "instead" in str(e) or ";" in str(e), f"{name}: {e} names no alternative"
+            else:
+                raise AssertionError(f"{name} is called refused but using it raised nothing")
+            continue
         if status == "missing":
             assert not exists, f"{name} exists now: update its row in docs/PYTHON.md"
         else:

@@ -26,6 +26,7 @@ from ._tensor import RawKernel, asarray, matmul, relu, softmax, sum  # noqa: A00
 from ._ops import argmax, constant, convert_to_tensor, reduce_mean, reduce_sum
 from . import math, nn, test
 from . import keras
+from ._refused import GradientTape, data, function
 
 _native.init_logging()
 
@@ -33,6 +34,7 @@ __all__ = [
     "Device",
     "DeviceInfo",
     "DeviceLostError",
+    "GradientTape",
     "RawKernel",
     "SuanliError",
     "Tensor",
@@ -41,8 +43,10 @@ __all__ = [
     "constant",
     "convert_to_tensor",
     "current_device",
+    "data",
     "device",
     "devices",
+    "function",
     "is_gpu_available",
     "keras",
     "math",

@@ -8,9 +8,11 @@ Programs written for ``tf.keras`` run with ``import suanli as tf``; see the READ
 from . import callbacks, datasets, layers, losses, metrics, models, optimizers, utils
 from .models import Sequential, load_model
 from .layers import Input
+from .._refused import Model
 
 __all__ = [
     "Input",
+    "Model",
     "Sequential",
     "callbacks",
     "datasets",
