@@ -64,6 +64,7 @@ impl<'a> From<&'a Tensor> for KernelArg<'a> {
 }
 
 /// A user kernel compiled for one device.
+#[derive(Clone)]
 pub struct CustomKernel {
     device: Device,
     name: String,

@@ -396,3 +396,20 @@ fn metrics_are_refused_where_they_mean_nothing() {
     assert!(e.to_string().contains("twice"), "{e}");
     assert!(Metric::from_name("f1_score").is_err());
 }
+
+#[test]
+fn evaluate_refuses_a_model_without_a_loss() {
+    // Without a loss the softmax is not folded into one, so a default cross-entropy would
+    // read probabilities as logits: a plausible, wrong loss (it was 1.6 for a model at 0.34).
+    let dev = dev_or_skip!();
+    let mut model = Sequential::new(&dev);
+    model.add(Dense::new(3, "softmax").input_dim(4)).unwrap();
+    let x = random_vec(8 * 4, 1);
+    let data = suanli::data::Dataset::from_f32(&dev, &x, 4, &[0u32, 1, 2, 0, 1, 2, 0, 1]).unwrap();
+    let e = model.evaluate(&data, 4).unwrap_err().to_string();
+    assert!(e.contains("compiled"), "{e}");
+    model
+        .compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
+        .unwrap();
+    assert!(model.evaluate(&data, 4).unwrap().loss.is_finite());
+}

@@ -33,6 +33,17 @@ impl Evaluator {
         batch: usize,
     ) -> Result<Evaluator> {
         model.check_dataset("evaluate", data)?;
+        // Without a loss the output layer's activation is not folded into one, so a default
+        // loss would be applied to probabilities as if they were logits: a plausible,
+        // wrong number. Keras refuses too.
+        if model.loss.is_none() {
+            return Err(Error::InvalidArgument {
+                op: "evaluate",
+                name: "model",
+                expected: "a compiled model (compile it, or load a checkpoint, which is)".into(),
+                found: "a model without a loss".into(),
+            });
+        }
         if batch == 0 {
             return Err(Error::InvalidArgument {
                 op: "evaluate",

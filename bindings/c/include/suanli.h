@@ -131,6 +131,10 @@ typedef enum {
    * GELU (exact).
    */
   SUANLI_GELU = 3,
+  /**
+   * None (`suanli_linear` only).
+   */
+  SUANLI_LINEAR = 4,
 } suanli_activation;
 
 /**
@@ -168,6 +172,12 @@ typedef enum {
    */
   SUANLI_MEAN_SQUARED_ERROR = 1,
 } suanli_loss;
+
+/**
+ * Launches waiting to be submitted together (a handle: release it with
+ * `suanli_batch_release`). Not thread-safe: one thread at a time per batch.
+ */
+typedef struct suanli_batch suanli_batch;
 
 /**
  * An opened device (a handle: release it with `suanli_device_release`). Thread-safe: one
@@ -256,6 +266,53 @@ typedef int32_t (*suanli_progress_fn)(void *user,
                                       double loss,
                                       double accuracy);
 
+/**
+ * One sample of an adapter's sensors. A value the platform does not expose is NaN (the
+ * `double` fields), `UINT64_MAX` (memory) or -1 (`throttled`).
+ */
+typedef struct {
+  /**
+   * Where the numbers come from: `"nvml"`, `"amdgpu sysfs"`, `"i915 sysfs"`, `"none"`.
+   */
+  char source[32];
+  /**
+   * Percent of the last sample period the GPU was busy.
+   */
+  double utilisation;
+  /**
+   * Device memory in use, bytes.
+   */
+  uint64_t memory_used;
+  /**
+   * Device memory in total, bytes.
+   */
+  uint64_t memory_total;
+  /**
+   * GPU temperature, °C.
+   */
+  double temperature_c;
+  /**
+   * Board power draw, W.
+   */
+  double power_w;
+  /**
+   * Power limit, W.
+   */
+  double power_limit_w;
+  /**
+   * Graphics / shader clock, MHz.
+   */
+  double graphics_clock_mhz;
+  /**
+   * Memory clock, MHz.
+   */
+  double memory_clock_mhz;
+  /**
+   * 1 when clocks are reduced for heat or power, 0 when not, -1 when unknown.
+   */
+  int32_t throttled;
+} suanli_reading;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -271,6 +328,43 @@ uint32_t suanli_api_version(void);
  * pointer stays valid until the next suanli call on this thread; never NULL.
  */
 const char *suanli_last_error(void);
+
+/**
+ * A new, empty batch for `device`, into `*batch`.
+ */
+suanli_status suanli_batch_new(const suanli_device *device, suanli_batch **batch);
+
+/**
+ * Adds a launch to the batch, with the arguments of `suanli_kernel_launch`. Nothing runs
+ * until `suanli_batch_submit`; the arguments are checked against the kernel's bindings then.
+ */
+suanli_status suanli_batch_launch(suanli_batch *batch,
+                                  const suanli_kernel *kernel,
+                                  const suanli_tensor *const *tensors,
+                                  size_t count,
+                                  const uint8_t *uniform,
+                                  size_t uniform_len,
+                                  uint64_t groups_x,
+                                  uint32_t groups_y,
+                                  uint32_t groups_z);
+
+/**
+ * Records every launch of the batch, in order, into one submission and submits it (without
+ * waiting: reading a tensor waits). A launch whose arguments do not match its kernel fails
+ * the call, naming its index, and nothing is submitted. The batch is empty afterwards,
+ * ready for more.
+ */
+suanli_status suanli_batch_submit(suanli_batch *batch);
+
+/**
+ * Launches waiting in the batch.
+ */
+suanli_status suanli_batch_len(const suanli_batch *batch, size_t *len);
+
+/**
+ * Releases a batch and the launches still in it, unsubmitted (NULL is ignored).
+ */
+void suanli_batch_release(suanli_batch *batch);
 
 /**
  * The number of adapters (after `SUANLI_VISIBLE_DEVICES` / suanli.toml), into `*count`.
@@ -363,12 +457,15 @@ suanli_status suanli_model_predict(const suanli_model *model,
 
 /**
  * The loss and accuracy (NaN for a loss without one) on `rows` samples of `x` with class
- * labels `labels` (a compiled model: a checkpoint, or one compiled before saving).
+ * labels `labels` (a compiled model: a checkpoint, or one compiled before saving), in
+ * batches of `batch_size` rows (0: Keras's 32). The loss is summed on the device batch by
+ * batch, so the same batch size gives Rust's `evaluate` to the bit.
  */
 suanli_status suanli_model_evaluate(const suanli_model *model,
                                     const float *x,
                                     const uint32_t *labels,
                                     size_t rows,
+                                    size_t batch_size,
                                     double *loss,
                                     double *accuracy);
 
@@ -429,6 +526,12 @@ suanli_status suanli_model_save(const suanli_model *model, const char *path);
 void suanli_model_release(suanli_model *model);
 
 /**
+ * A sample of adapter `index`'s sensors (the order of `suanli_device_describe`), into
+ * `*reading`.
+ */
+suanli_status suanli_telemetry_read(size_t index, suanli_reading *reading);
+
+/**
  * A tensor of `shape` (`ndim` sizes) on `device` holding `len` floats from `data`
  * (row-major; `len` must be the shape's product), into `*tensor`.
  */
@@ -474,6 +577,17 @@ suanli_status suanli_matmul(const suanli_tensor *a,
  * `y = act(x)`, elementwise.
  */
 suanli_status suanli_activation_apply(const suanli_tensor *x, uint32_t act, suanli_tensor **y);
+
+/**
+ * A dense layer's forward pass in one fused kernel: `act(x·w + bias)` for `x` of (m, k),
+ * `w` of (k, n) and `bias` of (n) or NULL; `act` a `suanli_activation`, `SUANLI_LINEAR`
+ * for none.
+ */
+suanli_status suanli_linear(const suanli_tensor *x,
+                            const suanli_tensor *w,
+                            const suanli_tensor *bias,
+                            uint32_t act,
+                            suanli_tensor **y);
 
 /**
  * Softmax of each row of a 2-D tensor.

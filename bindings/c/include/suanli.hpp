@@ -83,6 +83,12 @@ public:
         check(suanli_device_count(&n));
         return n;
     }
+    /// One sample of adapter `index`'s sensors (NaN, UINT64_MAX or -1 where not exposed).
+    static suanli_reading telemetry(std::size_t index) {
+        suanli_reading r{};
+        check(suanli_telemetry_read(index, &r));
+        return r;
+    }
 
 private:
     using Handle = detail::Handle<suanli_device, suanli_device_release>;
@@ -126,6 +132,12 @@ public:
         check(suanli_matmul(h_.get(), b.get(), layout, &c));
         return Tensor(c);
     }
+    /// `act(this·w + bias)` in one fused kernel (`bias` may be null).
+    Tensor linear(const Tensor &w, const Tensor *bias = nullptr, suanli_activation act = SUANLI_LINEAR) const {
+        suanli_tensor *y = nullptr;
+        check(suanli_linear(h_.get(), w.get(), bias ? bias->get() : nullptr, act, &y));
+        return Tensor(y);
+    }
     suanli_tensor *get() const noexcept { return h_.get(); }
 
 private:
@@ -151,8 +163,39 @@ public:
         check(suanli_kernel_launch(h_.get(), hs.data(), hs.size(), reinterpret_cast<const std::uint8_t *>(&uniform), sizeof(U), invocations, 0, 0));
     }
 
+    suanli_kernel *get() const noexcept { return h_.get(); }
+
 private:
     using Handle = detail::Handle<suanli_kernel, suanli_kernel_release>;
+    Handle h_;
+};
+
+/// Launches recorded together and submitted as one (`submit`): a loop of small kernels
+/// costs one submission instead of one each. Not thread-safe.
+class Batch {
+public:
+    explicit Batch(const Device &dev) {
+        suanli_batch *b = nullptr;
+        check(suanli_batch_new(dev.get(), &b));
+        h_ = Handle(b);
+    }
+    template <typename U>
+    Batch &launch(const Kernel &k, const std::vector<const Tensor *> &tensors, const U &uniform, std::uint64_t invocations) {
+        std::vector<const suanli_tensor *> hs;
+        hs.reserve(tensors.size());
+        for (auto *t : tensors) hs.push_back(t->get());
+        check(suanli_batch_launch(h_.get(), k.get(), hs.data(), hs.size(), reinterpret_cast<const std::uint8_t *>(&uniform), sizeof(U), invocations, 0, 0));
+        return *this;
+    }
+    void submit() { check(suanli_batch_submit(h_.get())); }
+    std::size_t size() const {
+        std::size_t n = 0;
+        check(suanli_batch_len(h_.get(), &n));
+        return n;
+    }
+
+private:
+    using Handle = detail::Handle<suanli_batch, suanli_batch_release>;
     Handle h_;
 };
 
@@ -193,9 +236,10 @@ public:
         check(suanli_model_predict(h_.get(), x.data, rows, y.data(), y.size()));
         return y;
     }
-    std::pair<double, double> evaluate(View<float> x, View<std::uint32_t> labels) const {
+    /// (loss, accuracy) in batches of `batch_size` rows (0: 32).
+    std::pair<double, double> evaluate(View<float> x, View<std::uint32_t> labels, std::size_t batch_size = 0) const {
         double loss = 0, acc = 0;
-        check(suanli_model_evaluate(h_.get(), x.data, labels.data, labels.size, &loss, &acc));
+        check(suanli_model_evaluate(h_.get(), x.data, labels.data, labels.size, batch_size, &loss, &acc));
         return {loss, acc};
     }
     void save(const std::string &path) const { check(suanli_model_save(h_.get(), path.c_str())); }

@@ -36,7 +36,7 @@ pub struct suanli_device_info {
     pub max_storage_binding: u64,
 }
 
-fn copy(dst: &mut [c_char], s: &str) {
+pub(crate) fn copy(dst: &mut [c_char], s: &str) {
     let n = s.len().min(dst.len() - 1);
     for (d, b) in dst.iter_mut().zip(&s.as_bytes()[..n]) {
         *d = *b as c_char;

@@ -11,7 +11,7 @@ use crate::{deref, guard, put, suanli_status, text, Fail};
 
 /// A compiled kernel (a handle: release it with `suanli_kernel_release`). Thread-safe:
 /// several threads may launch one kernel.
-pub struct suanli_kernel(CustomKernel);
+pub struct suanli_kernel(pub(crate) CustomKernel);
 
 /// Compiles `entry` of the WGSL `source` for `device`, into `*kernel`.
 #[no_mangle]
@@ -68,19 +68,22 @@ pub unsafe extern "C" fn suanli_kernel_launch(
                 uniform_len,
             )));
         }
-        let grid = if groups_y == 0 && groups_z == 0 {
-            Grid::Elements(groups_x)
-        } else {
-            let x = u32::try_from(groups_x).map_err(|_| {
-                Fail::invalid(format!(
-                    "groups_x: expected a work-group count below 2^32; found {groups_x}"
-                ))
-            })?;
-            Grid::Workgroups(x, groups_y.max(1), groups_z.max(1))
-        };
-        k.0.launch(&args, grid)?;
+        k.0.launch(&args, grid_of(groups_x, groups_y, groups_z)?)?;
         Ok(())
     })
+}
+
+/// The grid a launch's three numbers describe (see `suanli_kernel_launch`).
+pub(crate) fn grid_of(groups_x: u64, groups_y: u32, groups_z: u32) -> crate::Result<Grid> {
+    if groups_y == 0 && groups_z == 0 {
+        return Ok(Grid::Elements(groups_x));
+    }
+    let x = u32::try_from(groups_x).map_err(|_| {
+        Fail::invalid(format!(
+            "groups_x: expected a work-group count below 2^32; found {groups_x}"
+        ))
+    })?;
+    Ok(Grid::Workgroups(x, groups_y.max(1), groups_z.max(1)))
 }
 
 /// Releases a kernel handle (NULL is ignored).

@@ -15,9 +15,11 @@ use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Once;
 
+mod batch;
 mod device;
 mod kernel;
 mod model;
+mod telemetry;
 mod tensor;
 
 /// What a call returned. `SUANLI_OK` is 0; every other value is an error whose message
@@ -113,6 +115,15 @@ impl Fail {
         Fail {
             status: SUANLI_ERROR_INVALID_ARGUMENT,
             message,
+        }
+    }
+
+    /// A crate error's status, its message after `context`.
+    pub(crate) fn from_error(e: suanli::Error, context: &str) -> Fail {
+        let f = Fail::from(e);
+        Fail {
+            status: f.status,
+            message: format!("{context}{}", f.message),
         }
     }
 }

@@ -93,13 +93,17 @@ pub unsafe extern "C" fn suanli_model_predict(
 }
 
 /// The loss and accuracy (NaN for a loss without one) on `rows` samples of `x` with class
-/// labels `labels` (a compiled model: a checkpoint, or one compiled before saving).
+/// labels `labels` (a compiled model: a checkpoint, or one compiled before saving), in
+/// batches of `batch_size` rows (0: Keras's 32). The loss is summed on the device batch by
+/// batch, so the same batch size gives Rust's `evaluate` to the bit.
 #[no_mangle]
+#[allow(clippy::too_many_arguments)] // a C signature, spelled out
 pub unsafe extern "C" fn suanli_model_evaluate(
     model: *const suanli_model,
     x: *const f32,
     labels: *const u32,
     rows: usize,
+    batch_size: usize,
     loss: *mut f64,
     accuracy: *mut f64,
 ) -> suanli_status {
@@ -113,7 +117,8 @@ pub unsafe extern "C" fn suanli_model_evaluate(
         let ls = std::slice::from_raw_parts(labels, rows);
         let data = Dataset::from_f32(m.0.device(), xs, ins, ls)?
             .with_sample_shape(m.0.expected_input_shape().unwrap_or(&[]))?;
-        let e = m.0.evaluate(&data, 256)?;
+        let e =
+            m.0.evaluate(&data, if batch_size == 0 { 32 } else { batch_size })?;
         put(loss, e.loss, "loss")?;
         put(accuracy, e.accuracy.unwrap_or(f64::NAN), "accuracy")
     })

@@ -37,6 +37,8 @@ pub enum suanli_activation {
     SUANLI_TANH = 2,
     /// GELU (exact).
     SUANLI_GELU = 3,
+    /// None (`suanli_linear` only).
+    SUANLI_LINEAR = 4,
 }
 
 unsafe fn shape_of<'a>(shape: *const usize, ndim: usize) -> crate::Result<&'a [usize]> {
@@ -196,18 +198,54 @@ pub unsafe extern "C" fn suanli_activation_apply(
         if y.is_null() {
             return Err(Fail::null("y"));
         }
-        let a = match act {
-            0 => Activation::Relu,
-            1 => Activation::Sigmoid,
-            2 => Activation::Tanh,
-            3 => Activation::Gelu,
-            other => {
-                return Err(Fail::invalid(format!(
-                    "act: expected SUANLI_RELU, SUANLI_SIGMOID, SUANLI_TANH or SUANLI_GELU; found {other}"
-                )))
-            }
+        put(y, out(x.0.activation(activation_of(act, false)?)?), "y")
+    })
+}
+
+/// The activation a C caller's code names; `linear` (`SUANLI_LINEAR`) only where allowed.
+fn activation_of(act: u32, linear_ok: bool) -> crate::Result<Activation> {
+    Ok(match act {
+        0 => Activation::Relu,
+        1 => Activation::Sigmoid,
+        2 => Activation::Tanh,
+        3 => Activation::Gelu,
+        4 if linear_ok => Activation::Linear,
+        other => {
+            let names = if linear_ok {
+                "SUANLI_RELU, SUANLI_SIGMOID, SUANLI_TANH, SUANLI_GELU or SUANLI_LINEAR"
+            } else {
+                "SUANLI_RELU, SUANLI_SIGMOID, SUANLI_TANH or SUANLI_GELU"
+            };
+            return Err(Fail::invalid(format!(
+                "act: expected {names}; found {other}"
+            )));
+        }
+    })
+}
+
+/// A dense layer's forward pass in one fused kernel: `act(x·w + bias)` for `x` of (m, k),
+/// `w` of (k, n) and `bias` of (n) or NULL; `act` a `suanli_activation`, `SUANLI_LINEAR`
+/// for none.
+#[no_mangle]
+pub unsafe extern "C" fn suanli_linear(
+    x: *const suanli_tensor,
+    w: *const suanli_tensor,
+    bias: *const suanli_tensor,
+    act: u32,
+    y: *mut *mut suanli_tensor,
+) -> suanli_status {
+    guard("suanli_linear", || {
+        let (x, w) = (deref(x, "x")?, deref(w, "w")?);
+        let b = if bias.is_null() {
+            None
+        } else {
+            Some(&deref(bias, "bias")?.0)
         };
-        put(y, out(x.0.activation(a)?), "y")
+        if y.is_null() {
+            return Err(Fail::null("y"));
+        }
+        let a = activation_of(act, true)?;
+        put(y, out(x.0.linear(&w.0, b, a)?), "y")
     })
 }
 

@@ -146,9 +146,77 @@ int main(void) {
     for (int i = 0; i < L; i++)
         if (fabsf(r[i] - (2.5f * x[i] + y[i])) > 1e-5f) bad++;
     CHECK(bad == 0, "saxpy: %d wrong of %d", bad, L);
+
+    /* A batch: SAXPY three times in one submission (y += 2.5x each time), the kernel handle
+     * released before the submission; a launch that does not fit its kernel fails the
+     * submission, naming it, and submits nothing. */
+    suanli_batch *batch = NULL;
+    EXPECT(suanli_batch_new(NULL, &batch), SUANLI_ERROR_NULL_POINTER, "device");
+    EXPECT(suanli_batch_new(dev, &batch), SUANLI_OK, "");
+    for (int i = 0; i < 3; i++)
+        EXPECT(suanli_batch_launch(batch, k, args, 2, (const uint8_t *)&p, sizeof p, L, 0, 0), SUANLI_OK, "");
+    size_t pending = 0;
+    EXPECT(suanli_batch_len(batch, &pending), SUANLI_OK, "");
+    CHECK(pending == 3, "3 launches pending, found %zu", pending);
+    suanli_kernel_release(k);
+    EXPECT(suanli_batch_submit(batch), SUANLI_OK, "");
+    EXPECT(suanli_tensor_download(ty, r, L), SUANLI_OK, "");
+    bad = 0;
+    for (int i = 0; i < L; i++)
+        if (fabsf(r[i] - (4.0f * 2.5f * x[i] + y[i])) > 1e-4f * (1.0f + fabsf(r[i]))) bad++;
+    CHECK(bad == 0, "batched saxpy: %d wrong of %d", bad, L);
+    EXPECT(suanli_kernel_compile(dev, SAXPY, "saxpy", &k), SUANLI_OK, "");
+    EXPECT(suanli_batch_launch(batch, k, args, 2, (const uint8_t *)&p, sizeof p, L, 0, 0), SUANLI_OK, "");
+    EXPECT(suanli_batch_launch(batch, k, args, 1, (const uint8_t *)&p, sizeof p, L, 0, 0), SUANLI_OK, "");
+    EXPECT(suanli_batch_submit(batch), SUANLI_ERROR_BINDING_MISMATCH, "launch 1 of the batch");
+    EXPECT(suanli_tensor_download(ty, r, L), SUANLI_OK, "");
+    CHECK(fabsf(r[5] - (4.0f * 2.5f * x[5] + y[5])) < 1e-4f, "nothing submitted after a bad launch");
+    EXPECT(suanli_batch_len(batch, &pending), SUANLI_OK, "");
+    CHECK(pending == 0, "the batch is empty after a submission, found %zu", pending);
+    EXPECT(suanli_batch_submit(NULL), SUANLI_ERROR_NULL_POINTER, "batch");
+    suanli_batch_release(batch);
+    suanli_batch_release(NULL);
     suanli_kernel_release(k);
     suanli_tensor_release(tx);
     suanli_tensor_release(ty);
+
+    /* linear: relu(a·b + bias) against the CPU, and without a bias. */
+    {
+        float bias[N];
+        for (int j = 0; j < N; j++) bias[j] = 0.1f * (float)(j % 5) - 0.2f;
+        size_t sbias[1] = {N};
+        suanli_tensor *tbias = NULL, *ty2 = NULL;
+        EXPECT(suanli_tensor_from_data(dev, bias, N, sbias, 1, &tbias), SUANLI_OK, "");
+        EXPECT(suanli_linear(ta, tb, tbias, SUANLI_RELU, &ty2), SUANLI_OK, "");
+        EXPECT(suanli_tensor_download(ty2, c, M * N), SUANLI_OK, "");
+        double worst = 0;
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = bias[j];
+                for (int q = 0; q < K; q++) s += (double)a[i * K + q] * b[q * N + j];
+                s = s > 0 ? s : 0;
+                worst = fmax(worst, fabs(c[i * N + j] - s));
+            }
+        CHECK(worst < 1e-4, "linear worst error %g", worst);
+        suanli_tensor_release(ty2);
+        ty2 = NULL;
+        EXPECT(suanli_linear(ta, tb, NULL, 9, &ty2), SUANLI_ERROR_INVALID_ARGUMENT, "SUANLI_LINEAR");
+        EXPECT(suanli_linear(ta, ta, NULL, SUANLI_LINEAR, &ty2), SUANLI_ERROR_SHAPE_MISMATCH, "");
+        CHECK(ty2 == NULL, "no tensor after a failure");
+        suanli_tensor_release(tbias);
+    }
+
+    /* Telemetry: a reading of adapter 0 (a software adapter exposes nothing: NaN and -1),
+     * and an index past the last refused. */
+    {
+        suanli_reading rd;
+        EXPECT(suanli_telemetry_read(0, &rd), SUANLI_OK, "");
+        CHECK(strlen(rd.source) > 0, "a reading names its source");
+        CHECK(rd.throttled >= -1 && rd.throttled <= 1, "throttled is -1, 0 or 1: %d", rd.throttled);
+        CHECK(isnan(rd.utilisation) || (rd.utilisation >= 0 && rd.utilisation <= 100), "utilisation %g", rd.utilisation);
+        EXPECT(suanli_telemetry_read(count, &rd), SUANLI_ERROR_INVALID_ARGUMENT, "adapter index");
+        EXPECT(suanli_telemetry_read(0, NULL), SUANLI_ERROR_NULL_POINTER, "reading");
+    }
 
     /* Models: a file that is not one, and a missing one. */
     suanli_model *m = NULL;
