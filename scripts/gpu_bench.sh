@@ -5,8 +5,8 @@
 # Prepare, on a machine with Rust, from the repository root:
 #   cargo build --release --examples --benches
 #   bash scripts/gpu_bench.sh --pack DIR
-# which copies what the run needs into DIR (about 20 MB):
-#   DIR/gpu_bench.sh                     this script
+# which copies what the run needs into DIR (about 130 MB, about 13 MB as .tar.xz):
+#   DIR/gpu_bench.sh                     this script (binaries stripped: compress DIR to carry it)
 #   DIR/bin/devices, mnist_mlp, mnist_cnn   from target/release/examples/
 #   DIR/bin/matmul, step, conv           the bench binaries (target/release/deps/<name>-<hash>)
 #   DIR/data/mnist/*.gz                  MNIST
@@ -79,6 +79,8 @@ if [ -n "$pack" ]; then
     cp "$root"/data/mnist/*.gz "$pack/data/mnist/"
     cp "$root/benches/torch_matmul.py" "$root/benches/torch_mnist.py" "$root/benches/torch_mnist_cnn.py" "$pack/benches/"
     cp "$0" "$pack/gpu_bench.sh"
+    # Debug symbols would make the pack too large to carry (docs/DEVELOPERS.md).
+    if command -v strip >/dev/null; then strip "$pack"/bin/*; fi
     echo "packed into $pack ($(du -sh "$pack" | cut -f1)); run: bash $pack/gpu_bench.sh --peak-tflops <FP32 TFLOP/s>"
     exit 0
 fi
