@@ -228,6 +228,14 @@ int main(void) {
     remove("not_a_model.safetensors");
     CHECK(m == NULL, "no model after a failure");
 
+    /* A planted leak (SUANLI_C_TEST_LEAK set): a tensor never released, which the leak check
+     * (tests/asan_check.sh) must report. */
+    if (getenv("SUANLI_C_TEST_LEAK")) {
+        suanli_tensor *leaked = NULL;
+        size_t s4[1] = {4};
+        EXPECT(suanli_tensor_zeros(dev, s4, 1, &leaked), SUANLI_OK, "");
+    }
+
     /* Releasing NULL is harmless. */
     suanli_tensor_release(NULL);
     suanli_kernel_release(NULL);
