@@ -285,45 +285,6 @@ fn monitor_samples_fixture_adapters() {
     assert!(v[1]["reading"]["power_w"].is_null());
 }
 
-/// The built example, next to this test binary (`cargo test` builds the examples).
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap().join("examples");
-    dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
-}
-
-#[test]
-fn monitor_once_json_parses() {
-    let path = example("monitor");
-    assert!(
-        path.exists(),
-        "{} missing: run through `cargo test`, which builds the examples",
-        path.display()
-    );
-    let out = std::process::Command::new(&path)
-        .args(["--once", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
-    let devices = v["devices"].as_array().expect("a devices array");
-    let listed = suanli::devices().unwrap_or_default();
-    assert_eq!(devices.len(), listed.len());
-    for (row, d) in devices.iter().zip(&listed) {
-        assert_eq!(row["name"], d.name.as_str());
-        assert!(row["reading"]["source"].is_string());
-        if !d.kind.is_hardware() {
-            assert!(row["reading"]["utilisation"].is_null());
-        }
-    }
-    assert!(v["time"].as_f64().unwrap() > 1.0e9);
-}
-
 #[test]
 fn device_watch_warns_on_throttling_heat_and_idle_epochs() {
     let r = root("watch");

@@ -19,8 +19,10 @@
 //! ```
 
 #[cfg(feature = "nvml")]
+pub mod exposition;
 pub mod nvml;
 pub mod reading;
+pub mod simulated;
 pub mod sysfs;
 
 use std::path::Path;
@@ -34,6 +36,7 @@ use crate::error::Result;
 use crate::runtime::Device;
 
 pub use reading::{Clock, NoSensor, PciAddress, Reading, Sensor};
+pub use simulated::SimulatedSensor;
 pub use sysfs::{energy_delta, SysfsSensor};
 
 /// The default sysfs root of DRM cards.
@@ -115,6 +118,8 @@ pub struct Row {
     pub spec: String,
     /// Adapter name.
     pub name: String,
+    /// Vendor (`NVIDIA`, `AMD`, `Intel`, `Apple`, `Mesa`, …).
+    pub vendor: String,
     /// `discrete`, `integrated`, `software` …
     pub kind: String,
     /// Backend.
@@ -125,9 +130,9 @@ pub struct Row {
     pub reading: Reading,
 }
 
-/// Every visible adapter with its sensor, for repeated sampling (the `monitor` example).
+/// Every visible adapter with its sensor, for repeated sampling (`suanli-smi`). Each row keeps the adapter's identity; [`Monitor::sample`] fills the reading.
 pub struct Monitor {
-    rows: Vec<(AdapterDesc, Box<dyn Sensor>)>,
+    rows: Vec<(Row, Box<dyn Sensor>)>,
 }
 
 impl Monitor {
@@ -141,30 +146,68 @@ impl Monitor {
 
     /// A monitor over given adapters, DRM cards looked up under `drm_root`.
     pub fn with_adapters(adapters: Vec<AdapterDesc>, drm_root: &Path) -> Monitor {
-        Monitor {
-            rows: adapters
+        Monitor::with_sensors(
+            adapters
                 .into_iter()
                 .map(|d| {
                     let s = sensor_in(drm_root, &d);
-                    (d, s)
+                    (Row::identity(&d), s)
                 })
                 .collect(),
-        }
+        )
+    }
+
+    /// A monitor over given identities and sensors (simulated devices, fixtures).
+    pub fn with_sensors(rows: Vec<(Row, Box<dyn Sensor>)>) -> Monitor {
+        Monitor { rows }
+    }
+
+    /// `n` simulated devices (`sim:0`…) whose sensors report every field
+    /// ([`SimulatedSensor`]): for trying an exporter or a dashboard without hardware, and for
+    /// timing a scrape.
+    pub fn simulated(n: usize) -> Monitor {
+        Monitor::with_sensors(
+            (0..n)
+                .map(|i| {
+                    let row = Row {
+                        spec: format!("sim:{i}"),
+                        name: format!("Simulated GPU {i}"),
+                        vendor: "simulated".into(),
+                        kind: "simulated".into(),
+                        backend: "none".into(),
+                        pci_bus_id: String::new(),
+                        reading: Reading::unavailable("simulated"),
+                    };
+                    (row, Box::new(SimulatedSensor::new(i)) as Box<dyn Sensor>)
+                })
+                .collect(),
+        )
     }
 
     /// Samples every adapter.
     pub fn sample(&mut self) -> Vec<Row> {
         self.rows
             .iter_mut()
-            .map(|(d, s)| Row {
-                spec: d.spec().to_string(),
-                name: d.name.clone(),
-                kind: d.kind.to_string(),
-                backend: d.backend.to_string(),
-                pci_bus_id: d.pci_bus_id.clone(),
+            .map(|(id, s)| Row {
                 reading: s.read(),
+                ..id.clone()
             })
             .collect()
+    }
+}
+
+impl Row {
+    /// An adapter's identity, with an empty reading.
+    pub fn identity(d: &AdapterDesc) -> Row {
+        Row {
+            spec: d.spec().to_string(),
+            name: d.name.clone(),
+            vendor: d.vendor.to_string(),
+            kind: d.kind.to_string(),
+            backend: d.backend.to_string(),
+            pci_bus_id: d.pci_bus_id.clone(),
+            reading: Reading::unavailable(""),
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
+use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;
 
 use crate::telemetry::reading::{PciAddress, Reading, Sensor};
@@ -32,6 +33,19 @@ pub(crate) fn open(pci: PciAddress) -> Result<NvmlSensor, String> {
     Ok(NvmlSensor { nvml, bus_id })
 }
 
+/// An NVML value: `None` where the GPU does not support it, and also, counted in `errors`,
+/// where the call failed.
+fn ok<T>(v: Result<T, NvmlError>, errors: &mut u32) -> Option<T> {
+    match v {
+        Ok(v) => Some(v),
+        Err(NvmlError::NotSupported) => None,
+        Err(_) => {
+            *errors += 1;
+            None
+        }
+    }
+}
+
 /// Reads one NVIDIA GPU through NVML.
 pub struct NvmlSensor {
     nvml: Arc<Nvml>,
@@ -45,28 +59,32 @@ impl Sensor for NvmlSensor {
 
     fn read(&mut self) -> Reading {
         let mut r = Reading::unavailable("nvml");
-        let Ok(d) = self.nvml.device_by_pci_bus_id(self.bus_id.as_str()) else {
-            return r;
+        let d = match self.nvml.device_by_pci_bus_id(self.bus_id.as_str()) {
+            Ok(d) => d,
+            Err(_) => {
+                r.errors = 1;
+                return r;
+            }
         };
-        r.utilisation = d.utilization_rates().ok().map(|u| u.gpu as f64);
-        if let Ok(m) = d.memory_info() {
+        // NotSupported: the GPU has no such sensor (`None`); any other error counts.
+        let mut e = 0u32;
+        r.utilisation = ok(d.utilization_rates().map(|u| u.gpu as f64), &mut e);
+        if let Some(m) = ok(d.memory_info(), &mut e) {
             r.memory_used = Some(m.used);
             r.memory_total = Some(m.total);
         }
-        r.temperature_c = d.temperature(TemperatureSensor::Gpu).ok().map(f64::from);
-        r.power_w = d.power_usage().ok().map(|mw| mw as f64 / 1e3);
-        r.power_limit_w = d.enforced_power_limit().ok().map(|mw| mw as f64 / 1e3);
-        r.graphics_clock_mhz = d.clock_info(Clock::Graphics).ok().map(f64::from);
-        r.memory_clock_mhz = d.clock_info(Clock::Memory).ok().map(f64::from);
+        r.temperature_c = ok(d.temperature(TemperatureSensor::Gpu).map(f64::from), &mut e);
+        r.power_w = ok(d.power_usage().map(|mw| mw as f64 / 1e3), &mut e);
+        r.power_limit_w = ok(d.enforced_power_limit().map(|mw| mw as f64 / 1e3), &mut e);
+        r.graphics_clock_mhz = ok(d.clock_info(Clock::Graphics).map(f64::from), &mut e);
+        r.memory_clock_mhz = ok(d.clock_info(Clock::Memory).map(f64::from), &mut e);
         let slow = ThrottleReasons::HW_SLOWDOWN
             | ThrottleReasons::SW_THERMAL_SLOWDOWN
             | ThrottleReasons::HW_THERMAL_SLOWDOWN
             | ThrottleReasons::SW_POWER_CAP
             | ThrottleReasons::HW_POWER_BRAKE_SLOWDOWN;
-        r.throttled = d
-            .current_throttle_reasons()
-            .ok()
-            .map(|t| t.intersects(slow));
+        r.throttled = ok(d.current_throttle_reasons(), &mut e).map(|t| t.intersects(slow));
+        r.errors = e;
         r
     }
 }

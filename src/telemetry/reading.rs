@@ -26,6 +26,9 @@ pub struct Reading {
     pub memory_clock_mhz: Option<f64>,
     /// Clocks currently reduced for thermal or power reasons.
     pub throttled: Option<bool>,
+    /// Sensor reads that failed in this sample: a file or call that exists but could not be
+    /// read or parsed (a sensor the platform does not have is not an error, just `None`).
+    pub errors: u32,
 }
 
 impl Reading {

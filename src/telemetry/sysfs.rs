@@ -1,6 +1,7 @@
 //! AMD and Intel (and any other DRM driver's) telemetry from Linux sysfs, read directly.
 //!
-//! Layout read (all optional; a missing or unreadable file gives `None`):
+//! Layout read (all optional; a missing or unreadable file gives `None`, and an unreadable
+//! or unparseable one also counts in [`Reading::errors`]):
 //! ```text
 //! /sys/class/drm/cardN/device/uevent               DRIVER=, PCI_ID=VVVV:DDDD, PCI_SLOT_NAME=
 //! /sys/class/drm/cardN/device/gpu_busy_percent     amdgpu: utilisation, %
@@ -88,12 +89,21 @@ pub struct SysfsSensor {
     clock: Clock,
 }
 
-fn read_u64(p: &Path) -> Option<u64> {
-    fs::read_to_string(p).ok()?.trim().parse().ok()
-}
-
-fn read_f64(p: &Path) -> Option<f64> {
-    fs::read_to_string(p).ok()?.trim().parse().ok()
+/// A sensor file's value: `None` when the file is absent (the platform has no such sensor)
+/// and also, counted in `errors`, when it exists but cannot be read or parsed.
+fn read_val<T: std::str::FromStr>(p: &Path, errors: &mut u32) -> Option<T> {
+    match fs::read_to_string(p) {
+        Ok(s) => {
+            let v = s.trim().parse().ok();
+            *errors += u32::from(v.is_none());
+            v
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(_) => {
+            *errors += 1;
+            None
+        }
+    }
 }
 
 /// Energy consumed between two readings of a cumulative counter, in µJ. Counters only grow;
@@ -142,8 +152,8 @@ impl SysfsSensor {
         }
     }
 
-    fn power_from_energy(&mut self, hw: &Path) -> Option<f64> {
-        let e = read_u64(&hw.join("energy1_input"))?;
+    fn power_from_energy(&mut self, hw: &Path, errors: &mut u32) -> Option<f64> {
+        let e: u64 = read_val(&hw.join("energy1_input"), errors)?;
         let now = (self.clock)();
         let power = self.last_energy.and_then(|(old, t)| {
             let dt = now.duration_since(t).as_secs_f64();
@@ -162,28 +172,33 @@ impl Sensor for SysfsSensor {
     fn read(&mut self) -> Reading {
         let dev = self.card.dir.join("device");
         let mut r = Reading::unavailable(&self.source);
-        r.utilisation = read_f64(&dev.join("gpu_busy_percent"));
-        r.memory_used = read_u64(&dev.join("mem_info_vram_used"));
-        r.memory_total = read_u64(&dev.join("mem_info_vram_total"));
+        let mut e = 0u32;
+        r.utilisation = read_val(&dev.join("gpu_busy_percent"), &mut e);
+        r.memory_used = read_val(&dev.join("mem_info_vram_used"), &mut e);
+        r.memory_total = read_val(&dev.join("mem_info_vram_total"), &mut e);
         if let Some(hw) = self.hwmon.clone() {
-            r.temperature_c = read_f64(&hw.join("temp1_input")).map(|m| m / 1000.0);
-            r.power_w = read_f64(&hw.join("power1_average"))
-                .or_else(|| read_f64(&hw.join("power1_input")))
-                .map(|uw| uw / 1e6)
-                .or_else(|| self.power_from_energy(&hw));
-            r.power_limit_w = read_f64(&hw.join("power1_cap"))
-                .or_else(|| read_f64(&hw.join("power1_max")))
-                .map(|uw| uw / 1e6);
-            r.graphics_clock_mhz = read_f64(&hw.join("freq1_input")).map(|hz| hz / 1e6);
-            r.memory_clock_mhz = read_f64(&hw.join("freq2_input")).map(|hz| hz / 1e6);
+            r.temperature_c = read_val(&hw.join("temp1_input"), &mut e).map(|m: f64| m / 1000.0);
+            r.power_w = read_val(&hw.join("power1_average"), &mut e)
+                .or_else(|| read_val(&hw.join("power1_input"), &mut e))
+                .map(|uw: f64| uw / 1e6);
+            if r.power_w.is_none() {
+                r.power_w = self.power_from_energy(&hw, &mut e);
+            }
+            r.power_limit_w = read_val(&hw.join("power1_cap"), &mut e)
+                .or_else(|| read_val(&hw.join("power1_max"), &mut e))
+                .map(|uw: f64| uw / 1e6);
+            r.graphics_clock_mhz =
+                read_val(&hw.join("freq1_input"), &mut e).map(|hz: f64| hz / 1e6);
+            r.memory_clock_mhz = read_val(&hw.join("freq2_input"), &mut e).map(|hz: f64| hz / 1e6);
         }
         if r.graphics_clock_mhz.is_none() {
-            r.graphics_clock_mhz = read_f64(&self.card.dir.join("gt_act_freq_mhz"))
-                .or_else(|| read_f64(&dev.join("tile0/gt0/freq0/act_freq")));
+            r.graphics_clock_mhz = read_val(&self.card.dir.join("gt_act_freq_mhz"), &mut e)
+                .or_else(|| read_val(&dev.join("tile0/gt0/freq0/act_freq"), &mut e));
         }
-        r.throttled = read_u64(&self.card.dir.join("gt/gt0/throttle_reason_status"))
-            .or_else(|| read_u64(&dev.join("tile0/gt0/freq0/throttle/status")))
-            .map(|v| v != 0);
+        r.throttled = read_val(&self.card.dir.join("gt/gt0/throttle_reason_status"), &mut e)
+            .or_else(|| read_val(&dev.join("tile0/gt0/freq0/throttle/status"), &mut e))
+            .map(|v: u64| v != 0);
+        r.errors = e;
         r
     }
 }

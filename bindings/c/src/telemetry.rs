@@ -1,5 +1,5 @@
-//! Telemetry (`suanli_reading`): one sample of an adapter's sensors, the numbers the
-//! `monitor` example prints, from the vendor's interface where there is one (NVML, amdgpu
+//! Telemetry (`suanli_reading`): one sample of an adapter's sensors, the numbers
+//! `suanli-smi` prints, from the vendor's interface where there is one (NVML, amdgpu
 //! and i915 sysfs) and "not available" where there is none (software adapters).
 
 use std::ffi::c_char;

@@ -1,0 +1,210 @@
+//! The Prometheus exposition of telemetry from sensor fixtures (sysfs trees as amdgpu and
+//! i915 lay them out): the right samples, in base units, with the identity labels; no
+//! sample for a missing or failing sensor, and the failure counted.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use suanli::telemetry::exposition::{render, Health};
+use suanli::telemetry::Monitor;
+use suanli::{BackendKind, DeviceKind};
+
+fn root(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("suanli-expo-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    dir
+}
+
+fn put(root: &Path, rel: &str, contents: &str) {
+    let p = root.join(rel);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, contents).unwrap();
+}
+
+/// The value of the sample of `name` whose labels contain `has`.
+fn sample(text: &str, name: &str, has: &str) -> Option<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")))
+        .find(|l| l.contains(has))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+#[test]
+fn amd_and_intel_fixtures_export_base_units_and_labels() {
+    let r = root("vendors");
+    let amd = "card0/device";
+    put(
+        &r,
+        &format!("{amd}/uevent"),
+        "DRIVER=amdgpu\nPCI_ID=1002:73BF\nPCI_SLOT_NAME=0000:03:00.0\n",
+    );
+    put(&r, &format!("{amd}/gpu_busy_percent"), "87\n");
+    put(&r, &format!("{amd}/mem_info_vram_used"), "3221225472\n");
+    put(&r, &format!("{amd}/mem_info_vram_total"), "17163091968\n");
+    put(&r, &format!("{amd}/hwmon/hwmon3/temp1_input"), "71000\n");
+    put(
+        &r,
+        &format!("{amd}/hwmon/hwmon3/power1_average"),
+        "212000000\n",
+    );
+    put(&r, &format!("{amd}/hwmon/hwmon3/power1_cap"), "300000000\n");
+    put(
+        &r,
+        &format!("{amd}/hwmon/hwmon3/freq1_input"),
+        "2250000000\n",
+    );
+    put(
+        &r,
+        &format!("{amd}/hwmon/hwmon3/freq2_input"),
+        "1000000000\n",
+    );
+    put(
+        &r,
+        "card1/device/uevent",
+        "DRIVER=i915\nPCI_ID=8086:56A0\nPCI_SLOT_NAME=0000:04:00.0\n",
+    );
+    put(&r, "card1/gt_act_freq_mhz", "2050\n");
+    put(&r, "card1/gt/gt0/throttle_reason_status", "1\n");
+    let adapters = vec![
+        common::fake_adapter(
+            "AMD Radeon RX 6800 XT",
+            0x1002,
+            0x73bf,
+            DeviceKind::Discrete,
+            BackendKind::Vulkan,
+            "0000:03:00.0",
+        ),
+        common::fake_adapter(
+            "Intel Arc A770",
+            0x8086,
+            0x56a0,
+            DeviceKind::Discrete,
+            BackendKind::Vulkan,
+            "0000:04:00.0",
+        ),
+        common::fake_adapter(
+            "llvmpipe",
+            0x10005,
+            0,
+            DeviceKind::Software,
+            BackendKind::Vulkan,
+            "",
+        ),
+    ];
+    let rows = Monitor::with_adapters(adapters, &r).sample();
+    let text = render(&rows, &Health::default());
+    let amd_l =
+        "name=\"AMD Radeon RX 6800 XT\",vendor=\"AMD\",backend=\"vulkan\",kind=\"discrete\"";
+    assert_eq!(
+        sample(&text, "suanli_device_utilization_ratio", amd_l),
+        Some(0.87)
+    );
+    assert_eq!(
+        sample(&text, "suanli_device_memory_used_bytes", amd_l),
+        Some(3221225472.0)
+    );
+    assert_eq!(
+        sample(&text, "suanli_device_temperature_celsius", amd_l),
+        Some(71.0)
+    );
+    assert_eq!(
+        sample(&text, "suanli_device_power_watts", amd_l),
+        Some(212.0)
+    );
+    assert_eq!(
+        sample(&text, "suanli_device_power_limit_watts", amd_l),
+        Some(300.0)
+    );
+    assert_eq!(
+        sample(&text, "suanli_device_graphics_clock_hertz", amd_l),
+        Some(2.25e9)
+    );
+    assert_eq!(
+        sample(&text, "suanli_device_memory_clock_hertz", amd_l),
+        Some(1e9)
+    );
+    let intel_l = "name=\"Intel Arc A770\",vendor=\"Intel\"";
+    assert_eq!(
+        sample(&text, "suanli_device_graphics_clock_hertz", intel_l),
+        Some(2.05e9)
+    );
+    assert_eq!(sample(&text, "suanli_device_throttled", intel_l), Some(1.0));
+    // Intel exposes no temperature here, the software adapter nothing: no sample, no zero.
+    assert_eq!(
+        sample(&text, "suanli_device_temperature_celsius", intel_l),
+        None
+    );
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.contains("llvmpipe") && !l.starts_with("suanli_device_info")),
+        "{text}"
+    );
+    assert!(text.contains("suanli_device_info{") && text.contains("source=\"amdgpu sysfs\""));
+    assert_eq!(sample(&text, "suanli_devices", ""), None); // unlabelled: read it directly
+    assert!(text.contains("\nsuanli_devices 3\n"));
+    let _ = fs::remove_dir_all(&r);
+}
+
+#[test]
+fn a_failing_sensor_gives_no_sample_and_counts_an_error() {
+    let r = root("failing");
+    let amd = "card0/device";
+    put(
+        &r,
+        &format!("{amd}/uevent"),
+        "DRIVER=amdgpu\nPCI_ID=1002:73BF\nPCI_SLOT_NAME=0000:03:00.0\n",
+    );
+    put(&r, &format!("{amd}/gpu_busy_percent"), "40\n");
+    put(
+        &r,
+        &format!("{amd}/hwmon/hwmon0/temp1_input"),
+        "not a number\n",
+    );
+    let a = common::fake_adapter(
+        "AMD Radeon",
+        0x1002,
+        0x73bf,
+        DeviceKind::Discrete,
+        BackendKind::Vulkan,
+        "0000:03:00.0",
+    );
+    let rows = Monitor::with_adapters(vec![a], &r).sample();
+    assert_eq!(rows[0].reading.errors, 1, "{:?}", rows[0].reading);
+    assert_eq!(rows[0].reading.temperature_c, None);
+    let mut health = Health::default();
+    health.sensor_errors.insert("amdgpu sysfs".into(), 1);
+    let text = render(&rows, &health);
+    assert_eq!(sample(&text, "suanli_device_temperature_celsius", ""), None);
+    assert_eq!(
+        sample(&text, "suanli_device_utilization_ratio", "AMD Radeon"),
+        Some(0.4)
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "suanli_sensor_errors_total",
+            "source=\"amdgpu sysfs\""
+        ),
+        Some(1.0)
+    );
+    // A missing file is no error.
+    fs::remove_file(r.join(format!("{amd}/hwmon/hwmon0/temp1_input"))).unwrap();
+    let a = common::fake_adapter(
+        "AMD Radeon",
+        0x1002,
+        0x73bf,
+        DeviceKind::Discrete,
+        BackendKind::Vulkan,
+        "0000:03:00.0",
+    );
+    assert_eq!(
+        Monitor::with_adapters(vec![a], &r).sample()[0]
+            .reading
+            .errors,
+        0
+    );
+    let _ = fs::remove_dir_all(&r);
+}
