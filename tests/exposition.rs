@@ -208,3 +208,43 @@ fn a_failing_sensor_gives_no_sample_and_counts_an_error() {
     );
     let _ = fs::remove_dir_all(&r);
 }
+
+#[test]
+fn processes_come_from_drm_fdinfo_one_client_counted_once() {
+    let r = root("proc");
+    let amd = "drm-driver:\tamdgpu\ndrm-pdev:\t0000:03:00.0\ndrm-client-id:\t7\ndrm-engine-gfx:\t1000 ns\ndrm-engine-compute:\t500 ns\ndrm-memory-vram:\t2048 KiB\ndrm-memory-gtt:\t4 KiB\ndrm-total-vram:\t3 MiB\n";
+    // pid 100: the same amdgpu client through two fds, and an i915 client.
+    put(&r, "100/comm", "trainer\n");
+    put(&r, "100/fdinfo/5", amd);
+    put(&r, "100/fdinfo/6", amd);
+    put(&r, "100/fdinfo/7", "drm-driver:\ti915\ndrm-pdev:\t0000:04:00.0\ndrm-client-id:\t3\ndrm-engine-render:\t250 ns\ndrm-engine-capacity-render:\t1\ndrm-total-local0:\t1024\ndrm-total-system0:\t4096\n");
+    put(&r, "100/fdinfo/0", "pos:\t0\nflags:\t02\n");
+    // pid 200: a second amdgpu client (memory only in the older key).
+    put(&r, "200/comm", "smi\n");
+    put(&r, "200/fdinfo/3", "drm-driver:\tamdgpu\ndrm-pdev:\t0000:03:00.0\ndrm-client-id:\t9\ndrm-memory-vram:\t1 MiB\n");
+    put(&r, "self/comm", "not a pid\n");
+    let ps = suanli::telemetry::drm_processes(&r);
+    assert_eq!(ps.len(), 3, "{ps:?}");
+    let trainer_amd = &ps[0];
+    assert_eq!(
+        (
+            trainer_amd.pid,
+            trainer_amd.name.as_str(),
+            trainer_amd.pci_bus_id.as_str()
+        ),
+        (100, "trainer", "0000:03:00.0")
+    );
+    assert_eq!(trainer_amd.clients, 1);
+    assert_eq!(trainer_amd.engine_ns, Some(1500));
+    assert_eq!(trainer_amd.memory_bytes, Some(3 << 20)); // drm-total wins over drm-memory
+    assert_eq!(ps[1].pid, 200);
+    assert_eq!(ps[1].memory_bytes, Some(1 << 20));
+    assert_eq!(ps[1].engine_ns, None);
+    let intel = &ps[2];
+    assert_eq!(
+        (intel.driver.as_str(), intel.engine_ns, intel.memory_bytes),
+        ("i915", Some(250), Some(1024))
+    );
+    assert!(suanli::telemetry::drm_processes(&r.join("absent")).is_empty());
+    let _ = fs::remove_dir_all(&r);
+}

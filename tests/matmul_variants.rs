@@ -192,6 +192,37 @@ fn narrow_and_shallow_products_get_their_kernels() {
 }
 
 #[test]
+fn on_a_gpu_narrow_products_of_few_rows_stay_wide() {
+    use suanli::internals::kernels::matmul_variant::GPU_NARROW_MIN_ROWS;
+    let gpu = adapter(DeviceKind::Discrete, Some((32, 32)), 49152);
+    let cpu = adapter(DeviceKind::Software, Some((8, 8)), 32768);
+    let tiled = Variant::Tiled(Tile::T64x64);
+    // The convnet's Dense 1600→10 at batch 128: wide on a GPU, narrow on a CPU adapter.
+    assert_eq!(tiled.for_shape_on(128, 10, 1600, &gpu), tiled);
+    assert_eq!(
+        tiled.for_shape_on(128, 10, 1600, &cpu),
+        Variant::BlockedNarrow
+    );
+    // Rows enough to fill a GPU (a convolution's backward data pass): narrow there too.
+    let m = GPU_NARROW_MIN_ROWS;
+    assert_eq!(tiled.for_shape_on(m, 1, 288, &gpu), Variant::BlockedNarrow);
+    assert_eq!(tiled.for_shape_on(m - 1, 1, 288, &gpu), tiled);
+    // A subgroup choice stays its wide subgroup kernel; a 128-row tile on few rows the 64.
+    let sg = Variant::Subgroup { size: 32, rows: 32 };
+    assert_eq!(sg.for_shape_on(128, 10, 1600, &gpu), sg);
+    assert_eq!(
+        Variant::Tiled(Tile::T128x128).for_shape_on(32, 10, 64, &gpu),
+        Variant::Tiled(Tile::T64x64)
+    );
+    // Not narrow: the same as for_shape everywhere.
+    assert_eq!(
+        sg.for_shape_on(128, 784, 16, &gpu),
+        Variant::SubgroupShallow { size: 32 }
+    );
+    assert_eq!(tiled.for_shape_on(128, 784, 512, &gpu), tiled);
+}
+
+#[test]
 fn kernels_reach_deep_k_under_a_loop_limit() {
     let mut a = adapter(DeviceKind::Software, Some((8, 8)), 32768);
     a.limits.max_loop_iterations = Some(65_535);

@@ -85,7 +85,7 @@ pub fn variant(dev: &Device, op: Op, in_capture: bool) -> Result<Variant> {
 /// capture the choice must have been made ([`prepare`]).
 pub fn pick(dev: &Device, g: &Geometry, op: Op, in_capture: bool) -> Result<Variant> {
     let (m, n, k) = g.gemm(op);
-    Ok(variant(dev, op, in_capture)?.for_shape(m, n, k))
+    Ok(variant(dev, op, in_capture)?.for_shape_on(m, n, k, dev.info()))
 }
 
 /// Makes every pass's choice (and the matmul's). Call it before capturing a program that
@@ -141,7 +141,7 @@ pub fn tune(dev: &Device, op: Op) -> Result<Variant> {
     let b = Tensor::zeros(dev, &[g.oc])?;
     let time = |v: Variant| -> Result<f64> {
         let (m, n, k) = g.gemm(op);
-        let v = v.for_shape(m, n, k);
+        let v = v.for_shape_on(m, n, k, dev.info());
         let t0 = Instant::now();
         let mut rec = Recorder::new(dev);
         match op {

@@ -55,7 +55,8 @@ pub fn record(rec: &mut dyn Record, args: &MatmulArgs<'_>) -> Result<()> {
     } else {
         prepare(rec.device())?
     };
-    record_with(rec, args, v.for_shape(args.m, args.n, args.k))
+    let v = v.for_shape_on(args.m, args.n, args.k, rec.device().info());
+    record_with(rec, args, v)
 }
 
 /// The device's matmul variant: forced by the configuration (`SUANLI_MATMUL`), else cached,

@@ -21,6 +21,7 @@
 #[cfg(feature = "nvml")]
 pub mod exposition;
 pub mod nvml;
+pub mod processes;
 pub mod reading;
 pub mod simulated;
 pub mod sysfs;
@@ -35,6 +36,7 @@ use crate::device::adapter::Vendor;
 use crate::error::Result;
 use crate::runtime::Device;
 
+pub use processes::{drm_processes, DeviceProcess};
 pub use reading::{Clock, NoSensor, PciAddress, Reading, Sensor};
 pub use simulated::SimulatedSensor;
 pub use sysfs::{energy_delta, SysfsSensor};

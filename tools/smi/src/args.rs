@@ -11,9 +11,12 @@ pub struct Args {
     pub serve: Option<String>,
     /// Made-up devices instead of the real adapters.
     pub simulate: Option<usize>,
+    /// Also list the processes using each device (Linux DRM fdinfo).
+    pub processes: bool,
 }
 
-pub const USAGE: &str = "usage: suanli-smi [--once] [--json] [--interval SECS] [--count N]
+pub const USAGE: &str =
+    "usage: suanli-smi [--once] [--json] [--processes] [--interval SECS] [--count N]
        suanli-smi --serve ADDR:PORT        (Prometheus /metrics; port 0 picks a free one)
        any of them with --simulate N       (N made-up devices instead of the adapters)";
 
@@ -26,12 +29,14 @@ pub fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         count: None,
         serve: None,
         simulate: None,
+        processes: false,
     };
     while let Some(flag) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
         match flag.as_str() {
             "--once" => a.once = true,
             "--json" => a.json = true,
+            "--processes" => a.processes = true,
             "--interval" => {
                 let v = value("--interval")?;
                 a.interval = v

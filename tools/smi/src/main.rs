@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! suanli-smi                                  # the table every second; Ctrl-C stops
-//! suanli-smi --once [--json]                  # one sample
+//! suanli-smi --once [--json] [--processes]     # one sample (and who uses each device)
 //! suanli-smi --interval 0.5 --count 10 --json # JSON lines
 //! suanli-smi --serve 127.0.0.1:9835           # /metrics in the Prometheus text format
 //! suanli-smi --simulate 8 --serve 127.0.0.1:0 # 8 made-up devices (try a dashboard anywhere)
@@ -16,13 +16,55 @@ mod serve;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use suanli::telemetry::{format_rows, Monitor, Row};
+use suanli::telemetry::{drm_processes, format_rows, DeviceProcess, Monitor, PciAddress, Row};
 
-fn json(rows: &[Row]) -> String {
+fn json(rows: &[Row], procs: Option<&[DeviceProcess]>) -> String {
     let t = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    serde_json::json!({ "time": t, "devices": rows }).to_string()
+    match procs {
+        Some(p) => serde_json::json!({ "time": t, "devices": rows, "processes": p }),
+        None => serde_json::json!({ "time": t, "devices": rows }),
+    }
+    .to_string()
+}
+
+/// The device spec a process's PCI address belongs to (`?` when suanli does not list it).
+fn spec_of(rows: &[Row], pci: &str) -> String {
+    let want = PciAddress::parse(pci);
+    rows.iter()
+        .find(|r| want.is_some() && PciAddress::parse(&r.pci_bus_id) == want)
+        .map_or_else(|| format!("? ({pci})"), |r| r.spec.clone())
+}
+
+/// The processes table: one line per process and device.
+fn format_processes(rows: &[Row], procs: &[DeviceProcess]) -> String {
+    let mut s = format!(
+        "\n{:<9} {:>8} {:<20} {:>12} {:>14}\n",
+        "device", "pid", "process", "memory", "busy"
+    );
+    if procs.is_empty() {
+        s.push_str(
+            "(no process reports DRM usage: Linux DRM fdinfo; NVIDIA's driver does not write it)\n",
+        );
+    }
+    for p in procs {
+        let mem = p.memory_bytes.map_or("n/a".into(), |b| {
+            format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+        });
+        let busy = p
+            .engine_ns
+            .map_or("n/a".into(), |n| format!("{:.3} s", n as f64 / 1e9));
+        s.push_str(&format!(
+            "{:<9} {:>8} {:<20} {:>12} {:>14}\n",
+            spec_of(rows, &p.pci_bus_id),
+            p.pid,
+            p.name,
+            mem,
+            busy
+        ));
+    }
+    s
 }
 
 fn main() {
@@ -59,14 +101,20 @@ fn main() {
     let mut n = 0u64;
     loop {
         let rows = monitor.sample();
+        let procs = a
+            .processes
+            .then(|| drm_processes(std::path::Path::new("/proc")));
         if a.json {
-            println!("{}", json(&rows));
+            println!("{}", json(&rows, procs.as_deref()));
         } else {
             if !a.once {
                 print!("\x1b[2J\x1b[H"); // clear the terminal, cursor home
                 println!("suanli-smi: every {}s (Ctrl-C stops)\n", a.interval);
             }
             print!("{}", format_rows(&rows));
+            if let Some(p) = &procs {
+                print!("{}", format_processes(&rows, p));
+            }
         }
         n += 1;
         if a.count.is_some_and(|c| n >= c) {

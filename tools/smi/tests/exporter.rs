@@ -208,6 +208,13 @@ fn once_json_and_table() {
     let out = Command::new(SMI).args(["--once"]).output().unwrap();
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("device "));
+    // --processes adds who uses each device (an array, empty where no process reports DRM use).
+    let out = Command::new(SMI)
+        .args(["--once", "--json", "--processes"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["processes"].is_array(), "{v}");
     let out = Command::new(SMI)
         .args(["--interval", "0"])
         .output()
