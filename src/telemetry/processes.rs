@@ -31,6 +31,10 @@ pub struct DeviceProcess {
     pub engine_ns: Option<u64>,
 }
 
+/// One process on one device while its fds are read: the process, memory by
+/// `"total:region"` / `"memory:region"`, and the client ids seen.
+type Tally = (DeviceProcess, BTreeMap<String, u64>, Vec<String>);
+
 /// A size as fdinfo writes it: `1024 KiB`, `3 MiB`, `4096` (bytes).
 fn bytes(v: &str) -> Option<u64> {
     let mut it = v.split_whitespace();
@@ -47,8 +51,7 @@ fn bytes(v: &str) -> Option<u64> {
 /// The processes using DRM devices under `proc_root` (normally `/proc`), sorted by device then
 /// pid. Unreadable processes (another user's, or gone) are skipped.
 pub fn drm_processes(proc_root: &Path) -> Vec<DeviceProcess> {
-    let mut out: BTreeMap<(String, u32), (DeviceProcess, BTreeMap<String, u64>, Vec<String>)> =
-        BTreeMap::new();
+    let mut out: BTreeMap<(String, u32), Tally> = BTreeMap::new();
     let Ok(pids) = fs::read_dir(proc_root) else {
         return Vec::new();
     };
