@@ -6,7 +6,7 @@ use suanli::exec::Recorder;
 use suanli::{CustomKernel, Device, Grid, KernelArg, Tensor};
 
 use crate::device::suanli_device;
-use crate::kernel::{grid_of, suanli_kernel};
+use crate::kernel::{grid_of, suanli_kernel, tensor_args};
 use crate::tensor::suanli_tensor;
 use crate::{deref, guard, put, suanli_status, Fail};
 
@@ -66,18 +66,7 @@ pub unsafe extern "C" fn suanli_batch_launch(
         }
         let b = &mut *batch;
         let k = deref(kernel, "kernel")?;
-        if tensors.is_null() && count > 0 {
-            return Err(Fail::null("tensors"));
-        }
-        let handles = if count == 0 {
-            &[][..]
-        } else {
-            std::slice::from_raw_parts(tensors, count)
-        };
-        let mut ts = Vec::with_capacity(count);
-        for (i, &h) in handles.iter().enumerate() {
-            ts.push(deref(h, &format!("tensors[{i}]"))?.0.clone());
-        }
+        let ts: Vec<Tensor> = tensor_args(tensors, count)?.into_iter().cloned().collect();
         let uniform = (!uniform.is_null() && uniform_len > 0)
             .then(|| std::slice::from_raw_parts(uniform, uniform_len).to_vec());
         b.launches.push(Launch {

@@ -50,18 +50,10 @@ pub unsafe extern "C" fn suanli_kernel_launch(
 ) -> suanli_status {
     guard("suanli_kernel_launch", || {
         let k = deref(kernel, "kernel")?;
-        if tensors.is_null() && count > 0 {
-            return Err(Fail::null("tensors"));
-        }
-        let handles = if count == 0 {
-            &[][..]
-        } else {
-            std::slice::from_raw_parts(tensors, count)
-        };
-        let mut args = Vec::with_capacity(count + 1);
-        for (i, &h) in handles.iter().enumerate() {
-            args.push(KernelArg::Tensor(&deref(h, &format!("tensors[{i}]"))?.0));
-        }
+        let mut args: Vec<KernelArg<'_>> = tensor_args(tensors, count)?
+            .into_iter()
+            .map(KernelArg::Tensor)
+            .collect();
         if !uniform.is_null() && uniform_len > 0 {
             args.push(KernelArg::Uniform(std::slice::from_raw_parts(
                 uniform,
@@ -71,6 +63,24 @@ pub unsafe extern "C" fn suanli_kernel_launch(
         k.0.launch(&args, grid_of(groups_x, groups_y, groups_z)?)?;
         Ok(())
     })
+}
+
+/// The tensors of a launch: `count` handles at `tensors`, each checked for NULL.
+pub(crate) unsafe fn tensor_args<'a>(
+    tensors: *const *const suanli_tensor,
+    count: usize,
+) -> crate::Result<Vec<&'a suanli::Tensor>> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    if tensors.is_null() {
+        return Err(Fail::null("tensors"));
+    }
+    std::slice::from_raw_parts(tensors, count)
+        .iter()
+        .enumerate()
+        .map(|(i, &h)| Ok(&deref(h, &format!("tensors[{i}]"))?.0))
+        .collect()
 }
 
 /// The grid a launch's three numbers describe (see `suanli_kernel_launch`).
