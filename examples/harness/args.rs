@@ -39,6 +39,8 @@ pub struct Args {
     pub devices: Option<String>,
     /// Gradient bucket size for `--devices` and `--mpi`, in KiB.
     pub bucket_kb: usize,
+    /// Serve this process's training metrics for Prometheus here (feature `serve`).
+    pub metrics_addr: Option<String>,
     /// One model across the processes of an MPI job.
     pub mpi: bool,
     /// Rank, step and kind of an injected fault.
@@ -74,6 +76,7 @@ usage: {name} [FLAGS]
   --profile            per-kernel GPU time, utilisation, memory, trace.json
   --devices LIST       data-parallel: gpu:0,gpu:1 | all | cpu,cpu
   --bucket-kb N        gradient bucket for --devices and --mpi (default 25600)
+  --metrics-addr A     serve training metrics on http://A/metrics (built with --features serve)
   --mpi                one model across the processes of an MPI job (feature mpi)
   --fault-rank R --fault-step N --fault error|exit|kill|hang|panic
                        make rank R fail that way around step N (fault tests)
@@ -110,6 +113,7 @@ pub fn parse(ex: &Example, argv: impl Iterator<Item = String>) -> Result<Args, S
         train_rows: None,
         devices: None,
         bucket_kb: 25 * 1024,
+        metrics_addr: None,
         mpi: false,
         fault: None,
         save_every_rank: false,
@@ -136,6 +140,7 @@ pub fn parse(ex: &Example, argv: impl Iterator<Item = String>) -> Result<Args, S
             "--devices" => a.devices = Some(text()?),
             "--train-rows" => a.train_rows = Some(number(f, text()?)?),
             "--bucket-kb" => a.bucket_kb = number(f, text()?)?,
+            "--metrics-addr" => a.metrics_addr = Some(text()?),
             "--mpi" => a.mpi = true,
             "--fault-rank" => fault_rank = Some(number::<usize>(f, text()?)?),
             "--fault-step" => fault_step = Some(number::<u64>(f, text()?)?),

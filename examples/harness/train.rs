@@ -9,6 +9,38 @@ use super::fault::Fault;
 use super::run::{Data, World};
 use super::{Args, Example, Validation};
 
+/// `--metrics-addr`: a `MetricsServer` (feature `serve`).
+#[cfg(feature = "serve")]
+fn metrics_server(args: &Args, world: &World) -> suanli::Result<Option<suanli::nn::MetricsServer>> {
+    let Some(addr) = &args.metrics_addr else {
+        return Ok(None);
+    };
+    let m = suanli::nn::MetricsServer::start(addr, &world.dev)?;
+    println!("Training metrics on http://{}/metrics", m.address());
+    Ok(Some(m))
+}
+
+/// `--metrics-addr` without the feature: a clear error.
+#[cfg(not(feature = "serve"))]
+fn metrics_server(args: &Args, _world: &World) -> suanli::Result<Option<NoServer>> {
+    match &args.metrics_addr {
+        None => Ok(None),
+        Some(a) => Err(suanli::Error::InvalidArgument {
+            op: "--metrics-addr",
+            name: "build",
+            expected: "an example built with --features serve".into(),
+            found: format!("--metrics-addr {a} in a build without it"),
+        }),
+    }
+}
+
+/// Stands in for the server in a build without `serve` (never made).
+#[cfg(not(feature = "serve"))]
+struct NoServer;
+
+#[cfg(not(feature = "serve"))]
+impl Callback for NoServer {}
+
 /// Trains `model` for `args.epochs` (the total, with `resume`) and returns its history; an
 /// empty history for `--epochs 0`.
 pub fn fit(
@@ -38,6 +70,10 @@ pub fn fit(
     }
     if args.fault.is_some() {
         callbacks.push(&mut fault);
+    }
+    let mut metrics = metrics_server(args, world)?;
+    if let Some(m) = metrics.as_mut() {
+        callbacks.push(m);
     }
     let (validation_data, validation_split) = match ex.validation {
         Validation::TestSet => (Some(&data.test), 0.0),

@@ -48,6 +48,8 @@ pub(crate) mod progress;
 pub mod registry;
 pub(crate) mod rescaling;
 pub(crate) mod reshape;
+#[cfg(feature = "serve")]
+pub(crate) mod serve;
 pub mod spec;
 pub(crate) mod step;
 pub(crate) mod store;
@@ -72,6 +74,8 @@ pub use progress::ProgressBar;
 pub use registry::{layer_classes, IntoLayers, LayerConfig, LayerSpec};
 pub use rescaling::Rescaling;
 pub use reshape::{Flatten, Reshape};
+#[cfg(feature = "serve")]
+pub use serve::MetricsServer;
 pub use spec::{Initializer, Padding, Pair};
 pub use step::dropout_mask_seed;
 pub use tensorboard::{EventWriter, TensorBoard};

@@ -10,7 +10,9 @@ use numpy::{PyArray1, PyArrayDyn};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use suanli::nn::{FitOptions, History, LayerSpec, Metric, Optimizer, Sequential, ValidationFreq};
+use suanli::nn::{
+    FitOptions, History, LayerSpec, Metric, MetricsServer, Optimizer, Sequential, ValidationFreq,
+};
 use suanli::Tensor;
 
 use crate::convert;
@@ -193,7 +195,7 @@ impl PyModel {
     }
 
     /// Trains; returns the history of this call as a dict of lists.
-    #[pyo3(signature = (x, y, epochs = 1, batch_size = 32, shuffle = true, seed = 0, validation_data = None, validation_split = 0.0, checkpoint = None, on_epoch_begin = None, on_progress = None, on_epoch_end = None, learning_rate = None, initial_epoch = 0, validation_every = 1, validation_epochs = None, on_chunk = None, sample_weight = None, validation_weight = None))]
+    #[pyo3(signature = (x, y, epochs = 1, batch_size = 32, shuffle = true, seed = 0, validation_data = None, validation_split = 0.0, checkpoint = None, on_epoch_begin = None, on_progress = None, on_epoch_end = None, learning_rate = None, initial_epoch = 0, validation_every = 1, validation_epochs = None, on_chunk = None, sample_weight = None, validation_weight = None, metrics_addr = None, on_metrics_address = None))]
     #[allow(clippy::too_many_arguments)] // Keras's fit arguments, spelled out
     fn fit<'py>(
         &mut self,
@@ -217,7 +219,18 @@ impl PyModel {
         on_chunk: Option<Py<PyAny>>,
         sample_weight: Option<Vec<f32>>,
         validation_weight: Option<Vec<f32>>,
+        metrics_addr: Option<String>,
+        on_metrics_address: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        // keras.callbacks.PrometheusMetrics: the server lives while this fit runs, and its
+        // bound address (port 0 picks one) goes back to the callback before training starts.
+        let mut server = match &metrics_addr {
+            Some(a) => Some(MetricsServer::start(a, self.inner.device()).py()?),
+            None => None,
+        };
+        if let (Some(s), Some(f)) = (&server, &on_metrics_address) {
+            f.call1(py, (s.address(),))?;
+        }
         let train = weighted(py, &self.inner, x, y, sample_weight, "fit")?;
         let val = match &validation_data {
             Some((vx, vy)) => Some(weighted(
@@ -277,7 +290,11 @@ impl PyModel {
                 validation_data: val.as_ref(),
                 validation_split,
                 checkpoint: checkpoint.as_deref(),
-                callbacks: vec![&mut cbs],
+                callbacks: match server.as_mut() {
+                    // The server first: callbacks after it see this epoch's numbers served.
+                    Some(s) => vec![s as &mut dyn suanli::nn::Callback, &mut cbs],
+                    None => vec![&mut cbs],
+                },
                 ..Default::default()
             };
             model.fit(&train, options)

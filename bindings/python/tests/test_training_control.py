@@ -230,3 +230,30 @@ def test_datasets_and_generators_materialised_and_streamed(rng, monkeypatch):
         g.fit(Batches(x, y, 16), y)
     with pytest.raises(ValueError, match="steps_per_epoch"):
         g.fit(x, y, steps_per_epoch=3)
+
+
+def test_prometheus_metrics_served_while_fit_runs(rng):
+    import urllib.request
+
+    x = rng.standard_normal((120, 4)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+    m = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(4,))])
+    m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    served = keras.callbacks.PrometheusMetrics("127.0.0.1:0")
+    scraped = []
+
+    class Scrape(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            with urllib.request.urlopen(f"http://{served.address}/metrics") as r:
+                scraped.append((r.headers["Content-Type"], r.read().decode()))
+
+    h = m.fit(x, y, epochs=2, batch_size=20, verbose=0, callbacks=[served, Scrape()])
+    assert served.address and served.address.startswith("127.0.0.1:")
+    assert len(scraped) == 2
+    ctype, text = scraped[-1]
+    assert ctype.startswith("text/plain; version=0.0.4")
+    vals = {l.split("{")[0]: float(l.rsplit(" ", 1)[1]) for l in text.splitlines() if l.startswith("suanli_train_")}
+    assert vals["suanli_train_epochs_total"] == 2 and vals["suanli_train_steps_total"] == 12
+    assert vals["suanli_train_loss"] == pytest.approx(h.history["loss"][-1], abs=1e-12)
+    with pytest.raises(ValueError, match="at most one"):
+        m.fit(x, y, verbose=0, callbacks=[keras.callbacks.PrometheusMetrics("127.0.0.1:0"), keras.callbacks.PrometheusMetrics("127.0.0.1:0")])

@@ -249,6 +249,23 @@ class LambdaCallback(Callback):
             self.on_train_end = on_train_end
 
 
+class PrometheusMetrics(Callback):
+    """suanli's own: serves this training's metrics for Prometheus at
+    ``http://address/metrics`` while ``fit`` runs (steps, epochs, loss, accuracy,
+    validation, samples per second, step time, the device's pooled memory; the series
+    docs/OPERATIONS.md lists). The server runs in Rust beside the training and answers
+    without the GIL; ``address`` is the one it listens on once ``fit`` has started it
+    (``"127.0.0.1:0"`` picks a free port). One per ``fit``."""
+
+    def __init__(self, address: str = "127.0.0.1:9836") -> None:
+        super().__init__()
+        self.requested = str(address)
+        self.address: Optional[str] = None
+
+    def _bound(self, address: str) -> None:
+        self.address = address
+
+
 class TerminateOnNaN(Callback):
     """Accepted for compatibility: suanli's engine always stops on a non-finite loss (with a
     ``RuntimeError`` naming the epoch and step)."""
@@ -515,4 +532,4 @@ def _copy_atomic(src: str, dst: str) -> None:
         raise
 
 
-__all__ = ["BackupAndRestore", "CSVLogger", "Callback", "EarlyStopping", "History", "LambdaCallback", "LearningRateScheduler", "ModelCheckpoint", "ReduceLROnPlateau", "TensorBoard", "TerminateOnNaN"]
+__all__ = ["BackupAndRestore", "CSVLogger", "Callback", "EarlyStopping", "History", "LambdaCallback", "LearningRateScheduler", "ModelCheckpoint", "PrometheusMetrics", "ReduceLROnPlateau", "TensorBoard", "TerminateOnNaN"]

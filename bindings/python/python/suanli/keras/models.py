@@ -296,6 +296,9 @@ class Sequential:
             if len(validation_data) == 3 and validation_data[2] is not None:
                 validation_weight = _weights.row_weights("fit", validation_data[1], len(validation_data[0]), validation_data[2], None)
             validation_data = (validation_data[0], validation_data[1])
+        served = [cb for cb in callbacks or [] if isinstance(cb, callbacks_module.PrometheusMetrics)]
+        if len(served) > 1:
+            raise ValueError("fit: at most one PrometheusMetrics callback")
         history = callbacks_module.History()
         # Keras's order: the user's callbacks, then History, all handed the same logs (so a
         # callback's additions, such as ReduceLROnPlateau's learning_rate, reach the history).
@@ -386,6 +389,8 @@ class Sequential:
                 on_chunk=on_chunk if begin_cbs else None,
                 sample_weight=weights,
                 validation_weight=validation_weight,
+                metrics_addr=served[0].requested if served else None,
+                on_metrics_address=served[0]._bound if served else None,
             )
             self._busy = False
             for cb in cbs:
