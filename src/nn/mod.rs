@@ -22,9 +22,11 @@
 //!
 //! The files, bottom to top: `options` (what users choose and what training reports),
 //! `layer` (what a layer type is to the engine) and `dense` (the dense layer), `model`
-//! (`Sequential`), `step` (a step as a captured program, and the per-step table), `fit` (the
-//! one epoch loop and evaluation), `store` (files), `progress` (a Keras-style progress
-//! callback). `docs/ARCHITECTURE.md` walks through them.
+//! (`Sequential`), `step` (a step as a captured program, and the per-step table), `loss_end`
+//! (the loss, row weights and metrics that end a step), `metric` (the metrics beyond loss and
+//! accuracy), `fit` (the one epoch loop) and `evaluate`, `store` (files), `progress` (a
+//! Keras-style progress callback), `serve` (a training's own `/metrics`, feature `serve`).
+//! `docs/ARCHITECTURE.md` walks through them.
 
 pub(crate) mod batchnorm;
 pub(crate) mod build;
