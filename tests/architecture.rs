@@ -19,7 +19,10 @@ use std::path::Path;
 /// `x::*` matches every module under `x`.
 const LAYERS: &[(&str, &[&str])] = &[
     ("base", &["error", "io", "random"]),
-    ("configuration and vocabulary", &["config", "vocab"]),
+    (
+        "configuration and vocabulary",
+        &["config", "config::*", "vocab"],
+    ),
     (
         "device",
         &["device", "device::adapter", "device::core", "device::tune"],

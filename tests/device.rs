@@ -281,6 +281,7 @@ fn config_precedence_api_env_file() {
         device: Some(DeviceSpec::Gpu(0)),
         visible_devices: Some(vec![0]),
         memory_limit: Some(1000),
+        ..Default::default()
     };
     let c = Config::resolve(&api, &e, Some(file), "suanli.toml").unwrap();
     assert_eq!(c.device, Some(DeviceSpec::Gpu(0)));

@@ -20,6 +20,7 @@
 
 #[cfg(feature = "nvml")]
 pub mod exposition;
+pub mod governor;
 pub mod nvml;
 pub mod processes;
 pub mod reading;
@@ -36,9 +37,10 @@ use crate::device::adapter::Vendor;
 use crate::error::Result;
 use crate::runtime::Device;
 
+pub use governor::{Governor, GovernorReport, Pace, RealTime, Tuning};
 pub use processes::{drm_processes, DeviceProcess};
 pub use reading::{Clock, NoSensor, PciAddress, Reading, Sensor};
-pub use simulated::SimulatedSensor;
+pub use simulated::{SharedThermal, SimulatedSensor, Thermal, ThermalSensor, VirtualTime};
 pub use sysfs::{energy_delta, SysfsSensor};
 
 /// The default sysfs root of DRM cards.

@@ -8,6 +8,8 @@
 //!
 //! | matmul kernel | `SUANLI_MATMUL` | `matmul = "tiled"` | forces a matmul variant instead of the tuner's choice |
 //! | cache folder | `SUANLI_CACHE_DIR` | `cache_dir = "/path"` | where measured choices are kept (default `$XDG_CACHE_HOME/suanli`, else `~/.cache/suanli`) |
+//! | temperature limit | `SUANLI_MAX_TEMPERATURE_C` | `max_temperature_c = 83` | the governor paces a device above it ([`limits`]) |
+//! | power cap | `SUANLI_POWER_CAP_W` | `power_cap_w = 300` | the governor paces a device drawing more ([`limits`]) |
 //!
 //! Precedence: an explicit API argument beats the environment, which beats the file. The file
 //! is `$SUANLI_CONFIG` if set (it must then exist), else `suanli.toml` in the working directory
@@ -27,6 +29,10 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
+
+pub mod limits;
+
+pub use limits::{LimitTable, Limits};
 
 /// Which backend an adapter runs on, as far as device specs are concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -245,6 +251,8 @@ pub struct Config {
     pub matmul: Option<String>,
     /// Where measured per-device choices (the matmul tuner's) are cached; `None`: not cached.
     pub cache_dir: Option<PathBuf>,
+    /// Temperature and power limits per device, for the governor.
+    pub limits: LimitTable,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -255,6 +263,9 @@ struct FileConfig {
     memory_limit: Option<toml::Value>,
     matmul: Option<String>,
     cache_dir: Option<String>,
+    max_temperature_c: Option<f64>,
+    power_cap_w: Option<f64>,
+    limits: Option<std::collections::BTreeMap<String, limits::FileLimits>>,
 }
 
 /// Values passed explicitly through the API; they beat the environment and the file.
@@ -266,6 +277,9 @@ pub struct Overrides {
     pub visible_devices: Option<Vec<usize>>,
     /// Memory limit in bytes.
     pub memory_limit: Option<u64>,
+    /// Temperature and power limits; each beats the environment's and the file's for the
+    /// devices it covers.
+    pub limits: LimitTable,
 }
 
 impl Config {
@@ -417,6 +431,19 @@ impl Config {
             }
         }
 
+        let file_limits = limits::from_file(
+            limits::FileLimits::new(file.max_temperature_c, file.power_cap_w),
+            file.limits.as_ref(),
+            file_name,
+        )?;
+        let env_limits = limits::from_env(env)?;
+        for (spec, l) in &api.limits.devices {
+            l.check("the API")?;
+            spec.parse::<DeviceSpec>()?;
+        }
+        api.limits.all.check("the API")?;
+        let limits = api.limits.over(&env_limits.over(&file_limits));
+
         Ok(Config {
             device,
             visible_devices,
@@ -424,6 +451,7 @@ impl Config {
             backends,
             matmul,
             cache_dir,
+            limits,
         })
     }
 
