@@ -91,6 +91,17 @@ fn training_metrics_follow_the_run_and_pass_promtool() {
             && text.contains("kind=\"parameters\""),
         "{text}"
     );
+    promtool_accepts(&text);
+    // A port in use is a typed error naming it.
+    let e = MetricsServer::start(server.address(), &dev)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains(server.address()), "{e}");
+}
+
+/// `promtool check metrics` finds nothing wrong with `text` (required in CI).
+fn promtool_accepts(text: &str) {
     let promtool = std::process::Command::new("promtool")
         .arg("--version")
         .output()
@@ -116,10 +127,80 @@ fn training_metrics_follow_the_run_and_pass_promtool() {
             "promtool: {msg}"
         );
     }
-    // A port in use is a typed error naming it.
-    let e = MetricsServer::start(server.address(), &dev)
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(e.contains(server.address()), "{e}");
+}
+
+/// A governed group: the governor's series and each device's share appear, and pass promtool.
+#[test]
+fn governor_and_shares_are_exported() {
+    use std::sync::{Arc, Mutex};
+    use suanli::config::Limits;
+    use suanli::multi::{DeviceGroup, ParallelOptions};
+    use suanli::telemetry::{Governor, Thermal, ThermalSensor, VirtualTime};
+    let (Some(a), Some(b)) = (common::own_device(None), common::own_device(None)) else {
+        return;
+    };
+    let group = DeviceGroup::from_devices(vec![a, b]).unwrap();
+    let data: Vec<_> = group
+        .devices()
+        .iter()
+        .map(|d| common::noisy_classes(d, 512))
+        .collect();
+    let devs: Vec<_> = [110.0, 60.0]
+        .iter()
+        .map(|f| Arc::new(Mutex::new(Thermal::new(35.0, *f, 30.0, 80.0, 700.0))))
+        .collect();
+    let clock = VirtualTime::new(devs.clone(), std::time::Duration::from_secs(10));
+    let mut gov = Governor::with_pace(Box::new(clock));
+    for (i, d) in devs.iter().enumerate() {
+        let limits = Limits {
+            max_temperature_c: Some(80.0),
+            power_cap_w: None,
+        };
+        gov.add(
+            &format!("sim:{i}"),
+            "simulated",
+            Box::new(ThermalSensor(d.clone())),
+            limits,
+        )
+        .unwrap();
+    }
+    let mut server = MetricsServer::start("127.0.0.1:0", &group.devices()[0]).unwrap();
+    let mut model = common::small_model(&group.devices()[0], Optimizer::adam());
+    model
+        .fit_parallel(
+            &group,
+            &data,
+            FitOptions {
+                epochs: 3,
+                batch_size: 8,
+                governor: Some(&mut gov),
+                callbacks: vec![&mut server],
+                ..Default::default()
+            },
+            &ParallelOptions {
+                simulated_rates: Some(vec![2000.0, 2000.0]),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let text = get(server.address());
+    let r = gov.reports();
+    assert_eq!(
+        value(&text, "suanli_governor_duty_ratio"),
+        Some(r[0].duty),
+        "{text}"
+    );
+    assert!(r[0].duty < 1.0);
+    assert_eq!(
+        value(&text, "suanli_governor_lowered_total"),
+        Some(r[0].lowered as f64)
+    );
+    assert_eq!(
+        value(&text, "suanli_governor_temperature_limit_celsius"),
+        Some(80.0)
+    );
+    let share = value(&text, "suanli_train_device_share_ratio").unwrap();
+    assert!(share < 0.45, "the hot device's exported share {share}");
+    assert!(text.contains("replica=\"1\""), "{text}");
+    promtool_accepts(&text);
 }

@@ -31,7 +31,7 @@ use crate::nn::evaluate::Evaluator;
 use crate::nn::fit::{self, Setup};
 use crate::nn::model::Sequential;
 use crate::nn::options::FitOptions;
-use crate::telemetry::DeviceWatch;
+use crate::telemetry::{DeviceWatch, Governor};
 
 /// PyTorch DDP's default bucket size.
 pub const DEFAULT_BUCKET_BYTES: usize = 25 << 20;
@@ -197,6 +197,7 @@ impl Sequential {
             balancer: Balancer::new(nd, popts.initial_shares.as_deref()),
             watches: group.devices().iter().map(DeviceWatch::new).collect(),
             penalty: vec![1.0; nd],
+            gov_factor: vec![1.0; nd],
             slowdown: popts.slowdown.clone(),
             simulated: popts.simulated_rates.clone(),
             fail_at: popts.fail_at_step,
@@ -210,7 +211,18 @@ impl Sequential {
                 ..Default::default()
             },
         };
-        let history = fit::run(&mut engine, &setup, &mut options, t0);
+        let mut auto = match options.governor {
+            Some(_) => None,
+            None => Governor::for_devices(group.devices())?,
+        };
+        let given = options.governor.take();
+        let history = fit::run(
+            &mut engine,
+            &setup,
+            &mut options,
+            t0,
+            given.or(auto.as_mut()),
+        );
         engine.pollers = None;
         // Whatever happened, the last completed step's update is applied before the weights
         // come home.

@@ -18,7 +18,7 @@ use crate::nn::fit::{Engine, EpochReport};
 use crate::nn::metric;
 use crate::nn::options::{Evaluation, History};
 use crate::nn::step::{self, RuleAt};
-use crate::telemetry::{DeviceWatch, WatchEvent};
+use crate::telemetry::{DeviceWatch, Governor, WatchEvent};
 use crate::vocab::Rule;
 
 /// What the exchange cost in one epoch.
@@ -87,6 +87,8 @@ pub(crate) struct ParallelEngine<'a> {
     pub(crate) balancer: Balancer,
     pub(crate) watches: Vec<DeviceWatch>,
     pub(crate) penalty: Vec<f64>,
+    /// The governor's scaling of each device's share (1: not held back).
+    pub(crate) gov_factor: Vec<f64>,
     pub(crate) slowdown: Vec<f64>,
     pub(crate) simulated: Option<Vec<f64>>,
     pub(crate) fail_at: Option<u64>,
@@ -230,7 +232,13 @@ impl ParallelEngine<'_> {
                 "step {t}: shards {sizes:?}, seconds {secs:?}, shares {:?}",
                 self.balancer.shares()
             );
-            self.balancer.observe(&sizes, &secs, &self.penalty);
+            let penalty: Vec<f64> = self
+                .penalty
+                .iter()
+                .zip(&self.gov_factor)
+                .map(|(p, g)| p * g)
+                .collect();
+            self.balancer.observe(&sizes, &secs, &penalty);
         }
         self.out.shares.push(self.balancer.shares().to_vec());
         Ok(())
@@ -341,6 +349,25 @@ impl Engine for ParallelEngine<'_> {
 
     fn agree(&mut self, flag: bool) -> Result<bool> {
         exchange::any(self.ex, flag)
+    }
+
+    /// In a group, a device's duty cuts its share of the batch (the others take the rows);
+    /// the group pauses only at the largest duty, when every device is held back.
+    fn govern(&mut self, g: &mut Governor, began: Instant) -> Result<bool> {
+        let changed = g.update();
+        let factors = g.share_factors();
+        if factors.len() == self.gov_factor.len() {
+            if changed && self.reps.len() > 1 {
+                log::info!("governor: shares of the batch scaled by {factors:.2?}");
+            }
+            self.gov_factor = factors;
+        }
+        if g.pacing() {
+            // Every step already waited for its devices (the exchange needs their gradients).
+            let busy = g.now().saturating_duration_since(began);
+            g.pace_after(busy);
+        }
+        Ok(changed)
     }
 
     fn end_epoch(&mut self, epoch: usize) -> Result<EpochReport> {
@@ -467,6 +494,17 @@ impl Engine for ParallelEngine<'_> {
                 .take()
                 .map_or(f64::NAN, |w| w.utilisation().fraction()),
             detail: detail.join(" - "),
+            shares: if self.reps.len() > 1 {
+                self.reps
+                    .iter()
+                    .zip(self.balancer.shares())
+                    .map(|(r, s)| (r.dev.info().spec().to_string(), *s))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            exchange: (self.ex.ranks() > 1)
+                .then_some((report.bytes_sent_per_step, report.seconds_per_step)),
         })
     }
 

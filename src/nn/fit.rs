@@ -24,6 +24,7 @@ use crate::nn::options::{
 };
 use crate::nn::step::{self, Backward, RuleAt, StepLayout, StepProgram, CHUNK};
 use crate::random::Rng;
+use crate::telemetry::Governor;
 use crate::tensor::{IndexBuffer, Tensor};
 use crate::vocab::Rule;
 
@@ -51,6 +52,11 @@ pub(crate) trait Engine {
         Ok(flag)
     }
 
+    /// After a chunk that began at `began` (by the governor's clock): lets the governor read
+    /// its sensors and, while it paces, waits for the chunk and pauses. True when a duty
+    /// changed.
+    fn govern(&mut self, g: &mut Governor, began: Instant) -> Result<bool>;
+
     /// Writes a checkpoint of the current weights and optimizer state.
     fn save_checkpoint(
         &mut self,
@@ -68,6 +74,10 @@ pub(crate) struct EpochReport {
     pub(crate) utilisation: f64,
     /// Engine-specific text for the epoch line.
     pub(crate) detail: String,
+    /// Several devices: each one's spec and share of the batch.
+    pub(crate) shares: Vec<(String, f64)>,
+    /// Several processes: bytes sent per step, exchange seconds per step.
+    pub(crate) exchange: Option<(f64, f64)>,
 }
 
 /// A run's plan, checked before anything changes.
@@ -250,6 +260,7 @@ pub(crate) fn run(
     s: &Setup,
     o: &mut FitOptions<'_>,
     t0: u64,
+    mut gov: Option<&mut Governor>,
 ) -> Result<History> {
     let mut history = s.history.clone();
     let mut t = t0;
@@ -317,7 +328,16 @@ pub(crate) fn run(
         let mut last_read = Instant::now();
         let mut done = 0;
         for chunk in s.steps.chunks(CHUNK) {
+            let began = gov.as_deref_mut().map(Governor::now);
             engine.run(chunk, t, &rule)?;
+            if let (Some(g), Some(b)) = (gov.as_deref_mut(), began) {
+                if engine.govern(g, b)? {
+                    let reports = g.reports();
+                    for cb in o.callbacks.iter_mut() {
+                        cb.on_governor(&reports);
+                    }
+                }
+            }
             t += chunk.len() as u64;
             done += chunk.len();
             for cb in o.callbacks.iter_mut() {
@@ -406,10 +426,18 @@ pub(crate) fn run(
             validation,
             samples_per_second: s.n_train as f64 / seconds.max(1e-9),
             detail: report.detail,
+            shares: report.shares,
+            exchange: report.exchange,
         };
         log::info!("epoch {}/{} {}", epoch + 1, s.epochs, end.keras_line());
         if let Some(path) = o.checkpoint {
             engine.save_checkpoint(path, epoch + 1, s.seed, &history)?;
+        }
+        if let Some(g) = gov.as_deref() {
+            let reports = g.reports();
+            for cb in o.callbacks.iter_mut() {
+                cb.on_governor(&reports);
+            }
         }
         let mut go = true;
         for cb in o.callbacks.iter_mut() {
@@ -541,7 +569,7 @@ impl Engine for LocalEngine<'_> {
                 .window
                 .take()
                 .map_or(f64::NAN, |w| w.utilisation().fraction()),
-            detail: String::new(),
+            ..EpochReport::default()
         })
     }
 
@@ -550,6 +578,18 @@ impl Engine for LocalEngine<'_> {
             Some((e, data)) => Ok(Some(e.run(&self.model.device, data)?)),
             None => Ok(None),
         }
+    }
+
+    fn govern(&mut self, g: &mut Governor, began: Instant) -> Result<bool> {
+        let changed = g.update();
+        if g.pacing() {
+            // Pacing needs the chunk's own time: wait for it (the queue then holds nothing
+            // ahead, so the pause is idle time on the device).
+            self.model.device.synchronize()?;
+            let busy = g.now().saturating_duration_since(began);
+            g.pace_after(busy);
+        }
+        Ok(changed)
     }
 
     fn save_checkpoint(
@@ -575,7 +615,13 @@ impl Sequential {
             self.check_dataset("fit (validation data)", v)?;
         }
         let t0 = self.step;
+        let mut auto = match options.governor {
+            Some(_) => None,
+            None => Governor::for_devices(std::slice::from_ref(&self.device))?,
+        };
+        let given = options.governor.take();
+        let gov = given.or(auto.as_mut());
         let mut engine = LocalEngine::new(self, data, &setup, options.validation_data)?;
-        run(&mut engine, &setup, &mut options, t0)
+        run(&mut engine, &setup, &mut options, t0, gov)
     }
 }

@@ -367,6 +367,11 @@ pub struct FitOptions<'a> {
     pub on_epoch_end: Option<EpochCallback<'a>>,
     /// Progress and epoch events (a progress bar, a logger, a Ctrl-C check).
     pub callbacks: Vec<&'a mut dyn Callback>,
+    /// Paces training to keep the devices within temperature and power limits
+    /// ([`crate::telemetry::governor`]). Without one, a governor is made from the devices'
+    /// configured limits (`SUANLI_MAX_TEMPERATURE_C`, `SUANLI_POWER_CAP_W`, `suanli.toml`)
+    /// when any are set; pass one for limits set in code, or for a simulated clock.
+    pub governor: Option<&'a mut crate::telemetry::Governor>,
 }
 
 impl Default for FitOptions<'_> {
@@ -387,6 +392,7 @@ impl Default for FitOptions<'_> {
             resume: None,
             on_epoch_end: None,
             callbacks: Vec::new(),
+            governor: None,
         }
     }
 }
@@ -509,6 +515,11 @@ pub struct EpochEnd {
     pub samples_per_second: f64,
     /// What the training engine adds (several devices: shares and throughput per device).
     pub detail: String,
+    /// Several devices: each device's spec and share of the batch at the epoch's end.
+    pub shares: Vec<(String, f64)>,
+    /// Several processes: bytes this process sent to the others per step, and seconds per
+    /// step the exchange worked (`None` in one process).
+    pub exchange: Option<(f64, f64)>,
 }
 
 impl EpochEnd {
@@ -568,4 +579,8 @@ pub trait Callback {
     fn on_epoch_end(&mut self, _event: &EpochEnd, _history: &History) -> bool {
         true
     }
+
+    /// The governor changed a device's duty, or an epoch ended under a governor: every
+    /// governed device's limits, readings, duty and counters.
+    fn on_governor(&mut self, _reports: &[crate::telemetry::GovernorReport]) {}
 }

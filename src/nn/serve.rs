@@ -13,6 +13,7 @@ use crate::memory::MemoryKind;
 use crate::nn::options::{Callback, EpochBegin, EpochEnd, History, Progress};
 use crate::runtime::Device;
 use crate::telemetry::exposition::{Exposition, Kind, Labels};
+use crate::telemetry::GovernorReport;
 
 /// What the last events said.
 #[derive(Clone, Debug, Default)]
@@ -29,6 +30,11 @@ struct State {
     val_accuracy: Option<f64>,
     samples_per_second: Option<f64>,
     step_seconds: Option<f64>,
+    /// Several devices: spec and share of the batch per device.
+    shares: Vec<(String, f64)>,
+    /// Several processes: bytes sent and seconds of exchange so far (`None`: one process).
+    exchange: Option<(f64, f64)>,
+    governor: Vec<GovernorReport>,
 }
 
 /// Serves `/metrics` for the training it is a callback of (see the module docs). The server
@@ -146,8 +152,18 @@ impl Callback for MetricsServer {
             s.val_accuracy = e.validation.as_ref().and_then(|v| v.accuracy);
             s.samples_per_second = Some(e.samples_per_second);
             s.step_seconds = (e.steps > 0).then(|| e.seconds / e.steps as f64);
+            s.shares = e.shares.clone();
+            if let Some((bytes, secs)) = e.exchange {
+                let (b0, s0) = s.exchange.unwrap_or_default();
+                let n = e.steps as f64;
+                s.exchange = Some((b0 + bytes * n, s0 + secs * n));
+            }
         });
         true
+    }
+
+    fn on_governor(&mut self, reports: &[GovernorReport]) {
+        self.update(|s| s.governor = reports.to_vec());
     }
 }
 
@@ -252,5 +268,122 @@ fn render(s: &State, dev: &Device) -> String {
         Kind::Gauge,
         &kinds,
     );
+    render_group(&mut e, s);
+    render_governor(&mut e, &s.governor);
     e.finish()
+}
+
+/// Shares of several devices and the exchange of several processes (no samples otherwise).
+fn render_group(e: &mut Exposition, s: &State) {
+    let shares: Vec<(Labels, Option<f64>)> = s
+        .shares
+        .iter()
+        .enumerate()
+        .map(|(i, (spec, v))| {
+            (
+                vec![("device", spec.clone()), ("replica", i.to_string())],
+                Some(*v),
+            )
+        })
+        .collect();
+    e.family(
+        "suanli_train_device_share_ratio",
+        "Each device's share of the global batch at the last epoch's end (several devices).",
+        Kind::Gauge,
+        &shares,
+    );
+    let (bytes, secs) = (s.exchange.map(|x| x.0), s.exchange.map(|x| x.1));
+    e.family(
+        "suanli_train_exchange_sent_bytes_total",
+        "Bytes this process sent to the other processes of the run (finished epochs).",
+        Kind::Counter,
+        &[(vec![], bytes)],
+    );
+    e.family(
+        "suanli_train_exchange_seconds_total",
+        "Seconds the gradient exchange worked (finished epochs).",
+        Kind::Counter,
+        &[(vec![], secs)],
+    );
+}
+
+/// A family of the governor's: name, help, kind and the value per device.
+type Family<'a> = (
+    &'a str,
+    &'a str,
+    Kind,
+    &'a dyn Fn(&GovernorReport) -> Option<f64>,
+);
+
+/// The governor's state per device (no samples without a governor).
+fn render_governor(e: &mut Exposition, reports: &[GovernorReport]) {
+    let each = |f: &dyn Fn(&GovernorReport) -> Option<f64>| -> Vec<(Labels, Option<f64>)> {
+        reports
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                (
+                    vec![
+                        ("device", r.spec.clone()),
+                        ("name", r.name.clone()),
+                        ("replica", i.to_string()),
+                    ],
+                    f(r),
+                )
+            })
+            .collect()
+    };
+    let families: [Family<'_>; 8] = [
+        (
+            "suanli_governor_duty_ratio",
+            "The share of time the governor lets the device be busy (1: not held back).",
+            Kind::Gauge,
+            &|r| Some(r.duty),
+        ),
+        (
+            "suanli_governor_temperature_limit_celsius",
+            "The device's temperature limit.",
+            Kind::Gauge,
+            &|r| r.max_temperature_c,
+        ),
+        (
+            "suanli_governor_power_cap_watts",
+            "The device's power cap.",
+            Kind::Gauge,
+            &|r| r.power_cap_w,
+        ),
+        (
+            "suanli_governor_lowered_total",
+            "Times the governor lowered the device's duty.",
+            Kind::Counter,
+            &|r| Some(r.lowered as f64),
+        ),
+        (
+            "suanli_governor_raised_total",
+            "Times the governor raised the device's duty.",
+            Kind::Counter,
+            &|r| Some(r.raised as f64),
+        ),
+        (
+            "suanli_governor_paced_seconds_total",
+            "Seconds of pause the governor inserted while the device was held back.",
+            Kind::Counter,
+            &|r| Some(r.paced_seconds),
+        ),
+        (
+            "suanli_governor_over_limit_seconds_total",
+            "Seconds the device was read over a limit (temperature or power).",
+            Kind::Counter,
+            &|r| Some(r.over_temperature_seconds + r.over_power_seconds),
+        ),
+        (
+            "suanli_governor_sensor_errors_total",
+            "Governor reads that failed or lacked a limited value.",
+            Kind::Counter,
+            &|r| Some(r.sensor_errors as f64),
+        ),
+    ];
+    for (name, help, kind, f) in families {
+        e.family(name, help, kind, &each(f));
+    }
 }

@@ -37,7 +37,9 @@ use serde::Serialize;
 
 use crate::config::Limits;
 use crate::error::Result;
+use crate::runtime::Device;
 use crate::telemetry::reading::{Reading, Sensor};
+use crate::telemetry::sensor_for;
 
 /// The clock and the pause of the governor: real time in use, virtual time in tests.
 pub trait Pace: Send {
@@ -261,6 +263,25 @@ impl Governor {
             report,
         });
         Ok(())
+    }
+
+    /// A governor over `devices` by their configured limits ([`crate::config::LimitTable`]),
+    /// reading their own sensors in real time; `None` when no device has a limit.
+    pub fn for_devices(devices: &[Device]) -> Result<Option<Governor>> {
+        let limits: Vec<Limits> = devices
+            .iter()
+            .map(|d| d.config().limits.for_device(&d.info().spec()))
+            .collect();
+        if limits.iter().all(Limits::is_empty) {
+            return Ok(None);
+        }
+        let mut g = Governor::new();
+        for (d, l) in devices.iter().zip(limits) {
+            let spec = d.info().spec().to_string();
+            log::info!("governor: {spec} ({}) {l}", d.name());
+            g.add(&spec, d.name(), sensor_for(d.info()), l)?;
+        }
+        Ok(Some(g))
     }
 
     /// Governed devices.
