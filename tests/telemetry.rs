@@ -322,3 +322,60 @@ fn device_watch_warns_on_throttling_heat_and_idle_epochs() {
     assert!(w.epoch_end(2, Some(0.97)).is_empty());
     assert_eq!(w.last.as_ref().unwrap().temperature_c, Some(60.0));
 }
+
+#[test]
+fn a_board_power_limit_is_set_only_within_its_range_and_where_it_can_be() {
+    use suanli::telemetry::power_limit::set_power_limit_in;
+    let r = root("powercap");
+    amd_tree(&r, "card0", "0000:03:00.0", "50\n");
+    let hw = "card0/device/hwmon/hwmon3";
+    put(&r, &format!("{hw}/power1_cap_min"), "150000000\n");
+    put(&r, &format!("{hw}/power1_cap_max"), "330000000\n");
+    let a = adapter(
+        "AMD Radeon RX 6800 XT",
+        0x1002,
+        0x73bf,
+        DeviceKind::Discrete,
+        "0000:03:00.0",
+    );
+    let c = set_power_limit_in(&r, &a, 250.0).unwrap();
+    assert_eq!(c.before_w, Some(300.0));
+    assert_eq!(c.range_w, Some((150.0, 330.0)));
+    let written = fs::read_to_string(r.join(hw).join("power1_cap")).unwrap();
+    assert_eq!(written.trim(), "250000000");
+    // Outside the board's range, or not a number: refused, the file untouched.
+    for bad in [100.0, 400.0, f64::NAN, -5.0] {
+        let e = set_power_limit_in(&r, &a, bad).unwrap_err().to_string();
+        assert!(e.contains("expected"), "{e}");
+    }
+    assert_eq!(
+        fs::read_to_string(r.join(hw).join("power1_cap"))
+            .unwrap()
+            .trim(),
+        "250000000"
+    );
+    // An i915 card has no power1_cap, a software adapter no power limit at all.
+    let r2 = root("powercap-intel");
+    put(
+        &r2,
+        "card0/device/uevent",
+        &uevent("i915", "8086:56A0", "0000:04:00.0"),
+    );
+    put(&r2, "card0/device/hwmon/hwmon1/energy1_input", "1000\n");
+    let intel = adapter(
+        "Intel Arc A770",
+        0x8086,
+        0x56a0,
+        DeviceKind::Discrete,
+        "0000:04:00.0",
+    );
+    let e = set_power_limit_in(&r2, &intel, 200.0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("power1_cap"), "{e}");
+    let soft = adapter("llvmpipe", 0x10005, 0, DeviceKind::Software, "");
+    let e = set_power_limit_in(&r2, &soft, 200.0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("software"), "{e}");
+}

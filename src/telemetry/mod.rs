@@ -18,10 +18,11 @@
 //! # Ok::<(), suanli::Error>(())
 //! ```
 
-#[cfg(feature = "nvml")]
 pub mod exposition;
 pub mod governor;
+#[cfg(feature = "nvml")]
 pub mod nvml;
+pub mod power_limit;
 pub mod processes;
 pub mod reading;
 pub mod simulated;
@@ -62,6 +63,7 @@ pub fn sensor_in_with_clock(drm_root: &Path, desc: &AdapterDesc, clock: Clock) -
     if !desc.kind.is_hardware() {
         return Box::new(NoSensor("none (software adapter)".into()));
     }
+    #[cfg(feature = "nvml")]
     let pci = PciAddress::parse(&desc.pci_bus_id);
     #[cfg(feature = "nvml")]
     if desc.vendor == Vendor::Nvidia {
@@ -71,28 +73,8 @@ pub fn sensor_in_with_clock(drm_root: &Path, desc: &AdapterDesc, clock: Clock) -
             None => log::debug!("{}: no PCI address, so no NVML match", desc.name),
         }
     }
-    let cards = sysfs::cards(drm_root);
-    let by_pci = pci.and_then(|a| cards.iter().find(|c| c.pci == Some(a)));
-    let by_id = || {
-        let same: Vec<_> = cards
-            .iter()
-            .filter(|c| c.vendor_id == desc.vendor_id && c.device_id == desc.device_id)
-            .collect();
-        match same.as_slice() {
-            [one] => Some(*one),
-            [] => None,
-            _ => {
-                log::debug!(
-                    "{}: {} cards share its ids and it has no PCI address; not guessing",
-                    desc.name,
-                    same.len()
-                );
-                None
-            }
-        }
-    };
-    match by_pci.or_else(by_id) {
-        Some(card) => Box::new(SysfsSensor::new(card.clone(), clock)),
+    match card_for(drm_root, desc) {
+        Some(card) => Box::new(SysfsSensor::new(card, clock)),
         None => Box::new(NoSensor(match desc.vendor {
             #[cfg(feature = "nvml")]
             Vendor::Nvidia => format!(
@@ -103,6 +85,32 @@ pub fn sensor_in_with_clock(drm_root: &Path, desc: &AdapterDesc, clock: Clock) -
             ),
             _ => "none".into(),
         })),
+    }
+}
+
+/// The DRM card of a hardware adapter under `drm_root`: by PCI address, else by vendor and
+/// device id when exactly one card has them (never by enumeration order).
+pub(crate) fn card_for(drm_root: &Path, desc: &AdapterDesc) -> Option<sysfs::Card> {
+    let pci = PciAddress::parse(&desc.pci_bus_id);
+    let cards = sysfs::cards(drm_root);
+    if let Some(c) = pci.and_then(|a| cards.iter().find(|c| c.pci == Some(a))) {
+        return Some(c.clone());
+    }
+    let same: Vec<_> = cards
+        .iter()
+        .filter(|c| c.vendor_id == desc.vendor_id && c.device_id == desc.device_id)
+        .collect();
+    match same.as_slice() {
+        [one] => Some((*one).clone()),
+        [] => None,
+        _ => {
+            log::debug!(
+                "{}: {} cards share its ids and it has no PCI address; not guessing",
+                desc.name,
+                same.len()
+            );
+            None
+        }
     }
 }
 

@@ -88,3 +88,32 @@ impl Sensor for NvmlSensor {
         r
     }
 }
+
+/// Sets the power limit of the NVIDIA GPU at `pci` to `watts` (needs root): the limit before
+/// and the range NVML allows, both in W; or why not.
+pub(crate) fn set_power_limit(pci: PciAddress, watts: f64) -> Result<(f64, (f64, f64)), String> {
+    let nvml = nvml()?;
+    let bus_id = pci.nvml_string();
+    let mut d = nvml
+        .device_by_pci_bus_id(bus_id.as_str())
+        .map_err(|e| format!("NVML has no device at {bus_id}: {e}"))?;
+    let range = d
+        .power_management_limit_constraints()
+        .map_err(|e| format!("NVML cannot tell the allowed range: {e}"))?;
+    let (lo, hi) = (range.min_limit as f64 / 1e3, range.max_limit as f64 / 1e3);
+    if !(lo..=hi).contains(&watts) {
+        return Err(format!(
+            "{watts} W is outside the board's range {lo}-{hi} W"
+        ));
+    }
+    let before = d
+        .power_management_limit()
+        .map_err(|e| format!("NVML cannot read the limit: {e}"))? as f64
+        / 1e3;
+    d.set_power_management_limit((watts * 1e3).round() as u32)
+        .map_err(|e| match e {
+            NvmlError::NoPermission => "NVML refused: setting a power limit needs root".to_string(),
+            e => format!("NVML refused: {e}"),
+        })?;
+    Ok((before, (lo, hi)))
+}

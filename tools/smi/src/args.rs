@@ -13,12 +13,15 @@ pub struct Args {
     pub simulate: Option<usize>,
     /// Also list the processes using each device (Linux DRM fdinfo).
     pub processes: bool,
+    /// Set a board's own power limit (device spec, watts) and exit: an explicit opt-in.
+    pub set_power_limit: Option<(String, f64)>,
 }
 
 pub const USAGE: &str =
     "usage: suanli-smi [--once] [--json] [--processes] [--interval SECS] [--count N]
        suanli-smi --serve ADDR:PORT        (Prometheus /metrics; port 0 picks a free one)
-       any of them with --simulate N       (N made-up devices instead of the adapters)";
+       any of them with --simulate N       (N made-up devices instead of the adapters)
+       suanli-smi --set-power-limit gpu:0=250   (sets the board's own limit, in W; needs root)";
 
 /// Parses the arguments (without the program name).
 pub fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -30,6 +33,7 @@ pub fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         serve: None,
         simulate: None,
         processes: false,
+        set_power_limit: None,
     };
     while let Some(flag) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -53,6 +57,17 @@ pub fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
                 );
             }
             "--serve" => a.serve = Some(value("--serve")?),
+            "--set-power-limit" => {
+                let v = value("--set-power-limit")?;
+                let bad =
+                    || format!("--set-power-limit: expected DEVICE=WATTS (gpu:0=250), found {v:?}");
+                let (spec, w) = v.split_once('=').ok_or_else(bad)?;
+                let w: f64 = w.trim().parse().map_err(|_| bad())?;
+                if !(w.is_finite() && w > 0.0) {
+                    return Err(bad());
+                }
+                a.set_power_limit = Some((spec.trim().to_string(), w));
+            }
             "--simulate" => {
                 let v = value("--simulate")?;
                 a.simulate = Some(
@@ -98,6 +113,8 @@ mod tests {
             "--simulate 0",
             "--serve",
             "--bogus",
+            "--set-power-limit gpu:0",
+            "--set-power-limit gpu:0=-5",
         ] {
             assert!(p(bad).is_err(), "{bad} accepted");
         }

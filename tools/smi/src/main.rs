@@ -67,6 +67,35 @@ fn format_processes(rows: &[Row], procs: &[DeviceProcess]) -> String {
     s
 }
 
+/// `--set-power-limit`: the adapter `spec` names, its limit set; the exit status.
+fn set_power_limit(spec: &str, watts: f64) -> i32 {
+    let result = suanli::devices().and_then(|all| {
+        let want: suanli::DeviceSpec = spec.parse()?;
+        let d = all.into_iter().find(|d| d.spec() == want).ok_or_else(|| {
+            suanli::Error::DeviceNotFound {
+                spec: spec.to_string(),
+                available: "see suanli-smi --once".into(),
+            }
+        })?;
+        suanli::telemetry::power_limit::set_power_limit(&d, watts)
+    });
+    match result {
+        Ok(c) => {
+            println!(
+                "{spec}: power limit {} -> {:.0} W (via {})",
+                c.before_w.map_or("unknown".into(), |b| format!("{b:.0} W")),
+                c.after_w,
+                c.via
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("suanli-smi: {e}");
+            1
+        }
+    }
+}
+
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let a = match args::parse(std::env::args().skip(1)) {
@@ -76,6 +105,9 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if let Some((spec, watts)) = &a.set_power_limit {
+        std::process::exit(set_power_limit(spec, *watts));
+    }
     let monitor = match a.simulate {
         Some(n) => Ok(Monitor::simulated(n)),
         None => Monitor::new(),
