@@ -313,6 +313,39 @@ mod tests {
     }
 
     #[test]
+    fn the_file_sets_limits_for_every_device_and_per_device() {
+        use crate::config::{Config, Overrides};
+        let file = "max_temperature_c = 83\npower_cap_w = 300\n[limits.\"GPU:1\"]\nmax_temperature_c = 75\n";
+        let c =
+            Config::resolve(&Overrides::default(), &HashMap::new(), Some(file), "t.toml").unwrap();
+        let g1 = c.limits.for_device(&DeviceSpec::Gpu(1));
+        assert_eq!(g1.max_temperature_c, Some(75.0));
+        assert_eq!(g1.power_cap_w, Some(300.0));
+        assert_eq!(
+            c.limits.for_device(&DeviceSpec::Gpu(0)).max_temperature_c,
+            Some(83.0)
+        );
+        // The environment beats the file; a device's own entry beats "every device" only
+        // within one source.
+        let e = env(&[(TEMPERATURE_VAR, "70")]);
+        let c = Config::resolve(&Overrides::default(), &e, Some(file), "t.toml").unwrap();
+        assert_eq!(
+            c.limits.for_device(&DeviceSpec::Gpu(1)).max_temperature_c,
+            Some(70.0)
+        );
+        for bad in [
+            "[limits.\"gpu:0\"]\nmax_temp = 80\n",
+            "[limits.\"name:RTX\"]\nmax_temperature_c = 80\n",
+            "power_cap_w = -3\n",
+        ] {
+            let e = Config::resolve(&Overrides::default(), &HashMap::new(), Some(bad), "t.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("t.toml") || e.contains("expected"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn a_higher_source_beats_a_lower_one_field_by_field() {
         let api = LimitTable::for_all(Limits {
             max_temperature_c: Some(70.0),
