@@ -204,3 +204,45 @@ fn governor_and_shares_are_exported() {
     assert!(text.contains("replica=\"1\""), "{text}");
     promtool_accepts(&text);
 }
+
+/// A process running the job scheduler serves its counters through the same server.
+#[test]
+fn job_scheduler_counters_are_exported() {
+    use suanli::multi::{DeviceGroup, Job};
+    let (Some(a), Some(b)) = (common::own_device(None), common::own_device(None)) else {
+        return;
+    };
+    let group = DeviceGroup::from_devices(vec![a, b]).unwrap();
+    let server = MetricsServer::start("127.0.0.1:0", &group.devices()[0]).unwrap();
+    let stats = group.job_stats();
+    server.add_source(move |e| stats.render(e));
+    let jobs: Vec<Job<usize>> = (0..7).map(|i| Job::new(i, 1 << 20)).collect();
+    let out = group.map(jobs, |dev, i| {
+        if i == 3 {
+            return Err(suanli::Error::InvalidArgument {
+                op: "job",
+                name: "i",
+                expected: "not 3".into(),
+                found: "3".into(),
+            });
+        }
+        let t = suanli::Tensor::full(dev, &[1024], i as f32)?;
+        Ok(t.sum(0)?.to_vec()?[0])
+    });
+    assert_eq!(out.iter().filter(|r| r.is_err()).count(), 1);
+    let text = get(server.address());
+    let sum = |name: &str| -> f64 {
+        text.lines()
+            .filter(|l| l.starts_with(&format!("{name}{{")))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+            .sum()
+    };
+    assert_eq!(sum("suanli_jobs_finished_total"), 6.0, "{text}");
+    assert_eq!(sum("suanli_jobs_failed_total"), 1.0, "{text}");
+    assert!(sum("suanli_jobs_busy_seconds_total") > 0.0);
+    assert!(
+        text.contains("suanli_jobs_queued 0\n") && text.contains("suanli_jobs_running 0\n"),
+        "{text}"
+    );
+    promtool_accepts(&text);
+}

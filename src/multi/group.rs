@@ -36,10 +36,100 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::runtime::Device;
+use crate::telemetry::exposition::{Exposition, Kind, Labels};
 
 /// Devices used together.
 pub struct DeviceGroup {
     devices: Vec<Device>,
+    jobs: JobStats,
+}
+
+/// Counters of one device's jobs in [`DeviceGroup::map`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeviceJobs {
+    /// Jobs finished without error.
+    pub finished: u64,
+    /// Jobs that returned an error.
+    pub failed: u64,
+    /// Seconds spent running jobs.
+    pub busy_seconds: f64,
+}
+
+/// The job scheduler's counters, shared with whoever reports them (a `/metrics` server:
+/// [`JobStats::render`]). Clones share the counters.
+#[derive(Clone, Debug, Default)]
+pub struct JobStats {
+    inner: std::sync::Arc<Mutex<JobCounts>>,
+}
+
+/// Per device (spec, counters), jobs queued, jobs running.
+type JobCounts = (Vec<(String, DeviceJobs)>, u64, u64);
+
+impl JobStats {
+    fn new(devices: &[Device]) -> JobStats {
+        let per = devices
+            .iter()
+            .map(|d| (d.info().spec().to_string(), DeviceJobs::default()))
+            .collect();
+        JobStats {
+            inner: std::sync::Arc::new(Mutex::new((per, 0, 0))),
+        }
+    }
+
+    fn with(&self, f: impl FnOnce(&mut JobCounts)) {
+        if let Ok(mut g) = self.inner.lock() {
+            f(&mut g);
+        }
+    }
+
+    /// Per device (spec, counters), jobs queued now, jobs running now.
+    pub fn snapshot(&self) -> JobCounts {
+        self.inner.lock().map(|g| g.clone()).unwrap_or_default()
+    }
+
+    /// The counters as Prometheus series (`suanli_jobs_*`).
+    pub fn render(&self, e: &mut Exposition) {
+        let (per, queued, running) = self.snapshot();
+        let each = |f: &dyn Fn(&DeviceJobs) -> f64| -> Vec<(Labels, Option<f64>)> {
+            per.iter()
+                .enumerate()
+                .map(|(i, (spec, j))| {
+                    let l = vec![("device", spec.clone()), ("replica", i.to_string())];
+                    (l, Some(f(j)))
+                })
+                .collect()
+        };
+        e.single(
+            "suanli_jobs_queued",
+            "Jobs waiting in DeviceGroup::map's queue.",
+            Kind::Gauge,
+            queued as f64,
+        );
+        e.single(
+            "suanli_jobs_running",
+            "Jobs running now.",
+            Kind::Gauge,
+            running as f64,
+        );
+        e.family(
+            "suanli_jobs_finished_total",
+            "Jobs finished without error, per device.",
+            Kind::Counter,
+            &each(&|j| j.finished as f64),
+        );
+        e.family(
+            "suanli_jobs_failed_total",
+            "Jobs that returned an error, per device.",
+            Kind::Counter,
+            &each(&|j| j.failed as f64),
+        );
+        e.family(
+            "suanli_jobs_busy_seconds_total",
+            "Seconds each device spent running jobs.",
+            Kind::Counter,
+            &each(&|j| j.busy_seconds),
+        );
+    }
 }
 
 impl DeviceGroup {
@@ -58,7 +148,8 @@ impl DeviceGroup {
             .iter()
             .map(|s| Device::open(s))
             .collect::<Result<Vec<_>>>()?;
-        Ok(DeviceGroup { devices })
+        let jobs = JobStats::new(&devices);
+        Ok(DeviceGroup { devices, jobs })
     }
 
     /// A group from a comma-separated list (`"gpu:0,gpu:1"`, `"cpu,cpu"`) or `"all"` (every
@@ -94,7 +185,8 @@ impl DeviceGroup {
                 found: "none".into(),
             });
         }
-        Ok(DeviceGroup { devices })
+        let jobs = JobStats::new(&devices);
+        Ok(DeviceGroup { devices, jobs })
     }
 
     /// The members, in order.
@@ -119,6 +211,12 @@ impl DeviceGroup {
         d.memory_stats()
             .limit
             .unwrap_or(d.info().limits.max_buffer_size)
+    }
+
+    /// The job scheduler's counters (shared: they keep counting as [`DeviceGroup::map`]
+    /// runs), for a `/metrics` server or a report.
+    pub fn job_stats(&self) -> JobStats {
+        self.jobs.clone()
     }
 
     /// Runs `f` on every job, each on some member device (see the module docs), and returns
@@ -150,6 +248,7 @@ impl DeviceGroup {
                 queue.push_back((i, job));
             }
         }
+        self.jobs.with(|j| j.1 += queue.len() as u64);
         let state = Mutex::new(Shared {
             queue,
             idle: vec![false; self.len()],
@@ -161,7 +260,8 @@ impl DeviceGroup {
         std::thread::scope(|s| {
             for w in 0..self.devices.len() {
                 let (devices, state, wake, f, caps) = (&self.devices, &state, &wake, &f, &caps);
-                s.spawn(move || worker(w, devices, caps, state, wake, f));
+                let stats = &self.jobs;
+                s.spawn(move || worker(w, devices, caps, state, wake, f, stats));
             }
         });
         let shared = state.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -259,6 +359,7 @@ fn worker<T, R, F>(
     state: &Mutex<Shared<T, R>>,
     wake: &Condvar,
     f: &F,
+    stats: &JobStats,
 ) where
     F: Fn(&Device, T) -> Result<R>,
 {
@@ -291,6 +392,7 @@ fn worker<T, R, F>(
                 if st.running == 0 && !fits_somewhere {
                     let (i, need) = (*i, head.memory);
                     st.queue.pop_front();
+                    stats.with(|j| j.1 = j.1.saturating_sub(1));
                     let in_use = dev.memory_stats().in_use;
                     st.done.push((
                         i,
@@ -325,6 +427,10 @@ fn worker<T, R, F>(
         st.idle[w] = false;
         st.running += 1;
         drop(st);
+        stats.with(|j| {
+            j.1 = j.1.saturating_sub(1);
+            j.2 += 1;
+        });
         let t = Instant::now();
         let r = f(dev, job.input).map_err(|error| JobError {
             job: i,
@@ -332,6 +438,17 @@ fn worker<T, R, F>(
             error: Box::new(error),
         });
         let secs = t.elapsed().as_secs_f64();
+        stats.with(|j| {
+            j.2 = j.2.saturating_sub(1);
+            if let Some((_, d)) = j.0.get_mut(w) {
+                d.busy_seconds += secs;
+                if r.is_ok() {
+                    d.finished += 1;
+                } else {
+                    d.failed += 1;
+                }
+            }
+        });
         let mut st = lock();
         st.running -= 1;
         st.mean_secs[w] = Some(st.mean_secs[w].map_or(secs, |m| 0.7 * m + 0.3 * secs));

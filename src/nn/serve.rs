@@ -15,6 +15,9 @@ use crate::runtime::Device;
 use crate::telemetry::exposition::{Exposition, Kind, Labels};
 use crate::telemetry::GovernorReport;
 
+/// More series to render at each scrape (the job scheduler's: [`MetricsServer::add_source`]).
+type Sources = Arc<Mutex<Vec<Box<dyn Fn(&mut Exposition) + Send>>>>;
+
 /// What the last events said.
 #[derive(Clone, Debug, Default)]
 struct State {
@@ -41,6 +44,7 @@ struct State {
 /// stops when this is dropped.
 pub struct MetricsServer {
     state: Arc<Mutex<State>>,
+    sources: Sources,
     server: Arc<tiny_http::Server>,
     addr: String,
     thread: Option<JoinHandle<()>>,
@@ -62,7 +66,13 @@ impl MetricsServer {
             .to_ip()
             .map_or_else(|| addr.to_string(), |a| a.to_string());
         let state = Arc::new(Mutex::new(State::default()));
-        let (s, st, dev) = (server.clone(), state.clone(), device.clone());
+        let sources: Sources = Arc::default();
+        let (s, st, dev, src) = (
+            server.clone(),
+            state.clone(),
+            device.clone(),
+            sources.clone(),
+        );
         let thread = std::thread::Builder::new()
             .name("suanli-metrics".into())
             .spawn(move || {
@@ -70,7 +80,13 @@ impl MetricsServer {
                     let ok = request.url().split('?').next() == Some("/metrics");
                     let body = if ok {
                         let snapshot = st.lock().map(|g| g.clone()).unwrap_or_default();
-                        render(&snapshot, &dev)
+                        let mut e = render(&snapshot, &dev);
+                        if let Ok(list) = src.lock() {
+                            for f in list.iter() {
+                                f(&mut e);
+                            }
+                        }
+                        e.finish()
                     } else {
                         "not found: try /metrics\n".to_string()
                     };
@@ -94,10 +110,20 @@ impl MetricsServer {
         log::info!("training metrics on http://{bound}/metrics");
         Ok(MetricsServer {
             state,
+            sources,
             server,
             addr: bound,
             thread: Some(thread),
         })
+    }
+
+    /// Adds series rendered at every scrape: a process running the job scheduler serves its
+    /// counters with `server.add_source(move |e| stats.render(e))`
+    /// (`multi::DeviceGroup::job_stats`).
+    pub fn add_source(&self, f: impl Fn(&mut Exposition) + Send + 'static) {
+        if let Ok(mut list) = self.sources.lock() {
+            list.push(Box::new(f));
+        }
     }
 
     /// The address it listens on (with the port chosen, for port 0).
@@ -168,7 +194,7 @@ impl Callback for MetricsServer {
 }
 
 /// The exposition of a snapshot, with the device's memory read now.
-fn render(s: &State, dev: &Device) -> String {
+fn render(s: &State, dev: &Device) -> Exposition {
     let mut e = Exposition::new();
     let labels: Labels = vec![
         ("device", dev.info().spec().to_string()),
@@ -270,7 +296,7 @@ fn render(s: &State, dev: &Device) -> String {
     );
     render_group(&mut e, s);
     render_governor(&mut e, &s.governor);
-    e.finish()
+    e
 }
 
 /// Shares of several devices and the exchange of several processes (no samples otherwise).
