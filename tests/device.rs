@@ -403,3 +403,43 @@ fn open_errors_are_typed() {
         Err(Error::DeviceNotFound { .. })
     ));
 }
+
+#[test]
+fn limits_come_from_the_file_per_device_and_the_environment_beats_it() {
+    let file =
+        "max_temperature_c = 83\npower_cap_w = 300\n[limits.\"GPU:1\"]\nmax_temperature_c = 75\n";
+    let c = Config::resolve(
+        &Overrides::default(),
+        &std::collections::HashMap::new(),
+        Some(file),
+        "t.toml",
+    )
+    .unwrap();
+    let g1 = c.limits.for_device("gpu:1");
+    assert_eq!(g1.max_temperature_c, Some(75.0));
+    assert_eq!(g1.power_cap_w, Some(300.0));
+    assert_eq!(c.limits.for_device("gpu:0").max_temperature_c, Some(83.0));
+    // The environment beats the file; a device's own entry beats "every device" only
+    // within one source.
+    let e = std::collections::HashMap::from([(
+        "SUANLI_MAX_TEMPERATURE_C".to_string(),
+        "70".to_string(),
+    )]);
+    let c = Config::resolve(&Overrides::default(), &e, Some(file), "t.toml").unwrap();
+    assert_eq!(c.limits.for_device("gpu:1").max_temperature_c, Some(70.0));
+    for bad in [
+        "[limits.\"gpu:0\"]\nmax_temp = 80\n",
+        "[limits.\"name:RTX\"]\nmax_temperature_c = 80\n",
+        "power_cap_w = -3\n",
+    ] {
+        let e = Config::resolve(
+            &Overrides::default(),
+            &std::collections::HashMap::new(),
+            Some(bad),
+            "t.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("t.toml") || e.contains("expected"), "{bad}: {e}");
+    }
+}

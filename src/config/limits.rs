@@ -17,7 +17,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use crate::config::DeviceSpec;
 use crate::error::{Error, Result};
 
 /// The environment variable of the temperature limit.
@@ -134,12 +133,12 @@ impl LimitTable {
         self.all.is_empty() && self.devices.values().all(Limits::is_empty)
     }
 
-    /// The limits of the device `spec` selects (its own entry's fields, else `all`'s).
-    pub fn for_device(&self, spec: &DeviceSpec) -> Limits {
-        let own = self
-            .devices
-            .get(&spec.to_string())
-            .copied()
+    /// The limits of the device whose spec is `spec` (`gpu:0`, `cpu:0`, as
+    /// `DeviceSpec`'s `Display` writes it): its own entry's fields, else `all`'s.
+    pub fn for_device(&self, spec: &str) -> Limits {
+        let own = device_key(spec, "")
+            .ok()
+            .and_then(|k| self.devices.get(&k).copied())
             .unwrap_or_default();
         own.or(self.all)
     }
@@ -149,14 +148,7 @@ impl LimitTable {
     pub fn over(&self, lower: &LimitTable) -> LimitTable {
         let mut devices = BTreeMap::new();
         for key in self.devices.keys().chain(lower.devices.keys()) {
-            let spec: DeviceSpec = match key.parse() {
-                Ok(s) => s,
-                Err(_) => continue,
-            };
-            devices.insert(
-                key.clone(),
-                self.for_device(&spec).or(lower.for_device(&spec)),
-            );
+            devices.insert(key.clone(), self.for_device(key).or(lower.for_device(key)));
         }
         LimitTable {
             all: self.all.or(lower.all),
@@ -165,10 +157,18 @@ impl LimitTable {
     }
 }
 
-/// A spec naming one device by index, normalised (`GPU:1` → `gpu:1`).
-fn device_key(spec: &str, source: &str) -> Result<String> {
-    match spec.parse::<DeviceSpec>() {
-        Ok(s @ (DeviceSpec::Gpu(_) | DeviceSpec::Software(_))) => Ok(s.to_string()),
+/// A spec naming one device by index, normalised as `DeviceSpec` writes it (`GPU:1` →
+/// `gpu:1`, `software:0` → `cpu:0`).
+pub fn device_key(spec: &str, source: &str) -> Result<String> {
+    let t = spec.trim().trim_start_matches('/').to_ascii_lowercase();
+    let (kind, index) = t.split_once(':').unwrap_or((t.as_str(), "0"));
+    let kind = match kind.trim() {
+        "gpu" => Some("gpu"),
+        "cpu" | "software" => Some("cpu"),
+        _ => None,
+    };
+    match (kind, index.trim().parse::<usize>()) {
+        (Some(k), Ok(i)) => Ok(format!("{k}:{i}")),
         _ => Err(Error::Config {
             key: "limits".into(),
             value: spec.into(),
@@ -282,8 +282,8 @@ mod tests {
             (POWER_VAR, "gpu:0=250"),
         ]))
         .unwrap();
-        let g0 = t.for_device(&DeviceSpec::Gpu(0));
-        let g1 = t.for_device(&DeviceSpec::Gpu(1));
+        let g0 = t.for_device("gpu:0");
+        let g1 = t.for_device("gpu:1");
         assert_eq!(g0.max_temperature_c, Some(83.0));
         assert_eq!(g0.power_cap_w, Some(250.0));
         assert_eq!(g1.max_temperature_c, Some(75.0));
@@ -313,39 +313,6 @@ mod tests {
     }
 
     #[test]
-    fn the_file_sets_limits_for_every_device_and_per_device() {
-        use crate::config::{Config, Overrides};
-        let file = "max_temperature_c = 83\npower_cap_w = 300\n[limits.\"GPU:1\"]\nmax_temperature_c = 75\n";
-        let c =
-            Config::resolve(&Overrides::default(), &HashMap::new(), Some(file), "t.toml").unwrap();
-        let g1 = c.limits.for_device(&DeviceSpec::Gpu(1));
-        assert_eq!(g1.max_temperature_c, Some(75.0));
-        assert_eq!(g1.power_cap_w, Some(300.0));
-        assert_eq!(
-            c.limits.for_device(&DeviceSpec::Gpu(0)).max_temperature_c,
-            Some(83.0)
-        );
-        // The environment beats the file; a device's own entry beats "every device" only
-        // within one source.
-        let e = env(&[(TEMPERATURE_VAR, "70")]);
-        let c = Config::resolve(&Overrides::default(), &e, Some(file), "t.toml").unwrap();
-        assert_eq!(
-            c.limits.for_device(&DeviceSpec::Gpu(1)).max_temperature_c,
-            Some(70.0)
-        );
-        for bad in [
-            "[limits.\"gpu:0\"]\nmax_temp = 80\n",
-            "[limits.\"name:RTX\"]\nmax_temperature_c = 80\n",
-            "power_cap_w = -3\n",
-        ] {
-            let e = Config::resolve(&Overrides::default(), &HashMap::new(), Some(bad), "t.toml")
-                .unwrap_err()
-                .to_string();
-            assert!(e.contains("t.toml") || e.contains("expected"), "{bad}: {e}");
-        }
-    }
-
-    #[test]
     fn a_higher_source_beats_a_lower_one_field_by_field() {
         let api = LimitTable::for_all(Limits {
             max_temperature_c: Some(70.0),
@@ -365,14 +332,14 @@ mod tests {
         .unwrap();
         let t = api.over(&file);
         assert_eq!(
-            t.for_device(&DeviceSpec::Gpu(0)),
+            t.for_device("gpu:0"),
             Limits {
                 max_temperature_c: Some(70.0),
                 power_cap_w: Some(300.0)
             }
         );
         assert_eq!(
-            t.for_device(&DeviceSpec::Gpu(1)),
+            t.for_device("gpu:1"),
             Limits {
                 max_temperature_c: Some(70.0),
                 power_cap_w: Some(200.0)

@@ -439,7 +439,7 @@ impl Config {
         let env_limits = limits::from_env(env)?;
         for (spec, l) in &api.limits.devices {
             l.check("the API")?;
-            spec.parse::<DeviceSpec>()?;
+            limits::device_key(spec, "the API")?;
         }
         api.limits.all.check("the API")?;
         let limits = api.limits.over(&env_limits.over(&file_limits));

@@ -31,7 +31,8 @@ use crate::nn::evaluate::Evaluator;
 use crate::nn::fit::{self, Setup};
 use crate::nn::model::Sequential;
 use crate::nn::options::FitOptions;
-use crate::telemetry::{DeviceWatch, Governor};
+use crate::telemetry::governor::Governor;
+use crate::telemetry::DeviceWatch;
 
 /// PyTorch DDP's default bucket size.
 pub const DEFAULT_BUCKET_BYTES: usize = 25 << 20;

@@ -18,7 +18,8 @@ use crate::nn::fit::{Engine, EpochReport};
 use crate::nn::metric;
 use crate::nn::options::{Evaluation, History};
 use crate::nn::step::{self, RuleAt};
-use crate::telemetry::{DeviceWatch, Governor, WatchEvent};
+use crate::telemetry::governor::Governor;
+use crate::telemetry::{DeviceWatch, WatchEvent};
 use crate::vocab::Rule;
 
 /// What the exchange cost in one epoch.

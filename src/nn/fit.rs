@@ -24,7 +24,7 @@ use crate::nn::options::{
 };
 use crate::nn::step::{self, Backward, RuleAt, StepLayout, StepProgram, CHUNK};
 use crate::random::Rng;
-use crate::telemetry::Governor;
+use crate::telemetry::governor::Governor;
 use crate::tensor::{IndexBuffer, Tensor};
 use crate::vocab::Rule;
 

@@ -371,7 +371,7 @@ pub struct FitOptions<'a> {
     /// ([`crate::telemetry::governor`]). Without one, a governor is made from the devices'
     /// configured limits (`SUANLI_MAX_TEMPERATURE_C`, `SUANLI_POWER_CAP_W`, `suanli.toml`)
     /// when any are set; pass one for limits set in code, or for a simulated clock.
-    pub governor: Option<&'a mut crate::telemetry::Governor>,
+    pub governor: Option<&'a mut crate::telemetry::governor::Governor>,
 }
 
 impl Default for FitOptions<'_> {
@@ -582,5 +582,5 @@ pub trait Callback {
 
     /// The governor changed a device's duty, or an epoch ended under a governor: every
     /// governed device's limits, readings, duty and counters.
-    fn on_governor(&mut self, _reports: &[crate::telemetry::GovernorReport]) {}
+    fn on_governor(&mut self, _reports: &[crate::telemetry::governor::GovernorReport]) {}
 }

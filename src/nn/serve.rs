@@ -13,7 +13,7 @@ use crate::memory::MemoryKind;
 use crate::nn::options::{Callback, EpochBegin, EpochEnd, History, Progress};
 use crate::runtime::Device;
 use crate::telemetry::exposition::{Exposition, Kind, Labels};
-use crate::telemetry::GovernorReport;
+use crate::telemetry::governor::GovernorReport;
 
 /// More series to render at each scrape (the job scheduler's: [`MetricsServer::add_source`]).
 type Sources = Arc<Mutex<Vec<Box<dyn Fn(&mut Exposition) + Send>>>>;

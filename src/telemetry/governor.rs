@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::config::Limits;
+use crate::config::limits::Limits;
 use crate::error::Result;
 use crate::runtime::Device;
 use crate::telemetry::reading::{Reading, Sensor};
@@ -270,7 +270,7 @@ impl Governor {
     pub fn for_devices(devices: &[Device]) -> Result<Option<Governor>> {
         let limits: Vec<Limits> = devices
             .iter()
-            .map(|d| d.config().limits.for_device(&d.info().spec()))
+            .map(|d| d.config().limits.for_device(&d.info().spec().to_string()))
             .collect();
         if limits.iter().all(Limits::is_empty) {
             return Ok(None);

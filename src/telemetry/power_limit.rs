@@ -64,7 +64,7 @@ pub fn set_power_limit_in(
     }
     #[cfg(feature = "nvml")]
     if desc.vendor == Vendor::Nvidia {
-        let pci = crate::telemetry::PciAddress::parse(&desc.pci_bus_id)
+        let pci = crate::telemetry::reading::PciAddress::parse(&desc.pci_bus_id)
             .ok_or_else(|| refused(desc, watts, "an NVIDIA GPU with a PCI address".into()))?;
         let (before, range) = crate::telemetry::nvml::set_power_limit(pci, watts)
             .map_err(|why| refused(desc, watts, why))?;
