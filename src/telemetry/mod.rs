@@ -39,7 +39,7 @@ use crate::error::Result;
 use crate::runtime::Device;
 
 pub use governor::{Governor, GovernorReport, Pace, RealTime, Tuning};
-pub use processes::{drm_processes, DeviceProcess};
+pub use processes::{device_processes, drm_processes, DeviceProcess};
 pub use reading::{Clock, NoSensor, PciAddress, Reading, Sensor};
 pub use simulated::{SharedThermal, SimulatedSensor, Thermal, ThermalSensor, VirtualTime};
 pub use sysfs::{energy_delta, SysfsSensor};

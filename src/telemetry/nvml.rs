@@ -1,21 +1,43 @@
 //! NVIDIA telemetry through NVML, loaded at run time (`libnvidia-ml.so` / `nvml.dll`) by the
 //! `nvml-wrapper` crate: nothing NVIDIA is needed to build, and where the library or driver
 //! is absent [`status`] says why and the adapter's readings are `n/a`.
+//!
+//! `SUANLI_NVML_LIB` names the library file where it is not on the loader's path (containers
+//! that mount the driver elsewhere, WSL's `/usr/lib/wsl/lib/libnvidia-ml.so.1`); the tests
+//! point it at a fake (`tests/fixtures/fake_nvml.c`) to run this path without NVIDIA.
 
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
+use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;
 
+use crate::telemetry::processes::DeviceProcess;
 use crate::telemetry::reading::{PciAddress, Reading, Sensor};
+
+/// The environment variable naming the NVML library file.
+pub const LIB_ENV: &str = "SUANLI_NVML_LIB";
 
 /// NVML, initialised once per process (or the reason it could not be).
 fn nvml() -> Result<Arc<Nvml>, String> {
     static NVML: OnceLock<Result<Arc<Nvml>, String>> = OnceLock::new();
-    NVML.get_or_init(|| Nvml::init().map(Arc::new).map_err(|e| e.to_string()))
-        .clone()
+    NVML.get_or_init(|| {
+        let path = std::env::var_os(LIB_ENV).filter(|p| !p.is_empty());
+        let nvml = match &path {
+            Some(p) => Nvml::builder()
+                .lib_path(p)
+                .init()
+                .map_err(|e| format!("{e} (loading {} from {LIB_ENV})", p.to_string_lossy())),
+            None => Nvml::init().map_err(|e| e.to_string()),
+        };
+        nvml.map(Arc::new)
+    })
+    .clone()
 }
 
 /// Whether NVML could be loaded here, and if not, why (for reports).
@@ -87,6 +109,57 @@ impl Sensor for NvmlSensor {
         r.errors = e;
         r
     }
+}
+
+/// The processes with a compute or graphics context on the NVIDIA GPU at `pci` (NVML lists a
+/// process with both in both lists: it is counted once), with the memory NVML attributes to
+/// it; names from `proc_root` (normally `/proc`). NVIDIA's driver writes no DRM fdinfo, so
+/// this is where `suanli-smi --processes` learns about NVIDIA GPUs.
+pub(crate) fn processes(pci: PciAddress, proc_root: &Path) -> Result<Vec<DeviceProcess>, String> {
+    let nvml = nvml()?;
+    let bus_id = pci.nvml_string();
+    let d = nvml
+        .device_by_pci_bus_id(bus_id.as_str())
+        .map_err(|e| format!("NVML has no device at {bus_id}: {e}"))?;
+    let mut lists = Vec::new();
+    let mut failed = Vec::new();
+    for (kind, list) in [
+        ("compute", d.running_compute_processes()),
+        ("graphics", d.running_graphics_processes()),
+    ] {
+        match list {
+            Ok(l) => lists.extend(l),
+            Err(NvmlError::NotSupported) => {}
+            Err(e) => failed.push(format!("{kind}: {e}")),
+        }
+    }
+    if lists.is_empty() && !failed.is_empty() {
+        return Err(format!(
+            "NVML cannot list processes on {bus_id}: {}",
+            failed.join("; ")
+        ));
+    }
+    let mut out: BTreeMap<u32, DeviceProcess> = BTreeMap::new();
+    for p in lists {
+        let mem = match p.used_gpu_memory {
+            UsedGpuMemory::Used(b) => Some(b),
+            UsedGpuMemory::Unavailable => None,
+        };
+        let e = out.entry(p.pid).or_insert_with(|| DeviceProcess {
+            pci_bus_id: pci.linux_string(),
+            pid: p.pid,
+            name: fs::read_to_string(proc_root.join(p.pid.to_string()).join("comm"))
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default(),
+            driver: "nvidia".into(),
+            clients: 1,
+            memory_bytes: None,
+            engine_ns: None,
+        });
+        // The same allocation is reported in each list: the larger figure, not the sum.
+        e.memory_bytes = e.memory_bytes.max(mem);
+    }
+    Ok(out.into_values().collect())
 }
 
 /// Sets the power limit of the NVIDIA GPU at `pci` to `watts` (needs root): the limit before

@@ -143,6 +143,14 @@ impl PciAddress {
         })
     }
 
+    /// The kernel's spelling (sysfs, DRM fdinfo's `drm-pdev`), `0000:03:00.0`.
+    pub fn linux_string(&self) -> String {
+        format!(
+            "{:04x}:{:02x}:{:02x}.{:x}",
+            self.domain, self.bus, self.device, self.function
+        )
+    }
+
     /// NVML's spelling, `00000000:03:00.0`.
     pub fn nvml_string(&self) -> String {
         format!(

@@ -16,7 +16,7 @@ mod serve;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use suanli::telemetry::{drm_processes, format_rows, DeviceProcess, Monitor, PciAddress, Row};
+use suanli::telemetry::{device_processes, format_rows, DeviceProcess, Monitor, PciAddress, Row};
 
 fn json(rows: &[Row], procs: Option<&[DeviceProcess]>) -> String {
     let t = SystemTime::now()
@@ -45,7 +45,7 @@ fn format_processes(rows: &[Row], procs: &[DeviceProcess]) -> String {
     );
     if procs.is_empty() {
         s.push_str(
-            "(no process reports DRM usage: Linux DRM fdinfo; NVIDIA's driver does not write it)\n",
+            "(no process found: Linux DRM fdinfo, and NVML for NVIDIA GPUs)\n",
         );
     }
     for p in procs {
@@ -135,7 +135,7 @@ fn main() {
         let rows = monitor.sample();
         let procs = a
             .processes
-            .then(|| drm_processes(std::path::Path::new("/proc")));
+            .then(|| device_processes(std::path::Path::new("/proc"), &rows));
         if a.json {
             println!("{}", json(&rows, procs.as_deref()));
         } else {
