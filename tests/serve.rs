@@ -129,17 +129,16 @@ fn promtool_accepts(text: &str) {
     }
 }
 
-/// A governed group: the governor's series and each device's share appear, and pass promtool.
-#[test]
-fn governor_and_shares_are_exported() {
+/// Trains a small model on two devices of `group` under a governor whose first device runs
+/// hot (simulated, in virtual time), with `server` as a callback; the governor afterwards.
+fn governed_run(
+    server: &mut MetricsServer,
+    group: &suanli::multi::DeviceGroup,
+) -> suanli::telemetry::Governor {
     use std::sync::{Arc, Mutex};
     use suanli::config::Limits;
-    use suanli::multi::{DeviceGroup, ParallelOptions};
+    use suanli::multi::ParallelOptions;
     use suanli::telemetry::{Governor, Thermal, ThermalSensor, VirtualTime};
-    let (Some(a), Some(b)) = (common::own_device(None), common::own_device(None)) else {
-        return;
-    };
-    let group = DeviceGroup::from_devices(vec![a, b]).unwrap();
     let data: Vec<_> = group
         .devices()
         .iter()
@@ -152,9 +151,10 @@ fn governor_and_shares_are_exported() {
     let clock = VirtualTime::new(devs.clone(), std::time::Duration::from_secs(10));
     let mut gov = Governor::with_pace(Box::new(clock));
     for (i, d) in devs.iter().enumerate() {
+        // A power cap above what the device can draw: reported, never binding.
         let limits = Limits {
             max_temperature_c: Some(80.0),
-            power_cap_w: None,
+            power_cap_w: Some(1000.0),
         };
         gov.add(
             &format!("sim:{i}"),
@@ -164,17 +164,17 @@ fn governor_and_shares_are_exported() {
         )
         .unwrap();
     }
-    let mut server = MetricsServer::start("127.0.0.1:0", &group.devices()[0]).unwrap();
     let mut model = common::small_model(&group.devices()[0], Optimizer::adam());
     model
         .fit_parallel(
-            &group,
+            group,
             &data,
             FitOptions {
                 epochs: 3,
                 batch_size: 8,
+                validation_split: 0.125,
                 governor: Some(&mut gov),
-                callbacks: vec![&mut server],
+                callbacks: vec![server],
                 ..Default::default()
             },
             &ParallelOptions {
@@ -183,6 +183,19 @@ fn governor_and_shares_are_exported() {
             },
         )
         .unwrap();
+    gov
+}
+
+/// A governed group: the governor's series and each device's share appear, and pass promtool.
+#[test]
+fn governor_and_shares_are_exported() {
+    use suanli::multi::DeviceGroup;
+    let (Some(a), Some(b)) = (common::own_device(None), common::own_device(None)) else {
+        return;
+    };
+    let group = DeviceGroup::from_devices(vec![a, b]).unwrap();
+    let mut server = MetricsServer::start("127.0.0.1:0", &group.devices()[0]).unwrap();
+    let gov = governed_run(&mut server, &group);
     let text = get(server.address());
     let r = gov.reports();
     assert_eq!(
@@ -199,21 +212,25 @@ fn governor_and_shares_are_exported() {
         value(&text, "suanli_governor_temperature_limit_celsius"),
         Some(80.0)
     );
+    assert_eq!(
+        value(&text, "suanli_governor_temperature_celsius"),
+        r[0].temperature_c
+    );
+    assert!(r[0].temperature_c.is_some_and(|t| t > 70.0), "{:?}", r[0]);
+    assert_eq!(value(&text, "suanli_governor_power_watts"), r[0].power_w);
+    assert_eq!(
+        value(&text, "suanli_governor_power_cap_watts"),
+        Some(1000.0)
+    );
     let share = value(&text, "suanli_train_device_share_ratio").unwrap();
     assert!(share < 0.45, "the hot device's exported share {share}");
     assert!(text.contains("replica=\"1\""), "{text}");
     promtool_accepts(&text);
 }
 
-/// A process running the job scheduler serves its counters through the same server.
-#[test]
-fn job_scheduler_counters_are_exported() {
-    use suanli::multi::{DeviceGroup, Job};
-    let (Some(a), Some(b)) = (common::own_device(None), common::own_device(None)) else {
-        return;
-    };
-    let group = DeviceGroup::from_devices(vec![a, b]).unwrap();
-    let server = MetricsServer::start("127.0.0.1:0", &group.devices()[0]).unwrap();
+/// Seven jobs on `group`, the fourth failing, with the group's counters on `server`.
+fn run_jobs(server: &MetricsServer, group: &suanli::multi::DeviceGroup) {
+    use suanli::multi::Job;
     let stats = group.job_stats();
     server.add_source(move |e| stats.render(e));
     let jobs: Vec<Job<usize>> = (0..7).map(|i| Job::new(i, 1 << 20)).collect();
@@ -230,6 +247,18 @@ fn job_scheduler_counters_are_exported() {
         Ok(t.sum(0)?.to_vec()?[0])
     });
     assert_eq!(out.iter().filter(|r| r.is_err()).count(), 1);
+}
+
+/// A process running the job scheduler serves its counters through the same server.
+#[test]
+fn job_scheduler_counters_are_exported() {
+    use suanli::multi::DeviceGroup;
+    let (Some(a), Some(b)) = (common::own_device(None), common::own_device(None)) else {
+        return;
+    };
+    let group = DeviceGroup::from_devices(vec![a, b]).unwrap();
+    let server = MetricsServer::start("127.0.0.1:0", &group.devices()[0]).unwrap();
+    run_jobs(&server, &group);
     let text = get(server.address());
     let sum = |name: &str| -> f64 {
         text.lines()
@@ -245,4 +274,138 @@ fn job_scheduler_counters_are_exported() {
         "{text}"
     );
     promtool_accepts(&text);
+}
+
+/// Rank 0 of a made-up two-process run whose other rank mirrors it: its partial sums and
+/// messages equal this process's. It counts what it would send (a bucket's values, 4 bytes
+/// each), so the exported exchange can be checked without MPI.
+struct Twin {
+    host: suanli::multi::exchange::HostExchange,
+    sent: u64,
+    total: u64,
+}
+
+impl suanli::multi::exchange::Exchange for Twin {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn ranks(&self) -> usize {
+        2
+    }
+    fn start(&mut self, bucket: usize, parts: Vec<Vec<f32>>) -> suanli::Result<()> {
+        self.sent += 4 * parts.first().map_or(0, |p| p.len() as u64);
+        let twice: Vec<Vec<f32>> = parts.iter().chain(&parts).cloned().collect();
+        self.host.start(bucket, twice)
+    }
+    fn finish(&mut self, bucket: usize) -> suanli::Result<suanli::multi::exchange::Combined> {
+        self.host.finish(bucket)
+    }
+    fn all_gather(&mut self, bytes: Vec<u8>) -> suanli::Result<Vec<Vec<u8>>> {
+        Ok(vec![bytes.clone(), bytes])
+    }
+    fn fail(&mut self, _: &str) {}
+    fn take_stats(&mut self) -> suanli::multi::exchange::ExchangeStats {
+        self.total += self.sent;
+        suanli::multi::exchange::ExchangeStats {
+            bytes_sent: std::mem::take(&mut self.sent),
+            ..self.host.take_stats()
+        }
+    }
+}
+
+/// Trains as rank 0 of a [`Twin`] run with `server` as a callback; the bytes the exchange
+/// reported sending.
+fn twin_run(server: &mut MetricsServer, dev: &suanli::Device) -> u64 {
+    use suanli::multi::{DeviceGroup, ParallelOptions};
+    let group = DeviceGroup::from_devices(vec![dev.clone()]).unwrap();
+    let data = vec![common::noisy_classes(dev, 256)];
+    let mut twin = Twin {
+        host: Default::default(),
+        sent: 0,
+        total: 0,
+    };
+    let mut model = common::small_model(dev, Optimizer::adam());
+    model
+        .fit_distributed(
+            &group,
+            &data,
+            FitOptions {
+                epochs: 2,
+                batch_size: 16,
+                callbacks: vec![server],
+                ..Default::default()
+            },
+            &ParallelOptions::default(),
+            &mut twin,
+        )
+        .unwrap();
+    twin.total + twin.sent
+}
+
+/// Several processes: the bytes and time of the gradient exchange, as counters.
+#[test]
+fn a_two_process_run_exports_its_exchange() {
+    let dev = dev_or_skip!();
+    let mut server = MetricsServer::start("127.0.0.1:0", &dev).unwrap();
+    let sent = twin_run(&mut server, &dev);
+    let text = get(server.address());
+    assert!(sent > 0);
+    // One process's exchange has no device labels: `name value`.
+    let plain = |name: &str| -> f64 {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name}:\n{text}"))
+    };
+    let got = plain("suanli_train_exchange_sent_bytes_total");
+    assert!(
+        (got - sent as f64).abs() <= 1e-6 * sent as f64,
+        "exported {got}, the exchange sent {sent}"
+    );
+    let secs = plain("suanli_train_exchange_seconds_total");
+    assert!(secs >= 0.0 && secs.is_finite());
+    promtool_accepts(&text);
+}
+
+/// Every series `docs/grafana/suanli-training.json` queries is one this server exports, seen
+/// on one server that took part in a two-process run, ran jobs and trained a governed group.
+#[test]
+fn the_training_dashboard_queries_only_exported_series() {
+    use suanli::multi::DeviceGroup;
+    let (Some(a), Some(b)) = (common::own_device(None), common::own_device(None)) else {
+        return;
+    };
+    let group = DeviceGroup::from_devices(vec![a, b]).unwrap();
+    let mut server = MetricsServer::start("127.0.0.1:0", &group.devices()[0]).unwrap();
+    // The last run's shares and validation are the ones served: the group's run goes last.
+    twin_run(&mut server, &group.devices()[0]);
+    run_jobs(&server, &group);
+    governed_run(&mut server, &group);
+    let text = get(server.address());
+    let dash = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/grafana/suanli-training.json"
+    ))
+    .unwrap();
+    let mut used: Vec<String> = Vec::new();
+    let mut rest = dash.as_str();
+    while let Some(i) = rest.find("suanli_") {
+        let name: String = rest[i..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        rest = &rest[i + name.len()..];
+        used.push(name);
+    }
+    used.sort();
+    used.dedup();
+    assert!(used.len() >= 20, "{used:?}");
+    let missing: Vec<_> = used
+        .iter()
+        .filter(|n| !text.contains(&format!("# TYPE {n} ")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "the dashboard queries series the server does not export: {missing:?}\n{text}"
+    );
 }

@@ -359,12 +359,24 @@ fn render_governor(e: &mut Exposition, reports: &[GovernorReport]) {
             })
             .collect()
     };
-    let families: [Family<'_>; 8] = [
+    let families: [Family<'_>; 10] = [
         (
             "suanli_governor_duty_ratio",
             "The share of time the governor lets the device be busy (1: not held back).",
             Kind::Gauge,
             &|r| Some(r.duty),
+        ),
+        (
+            "suanli_governor_temperature_celsius",
+            "The device's temperature as the governor last read it.",
+            Kind::Gauge,
+            &|r| r.temperature_c,
+        ),
+        (
+            "suanli_governor_power_watts",
+            "The device's power draw as the governor last read it.",
+            Kind::Gauge,
+            &|r| r.power_w,
         ),
         (
             "suanli_governor_temperature_limit_celsius",
