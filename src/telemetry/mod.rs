@@ -39,7 +39,7 @@ use crate::error::Result;
 use crate::runtime::Device;
 
 pub use governor::{Governor, GovernorReport, Pace, RealTime, Tuning};
-pub use processes::{device_processes, drm_processes, DeviceProcess};
+pub use processes::{drm_processes, DeviceProcess};
 pub use reading::{Clock, NoSensor, PciAddress, Reading, Sensor};
 pub use simulated::{SharedThermal, SimulatedSensor, Thermal, ThermalSensor, VirtualTime};
 pub use sysfs::{energy_delta, SysfsSensor};
@@ -221,6 +221,39 @@ impl Row {
             reading: Reading::unavailable(""),
         }
     }
+}
+
+/// Everyone using the devices in `rows`: DRM fdinfo for the drivers that write it, and NVML
+/// for NVIDIA GPUs (whose driver does not), sorted by device then pid. A device NVML cannot
+/// list is logged at debug and left out, as an unreadable process is.
+pub fn device_processes(proc_root: &Path, rows: &[Row]) -> Vec<DeviceProcess> {
+    let mut all = drm_processes(proc_root);
+    #[cfg(feature = "nvml")]
+    {
+        let nvidia = crate::device::adapter::Vendor::Nvidia.to_string();
+        for r in rows.iter().filter(|r| r.vendor == nvidia) {
+            let Some(pci) = PciAddress::parse(&r.pci_bus_id) else {
+                continue;
+            };
+            match nvml::processes(pci, proc_root) {
+                Ok(ps) => {
+                    let new: Vec<_> = ps
+                        .into_iter()
+                        .filter(|p| {
+                            !all.iter()
+                                .any(|q| q.pid == p.pid && q.pci_bus_id == p.pci_bus_id)
+                        })
+                        .collect();
+                    all.extend(new);
+                }
+                Err(e) => log::debug!("{}: {e}", r.spec),
+            }
+        }
+    }
+    #[cfg(not(feature = "nvml"))]
+    let _ = rows;
+    all.sort_by(|a, b| (&a.pci_bus_id, a.pid).cmp(&(&b.pci_bus_id, b.pid)));
+    all
 }
 
 /// One sample of every adapter.

@@ -2,7 +2,7 @@
 //! lists `drm-pdev` (the device's PCI address), `drm-client-id`, and, where the driver
 //! reports them, `drm-engine-*` (busy time, ns) and `drm-memory-*` / `drm-total-*`
 //! (memory). amdgpu, i915, xe, msm, panfrost and v3d write these; NVIDIA's proprietary
-//! driver does not: [`device_processes`] asks NVML for NVIDIA GPUs instead.
+//! driver does not: [`crate::telemetry::device_processes`] asks NVML for NVIDIA GPUs instead.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -131,37 +131,4 @@ pub fn drm_processes(proc_root: &Path) -> Vec<DeviceProcess> {
             p
         })
         .collect()
-}
-
-/// Everyone using the devices in `rows`: DRM fdinfo for the drivers that write it, and NVML
-/// for NVIDIA GPUs (whose driver does not), sorted by device then pid. A device NVML cannot
-/// list is logged at debug and left out, as an unreadable process is.
-pub fn device_processes(proc_root: &Path, rows: &[super::Row]) -> Vec<DeviceProcess> {
-    let mut all = drm_processes(proc_root);
-    #[cfg(feature = "nvml")]
-    {
-        let nvidia = crate::device::adapter::Vendor::Nvidia.to_string();
-        for r in rows.iter().filter(|r| r.vendor == nvidia) {
-            let Some(pci) = super::PciAddress::parse(&r.pci_bus_id) else {
-                continue;
-            };
-            match super::nvml::processes(pci, proc_root) {
-                Ok(ps) => {
-                    let new: Vec<_> = ps
-                        .into_iter()
-                        .filter(|p| {
-                            !all.iter()
-                                .any(|q| q.pid == p.pid && q.pci_bus_id == p.pci_bus_id)
-                        })
-                        .collect();
-                    all.extend(new);
-                }
-                Err(e) => log::debug!("{}: {e}", r.spec),
-            }
-        }
-    }
-    #[cfg(not(feature = "nvml"))]
-    let _ = rows;
-    all.sort_by(|a, b| (&a.pci_bus_id, a.pid).cmp(&(&b.pci_bus_id, b.pid)));
-    all
 }
