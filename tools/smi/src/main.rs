@@ -44,9 +44,7 @@ fn format_processes(rows: &[Row], procs: &[DeviceProcess]) -> String {
         "device", "pid", "process", "memory", "busy"
     );
     if procs.is_empty() {
-        s.push_str(
-            "(no process found: Linux DRM fdinfo, and NVML for NVIDIA GPUs)\n",
-        );
+        s.push_str("(no process found: Linux DRM fdinfo, and NVML for NVIDIA GPUs)\n");
     }
     for p in procs {
         let mem = p.memory_bytes.map_or("n/a".into(), |b| {
