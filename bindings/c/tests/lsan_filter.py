@@ -8,7 +8,9 @@ in a real module (libsuanli, the test program, the driver's own library).
 Usage: lsan_filter.py REPORT   (exit 1 on any other leak; prints what it allowed and why)
 """
 
+import os
 import re
+import struct
 import sys
 
 
@@ -21,6 +23,42 @@ def blocks(text):
     return out
 
 
+def mapped_end(path):
+    """The end of the last loadable segment of the ELF file at `path` (offsets past it are no
+    part of that module), or None where the file cannot be read as a 64-bit little-endian
+    ELF."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+                return None
+            phoff, = struct.unpack_from("<Q", head, 0x20)
+            phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+    except OSError:
+        return None
+    end = None
+    for i in range(phnum):
+        p_type, = struct.unpack_from("<I", table, i * phentsize)
+        vaddr, = struct.unpack_from("<Q", table, i * phentsize + 16)
+        memsz, = struct.unpack_from("<Q", table, i * phentsize + 40)
+        if p_type == 1:  # PT_LOAD
+            end = max(end or 0, vaddr + memsz)
+    return end
+
+
+def past_module_end(frame):
+    """True for a frame pinned on a module at an offset past that module's last segment: the
+    symboliser names the mapping just below JIT pages, which can be any library (seen:
+    libsuanli.so+0x1925455 with its segments ending at 0x17f441c)."""
+    m = re.search(r"\((/\S+)\+0x([0-9a-f]+)\)", frame)
+    if not m or " in " in frame:
+        return False
+    end = mapped_end(m.group(1))
+    return end is not None and int(m.group(2), 16) >= end
+
+
 def jit_leak(size, frames):
     # At least the caller's frame: a stack cut at the allocator says nothing about whose it is.
     if size != 128 or len(frames) < 2 or "__interceptor_realloc" not in frames[0]:
@@ -31,6 +69,8 @@ def jit_leak(size, frames):
         # The symboliser sometimes pins JIT code on the sanitizer's own library, at an offset
         # no function of it has (JIT pages are mapped next to it).
         if re.search(r"\(\S*libasan\.so[^+]*\+0x[0-9a-f]+\)", f) and " in " not in f:
+            continue
+        if past_module_end(f):
             continue
         return False
     return True
