@@ -3,6 +3,7 @@
 //! sample for a missing or failing sensor, and the failure counted.
 
 mod common;
+use common::sample;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -21,14 +22,6 @@ fn put(root: &Path, rel: &str, contents: &str) {
     let p = root.join(rel);
     fs::create_dir_all(p.parent().unwrap()).unwrap();
     fs::write(p, contents).unwrap();
-}
-
-/// The value of the sample of `name` whose labels contain `has`.
-fn sample(text: &str, name: &str, has: &str) -> Option<f64> {
-    text.lines()
-        .filter(|l| l.starts_with(&format!("{name}{{")))
-        .find(|l| l.contains(has))
-        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
 }
 
 #[test]
@@ -143,8 +136,7 @@ fn amd_and_intel_fixtures_export_base_units_and_labels() {
         "{text}"
     );
     assert!(text.contains("suanli_device_info{") && text.contains("source=\"amdgpu sysfs\""));
-    assert_eq!(sample(&text, "suanli_devices", ""), None); // unlabelled: read it directly
-    assert!(text.contains("\nsuanli_devices 3\n"));
+    assert_eq!(sample(&text, "suanli_devices", ""), Some(3.0));
     let _ = fs::remove_dir_all(&r);
 }
 

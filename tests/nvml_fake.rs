@@ -9,6 +9,7 @@
 #![cfg(feature = "nvml")]
 
 mod common;
+use common::sample;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,13 +47,6 @@ fn build_fake() -> PathBuf {
         .unwrap_or_else(|e| panic!("the fake NVML needs a C compiler ({cc}): {e}"));
     assert!(st.success(), "{cc} could not build {}", src.display());
     out
-}
-
-/// The value of the sample of `name` whose labels contain `has`.
-fn sample(text: &str, name: &str, has: &str) -> Option<f64> {
-    text.lines()
-        .filter(|l| l.starts_with(&format!("{name}{{")) && l.contains(has))
-        .find_map(|l| l.rsplit(' ').next()?.parse().ok())
 }
 
 #[test]

@@ -21,9 +21,7 @@ fn get(addr: &str) -> String {
 }
 
 fn value(text: &str, name: &str) -> Option<f64> {
-    text.lines()
-        .find(|l| l.starts_with(&format!("{name}{{")))
-        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+    common::sample(text, name, "")
 }
 
 /// Scrapes at every epoch's end (after the server's own callback has seen it).
@@ -351,12 +349,8 @@ fn a_two_process_run_exports_its_exchange() {
     let text = get(server.address());
     assert!(sent > 0);
     // One process's exchange has no device labels: `name value`.
-    let plain = |name: &str| -> f64 {
-        text.lines()
-            .find(|l| l.starts_with(&format!("{name} ")))
-            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
-            .unwrap_or_else(|| panic!("no {name}:\n{text}"))
-    };
+    let plain =
+        |name: &str| -> f64 { value(&text, name).unwrap_or_else(|| panic!("no {name}:\n{text}")) };
     let got = plain("suanli_train_exchange_sent_bytes_total");
     assert!(
         (got - sent as f64).abs() <= 1e-6 * sent as f64,

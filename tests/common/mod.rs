@@ -218,3 +218,15 @@ pub fn smooth_cnn(dev: &Device, seed: u64, batch_norm: bool) -> suanli::nn::Sequ
         .unwrap();
     m
 }
+
+/// The value of the first sample of the Prometheus family `name` in `text` whose line contains
+/// `has` (`""`: any), labelled (`name{…} v`) or not (`name v`).
+pub fn sample(text: &str, name: &str, has: &str) -> Option<f64> {
+    text.lines()
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
+        })
+        .find(|l| l.contains(has))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}
