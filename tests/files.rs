@@ -18,6 +18,14 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
 fn file(
     edit: impl FnOnce(&mut Vec<(String, safetensors::Dtype, Vec<usize>, Vec<u8>)>, &mut String),
 ) -> Vec<u8> {
+    tagged(Some("suanli-sequential-v1"), edit)
+}
+
+/// [`file`] with this format tag (or none).
+fn tagged(
+    format: Option<&str>,
+    edit: impl FnOnce(&mut Vec<(String, safetensors::Dtype, Vec<usize>, Vec<u8>)>, &mut String),
+) -> Vec<u8> {
     let mut tensors = vec![
         (
             "dense_0.kernel".to_string(),
@@ -55,10 +63,10 @@ fn file(
             )
         })
         .collect();
-    let meta = HashMap::from([
-        ("format".to_string(), "suanli-sequential-v1".to_string()),
-        ("architecture".to_string(), arch),
-    ]);
+    let mut meta = HashMap::from([("architecture".to_string(), arch)]);
+    if let Some(f) = format {
+        meta.insert("format".to_string(), f.to_string());
+    }
     safetensors::tensor::serialize(views, Some(meta)).unwrap()
 }
 
@@ -160,6 +168,23 @@ fn architecture_errors() {
     ];
     for (what, arch) in cases {
         malformed(what, &file(|_, a| *a = arch.to_string()));
+    }
+    // A format tag this version does not know, junk, or none: refused, naming it and the
+    // tags understood (not read as far as it goes, dropping what it does not know).
+    for (what, tag, says) in [
+        (
+            "a later version",
+            Some("suanli-sequential-v9"),
+            "\"suanli-sequential-v9\"",
+        ),
+        ("junk", Some("pytorch"), "\"pytorch\""),
+        ("none", None, "found none"),
+    ] {
+        let e = malformed(what, &tagged(tag, |_, _| {}));
+        assert!(
+            e.contains(says) && e.contains("suanli-checkpoint-v2"),
+            "{what}: {e}"
+        );
     }
     // No architecture at all.
     let views: Vec<(String, safetensors::tensor::TensorView)> = vec![];

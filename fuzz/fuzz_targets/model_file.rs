@@ -1,6 +1,6 @@
 //! The model-file parser (safetensors framing, architecture JSON: layer specs checked as
-//! `Sequential::add` checks them and shapes inferred layer by layer, tensor dtypes and
-//! shapes) on arbitrary bytes: a typed error or a consistent model, never a panic.
+//! `Sequential::add` checks them and shapes inferred layer by layer, a chain's list or a
+//! graph's functional config, tensor dtypes and shapes) on arbitrary bytes: a typed error or a consistent model, never a panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -13,8 +13,21 @@ fuzz_target!(|data: &[u8]| {
             for (w, v) in &l.weights {
                 assert_eq!(v.len(), w.shape.iter().product::<usize>());
             }
-            if i > 0 {
-                assert_eq!(m.layers[i - 1].output, l.input);
+            // Each input is the model's or an earlier layer's output, of the shape it reads.
+            assert_eq!(l.inbound.len(), l.inputs.len());
+            assert_eq!(l.inputs[0], l.input);
+            for (src, shape) in l.inbound.iter().zip(&l.inputs) {
+                match src {
+                    Some(j) => {
+                        assert!(*j < i);
+                        assert_eq!(&m.layers[*j].output, shape);
+                    }
+                    None => {
+                        if let Some((_, _, s)) = &m.graph {
+                            assert_eq!(s, shape);
+                        }
+                    }
+                }
             }
         }
     }

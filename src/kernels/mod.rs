@@ -24,6 +24,7 @@ pub mod loss;
 pub mod matmul;
 pub mod matmul_tune;
 pub mod matmul_variant;
+pub mod merge;
 pub mod metric;
 pub mod optim;
 pub mod pool2d;

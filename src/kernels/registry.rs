@@ -4,8 +4,8 @@
 use crate::exec::pipeline::{KernelSpec, Shader};
 use crate::kernels::prelude::{ACTIVATION, IM2COL, OPTIM_RULE};
 use crate::kernels::{
-    batchnorm, conv2d, elementwise, gather, loss, matmul_variant, metric, optim, pool2d, reduce,
-    softmax_xent,
+    batchnorm, conv2d, elementwise, gather, loss, matmul_variant, merge, metric, optim, pool2d,
+    reduce, softmax_xent,
 };
 
 /// Every built-in shader as assembled by the crate.
@@ -26,6 +26,7 @@ pub const SHADERS: &[Shader] = &[
     matmul_variant::SHADER_SG[3],
     matmul_variant::SHADER_SG[4],
     matmul_variant::SHADER_SG[5],
+    merge::SHADER,
     metric::SHADER,
     optim::SHADER,
     pool2d::SHADER,
@@ -43,6 +44,7 @@ pub const KERNELS: &[&[KernelSpec]] = &[
     loss::KERNELS,
     matmul_variant::KERNELS,
     matmul_variant::CONV_KERNELS,
+    merge::KERNELS,
     metric::KERNELS,
     optim::KERNELS,
     pool2d::KERNELS,

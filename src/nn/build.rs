@@ -4,11 +4,11 @@
 //! rebuilding layers with given weights (loading, copying to a device).
 
 use crate::error::{Error, Result};
-use crate::nn::layer::{Io, Weights};
+use crate::nn::layer::{Io, Src, Weights};
 use crate::nn::metric::Metric;
 use crate::nn::model::{Entry, Sequential};
 use crate::nn::registry::{IntoLayers, LayerSpec};
-use crate::nn::spec::{sample_shape, Init};
+use crate::nn::spec::{sample_shape, Init, Shape};
 use crate::random::Rng;
 use crate::tensor::Tensor;
 use crate::vocab::Activation;
@@ -70,63 +70,152 @@ impl Sequential {
         self.append(specs)
     }
 
-    /// Appends layers, each with the weights given or freshly initialised.
-    fn append(&mut self, specs: Vec<(LayerSpec, Option<Weights>)>) -> Result<()> {
-        let mut built = Vec::with_capacity(specs.len());
-        let mut shape = self.output_shape().map(<[usize]>::to_vec);
-        let mut prev_act = self
+    /// The per-sample shapes `inbound` names for a layer that comes at `index` (after the
+    /// layers of `outputs`), checked: earlier layers only, no reading after a softmax, and the
+    /// model input's shape from the spec's `input_shape`, the layers that read it already, or
+    /// [`Model::input_shape`].
+    fn inbound_shapes(
+        &self,
+        spec: &LayerSpec,
+        inbound: &[Src],
+        outputs: &[(Shape, Activation)],
+        model_in: Option<&Shape>,
+    ) -> Result<Vec<Shape>> {
+        let index = outputs.len();
+        let class = spec.config.class_name();
+        let mut shapes = Vec::with_capacity(inbound.len());
+        for src in inbound {
+            let shape = match *src {
+                Src::Layer(j) if j < index => {
+                    let (shape, act) = &outputs[j];
+                    if *act == Activation::Softmax {
+                        return Err(Error::InvalidArgument {
+                            op: "Sequential::add",
+                            name: "layer",
+                            expected: "softmax only on the last layer".into(),
+                            found: format!("a {class} layer after softmax layer {j}"),
+                        });
+                    }
+                    if let (Some(s), [_]) = (&spec.input_shape, inbound) {
+                        if s != shape {
+                            return Err(Error::ShapeMismatch {
+                                op: "Sequential::add",
+                                expected: format!(
+                                    "input_shape {} (the previous layer's output)",
+                                    sample_shape(shape)
+                                ),
+                                found: sample_shape(s),
+                            });
+                        }
+                    }
+                    shape.clone()
+                }
+                Src::Layer(j) => {
+                    return Err(Error::InvalidArgument {
+                        op: "Model",
+                        name: "inbound",
+                        expected: format!("a layer before layer {index}"),
+                        found: format!("layer {j}"),
+                    })
+                }
+                Src::Input(0) => {
+                    let given = spec.input_shape.as_ref();
+                    if let (Some(g), Some(m)) = (given, model_in) {
+                        if g != m {
+                            return Err(Error::ShapeMismatch {
+                                op: "Sequential::add",
+                                expected: format!(
+                                    "input_shape {} (the model's input)",
+                                    sample_shape(m)
+                                ),
+                                found: sample_shape(g),
+                            });
+                        }
+                    }
+                    let shape = given.or(model_in).or(self.input.as_ref()).cloned().ok_or_else(|| {
+                        Error::InvalidArgument {
+                            op: "Sequential::add",
+                            name: "input_shape",
+                            expected: "an input shape before the first layer (Sequential::input_shape, or the layer's input_shape / input_dim)".into(),
+                            found: "none".into(),
+                        }
+                    })?;
+                    if shape.is_empty() || shape.contains(&0) {
+                        return Err(Error::InvalidArgument {
+                            op: "Sequential::add",
+                            name: "input_shape",
+                            expected: "sizes of at least 1".into(),
+                            found: sample_shape(&shape),
+                        });
+                    }
+                    shape
+                }
+                Src::Input(k) => {
+                    return Err(Error::InvalidArgument {
+                        op: "Model",
+                        name: "inputs",
+                        expected: "one model input".into(),
+                        found: format!("a layer reading input {k}"),
+                    })
+                }
+            };
+            shapes.push(shape);
+        }
+        if shapes.is_empty() {
+            return Err(Error::InvalidArgument {
+                op: "Model",
+                name: "inbound",
+                expected: "a layer reading at least one tensor".into(),
+                found: format!("a {class} layer reading none"),
+            });
+        }
+        Ok(shapes)
+    }
+
+    /// Appends layers, each with the weights given (shared) or freshly initialised, reading
+    /// what its `inbound` names (`None`: the previous layer, or the input for the first).
+    /// Everything is checked before the model changes.
+    pub(crate) fn append_nodes(
+        &mut self,
+        nodes: Vec<(LayerSpec, Option<Weights>, Option<Vec<Src>>)>,
+    ) -> Result<()> {
+        let mut built: Vec<Entry> = Vec::with_capacity(nodes.len());
+        let mut outputs: Vec<(Shape, Activation)> = self
             .layers
-            .last()
-            .map(|l| (l.activation(), self.layers.len() - 1));
+            .iter()
+            .map(|l| (l.io().output.clone(), l.activation()))
+            .collect();
+        let mut model_in: Option<Shape> = self.expected_input_shape().map(<[usize]>::to_vec);
+        if self.layers.is_empty() {
+            model_in = None;
+        }
         let mut names: Vec<String> = self
             .layers
             .iter()
             .filter_map(|l| l.spec.name.clone())
             .collect();
+        names.extend(self.input_name.clone());
         let mut with_params = self
             .layers
             .iter()
             .filter(|l| !l.weights().params.is_empty())
             .count();
-        for (mut spec, shared) in specs {
+        for (mut spec, shared, inbound) in nodes {
             spec.config.check()?;
             let class = spec.config.class_name();
-            let input = match (&shape, &spec.input_shape, &self.input) {
-                (None, Some(s), _) | (None, None, Some(s)) => s.clone(),
-                (None, None, None) => {
-                    return Err(Error::InvalidArgument {
-                        op: "Sequential::add",
-                        name: "input_shape",
-                        expected: "an input shape before the first layer (Sequential::input_shape, or the layer's input_shape / input_dim)".into(),
-                        found: "none".into(),
-                    })
-                }
-                (Some(prev), Some(s), _) if s != prev => {
-                    return Err(Error::ShapeMismatch {
-                        op: "Sequential::add",
-                        expected: format!("input_shape {} (the previous layer's output)", sample_shape(prev)),
-                        found: sample_shape(s),
-                    })
-                }
-                (Some(prev), _, _) => prev.clone(),
-            };
-            if input.is_empty() || input.contains(&0) {
-                return Err(Error::InvalidArgument {
-                    op: "Sequential::add",
-                    name: "input_shape",
-                    expected: "sizes of at least 1".into(),
-                    found: sample_shape(&input),
-                });
+            let index = outputs.len();
+            let inbound = inbound.unwrap_or_else(|| {
+                vec![if index == 0 {
+                    Src::Input(0)
+                } else {
+                    Src::Layer(index - 1)
+                }]
+            });
+            let inputs = self.inbound_shapes(&spec, &inbound, &outputs, model_in.as_ref())?;
+            if let Some(k) = inbound.iter().position(|s| *s == Src::Input(0)) {
+                model_in = Some(inputs[k].clone());
             }
-            if let Some((Activation::Softmax, i)) = prev_act {
-                return Err(Error::InvalidArgument {
-                    op: "Sequential::add",
-                    name: "layer",
-                    expected: "softmax only on the last layer".into(),
-                    found: format!("a {class} layer after softmax layer {i}"),
-                });
-            }
-            let output = spec.config.output_shape(&input)?;
+            let output = spec.config.output_shape_n(&inputs)?;
             if output.contains(&0) {
                 return Err(Error::ShapeMismatch {
                     op: class,
@@ -134,7 +223,7 @@ impl Sequential {
                     found: format!(
                         "{} from input {}",
                         sample_shape(&output),
-                        sample_shape(&input)
+                        sample_shape(&inputs[0])
                     ),
                 });
             }
@@ -162,9 +251,11 @@ impl Sequential {
             };
             names.push(name.clone());
             spec.name = Some(name);
-            // The first layer keeps its input shape in its spec (the model file needs it).
-            spec.input_shape = (built.is_empty() && self.layers.is_empty()).then(|| input.clone());
-            let specs = spec.config.weights(&input);
+            // The first layer keeps the model's input shape in its spec (the model file
+            // needs it).
+            spec.input_shape =
+                (index == 0 && inbound == [Src::Input(0)]).then(|| inputs[0].clone());
+            let specs = spec.config.weights(&inputs[0]);
             let has_params = specs.iter().any(|w| w.trainable);
             // Each layer with parameters draws from its own generator, seeded by the model's
             // seed and how many such layers come before it.
@@ -189,15 +280,19 @@ impl Sequential {
             }
             with_params += has_params as usize;
             let act = spec.config.activation()?;
-            prev_act = Some((act, self.layers.len() + built.len()));
             let io = Io {
-                input,
+                input: inputs[0].clone(),
+                inputs,
                 output: output.clone(),
             };
             // Shared weights are checked against the spec's shapes by `instantiate`.
             let layer = spec.config.instantiate(io, shared.unwrap_or(w))?;
-            built.push(Entry { spec, layer });
-            shape = Some(output);
+            built.push(Entry {
+                spec,
+                layer,
+                inbound,
+            });
+            outputs.push((output, act));
         }
         self.layers.extend(built);
         self.opt_state.clear();
@@ -205,24 +300,44 @@ impl Sequential {
         Ok(())
     }
 
-    /// Rebuilds a layer from its spec with these weights (loading, copying to a device).
-    pub(crate) fn push_with_weights(&mut self, spec: LayerSpec, w: Weights) -> Result<()> {
-        let input = match (self.output_shape(), &spec.input_shape) {
-            (Some(s), _) => s.to_vec(),
-            (None, Some(s)) => s.clone(),
-            (None, None) => {
-                return Err(Error::InvalidArgument {
-                    op: "Sequential",
-                    name: "input_shape",
-                    expected: "an input shape on the first layer".into(),
-                    found: "none".into(),
-                })
-            }
+    /// Appends layers, each with the weights given or freshly initialised, as a chain.
+    fn append(&mut self, specs: Vec<(LayerSpec, Option<Weights>)>) -> Result<()> {
+        self.append_nodes(specs.into_iter().map(|(s, w)| (s, w, None)).collect())
+    }
+
+    /// Rebuilds a layer from its spec with these weights, reading `inbound` (loading,
+    /// copying to a device).
+    pub(crate) fn push_with_weights(
+        &mut self,
+        spec: LayerSpec,
+        w: Weights,
+        inbound: Vec<Src>,
+    ) -> Result<()> {
+        let outputs: Vec<(Shape, Activation)> = self
+            .layers
+            .iter()
+            .map(|l| (l.io().output.clone(), Activation::Linear))
+            .collect();
+        let model_in = self.expected_input_shape().map(<[usize]>::to_vec);
+        let model_in = if self.layers.is_empty() {
+            None
+        } else {
+            model_in
         };
+        let inputs = self.inbound_shapes(&spec, &inbound, &outputs, model_in.as_ref())?;
         spec.config.check()?;
-        let output = spec.config.output_shape(&input)?;
-        let layer = spec.config.instantiate(Io { input, output }, w)?;
-        self.layers.push(Entry { spec, layer });
+        let output = spec.config.output_shape_n(&inputs)?;
+        let io = Io {
+            input: inputs[0].clone(),
+            inputs,
+            output,
+        };
+        let layer = spec.config.instantiate(io, w)?;
+        self.layers.push(Entry {
+            spec,
+            layer,
+            inbound,
+        });
         Ok(())
     }
 }

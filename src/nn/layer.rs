@@ -301,10 +301,22 @@ impl HeadOut {
 /// A layer's per-sample input and output shapes.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Io {
-    /// Input shape.
+    /// Input shape (the first input's, for a merge).
     pub(crate) input: Vec<usize>,
+    /// Every input's shape, in order (one for all but merges).
+    pub(crate) inputs: Vec<Vec<usize>>,
     /// Output shape.
     pub(crate) output: Vec<usize>,
+}
+
+/// Where an input of a layer in a model comes from: a model input, or the output of an
+/// earlier layer (layers are kept in a topological order, so always an earlier one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Src {
+    /// The model's input `k`.
+    Input(usize),
+    /// The output of layer `l`.
+    Layer(usize),
 }
 
 /// A layer of a model (see the module docs). Its shapes and weights are generic (the model
@@ -340,6 +352,32 @@ pub(crate) trait Layer: Send + Sync {
 
     /// Records the forward pass of `x` (batch, input shape…).
     fn forward(&self, cx: &mut Cx<'_>, pos: Position, x: &Tensor) -> Result<Saved>;
+
+    /// Records the forward pass of a layer with several inputs (a merge: `Add`,
+    /// `Concatenate`…), which the engine calls instead of [`Layer::forward`] for them. Merges
+    /// have no activation and offer no gate; a layer with one input never sees this.
+    fn forward_merge(&self, _cx: &mut Cx<'_>, _pos: Position, _xs: &[Tensor]) -> Result<Saved> {
+        Err(Error::Internal {
+            op: "forward",
+            message: "a layer with one input was handed several".into(),
+        })
+    }
+
+    /// The backward pass of a merge from `dy`, the gradient at its output: the gradient at
+    /// each input for which `need` says so (the same tensor may be handed to several inputs:
+    /// the engine never writes into a gradient it was handed).
+    fn backward_merge(
+        &self,
+        _cx: &mut Cx<'_>,
+        _saved: &Saved,
+        _dy: &Tensor,
+        _need: &[bool],
+    ) -> Result<Vec<Option<Tensor>>> {
+        Err(Error::Internal {
+            op: "backward",
+            message: "a layer with one input was asked for several gradients".into(),
+        })
+    }
 
     /// The gate this layer offers the layer after it (see the module docs), if any.
     fn gate(&self, _cx: &Cx<'_>, saved: &Saved) -> Option<Gate> {

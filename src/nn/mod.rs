@@ -35,10 +35,14 @@ pub(crate) mod dense;
 pub(crate) mod dropout;
 pub(crate) mod evaluate;
 pub(crate) mod fit;
+pub(crate) mod functional;
+pub(crate) mod graph;
+pub mod graph_config;
 pub(crate) mod head;
 pub(crate) mod layer;
 pub(crate) mod loss_end;
 pub(crate) mod loss_fn;
+pub(crate) mod merge;
 pub(crate) mod metric;
 pub(crate) mod model;
 pub(crate) mod normalization;
@@ -62,9 +66,11 @@ pub use batchnorm::BatchNormalization;
 pub use conv2d::Conv2D;
 pub use dense::{ActivationArg, Dense, DenseDropout};
 pub use dropout::Dropout;
+pub use functional::{Call, Input, SymbolicTensor};
 pub use loss_fn::loss_value;
+pub use merge::{Add, Average, Concatenate, Maximum, Multiply, Subtract};
 pub use metric::{auc as metric_auc, Metric};
-pub use model::Sequential;
+pub use model::{Model, Sequential};
 pub use normalization::Normalization;
 pub use options::{
     Callback, Checkpoint, EarlyStopping, EpochBegin, EpochCallback, EpochEnd, Evaluation,

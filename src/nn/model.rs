@@ -1,14 +1,22 @@
-//! [`Sequential`]: a stack of layers with an optimizer and a loss, like Keras's.
+//! [`Model`]: a graph of layers with an optimizer and a loss, like Keras's functional `Model`;
+//! [`Sequential`] is the same type built as a chain.
 //!
-//! This file holds the model itself: its state, compiling, the summary, prediction and the
-//! checks a dataset must pass. Adding layers is in [`crate::nn::build`], training and
-//! evaluation in [`crate::nn::fit`], saving and loading in [`crate::nn::store`].
+//! A model's layers are kept in a topological order: each layer reads the model's input or
+//! outputs of earlier layers (its inbound edges, [`Src`]), and the last layer is the model's
+//! output. `Sequential::add` appends a layer reading the previous one; the functional API
+//! ([`crate::nn::functional`]) adds layers reading any earlier ones. Everything else — the
+//! step program, prediction, files, several devices — walks the same graph, so a chain is not
+//! a second engine.
+//!
+//! This file holds the model itself: its state, compiling, the summary and the checks a
+//! dataset must pass. Adding layers is in [`crate::nn::build`], the graph walk and prediction
+//! in [`crate::nn::graph`], training and evaluation in [`crate::nn::fit`], saving and loading
+//! in [`crate::nn::store`].
 
 use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::exec::recorder::Recorder;
 use crate::memory::MemoryKind;
-use crate::nn::layer::{Cx, Layer, Mode, Position, Weights};
+use crate::nn::layer::{Layer, Position, Src, Weights};
 use crate::nn::options::{Loss, Optimizer};
 use crate::nn::registry::LayerSpec;
 use crate::nn::spec::{keras_shape, sample_shape, Shape};
@@ -22,6 +30,8 @@ pub(crate) struct Entry {
     /// The layer's spec (name, type, configuration; the input shape on the first).
     pub(crate) spec: LayerSpec,
     pub(crate) layer: Box<dyn Layer>,
+    /// What it reads, in order: the model's input or earlier layers' outputs.
+    pub(crate) inbound: Vec<Src>,
 }
 
 impl std::ops::Deref for Entry {
@@ -31,8 +41,8 @@ impl std::ops::Deref for Entry {
     }
 }
 
-/// A stack of layers, trained like Keras's `Sequential`.
-pub struct Sequential {
+/// A model: layers in a graph (a chain for [`Sequential`]), trained like Keras's models.
+pub struct Model {
     pub(crate) device: Device,
     pub(crate) layers: Vec<Entry>,
     /// The per-sample input shape given before the first layer.
@@ -46,9 +56,17 @@ pub struct Sequential {
     /// Optimizer steps taken so far (Adam's t).
     pub(crate) step: u64,
     pub(crate) seed: u64,
+    /// The model's name (Keras's `Model(name=...)`); `sequential` or `functional` if none.
+    pub(crate) name: Option<String>,
+    /// The input's name (Keras's `Input(name=...)`).
+    pub(crate) input_name: Option<String>,
 }
 
-impl Sequential {
+/// Keras's `Sequential`: a [`Model`] whose layers form a chain, each reading the one before
+/// ([`Model::add`]). Not a second engine: the same type, trained by the same step program.
+pub type Sequential = Model;
+
+impl Model {
     /// An empty model on a device.
     pub fn new(device: &Device) -> Sequential {
         Sequential::with_seed(device, 42)
@@ -66,6 +84,8 @@ impl Sequential {
             opt_state: Vec::new(),
             step: 0,
             seed,
+            name: None,
+            input_name: None,
         }
     }
 
@@ -200,12 +220,30 @@ impl Sequential {
         self.state().iter().map(|p| p.numel()).sum()
     }
 
-    /// The per-sample input shape (of the first layer, or as set before it).
+    /// The per-sample input shape (as the first layer reading the input sees it, or as set
+    /// before any layer).
     pub fn expected_input_shape(&self) -> Option<&[usize]> {
         self.layers
-            .first()
-            .map(|l| l.io().input.as_slice())
+            .iter()
+            .find_map(|l| {
+                l.inbound
+                    .iter()
+                    .position(|s| *s == Src::Input(0))
+                    .map(|k| l.io().inputs[k].as_slice())
+            })
             .or(self.input.as_deref())
+    }
+
+    /// Whether the layers form a chain, each reading the one before (a `Sequential`).
+    pub fn is_chain(&self) -> bool {
+        self.layers.iter().enumerate().all(|(i, l)| {
+            l.inbound
+                == [if i == 0 {
+                    Src::Input(0)
+                } else {
+                    Src::Layer(i - 1)
+                }]
+        })
     }
 
     /// The per-sample output shape of the last layer.
@@ -227,12 +265,45 @@ impl Sequential {
     /// output shape with the batch as `None`, and its weight count (moving statistics
     /// included, as Keras counts them).
     pub fn summary(&self) -> String {
-        let mut s = String::from("Model: \"sequential\"\n");
-        let line = "─".repeat(70);
+        // A graph adds Keras's "Connected to" column and its input row.
+        let graph = !self.is_chain();
+        let title = self
+            .name
+            .clone()
+            .unwrap_or_else(|| if graph { "functional" } else { "sequential" }.into());
+        let mut s = format!("Model: \"{title}\"\n");
+        // The first column fits the longest "name (Type)", 34 wide at least (Keras's).
+        let input_name = self.input_name();
+        let col = self
+            .layers
+            .iter()
+            .map(|l| {
+                l.spec.name.as_deref().unwrap_or("?").chars().count()
+                    + l.spec.config.class_name().len()
+                    + 4
+            })
+            .chain(graph.then(|| input_name.chars().count() + 14))
+            .max()
+            .unwrap_or(0)
+            .max(34);
+        let width = col + 36 + if graph { 30 } else { 0 };
+        let line = "─".repeat(width);
         s.push_str(&format!(
-            "{line}\n{:<34}{:<24}{:>12}\n{line}\n",
-            "Layer (type)", "Output Shape", "Param #"
+            "{line}\n{:<col$}{:<24}{:>12}{}\n{line}\n",
+            "Layer (type)",
+            "Output Shape",
+            "Param #",
+            if graph { "  Connected to" } else { "" }
         ));
+        if graph {
+            let shape = self.expected_input_shape().unwrap_or(&[]);
+            let name = format!("{input_name} (InputLayer)");
+            s.push_str(&format!(
+                "{name:<col$}{:<24}{:>12}  -\n",
+                keras_shape(shape),
+                0
+            ));
+        }
         for l in &self.layers {
             let io = l.io();
             let name = format!(
@@ -248,9 +319,18 @@ impl Sequential {
                 .map(|t| t.numel())
                 .sum();
             s.push_str(&format!(
-                "{name:<34}{:<24}{count:>12}\n",
+                "{name:<col$}{:<24}{count:>12}",
                 keras_shape(&io.output)
             ));
+            if graph {
+                let from: Vec<String> = l
+                    .inbound
+                    .iter()
+                    .map(|src| format!("{}[0][0]", self.src_name(*src)))
+                    .collect();
+                s.push_str(&format!("  {}", from.join(", ")));
+            }
+            s.push('\n');
         }
         // A frozen layer's parameters count as non-trainable, as Keras counts them.
         let frozen: usize = self
@@ -270,6 +350,21 @@ impl Sequential {
             kb(state)
         ));
         s
+    }
+
+    /// The name of the model's input (Keras's `Input(name=...)`; `input_layer` by default).
+    pub fn input_name(&self) -> String {
+        self.input_name
+            .clone()
+            .unwrap_or_else(|| "input_layer".into())
+    }
+
+    /// The name of what `src` refers to: the input's or a layer's.
+    pub(crate) fn src_name(&self, src: Src) -> String {
+        match src {
+            Src::Input(_) => self.input_name(),
+            Src::Layer(j) => self.layers[j].spec.name.clone().unwrap_or_default(),
+        }
     }
 
     /// Sets the optimizer and the loss (accuracy is reported for classification losses).
@@ -306,10 +401,17 @@ impl Sequential {
             .collect()
     }
 
-    /// The index of the layer whose activation a loss taking logits folds in: the last one
-    /// that is not a view.
+    /// The index of the layer whose activation a loss taking logits folds in: the output
+    /// layer, or the layer under the views (Flatten, Reshape) that end the model.
     pub(crate) fn output_layer(&self) -> Option<usize> {
-        self.layers.iter().rposition(|l| !l.is_view())
+        let mut l = self.layers.len().checked_sub(1)?;
+        while self.layers[l].is_view() {
+            match self.layers[l].inbound.as_slice() {
+                [Src::Layer(j)] => l = *j,
+                _ => return None,
+            }
+        }
+        Some(l)
     }
 
     /// The activation of the output layer (the last that is not a view), which a loss taking
@@ -382,12 +484,14 @@ impl Sequential {
         let copy = |t: &Tensor| Tensor::from_slice(device, &t.to_vec()?, t.shape());
         let mut m = Sequential::with_seed(device, self.seed);
         m.input = self.input.clone();
+        m.name = self.name.clone();
+        m.input_name = self.input_name.clone();
         for l in &self.layers {
             let w = Weights {
                 params: l.weights().params.iter().map(copy).collect::<Result<_>>()?,
                 state: l.weights().state.iter().map(copy).collect::<Result<_>>()?,
             };
-            m.push_with_weights(l.spec.clone(), w)?;
+            m.push_with_weights(l.spec.clone(), w, l.inbound.clone())?;
         }
         m.optimizer = self.optimizer;
         m.loss = self.loss;
@@ -407,64 +511,6 @@ impl Sequential {
             .collect::<Result<_>>()?;
         m.step = self.step;
         Ok(m)
-    }
-
-    /// Outputs (probabilities for a softmax model) for `x` of shape (samples, input
-    /// shape…): the same forward description as training, recorded with every activation
-    /// applied and the moving statistics of normalisation layers.
-    pub fn predict(&self, x: &Tensor) -> Result<Tensor> {
-        x.check_device(&self.device, "predict")?;
-        let want = self.expected_input_shape().unwrap_or(&[]).to_vec();
-        let rows = match x.shape().split_first() {
-            Some((&r, rest))
-                if r > 0
-                    && (rest == want.as_slice() || rest == [want.iter().product::<usize>()]) =>
-            {
-                r
-            }
-            _ => {
-                return Err(Error::ShapeMismatch {
-                    op: "predict",
-                    expected: format!(
-                        "(samples ≥ 1, {}) for samples of shape {}",
-                        want.iter()
-                            .map(|d| d.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        sample_shape(&want)
-                    ),
-                    found: format!("{:?}", x.shape()),
-                })
-            }
-        };
-        let mut shape = vec![rows];
-        shape.extend_from_slice(&want);
-        let x = x.reshape(&shape)?;
-        let mut rec = Recorder::new(&self.device);
-        let mut cx = Cx::new(&mut rec, rows, Mode::Predict);
-        let mut h = x;
-        for (l, pos) in self.layers.iter().zip(self.positions()) {
-            h = l.forward(&mut cx, pos, &h)?.output;
-        }
-        // Scratch buffers go back to the pool only once the work using them is submitted.
-        let keep = std::mem::take(&mut cx.keep);
-        drop(cx);
-        rec.submit()?;
-        drop(keep);
-        Ok(h)
-    }
-
-    /// The most likely class of each sample.
-    pub fn predict_classes(&self, x: &Tensor) -> Result<Vec<usize>> {
-        let out = self.predict(x)?;
-        let rows = out.shape()[0];
-        let out = out.reshape(&[rows, out.numel() / rows.max(1)])?;
-        Ok(out
-            .argmax_rows()?
-            .to_vec()?
-            .into_iter()
-            .map(|v| v as usize)
-            .collect())
     }
 
     /// Checks that `data` fits the model: same device, sample shape (a shape with the

@@ -17,6 +17,7 @@ use crate::nn::conv2d::Conv2D;
 use crate::nn::dense::{Dense, DenseDropout};
 use crate::nn::dropout::Dropout;
 use crate::nn::layer::{Io, Layer, Weights};
+use crate::nn::merge::{Add, Average, Concatenate, Maximum, Multiply, Subtract};
 use crate::nn::normalization::Normalization;
 use crate::nn::pointwise::{Activation, ReLU, Softmax};
 use crate::nn::pooling::{AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D};
@@ -58,6 +59,13 @@ macro_rules! layer_types {
             pub fn output_shape(&self, input: &[usize]) -> Result<Shape> {
                 match self {
                     $(LayerConfig::$variant(c) => c.output_shape(input),)+
+                }
+            }
+
+            /// The output shape for the shapes of all its inputs (several for a merge).
+            pub fn output_shape_n(&self, inputs: &[Shape]) -> Result<Shape> {
+                match self {
+                    $(LayerConfig::$variant(c) => c.output_shape_n(inputs),)+
                 }
             }
 
@@ -138,6 +146,12 @@ layer_types!(
     ReLU,
     Rescaling,
     Normalization,
+    Add,
+    Subtract,
+    Multiply,
+    Average,
+    Maximum,
+    Concatenate,
 );
 
 /// One layer as [`crate::nn::Sequential::add`] takes it and the model file stores it: its
@@ -310,7 +324,13 @@ into_layers_for!(
     Softmax,
     ReLU,
     Rescaling,
-    Normalization
+    Normalization,
+    Add,
+    Subtract,
+    Multiply,
+    Average,
+    Maximum,
+    Concatenate
 );
 
 /// Builders that carry the first layer's input shape (`Conv2D::new(..).input_shape(..)`).

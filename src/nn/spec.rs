@@ -257,6 +257,20 @@ pub(crate) trait LayerKind: Clone + std::fmt::Debug + PartialEq + Serialize {
     fn check(&self) -> Result<()>;
     /// The output shape for an input shape, or a typed error naming both.
     fn output_shape(&self, input: &[usize]) -> Result<Shape>;
+    /// The output shape for the shapes of every input: one input for all but the merges,
+    /// which override this.
+    fn output_shape_n(&self, inputs: &[Shape]) -> Result<Shape> {
+        match inputs {
+            [one] => self.output_shape(one),
+            _ => Err(Error::InvalidArgument {
+                op: Self::CLASS,
+                name: "inputs",
+                expected: "one input (only merge layers such as Add or Concatenate take several)"
+                    .into(),
+                found: format!("{} inputs", inputs.len()),
+            }),
+        }
+    }
     /// The weights for an input shape: trainable parameters first (optimizer order), then
     /// state.
     fn weights(&self, _input: &[usize]) -> Vec<WeightSpec> {

@@ -18,10 +18,10 @@ use crate::exec::dispatch::Program;
 use crate::exec::recorder::Recorder;
 use crate::kernels::{elementwise, matmul_tune, optim};
 use crate::memory::MemoryKind;
-use crate::nn::layer::{Cx, Mode, Slot, WeightGrad};
+use crate::nn::layer::{Cx, Mode, Slot, Src, WeightGrad};
 use crate::nn::model::Sequential;
 use crate::nn::options::Loss;
-use crate::nn::{loss_end, metric};
+use crate::nn::{graph, loss_end, metric};
 use crate::runtime::Device;
 use crate::tensor::{IndexBuffer, Tensor};
 use crate::vocab::Rule;
@@ -276,54 +276,80 @@ impl StepProgram {
             let wb = w.as_ref().map(|w| w.buffer());
             data.gather(rec, idx, 0, batch, x0.buffer(), y.buffer(), wb)
         })?;
-        let positions = model.positions();
-        let mut saved = Vec::with_capacity(model.layers.len());
-        let mut h = x0;
-        for (layer, &pos) in model.layers.iter().zip(&positions) {
-            let s = layer.forward(&mut cx, pos, &h)?;
-            h = s.output.clone();
-            saved.push(s);
-        }
+        let saved = graph::forward(model, &mut cx, std::slice::from_ref(&x0))?;
+        let h = saved
+            .last()
+            .map(|s| s.output.clone())
+            .ok_or_else(|| Error::InvalidArgument {
+                op: "fit",
+                name: "model",
+                expected: "at least one layer".into(),
+                found: "none".into(),
+            })?;
         let loss = model.loss.unwrap_or(Loss::SparseCategoricalCrossentropy);
-        let mut dy = loss_end::loss_end(&mut cx, loss, &h, &y, w.as_ref(), acc, training)?;
+        let dy = loss_end::loss_end(&mut cx, loss, &h, &y, w.as_ref(), acc, training)?;
         loss_end::metric_end(&mut cx, model, loss, &h, &y, acc)?;
         let mut segments = Vec::new();
         if training {
-            // The loss gives the gradient at the logits when it folds the last activation.
-            let mut gated = loss.takes_logits();
+            let positions = model.positions();
+            let consumers = graph::consumers(model);
+            // The gradient at each layer's output once every reader has added its part, and
+            // whether it is already at the pre-activation (gated). The loss gives the
+            // gradient at the logits when it folds the last activation.
+            let mut grads: Vec<Option<(Tensor, bool)>> = vec![None; model.layers.len()];
+            if let Some(g) = grads.last_mut() {
+                *g = Some((dy, loss.takes_logits()));
+            }
             for l in (0..model.layers.len()).rev() {
                 let layer = &model.layers[l];
                 let pos = positions[l];
-                // The gate of the layer below, looking through views.
-                let dx_gate = (0..l)
-                    .rev()
-                    .find(|&j| !model.layers[j].is_view())
-                    .and_then(|j| model.layers[j].gate(&cx, &saved[j]));
-                let np = layer.weights().params.len();
-                let grad = match backward {
-                    _ if !layer.spec.trainable => WeightGrad::Frozen,
-                    Backward::Grads(g) => {
-                        WeightGrad::Into(&g[pos.first_param..pos.first_param + np])
-                    }
-                    Backward::Fused(rule) => WeightGrad::Update {
-                        rule,
-                        state: &model.opt_state,
-                    },
-                    Backward::None => unreachable!("not training"),
+                let Some((dy, gated)) = grads[l].take() else {
+                    return Err(Error::Internal {
+                        op: "step program",
+                        message: format!("layer {l} does not lead to the output"),
+                    });
                 };
-                let dx = layer.backward(
-                    &mut cx,
-                    pos,
-                    &saved[l],
-                    &dy,
-                    gated,
-                    dx_gate.as_ref(),
-                    l > 0,
-                    grad,
-                )?;
-                if let Some(dx) = dx {
-                    dy = dx.grad;
-                    gated = dx.gated;
+                if let [src] = layer.inbound.as_slice() {
+                    // The gate of the layer below, looking through views.
+                    let dx_gate = graph::gate_into(model, &cx, &saved, &consumers, *src);
+                    let np = layer.weights().params.len();
+                    let grad = match backward {
+                        _ if !layer.spec.trainable => WeightGrad::Frozen,
+                        Backward::Grads(g) => {
+                            WeightGrad::Into(&g[pos.first_param..pos.first_param + np])
+                        }
+                        Backward::Fused(rule) => WeightGrad::Update {
+                            rule,
+                            state: &model.opt_state,
+                        },
+                        Backward::None => unreachable!("not training"),
+                    };
+                    let need_dx = matches!(src, Src::Layer(_));
+                    let dx = layer.backward(
+                        &mut cx,
+                        pos,
+                        &saved[l],
+                        &dy,
+                        gated,
+                        dx_gate.as_ref(),
+                        need_dx,
+                        grad,
+                    )?;
+                    if let (Some(dx), Src::Layer(j)) = (dx, *src) {
+                        graph::accumulate(&mut cx, &mut grads, j, dx.grad, dx.gated)?;
+                    }
+                } else {
+                    let need: Vec<bool> = layer
+                        .inbound
+                        .iter()
+                        .map(|s| matches!(s, Src::Layer(_)))
+                        .collect();
+                    let dxs = layer.backward_merge(&mut cx, &saved[l], &dy, &need)?;
+                    for (src, dx) in layer.inbound.iter().zip(dxs) {
+                        if let (Src::Layer(j), Some(g)) = (*src, dx) {
+                            graph::accumulate(&mut cx, &mut grads, j, g, false)?;
+                        }
+                    }
                 }
                 if l > 0 && cut_after.contains(&l) {
                     let program = cx.rec().cut().ok_or_else(|| Error::Internal {

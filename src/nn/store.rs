@@ -24,7 +24,8 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::memory::MemoryKind;
-use crate::nn::layer::Weights;
+use crate::nn::graph_config;
+use crate::nn::layer::{Src, Weights};
 use crate::nn::model::Sequential;
 use crate::nn::options::{Checkpoint, History};
 use crate::nn::weights_file::{parse_model_file, ModelFile, CHECKPOINT_FORMAT, MODEL_FORMAT};
@@ -79,8 +80,37 @@ impl Sequential {
                 ));
             }
         }
-        let arch = self.layers.iter().map(|l| l.spec.to_json()).collect();
-        Ok((owned, serde_json::Value::Array(arch)))
+        Ok((owned, self.architecture()))
+    }
+
+    /// The architecture as the model file stores it: a chain as the list of its layer specs
+    /// (Keras's `Sequential` form, readable by every earlier version), a graph as Keras's
+    /// functional config ([`crate::nn::graph_config`]).
+    pub fn architecture(&self) -> serde_json::Value {
+        if self.is_chain() {
+            return self.layers.iter().map(|l| l.spec.to_json()).collect();
+        }
+        let layers: Vec<(crate::nn::registry::LayerSpec, Vec<Option<usize>>)> = self
+            .layers
+            .iter()
+            .map(|l| {
+                let reads = l
+                    .inbound
+                    .iter()
+                    .map(|s| match s {
+                        Src::Input(_) => None,
+                        Src::Layer(j) => Some(*j),
+                    })
+                    .collect();
+                (l.spec.clone(), reads)
+            })
+            .collect();
+        graph_config::write(
+            self.name.as_deref().unwrap_or("functional"),
+            &self.input_name(),
+            self.expected_input_shape().unwrap_or(&[]),
+            &layers,
+        )
     }
 
     /// Saves the weights and the architecture in the safetensors format, atomically (see the
@@ -108,6 +138,11 @@ impl Sequential {
         file: &ModelFile,
     ) -> Result<(Sequential, HashMap<String, String>)> {
         let mut model = Sequential::new(device);
+        if let Some((name, input_name, shape)) = &file.graph {
+            model.name = name.clone();
+            model.input_name = Some(input_name.clone());
+            model.input = Some(shape.clone());
+        }
         for rec in &file.layers {
             let mut w = Weights::default();
             for (ws, values) in &rec.weights {
@@ -118,7 +153,12 @@ impl Sequential {
                     w.state.push(t);
                 }
             }
-            model.push_with_weights(rec.spec.clone(), w)?;
+            let inbound = rec
+                .inbound
+                .iter()
+                .map(|s| s.map_or(Src::Input(0), Src::Layer))
+                .collect();
+            model.push_with_weights(rec.spec.clone(), w, inbound)?;
         }
         Ok((model, file.metadata.clone()))
     }

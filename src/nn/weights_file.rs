@@ -20,6 +20,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::nn::dense::Dense;
 use crate::nn::dropout::Dropout;
+use crate::nn::graph_config;
 use crate::nn::registry::LayerSpec;
 use crate::nn::spec::{Shape, WeightSpec};
 
@@ -28,8 +29,13 @@ use crate::nn::spec::{Shape, WeightSpec};
 pub struct LayerRecord {
     /// The layer (name, type, configuration; the input shape on the first).
     pub spec: LayerSpec,
-    /// Per-sample input shape.
+    /// Per-sample input shape (the first input's).
     pub input: Shape,
+    /// What the layer reads, in order: `None` for the model's input, `Some(j)` for layer
+    /// `j`'s output (an earlier layer).
+    pub inbound: Vec<Option<usize>>,
+    /// The per-sample shape of each input.
+    pub inputs: Vec<Shape>,
     /// Per-sample output shape.
     pub output: Shape,
     /// Each weight the spec lists, in order (trainable first), with its values row-major.
@@ -56,12 +62,23 @@ pub struct ModelFile {
     /// The tensor names of every weight, in the order of `layers` (for the optimizer state
     /// of a checkpoint, named after them).
     pub names: Vec<String>,
+    /// For a graph (a functional config): the model's name, its input's name and shape.
+    pub graph: Option<(Option<String>, String, Shape)>,
 }
 
 /// The format of files with layer specs.
 pub const MODEL_FORMAT: &str = "suanli-sequential-v2";
 /// The checkpoint format with layer specs.
 pub const CHECKPOINT_FORMAT: &str = "suanli-checkpoint-v2";
+
+/// Every format tag this version reads (model files and checkpoints, with and without layer
+/// specs).
+pub const FORMATS: &[&str] = &[
+    "suanli-sequential-v1",
+    MODEL_FORMAT,
+    "suanli-checkpoint-v1",
+    CHECKPOINT_FORMAT,
+];
 
 /// Parses and validates a model file's bytes; `path` is only used in error messages.
 pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
@@ -76,61 +93,66 @@ pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
     let (_, meta) = safetensors::SafeTensors::read_metadata(bytes)
         .map_err(|e| bad("a safetensors header".into(), e.to_string()))?;
     let metadata = meta.metadata().clone().unwrap_or_default();
+    // A tag this version does not know (a later version's, junk, none) is refused rather than
+    // read as far as it goes: an unknown file could mean something else by the same keys.
+    let format = metadata.get("format").map(String::as_str);
+    if !format.is_some_and(|f| FORMATS.contains(&f)) {
+        return Err(bad(
+            format!(
+                "a \"format\" tag this version reads: {}",
+                FORMATS.join(", ")
+            ),
+            format.map_or_else(|| "none".to_string(), |f| format!("{f:?}")),
+        ));
+    }
     let arch = metadata
         .get("architecture")
         .ok_or_else(|| bad("an \"architecture\" metadata entry".into(), "none".into()))?;
-    let arch: Vec<serde_json::Value> = serde_json::from_str(arch)
-        .map_err(|e| bad("architecture JSON (a list of layers)".into(), e.to_string()))?;
-    if arch.is_empty() {
-        return Err(bad("at least one layer".into(), "none".into()));
-    }
-    let v1 = arch.first().is_some_and(|l| l.get("class_name").is_none());
-    let mut specs: Vec<LayerSpec> = Vec::with_capacity(arch.len().min(1024));
-    for (i, layer) in arch.iter().enumerate() {
-        if v1 {
-            let (dense, dropout) = v1_layer(i, layer).map_err(|e| bad(e.0, e.1))?;
-            specs.push(dense);
-            specs.extend(dropout);
-        } else {
-            let spec = LayerSpec::from_json(layer)
-                .map_err(|e| bad(format!("a valid spec for layer {i}"), e.to_string()))?;
-            specs.push(spec);
+    let arch: serde_json::Value =
+        serde_json::from_str(arch).map_err(|e| bad("architecture JSON".into(), e.to_string()))?;
+    let mut graph = None;
+    let (specs, reads): (Vec<LayerSpec>, Vec<Vec<Option<usize>>>) = match &arch {
+        serde_json::Value::Array(list) => {
+            let specs = chain_specs(list).map_err(|e| bad(e.0, e.1))?;
+            let reads = (0..specs.len()).map(|i| vec![i.checked_sub(1)]).collect();
+            (specs, reads)
         }
+        serde_json::Value::Object(_) => {
+            let g = graph_config::parse(&arch).map_err(|e| bad(e.0, e.1))?;
+            graph = Some((g.name, g.input_name, g.input_shape));
+            g.layers.into_iter().unzip()
+        }
+        other => {
+            return Err(bad(
+                "architecture JSON: a list of layers or a functional config".into(),
+                format!("{:.80}", other.to_string()),
+            ))
+        }
+    };
+    if specs.is_empty() {
+        return Err(bad("at least one layer".into(), "none".into()));
     }
     let mut layers: Vec<LayerRecord> = Vec::with_capacity(specs.len());
     let mut names = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for (i, mut spec) in specs.into_iter().enumerate() {
+    for (i, (mut spec, inbound)) in specs.into_iter().zip(reads).enumerate() {
         spec.config
             .check()
             .map_err(|e| bad(format!("valid arguments for layer {i}"), e.to_string()))?;
-        let input = match (layers.last(), &spec.input_shape) {
-            (Some(prev), None) => prev.output.clone(),
-            (Some(prev), Some(s)) if *s == prev.output => s.clone(),
-            (Some(prev), Some(s)) => {
-                return Err(bad(
-                    format!(
-                        "layer {i}'s input shape {:?} (layer {}'s output)",
-                        prev.output,
-                        i - 1
-                    ),
-                    format!("{s:?}"),
-                ))
-            }
-            (None, Some(s)) => s.clone(),
-            (None, None) => {
-                return Err(bad(
-                    "an input shape on the first layer".into(),
-                    "none".into(),
-                ))
-            }
+        let inputs: Vec<Shape> = match (&graph, inbound.as_slice()) {
+            (Some((_, _, shape)), _) => inbound
+                .iter()
+                .map(|s| s.map_or_else(|| shape.clone(), |j| layers[j].output.clone()))
+                .collect(),
+            (None, _) => vec![chain_input(i, &spec, layers.last()).map_err(|e| bad(e.0, e.1))?],
         };
-        if i > 0 {
+        let input = inputs[0].clone();
+        if i > 0 || graph.is_some() {
             spec.input_shape = None;
         }
         let output = spec
             .config
-            .output_shape(&input)
+            .output_shape_n(&inputs)
             .map_err(|e| bad(format!("shapes that fit at layer {i}"), e.to_string()))?;
         if spec.name.is_none() {
             spec.name = Some(format!("layer_{i}"));
@@ -160,18 +182,64 @@ pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
         layers.push(LayerRecord {
             spec,
             input,
+            inbound,
+            inputs,
             output,
             weights,
         });
     }
-    if let Some(first) = layers.first_mut() {
+    if let Some(first) = layers.first_mut().filter(|_| graph.is_none()) {
         first.spec.input_shape = Some(first.input.clone());
     }
     Ok(ModelFile {
         layers,
         metadata,
         names,
+        graph,
     })
+}
+
+/// The layer specs of a chain's architecture (a list of specs, or of v1 dense records).
+fn chain_specs(
+    arch: &[serde_json::Value],
+) -> std::result::Result<Vec<LayerSpec>, (String, String)> {
+    let v1 = arch.first().is_some_and(|l| l.get("class_name").is_none());
+    let mut specs: Vec<LayerSpec> = Vec::with_capacity(arch.len().min(1024));
+    for (i, layer) in arch.iter().enumerate() {
+        if v1 {
+            let (dense, dropout) = v1_layer(i, layer)?;
+            specs.push(dense);
+            specs.extend(dropout);
+        } else {
+            let spec = LayerSpec::from_json(layer)
+                .map_err(|e| (format!("a valid spec for layer {i}"), e.to_string()))?;
+            specs.push(spec);
+        }
+    }
+    Ok(specs)
+}
+
+/// The input shape of layer `i` of a chain: the previous layer's output (the spec may repeat
+/// it), or the first layer's own.
+fn chain_input(
+    i: usize,
+    spec: &LayerSpec,
+    prev: Option<&LayerRecord>,
+) -> std::result::Result<Shape, (String, String)> {
+    match (prev, &spec.input_shape) {
+        (Some(prev), None) => Ok(prev.output.clone()),
+        (Some(prev), Some(s)) if *s == prev.output => Ok(s.clone()),
+        (Some(prev), Some(s)) => Err((
+            format!(
+                "layer {i}'s input shape {:?} (layer {}'s output)",
+                prev.output,
+                i - 1
+            ),
+            format!("{s:?}"),
+        )),
+        (None, Some(s)) => Ok(s.clone()),
+        (None, None) => Err(("an input shape on the first layer".into(), "none".into())),
+    }
 }
 
 /// A dense layer of a v1 file, and the Dropout its `dropout` rate stands for.

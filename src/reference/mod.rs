@@ -11,6 +11,7 @@ mod conv2d;
 mod dropout;
 mod loss;
 mod matmul;
+mod merge;
 mod optim;
 mod pool;
 mod rows;
@@ -21,6 +22,7 @@ pub use conv2d::{conv2d, conv2d_backward_data, conv2d_backward_weights, ConvShap
 pub use dropout::{dropout, dropout_keep, hash32};
 pub use loss::dense_loss;
 pub use matmul::matmul;
+pub use merge::{concatenate, concatenate_backward, maximum, maximum_backward};
 pub use optim::optim_step;
 pub use pool::{
     avgpool, avgpool_backward, global_avgpool, global_avgpool_backward, maxpool, maxpool_backward,

@@ -480,6 +480,18 @@ suanli_status suanli_model_new(const suanli_device *device,
                                suanli_model **model);
 
 /**
+ * A graph model (residual connections, merges) from Keras's functional config as JSON, the
+ * form a graph's model file stores and `Model::from_config` takes in Rust: `{"class_name":
+ * "Functional", "config": {"layers": [an InputLayer with its batch_input_shape, then each
+ * layer with its "inbound_nodes"], "input_layers": [...], "output_layers": [...]}}`; its
+ * weights drawn from `seed`, into `*model`. Every name, edge and shape is checked.
+ */
+suanli_status suanli_model_from_config(const suanli_device *device,
+                                       const char *config_json,
+                                       uint64_t seed,
+                                       suanli_model **model);
+
+/**
  * Appends a layer given as Keras's JSON form, the vocabulary Rust and Python share:
  * `{"class_name": "Dense", "config": {"units": 128, "activation": "relu"}}`. Arguments are
  * checked by the same code as in Rust (an unknown argument or a shape that does not fit is

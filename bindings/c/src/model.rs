@@ -148,6 +148,31 @@ pub unsafe extern "C" fn suanli_model_new(
     })
 }
 
+/// A graph model (residual connections, merges) from Keras's functional config as JSON, the
+/// form a graph's model file stores and `Model::from_config` takes in Rust: `{"class_name":
+/// "Functional", "config": {"layers": [an InputLayer with its batch_input_shape, then each
+/// layer with its "inbound_nodes"], "input_layers": [...], "output_layers": [...]}}`; its
+/// weights drawn from `seed`, into `*model`. Every name, edge and shape is checked.
+#[no_mangle]
+pub unsafe extern "C" fn suanli_model_from_config(
+    device: *const suanli_device,
+    config_json: *const c_char,
+    seed: u64,
+    model: *mut *mut suanli_model,
+) -> suanli_status {
+    guard("suanli_model_from_config", || {
+        let d = deref(device, "device")?;
+        if model.is_null() {
+            return Err(Fail::null("model"));
+        }
+        let json = text(config_json, "config_json")?;
+        let v: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| Fail::invalid(format!("config_json: expected JSON; {e}")))?;
+        let m = Sequential::from_config(&d.0, seed, &v)?;
+        put(model, Box::into_raw(Box::new(suanli_model(m))), "model")
+    })
+}
+
 /// Appends a layer given as Keras's JSON form, the vocabulary Rust and Python share:
 /// `{"class_name": "Dense", "config": {"units": 128, "activation": "relu"}}`. Arguments are
 /// checked by the same code as in Rust (an unknown argument or a shape that does not fit is

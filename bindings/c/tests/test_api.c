@@ -228,6 +228,29 @@ int main(void) {
     remove("not_a_model.safetensors");
     CHECK(m == NULL, "no model after a failure");
 
+    /* A graph from Keras's functional config: a residual connection; then a config naming a
+     * layer that is not in it. */
+    const char *graph =
+        "{\"class_name\": \"Functional\", \"config\": {\"name\": \"res\", \"layers\": ["
+        "{\"class_name\": \"InputLayer\", \"name\": \"x\", \"config\": {\"batch_input_shape\": [null, 4]}, \"inbound_nodes\": []},"
+        "{\"class_name\": \"Dense\", \"name\": \"h\", \"config\": {\"units\": 4, \"activation\": \"relu\"}, \"inbound_nodes\": [[[\"x\", 0, 0, {}]]]},"
+        "{\"class_name\": \"Add\", \"name\": \"s\", \"config\": {}, \"inbound_nodes\": [[[\"x\", 0, 0, {}], [\"h\", 0, 0, {}]]]},"
+        "{\"class_name\": \"Dense\", \"name\": \"y\", \"config\": {\"units\": 3}, \"inbound_nodes\": [[[\"s\", 0, 0, {}]]]}],"
+        "\"input_layers\": [[\"x\", 0, 0]], \"output_layers\": [[\"y\", 0, 0]]}}";
+    EXPECT(suanli_model_from_config(dev, graph, 7, &m), SUANLI_OK, "");
+    size_t in_dim = 0, out_dim = 0;
+    EXPECT(suanli_model_dims(m, &in_dim, &out_dim), SUANLI_OK, "");
+    CHECK(in_dim == 4 && out_dim == 3, "graph dims %zu -> %zu", in_dim, out_dim);
+    suanli_model_release(m);
+    m = NULL;
+    char bad_graph[2048];
+    snprintf(bad_graph, sizeof bad_graph, "%s", graph);
+    char *at = strstr(bad_graph, "[[[\"s\"");
+    if (at) memcpy(at + 4, "q", 1);
+    EXPECT(suanli_model_from_config(dev, bad_graph, 7, &m), SUANLI_ERROR_INVALID_ARGUMENT, "\"q\", which is not");
+    CHECK(m == NULL, "no model after a failure");
+    EXPECT(suanli_model_from_config(dev, NULL, 7, &m), SUANLI_ERROR_NULL_POINTER, "config_json");
+
     /* A planted leak (SUANLI_C_TEST_LEAK set): a tensor never released, which the leak check
      * (tests/asan_check.sh) must report. */
     if (getenv("SUANLI_C_TEST_LEAK")) {

@@ -1,0 +1,31 @@
+//! The functional-config parser (a graph model's architecture) on arbitrary JSON: a typed
+//! error or a graph in a topological order that ends at its output, never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use suanli::nn::graph_config;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(data) else {
+        return;
+    };
+    if let Ok(g) = graph_config::parse(&v) {
+        assert!(!g.input_shape.is_empty());
+        let n = g.layers.len();
+        let mut read = vec![false; n];
+        for (i, (_, reads)) in g.layers.iter().enumerate() {
+            assert!(!reads.is_empty());
+            for j in reads.iter().flatten() {
+                assert!(*j < i, "layer {i} reads a later layer {j}");
+                read[*j] = true;
+            }
+        }
+        // Every layer but the last (the output) is read by another.
+        assert!(read[..n - 1].iter().all(|&r| r));
+        // Written back and parsed again, the same graph.
+        let name = g.name.clone().unwrap_or_default();
+        let again = graph_config::write(&name, &g.input_name, &g.input_shape, &g.layers);
+        let g2 = graph_config::parse(&again).expect("a written config parses");
+        assert_eq!(g2.layers.len(), n);
+    }
+});

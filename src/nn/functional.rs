@@ -1,0 +1,376 @@
+//! Keras's functional API: [`Input`] makes a symbolic tensor, calling a layer on symbolic
+//! tensors ([`Call::call`], [`Call::call_on`]) makes another with its shape inferred (so a
+//! shape that does not fit fails at the call, naming both), and [`Model::functional`] turns
+//! the graph between an input and an output into a [`Model`]: its layers in a topological
+//! order, named as Keras names them, weights initialised from the model's seed.
+//!
+//! ```no_run
+//! use suanli::nn::{Add, Call, Conv2D, Dense, GlobalAveragePooling2D, Input, Model};
+//! let dev = suanli::Device::open("auto")?;
+//! let x = Input::new(&[28, 28, 1]);
+//! let h = Conv2D::new(16, 3).padding("same").activation("relu").call(&x)?;
+//! let r = Conv2D::new(16, 3).padding("same").call(&h)?;
+//! let s = Add::new().call_on(&[&h, &r])?;           // a residual connection
+//! let p = GlobalAveragePooling2D::new().call(&s)?;
+//! let y = Dense::new(10, "softmax").call(&p)?;
+//! let model = Model::functional(&dev, &[&x], &[&y])?;
+//! println!("{}", model.summary());
+//! # Ok::<(), suanli::Error>(())
+//! ```
+//!
+//! One input and one output for now; a layer called twice is two layers (weights are not
+//! shared between calls yet).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::nn::graph_config;
+use crate::nn::layer::Src;
+use crate::nn::model::Model;
+use crate::nn::registry::{IntoLayers, LayerSpec};
+use crate::nn::spec::{sample_shape, Shape};
+use crate::runtime::Device;
+
+/// A tensor of a graph being built: the model's input, or a layer's output. Cheap to clone
+/// (shared); its per-sample shape is known.
+#[derive(Clone)]
+pub struct SymbolicTensor(Arc<Node>);
+
+enum Kind {
+    Input {
+        name: Option<String>,
+    },
+    Layer {
+        spec: Box<LayerSpec>,
+        inbound: Vec<SymbolicTensor>,
+    },
+}
+
+struct Node {
+    kind: Kind,
+    shape: Shape,
+}
+
+impl SymbolicTensor {
+    /// The per-sample shape (without the batch).
+    pub fn shape(&self) -> &[usize] {
+        &self.0.shape
+    }
+
+    fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+}
+
+impl std::fmt::Debug for SymbolicTensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match &self.0.kind {
+            Kind::Input { name } => format!("Input({:?})", name.as_deref().unwrap_or("")),
+            Kind::Layer { spec, .. } => spec.config.class_name().to_string(),
+        };
+        write!(f, "SymbolicTensor({what}, {})", sample_shape(&self.0.shape))
+    }
+}
+
+/// Keras's `keras.Input`: the model's input, of a per-sample shape (channels last).
+pub struct Input;
+
+impl Input {
+    /// An input of per-sample `shape`.
+    #[allow(clippy::new_ret_no_self)] // Keras's spelling: `Input(shape)` is a tensor
+    pub fn new(shape: &[usize]) -> SymbolicTensor {
+        SymbolicTensor(Arc::new(Node {
+            kind: Kind::Input { name: None },
+            shape: shape.to_vec(),
+        }))
+    }
+
+    /// A named input (the name the summary and the model file give it).
+    pub fn named(shape: &[usize], name: &str) -> SymbolicTensor {
+        SymbolicTensor(Arc::new(Node {
+            kind: Kind::Input {
+                name: Some(name.to_string()),
+            },
+            shape: shape.to_vec(),
+        }))
+    }
+}
+
+/// Calling a layer on symbolic tensors (implemented for everything [`Model::add`] takes).
+pub trait Call: IntoLayers + Sized {
+    /// The layer applied to `x`.
+    fn call(self, x: &SymbolicTensor) -> Result<SymbolicTensor> {
+        self.call_on(&[x])
+    }
+
+    /// The layer applied to several tensors (a merge: `Add`, `Concatenate`…).
+    fn call_on(self, xs: &[&SymbolicTensor]) -> Result<SymbolicTensor> {
+        let mut cur: Vec<SymbolicTensor> = xs.iter().map(|&x| x.clone()).collect();
+        for spec in self.into_layers()? {
+            spec.config.check()?;
+            let class = spec.config.class_name();
+            let shapes: Vec<Shape> = cur.iter().map(|t| t.0.shape.clone()).collect();
+            if let Some(bad) = shapes.iter().find(|s| s.is_empty() || s.contains(&0)) {
+                return Err(Error::InvalidArgument {
+                    op: class,
+                    name: "input",
+                    expected: "a tensor with sizes of at least 1".into(),
+                    found: sample_shape(bad),
+                });
+            }
+            if let (Some(given), [one]) = (&spec.input_shape, shapes.as_slice()) {
+                if given != one {
+                    return Err(Error::ShapeMismatch {
+                        op: class,
+                        expected: format!(
+                            "input_shape {} (the tensor it is called on)",
+                            sample_shape(one)
+                        ),
+                        found: sample_shape(given),
+                    });
+                }
+            }
+            let shape = spec.config.output_shape_n(&shapes)?;
+            if shape.contains(&0) {
+                return Err(Error::ShapeMismatch {
+                    op: class,
+                    expected: "an output with at least one value per sample".into(),
+                    found: format!("{} from {}", sample_shape(&shape), sample_shape(&shapes[0])),
+                });
+            }
+            let mut spec = spec;
+            spec.input_shape = None;
+            cur = vec![SymbolicTensor(Arc::new(Node {
+                kind: Kind::Layer {
+                    spec: Box::new(spec),
+                    inbound: cur,
+                },
+                shape,
+            }))];
+        }
+        cur.pop().ok_or_else(|| Error::Internal {
+            op: "call",
+            message: "a layer builder gave no layer".into(),
+        })
+    }
+}
+
+impl<T: IntoLayers> Call for T {}
+
+impl Model {
+    /// Keras's `Model(inputs, outputs)`: the layers between `inputs` and `outputs`, on
+    /// `device`, initialised with seed 42 (see [`Model::build`] for another).
+    pub fn functional(
+        device: &Device,
+        inputs: &[&SymbolicTensor],
+        outputs: &[&SymbolicTensor],
+    ) -> Result<Model> {
+        Model::new(device).build(inputs, outputs)
+    }
+
+    /// This empty model (its device and seed) made of the layers between `inputs` and
+    /// `outputs` (see the module docs). Every check happens before a weight is made: one
+    /// input and one output, the output depending on the input, no layer reading an input
+    /// that is not the model's.
+    pub fn build(
+        mut self,
+        inputs: &[&SymbolicTensor],
+        outputs: &[&SymbolicTensor],
+    ) -> Result<Model> {
+        let bad = |name: &'static str, expected: String, found: String| Error::InvalidArgument {
+            op: "Model",
+            name,
+            expected,
+            found,
+        };
+        if !self.layers.is_empty() {
+            return Err(bad(
+                "model",
+                "an empty model to build".into(),
+                format!("{} layers", self.layers.len()),
+            ));
+        }
+        let (input, output) = match (inputs, outputs) {
+            ([i], [o]) => (*i, *o),
+            _ => {
+                return Err(bad(
+                    "inputs",
+                    "one input and one output (several are not supported yet)".into(),
+                    format!("{} inputs and {} outputs", inputs.len(), outputs.len()),
+                ))
+            }
+        };
+        let Kind::Input { name: input_name } = &input.0.kind else {
+            return Err(bad(
+                "inputs",
+                "a tensor made by Input".into(),
+                format!("{input:?}"),
+            ));
+        };
+        // Depth-first from the output; a layer's index is its finishing order, so every layer
+        // comes after what it reads.
+        let mut index: HashMap<usize, usize> = HashMap::new();
+        let mut nodes: Vec<(
+            LayerSpec,
+            Option<crate::nn::layer::Weights>,
+            Option<Vec<Src>>,
+        )> = Vec::new();
+        let mut reaches_input = false;
+        let mut stack: Vec<(SymbolicTensor, usize)> = vec![(output.clone(), 0)];
+        while let Some((t, next)) = stack.pop() {
+            match &t.0.kind {
+                Kind::Input { name } => {
+                    if t.id() != input.id() {
+                        return Err(bad(
+                            "inputs",
+                            "layers that read the model's input or each other".into(),
+                            format!(
+                                "a layer reading another Input ({}, {})",
+                                name.as_deref().unwrap_or("unnamed"),
+                                sample_shape(t.shape())
+                            ),
+                        ));
+                    }
+                    if stack.is_empty() {
+                        return Err(bad(
+                            "outputs",
+                            "an output made by a layer".into(),
+                            "the input itself".into(),
+                        ));
+                    }
+                    reaches_input = true;
+                }
+                Kind::Layer { spec, inbound } => {
+                    if index.contains_key(&t.id()) {
+                        continue;
+                    }
+                    if let Some(src) = inbound.get(next) {
+                        stack.push((t.clone(), next + 1));
+                        if !index.contains_key(&src.id()) {
+                            stack.push((src.clone(), 0));
+                        }
+                        continue;
+                    }
+                    let srcs = inbound
+                        .iter()
+                        .map(|s| match &s.0.kind {
+                            Kind::Input { .. } => Src::Input(0),
+                            Kind::Layer { .. } => Src::Layer(index[&s.id()]),
+                        })
+                        .collect();
+                    index.insert(t.id(), nodes.len());
+                    nodes.push(((**spec).clone(), None, Some(srcs)));
+                }
+            }
+        }
+        if !reaches_input {
+            return Err(bad(
+                "outputs",
+                "an output that depends on the model's input".into(),
+                format!("{output:?}, which does not"),
+            ));
+        }
+        self.input = Some(input.shape().to_vec());
+        self.input_name = input_name.clone();
+        self.append_nodes(nodes)?;
+        Ok(self)
+    }
+
+    /// A graph model from Keras's functional config ([`crate::nn::graph_config`]: the form a
+    /// graph's model file stores, and what the C API and other bindings send), on `device`,
+    /// its weights drawn from `seed`. Checked as a file's is; names come from the config.
+    pub fn from_config(device: &Device, seed: u64, config: &serde_json::Value) -> Result<Model> {
+        let g =
+            graph_config::parse(config).map_err(|(expected, found)| Error::InvalidArgument {
+                op: "Model::from_config",
+                name: "config",
+                expected,
+                found,
+            })?;
+        let mut m = Model::with_seed(device, seed);
+        m.name = g.name;
+        m.input = Some(g.input_shape);
+        m.input_name = Some(g.input_name);
+        let nodes = g
+            .layers
+            .into_iter()
+            .map(|(spec, reads)| {
+                let inbound = reads
+                    .iter()
+                    .map(|r| r.map_or(Src::Input(0), Src::Layer))
+                    .collect();
+                (spec, None, Some(inbound))
+            })
+            .collect();
+        m.append_nodes(nodes)?;
+        Ok(m)
+    }
+
+    /// Appends a layer reading `reads` — `None` for the model's input, `Some(j)` for the
+    /// output of layer `j` (an earlier one) — named and initialised as [`Model::add`] does:
+    /// the graph form of `add`, for bindings that build a graph node by node (Python's
+    /// functional API). A builder that stands for two layers (a Dense with its dropout)
+    /// appends both, the second reading the first.
+    pub fn add_node(&mut self, layer: impl IntoLayers, reads: &[Option<usize>]) -> Result<()> {
+        let mut inbound: Vec<Src> = reads
+            .iter()
+            .map(|r| r.map_or(Src::Input(0), Src::Layer))
+            .collect();
+        let mut nodes = Vec::new();
+        for spec in layer.into_layers()? {
+            nodes.push((spec, None, Some(inbound)));
+            inbound = vec![Src::Layer(self.layers.len() + nodes.len() - 1)];
+        }
+        self.append_nodes(nodes)
+    }
+
+    /// Sets the name of the model's input (Keras's `Input(name=...)`), shown by the summary
+    /// and kept in the file of a graph.
+    pub fn set_input_name(&mut self, name: &str) -> Result<()> {
+        if name.is_empty()
+            || self
+                .layers
+                .iter()
+                .any(|l| l.spec.name.as_deref() == Some(name))
+        {
+            return Err(Error::InvalidArgument {
+                op: "Model::set_input_name",
+                name: "name",
+                expected: "a non-empty name no layer of the model has".into(),
+                found: format!("{name:?}"),
+            });
+        }
+        self.input_name = Some(name.to_string());
+        Ok(())
+    }
+
+    /// The same model with a name (Keras's `Model(..., name=...)`), shown by the summary and
+    /// kept in its file.
+    pub fn named(mut self, name: &str) -> Model {
+        self.set_name(name);
+        self
+    }
+
+    /// Sets the model's name (see [`Model::named`]).
+    pub fn set_name(&mut self, name: &str) {
+        self.name = Some(name.to_string());
+    }
+
+    /// What each layer reads, in order: `None` for the model's input, `Some(j)` for layer
+    /// `j`'s output.
+    pub fn layer_inputs(&self) -> Vec<Vec<Option<usize>>> {
+        self.layers
+            .iter()
+            .map(|l| {
+                l.inbound
+                    .iter()
+                    .map(|s| match s {
+                        Src::Input(_) => None,
+                        Src::Layer(j) => Some(*j),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,327 @@
+//! A graph model's architecture as Keras's functional config writes it, and its parser:
+//!
+//! ```json
+//! {"class_name": "Functional", "config": {"name": "resnet",
+//!   "layers": [
+//!     {"class_name": "InputLayer", "name": "image",
+//!      "config": {"name": "image", "batch_input_shape": [null, 28, 28, 1]}, "inbound_nodes": []},
+//!     {"class_name": "Conv2D", "name": "conv2d", "config": {"name": "conv2d", ...},
+//!      "inbound_nodes": [[["image", 0, 0, {}]]]},
+//!     {"class_name": "Add", "name": "add", "config": {"name": "add"},
+//!      "inbound_nodes": [[["conv2d", 0, 0, {}], ["image", 0, 0, {}]]]}],
+//!   "input_layers": [["image", 0, 0]], "output_layers": [["add", 0, 0]]}}
+//! ```
+//!
+//! (Keras 2's form: each layer with the one call that made it, naming its inputs.) Parsing
+//! is pure and checked, so the fuzzer can drive it: one input layer, one output, every name
+//! defined once, every inbound name a layer of the graph, no cycle, and every layer on a path
+//! to the output. The layers come back in a topological order (the order they are listed in
+//! when that is one). A chain (`Sequential`) is still written as the plain list of layers.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+
+use crate::nn::registry::LayerSpec;
+use crate::nn::spec::Shape;
+
+/// A parsed functional config (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphConfig {
+    /// The model's name.
+    pub name: Option<String>,
+    /// The input layer's name.
+    pub input_name: String,
+    /// The per-sample input shape.
+    pub input_shape: Shape,
+    /// Every layer in a topological order, with what it reads: `None` for the model's
+    /// input, `Some(j)` for the output of layer `j` (an earlier one).
+    pub layers: Vec<(LayerSpec, Vec<Option<usize>>)>,
+}
+
+/// What went wrong: (what was expected, what was found).
+pub type ConfigError = (String, String);
+
+fn err<T>(expected: impl Into<String>, found: impl Into<String>) -> Result<T, ConfigError> {
+    Err((expected.into(), found.into()))
+}
+
+/// Writes the functional config of a model named `name` whose input is `input_name` of
+/// `input_shape`, and whose `layers` read what their lists say (`None`: the input).
+pub fn write(
+    name: &str,
+    input_name: &str,
+    input_shape: &[usize],
+    layers: &[(LayerSpec, Vec<Option<usize>>)],
+) -> Value {
+    let layer_name = |j: usize| layers[j].0.name.clone().unwrap_or_default();
+    let mut dims = vec![Value::Null];
+    dims.extend(input_shape.iter().map(|&d| Value::from(d)));
+    let mut out = vec![json!({
+        "class_name": "InputLayer",
+        "name": input_name,
+        "config": {"name": input_name, "batch_input_shape": dims, "dtype": "float32"},
+        "inbound_nodes": [],
+    })];
+    for (spec, inbound) in layers {
+        let mut spec = spec.clone();
+        spec.input_shape = None;
+        let mut v = spec.to_json();
+        let calls: Vec<Value> = inbound
+            .iter()
+            .map(|s| {
+                let from = s.map_or_else(|| input_name.to_string(), layer_name);
+                json!([from, 0, 0, {}])
+            })
+            .collect();
+        if let Some(m) = v.as_object_mut() {
+            m.insert("name".into(), spec.name.clone().unwrap_or_default().into());
+            m.insert("inbound_nodes".into(), json!([calls]));
+        }
+        out.push(v);
+    }
+    let last = layers
+        .len()
+        .checked_sub(1)
+        .map(layer_name)
+        .unwrap_or_default();
+    json!({
+        "class_name": "Functional",
+        "config": {
+            "name": name,
+            "layers": out,
+            "input_layers": [[input_name, 0, 0]],
+            "output_layers": [[last, 0, 0]],
+        }
+    })
+}
+
+/// The layer name a `[name, node, tensor]` reference names.
+fn reference(v: &Value, what: &str) -> Result<String, ConfigError> {
+    match v.as_array().map(Vec::as_slice) {
+        Some([Value::String(n), Value::Number(a), Value::Number(b), ..])
+            if a.as_u64() == Some(0) && b.as_u64() == Some(0) =>
+        {
+            Ok(n.clone())
+        }
+        _ => err(
+            format!("{what}: a [\"layer name\", 0, 0] reference"),
+            v.to_string(),
+        ),
+    }
+}
+
+/// The single reference of `input_layers` or `output_layers`.
+fn single_reference(config: &Value, key: &str) -> Result<String, ConfigError> {
+    match config[key].as_array().map(Vec::as_slice) {
+        Some([one]) => reference(one, key),
+        Some(list) => err(
+            format!("one entry in {key} (several inputs or outputs are not supported yet)"),
+            format!("{} entries", list.len()),
+        ),
+        None => err(format!("a {key} list"), config[key].to_string()),
+    }
+}
+
+/// Parses a functional config (see the module docs).
+pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
+    if v["class_name"].as_str() != Some("Functional") && v["class_name"].as_str() != Some("Model") {
+        return err("class_name \"Functional\"", v["class_name"].to_string());
+    }
+    let config = &v["config"];
+    let list = config["layers"]
+        .as_array()
+        .ok_or_else(|| ("a \"layers\" list".to_string(), config.to_string()))?;
+    let name = config["name"].as_str().map(str::to_string);
+    let input_name = single_reference(config, "input_layers")?;
+    let output_name = single_reference(config, "output_layers")?;
+    let mut input_shape: Option<Shape> = None;
+    // Every layer but the input: its spec and the names it reads.
+    let mut nodes: Vec<(LayerSpec, Vec<String>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (i, layer) in list.iter().enumerate() {
+        let class = layer["class_name"].as_str().unwrap_or("");
+        let lname = layer["name"]
+            .as_str()
+            .or(layer["config"]["name"].as_str())
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| (format!("a name for layer {i}"), layer.to_string()))?
+            .to_string();
+        if lname == input_name || class == "InputLayer" {
+            if class != "InputLayer" || lname != input_name || input_shape.is_some() {
+                return err(
+                    format!("one InputLayer, named {input_name:?} as input_layers says"),
+                    format!("{class} {lname:?}"),
+                );
+            }
+            let c = &layer["config"];
+            let (dims, skip) = match (&c["batch_input_shape"], &c["batch_shape"], &c["shape"]) {
+                (Value::Array(a), _, _) | (_, Value::Array(a), _) => (a, 1),
+                (_, _, Value::Array(a)) => (a, 0),
+                _ => return err("the input layer's batch_input_shape", c.to_string()),
+            };
+            let shape: Option<Shape> = dims
+                .iter()
+                .skip(skip)
+                .map(|d| {
+                    d.as_u64()
+                        .filter(|d| (1..=u32::MAX as u64).contains(d))
+                        .map(|d| d as usize)
+                })
+                .collect();
+            match shape {
+                Some(s) if !s.is_empty() => input_shape = Some(s),
+                _ => return err("an input shape of sizes of at least 1", c.to_string()),
+            }
+            continue;
+        }
+        let spec = LayerSpec::from_json(layer)
+            .map_err(|e| (format!("a valid spec for layer {lname:?}"), e.to_string()))?;
+        if spec.name.as_deref().is_some_and(|n| n != lname) {
+            return err(
+                format!("layer {i}'s config named as the layer ({lname:?})"),
+                format!("{:?}", spec.name),
+            );
+        }
+        let calls = match layer["inbound_nodes"].as_array().map(Vec::as_slice) {
+            Some([call]) => call
+                .as_array()
+                .ok_or_else(|| (format!("the inputs of {lname:?}"), call.to_string()))?,
+            Some(calls) => {
+                return err(
+                    format!(
+                        "{lname:?} called once (a layer shared between calls is not supported yet)"
+                    ),
+                    format!("{} calls", calls.len()),
+                )
+            }
+            None => return err(format!("inbound_nodes of {lname:?}"), layer.to_string()),
+        };
+        let from: Vec<String> = calls
+            .iter()
+            .map(|c| reference(c, &format!("an input of {lname:?}")))
+            .collect::<Result<_, _>>()?;
+        if from.is_empty() {
+            return err(format!("at least one input of {lname:?}"), "none");
+        }
+        if index.insert(lname.clone(), nodes.len()).is_some() {
+            return err("layer names used once", format!("{lname:?} twice"));
+        }
+        let mut spec = spec;
+        spec.name = Some(lname);
+        nodes.push((spec, from));
+    }
+    let input_shape = input_shape.ok_or_else(|| {
+        (
+            format!("an InputLayer named {input_name:?}"),
+            "none".to_string(),
+        )
+    })?;
+    // Edges, with every name checked.
+    let mut reads: Vec<Vec<Option<usize>>> = Vec::with_capacity(nodes.len());
+    for (spec, from) in &nodes {
+        let mut r = Vec::with_capacity(from.len());
+        for f in from {
+            if *f == input_name {
+                r.push(None);
+            } else {
+                let j = index.get(f).ok_or_else(|| {
+                    (
+                        format!(
+                            "inputs of {:?} that are layers of the graph",
+                            spec.name.as_deref().unwrap_or("")
+                        ),
+                        format!("{f:?}, which is not"),
+                    )
+                })?;
+                r.push(Some(*j));
+            }
+        }
+        reads.push(r);
+    }
+    let out = *index.get(&output_name).ok_or_else(|| {
+        (
+            "output_layers naming a layer of the graph".to_string(),
+            format!("{output_name:?}"),
+        )
+    })?;
+    let order = topological(&reads, out).map_err(|e| {
+        (
+            e.0,
+            e.1.map_or_else(String::new, |j| {
+                format!("{:?}", nodes[j].0.name.as_deref().unwrap_or(""))
+            }),
+        )
+    })?;
+    let mut new_index = vec![usize::MAX; nodes.len()];
+    for (k, &j) in order.iter().enumerate() {
+        new_index[j] = k;
+    }
+    let layers = order
+        .iter()
+        .map(|&j| {
+            let r = reads[j].iter().map(|s| s.map(|p| new_index[p])).collect();
+            (nodes[j].0.clone(), r)
+        })
+        .collect();
+    Ok(GraphConfig {
+        name,
+        input_name,
+        input_shape,
+        layers,
+    })
+}
+
+/// A topological order of the layers that lead to `out` (each after what it reads), keeping
+/// the given order where it is one; `out` last. Errors name a layer on a cycle or one that
+/// does not lead to the output.
+fn topological(
+    reads: &[Vec<Option<usize>>],
+    out: usize,
+) -> Result<Vec<usize>, (String, Option<usize>)> {
+    // Depth-first from the output, iteratively (a file may be deep), colouring nodes.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    let n = reads.len();
+    let mut mark = vec![Mark::New; n];
+    let mut order = Vec::with_capacity(n);
+    let mut stack: Vec<(usize, usize)> = vec![(out, 0)];
+    mark[out] = Mark::Open;
+    while let Some(&mut (j, ref mut next)) = stack.last_mut() {
+        if let Some(src) = reads[j].get(*next) {
+            *next += 1;
+            if let Some(p) = *src {
+                match mark[p] {
+                    Mark::New => {
+                        mark[p] = Mark::Open;
+                        stack.push((p, 0));
+                    }
+                    Mark::Open => return Err(("a graph without cycles".into(), Some(p))),
+                    Mark::Done => {}
+                }
+            }
+        } else {
+            mark[j] = Mark::Done;
+            order.push(j);
+            stack.pop();
+        }
+    }
+    if let Some(dead) = mark.iter().position(|m| *m != Mark::Done) {
+        return Err(("every layer on a path to the output".into(), Some(dead)));
+    }
+    // Keep the listed order where it is already topological: a stable sort by depth-first
+    // finish would reorder; use the listed order when every edge points back.
+    let listed_ok = reads
+        .iter()
+        .enumerate()
+        .all(|(j, r)| r.iter().all(|s| s.is_none_or(|p| p < j)))
+        && out == n - 1;
+    if listed_ok {
+        return Ok((0..n).collect());
+    }
+    Ok(order)
+}
