@@ -28,6 +28,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<events::PyEventWriter>()?;
     m.add_function(wrap_pyfunction!(model::layer_classes, m)?)?;
     m.add_function(wrap_pyfunction!(model::check_layer, m)?)?;
+    m.add_function(wrap_pyfunction!(model::layer_output_shape, m)?)?;
     m.add_function(wrap_pyfunction!(model::loss_value, m)?)?;
     m.add_function(wrap_pyfunction!(device::devices, m)?)?;
     m.add_function(wrap_pyfunction!(device::is_gpu_available, m)?)?;

@@ -61,6 +61,49 @@ impl PyModel {
         self.inner.add(v).py()
     }
 
+    /// Appends a layer of a graph (the functional API), given by its spec as JSON, reading
+    /// `reads`: -1 for the model's input, `j` for layer `j`'s output.
+    fn add_node(&mut self, spec: &str, reads: Vec<i64>) -> PyResult<()> {
+        let v: serde_json::Value = serde_json::from_str(spec)
+            .map_err(|e| PyValueError::new_err(format!("layer spec: {e}")))?;
+        let reads: Vec<Option<usize>> = reads
+            .iter()
+            .map(|&r| if r < 0 { None } else { Some(r as usize) })
+            .collect();
+        self.inner.add_node(v, &reads).py()
+    }
+
+    /// Names the model and its input (Keras's `Model(name=)` and `Input(name=)`).
+    #[pyo3(signature = (model = None, input = None))]
+    fn set_names(&mut self, model: Option<String>, input: Option<String>) -> PyResult<()> {
+        if let Some(i) = input {
+            self.inner.set_input_name(&i).py()?;
+        }
+        if let Some(m) = model {
+            self.inner.set_name(&m);
+        }
+        Ok(())
+    }
+
+    /// What each layer reads (-1: the model's input), for a graph; `None` for a chain.
+    fn graph(&self) -> Option<Vec<Vec<i64>>> {
+        if self.inner.is_chain() {
+            return None;
+        }
+        Some(
+            self.inner
+                .layer_inputs()
+                .into_iter()
+                .map(|r| r.into_iter().map(|s| s.map_or(-1, |j| j as i64)).collect())
+                .collect(),
+        )
+    }
+
+    /// The input's name.
+    fn input_name(&self) -> String {
+        self.inner.input_name()
+    }
+
     /// Each layer's spec as JSON (Keras's form, with the names given at `add`).
     fn layer_specs(&self) -> Vec<String> {
         self.inner
@@ -588,6 +631,24 @@ pub fn layer_classes() -> Vec<(&'static str, Vec<&'static str>)> {
         .into_iter()
         .map(|(c, p)| (c, p.to_vec()))
         .collect()
+}
+
+/// The per-sample output shape of the layer `spec` (JSON) called on inputs of `shapes`, or
+/// the error the model would give (Keras infers shapes at the call).
+#[pyfunction]
+pub fn layer_output_shape(spec: &str, shapes: Vec<Vec<usize>>) -> PyResult<Vec<usize>> {
+    let v: serde_json::Value = serde_json::from_str(spec)
+        .map_err(|e| PyValueError::new_err(format!("layer spec: {e}")))?;
+    let spec = LayerSpec::from_json(&v).py()?;
+    spec.config.check().py()?;
+    let out = spec.config.output_shape_n(&shapes).py()?;
+    if out.contains(&0) || shapes.iter().any(|s| s.is_empty() || s.contains(&0)) {
+        return Err(PyValueError::new_err(format!(
+            "{}: expected inputs and an output with at least one value per sample; found inputs {shapes:?} and output {out:?}",
+            spec.config.class_name()
+        )));
+    }
+    Ok(out)
 }
 
 /// Checks a layer spec (JSON, Keras's form) on its own, as `Model.add_layer` would, without

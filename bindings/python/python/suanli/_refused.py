@@ -50,4 +50,3 @@ def refused_class(name: str, instead: str) -> type:
 GradientTape = refused_class("tf.GradientTape", "train with model.fit, or differentiate with suanli's autograd from Rust")
 function = _Refused("tf.function", "suanli runs every step as a captured program on the device already: call the function directly")
 data = _RefusedModule("tf.data", "pass NumPy arrays, or a keras.utils.PyDataset or a generator of (x, y) batches, to fit")
-Model = refused_class("tf.keras.Model", "build the network with keras.Sequential (functional and subclassed models are not supported)")

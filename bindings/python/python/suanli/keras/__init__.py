@@ -5,10 +5,10 @@ Programs written for ``tf.keras`` run with ``import suanli as tf``; see the READ
 "Python" section for what is supported and what differs.
 """
 
-from . import callbacks, datasets, layers, losses, metrics, models, optimizers, utils
+from . import callbacks, datasets, functional, layers, losses, metrics, models, optimizers, utils
 from .models import Sequential, load_model
 from .layers import Input
-from .._refused import Model
+from .functional import Model
 
 __all__ = [
     "Input",

@@ -170,7 +170,7 @@ def _adapt(self: Layer, data: Any, batch_size: Any = None, steps: Any = None) ->
 
 
 globals()["Normalization"].adapt = _adapt
-__all__ = [n for n, _ in _native.layer_classes()] + ["Input", "InputLayer", "Layer"]
+__all__ = [n for n, _ in _native.layer_classes()] + ["Input", "InputLayer", "KerasTensor", "Layer"]
 
 
 def from_spec(spec: Dict[str, Any]) -> Layer:
@@ -185,18 +185,67 @@ def from_spec(spec: Dict[str, Any]) -> Layer:
     return cls(name=name, input_shape=given if shape is None else shape[1:], **config)
 
 
-class InputLayer:
-    """Declares the per-sample input shape, as ``keras.Input(shape=(28, 28, 1))``."""
+class KerasTensor:
+    """A symbolic tensor of the functional API: ``keras.Input``'s, or what calling a layer on
+    symbolic tensors gives. It knows its shape (``(None, ...)``) and how it was made; a
+    ``keras.Model(inputs, outputs)`` is the graph between them."""
+
+    def __init__(self, shape: Sequence[int], layer: Optional["Layer"] = None, inbound: Sequence["KerasTensor"] = ()) -> None:
+        self._sample_shape = tuple(int(d) for d in shape)
+        self._layer = layer
+        self._inbound = tuple(inbound)
+
+    @property
+    def shape(self) -> Tuple[Optional[int], ...]:
+        return (None, *self._sample_shape)
+
+    def __repr__(self) -> str:
+        made = "Input" if self._layer is None else type(self._layer).__name__
+        return f"<KerasTensor shape={self.shape} from {made}>"
+
+
+class InputLayer(KerasTensor):
+    """Declares the per-sample input shape, as ``keras.Input(shape=(28, 28, 1))``: the first
+    element of a ``Sequential``, or the input tensor of a functional ``keras.Model``."""
 
     def __init__(self, shape: Any = None, input_shape: Any = None, name: Optional[str] = None) -> None:
         given = shape if shape is not None else input_shape
         if given is None:
             raise ValueError("Input: a shape such as (28, 28, 1) is required")
         self.input_shape = tuple(_shape(given, "Input shape"))
+        super().__init__(self.input_shape)
+        self._given_name = name
         self.name = name or "input"
 
     def __repr__(self) -> str:
         return f"Input(shape={self.input_shape})"
+
+
+def _call(self: Layer, inputs: Any, *args: Any, **kwargs: Any) -> KerasTensor:
+    """Calling a layer on symbolic tensors (the functional API): its output tensor, with its
+    shape inferred now, so a shape that does not fit fails here, as in Keras."""
+    cls = type(self).__name__
+    xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if not xs or not all(isinstance(x, KerasTensor) for x in xs):
+        raise TypeError(
+            f"{cls}: call a layer on keras.Input(...) or on another layer's output (the functional API); "
+            f"found {type(inputs).__name__}. To compute on arrays, build a model and use predict"
+        )
+    if args or kwargs:
+        raise TypeError(f"{cls}: calling a layer with arguments beyond its inputs ({sorted(kwargs) or len(args)}) is not supported")
+    if self.__dict__.get("_called"):
+        raise ValueError(
+            f"{cls}: this layer object is already called once; calling a layer again to share its weights "
+            "is not supported yet (make a second layer)"
+        )
+    spec = self._spec()
+    spec["config"].pop("input_shape", None)
+    shape = _native.layer_output_shape(json.dumps(spec), [list(x._sample_shape) for x in xs])
+    self._called = True
+    return KerasTensor(shape, self, xs)
+
+
+Layer.__call__ = _call
 
 
 def Input(shape: Any = None, name: Optional[str] = None, **kwargs: Any) -> InputLayer:  # noqa: N802 (Keras's name)

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _native
 from .._device import Device, _in_context, current_device
 from . import callbacks as callbacks_module
-from . import _batched, _data
+from . import _args, _batched, _data
 from . import losses as losses_module
 from . import _weights
 from . import metrics as metrics_module
@@ -260,7 +260,15 @@ class Sequential:
             raise TypeError(f"fit: unsupported arguments {sorted(kwargs)}")
         if not self._is_compiled():
             raise RuntimeError("You must call compile() on the model before fit()")
+        batch_size = _args.integer("fit", "batch_size", batch_size, 1, 32)
+        steps_per_epoch = _args.integer("fit", "steps_per_epoch", steps_per_epoch, 1)
+        epochs = _args.integer("fit", "epochs", epochs, 0)
+        initial_epoch = _args.integer("fit", "initial_epoch", initial_epoch, 0)
+        validation_split = _args.fraction("fit", "validation_split", validation_split)
+        if not (isinstance(shuffle, str) and shuffle == "batch"):
+            shuffle = _args.flag("fit", "shuffle", shuffle)
         validation_freq = _validation_freq(validation_freq)
+        _verbose(verbose)
         if _data.is_batched(x):
             # A PyDataset or a generator of (x, y) batches.
             if y is not None:
@@ -287,7 +295,6 @@ class Sequential:
                 native = self._native
                 initial_epoch = max(initial_epoch, backup[1])
         verbose = _verbose(verbose)
-        batch_size = 32 if batch_size is None else int(batch_size)
         weights = _weights.row_weights("fit", y, len(x), sample_weight, class_weight)
         validation_weight = None
         if validation_data is not None:
@@ -413,11 +420,13 @@ class Sequential:
         ``on_test_batch_begin``/``on_test_batch_end`` once (the evaluation is one run of the
         engine) and ``on_test_end``."""
         self._check_busy("evaluate")
-        if kwargs:
-            raise TypeError(f"evaluate: unsupported arguments {sorted(kwargs)}")
+        if set(kwargs) - {"steps"}:
+            raise TypeError(f"evaluate: unsupported arguments {sorted(set(kwargs) - {'steps'})}")
         if not self._is_compiled():
             raise RuntimeError("You must call compile() on the model before evaluate()")
-        batch_size = 32 if batch_size is None else int(batch_size)
+        batch_size, _ = _args.common("evaluate", batch_size, kwargs.pop("steps", None))
+        return_dict = _args.flag("evaluate", "return_dict", return_dict)
+        _verbose(verbose)
         t = time.perf_counter()
         if _data.is_batched(x) and sample_weight is not None:
             raise ValueError("evaluate: sample_weight goes with arrays, not with a dataset or generator")
@@ -455,11 +464,13 @@ class Sequential:
         self._check_busy("predict")
         if kwargs:
             raise TypeError(f"predict: unsupported arguments {sorted(kwargs)}")
+        batch_size, steps = _args.common("predict", batch_size, steps)
+        _verbose(verbose)
         if _data.is_batched(x):
             first = next(_data.batches(x, 1, "predict"))[0]
             return _batched.predict(self._build(tuple(first.shape[1:])), x, steps)
         native = self._build(_sample_shape_of(x))
-        return native.predict(x, batch_size=32 if batch_size is None else int(batch_size))
+        return native.predict(x, batch_size=batch_size)
 
     def __call__(self, x: Any, training: Optional[bool] = None, mask: Any = None) -> Any:
         """The model on ``x`` as a ``suanli.Tensor`` on the model's device (``.numpy()``),
@@ -481,6 +492,21 @@ class Sequential:
                 raise ValueError("This model has not yet been built: give the first layer input_shape, or call build()")
             self._build()
         (print_fn or print)(self._native.summary().rstrip("\n"))
+
+    def get_layer(self, name: Optional[str] = None, index: Optional[int] = None) -> Any:
+        """A layer by its name (as the built model names it) or its index."""
+        if (name is None) == (index is None):
+            raise ValueError("get_layer: give a name or an index (one of them)")
+        if index is not None:
+            if not -len(self.layers) <= index < len(self.layers):
+                raise ValueError(f"get_layer: index {index} is out of range for {len(self.layers)} layers")
+            return self.layers[index]
+        if self._native is None and self._input_shape() is not None:
+            self._build()
+        for layer in self.layers:
+            if getattr(layer, "name", None) == name:
+                return layer
+        raise ValueError(f"get_layer: no layer named {name!r}; the layers are {[getattr(l, 'name', None) for l in self.layers]}")
 
     def count_params(self) -> int:
         return self._build().param_count
@@ -613,10 +639,15 @@ def load_model(filepath: Union[str, os.PathLike], compile: bool = True, **kwargs
     a checkpoint (Rust), on the current device. A file with training state comes back
     compiled, optimizer state included; plain weights need ``compile`` before ``fit``."""
     native = _native.Model.load(os.fspath(filepath), current_device())
-    m = Sequential()
-    m._native = native
-    m.layers = [layers_module.from_spec(json.loads(s)) for s in native.layer_specs()]
-    m._bind_layers()
+    if native.graph() is not None:
+        from .functional import from_native
+
+        m = from_native(native)
+    else:
+        m = Sequential()
+        m._native = native
+        m.layers = [layers_module.from_spec(json.loads(s)) for s in native.layer_specs()]
+        m._bind_layers()
     if compile and native.compiled:
         m._metrics = [] if native.loss in ("mean_squared_error", "mean_absolute_error", "huber") else ["accuracy"]
         m._compile_args = None
