@@ -70,6 +70,7 @@ fn main() {
         },
         sample_shape: &[28, 28, 1],
         validation: harness::Validation::Split(0.1),
+        fashion: false,
         build,
         peers: &[
             ("PyTorch", "torch", "benches/torch_mnist_cnn.py"),

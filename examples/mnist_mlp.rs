@@ -68,6 +68,7 @@ fn main() {
         },
         sample_shape: &[784],
         validation: harness::Validation::TestSet,
+        fashion: false,
         build,
         peers: &[("PyTorch", "torch", "benches/torch_mnist.py")],
     })

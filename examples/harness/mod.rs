@@ -46,6 +46,8 @@ pub struct Example {
     pub sample_shape: &'static [usize],
     /// What each epoch is validated on.
     pub validation: Validation,
+    /// Train on Fashion-MNIST (Zalando's clothing images, the same shapes) instead of MNIST.
+    pub fashion: bool,
     /// The model, built and compiled (`--load` and `--resume` bring their own).
     pub build: fn(&Device, &Args) -> suanli::Result<Sequential>,
     /// The same model in other frameworks, run side by side by `--bench`.

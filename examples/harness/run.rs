@@ -85,8 +85,17 @@ pub struct Data {
 }
 
 impl Data {
-    fn load(dev: &Device, args: &Args, shape: &'static [usize]) -> suanli::Result<Data> {
-        let mnist = Mnist::load()?;
+    fn load(
+        dev: &Device,
+        args: &Args,
+        shape: &'static [usize],
+        fashion: bool,
+    ) -> suanli::Result<Data> {
+        let mnist = if fashion {
+            Mnist::load_fashion()?
+        } else {
+            Mnist::load()?
+        };
         let all = mnist.train_labels.len();
         let rows = args.train_rows.unwrap_or(all).min(all);
         let test = upload(dev, &mnist.test_images, &mnist.test_labels, shape)?;
@@ -184,7 +193,7 @@ pub fn run(ex: &Example, args: &Args) -> suanli::Result<()> {
     }
 
     let t = Instant::now();
-    let data = Data::load(&dev, args, ex.sample_shape)?;
+    let data = Data::load(&dev, args, ex.sample_shape, ex.fashion)?;
     say!(
         root,
         "MNIST: {} train / {} test images, loaded in {:.2}s{}",
