@@ -35,6 +35,8 @@ pub struct Args {
     pub load: Option<PathBuf>,
     /// Train on the first N training images only.
     pub train_rows: Option<usize>,
+    /// Clip gradients to this global norm (the unfused optimizer path).
+    pub global_clipnorm: Option<f64>,
     /// Data-parallel over these devices.
     pub devices: Option<String>,
     /// Gradient bucket size for `--devices` and `--mpi`, in KiB.
@@ -66,6 +68,7 @@ usage: {name} [FLAGS]
   --device SPEC        auto, gpu, cpu, gpu:1, ... (default auto)
   --seed N             seed of the weights, the shuffle and dropout (default 0)
   --train-rows N       train on the first N training images only
+  --global-clipnorm X  clip gradients to global norm X (the unfused optimizer path)
   --quiet              no model summary, no progress bar
   --save PATH          write the trained weights (safetensors)
   --load PATH          start from a model file's weights (Rust or Python)
@@ -111,6 +114,7 @@ pub fn parse(ex: &Example, argv: impl Iterator<Item = String>) -> Result<Args, S
         resume: None,
         load: None,
         train_rows: None,
+        global_clipnorm: None,
         devices: None,
         bucket_kb: 25 * 1024,
         metrics_addr: None,
@@ -139,6 +143,7 @@ pub fn parse(ex: &Example, argv: impl Iterator<Item = String>) -> Result<Args, S
             "--load" => a.load = Some(PathBuf::from(text()?)),
             "--devices" => a.devices = Some(text()?),
             "--train-rows" => a.train_rows = Some(number(f, text()?)?),
+            "--global-clipnorm" => a.global_clipnorm = Some(number(f, text()?)?),
             "--bucket-kb" => a.bucket_kb = number(f, text()?)?,
             "--metrics-addr" => a.metrics_addr = Some(text()?),
             "--mpi" => a.mpi = true,

@@ -147,6 +147,24 @@ fn model(
     dev: &Device,
     root: bool,
 ) -> suanli::Result<(Sequential, Option<Checkpoint>)> {
+    let clip = suanli::nn::Clip {
+        global_norm: args.global_clipnorm,
+        ..Default::default()
+    };
+    let (mut m, ck) = model_as_given(ex, args, dev, root)?;
+    if args.global_clipnorm.is_some() {
+        m.set_gradient_clipping(clip)?;
+    }
+    Ok((m, ck))
+}
+
+/// The model as built, loaded or resumed (see [`model`]).
+fn model_as_given(
+    ex: &Example,
+    args: &Args,
+    dev: &Device,
+    root: bool,
+) -> suanli::Result<(Sequential, Option<Checkpoint>)> {
     match (&args.resume, &args.load) {
         (None, None) => Ok(((ex.build)(dev, args)?, None)),
         // Weights saved by Rust or Python; `--epochs 0` evaluates them as they are.

@@ -16,6 +16,7 @@
 //! [`prelude`] holds what the families share, [`registry`] lists them all.
 
 pub mod batchnorm;
+pub mod clip;
 pub mod conv2d;
 pub mod conv2d_tune;
 pub mod elementwise;

@@ -4,8 +4,8 @@
 use crate::exec::pipeline::{KernelSpec, Shader};
 use crate::kernels::prelude::{ACTIVATION, IM2COL, OPTIM_RULE};
 use crate::kernels::{
-    batchnorm, conv2d, elementwise, gather, loss, matmul_variant, merge, metric, optim, pool2d,
-    reduce, softmax_xent,
+    batchnorm, clip, conv2d, elementwise, gather, loss, matmul_variant, merge, metric, optim,
+    pool2d, reduce, softmax_xent,
 };
 
 /// Every built-in shader as assembled by the crate.
@@ -14,6 +14,7 @@ pub const SHADERS: &[Shader] = &[
     OPTIM_RULE,
     IM2COL,
     batchnorm::SHADER,
+    clip::SHADER,
     conv2d::SHADER,
     elementwise::SHADER,
     gather::SHADER,
@@ -38,6 +39,7 @@ pub const SHADERS: &[Shader] = &[
 /// Every built-in kernel, by family.
 pub const KERNELS: &[&[KernelSpec]] = &[
     batchnorm::KERNELS,
+    clip::KERNELS,
     conv2d::KERNELS,
     elementwise::KERNELS,
     gather::KERNELS,

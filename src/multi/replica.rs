@@ -86,6 +86,8 @@ pub(crate) struct Replica {
     /// Step programs per shard size (shard sizes move with the balancer).
     plans: HashMap<usize, StepProgram>,
     optimizer: (Program, Vec<Slot>),
+    /// The gradient norms the optimizer program's clipping writes (kept with it).
+    _norms: Tensor,
     buckets: Vec<Bucket>,
     cut_after: Vec<usize>,
     /// The optimizer step whose combined gradients are uploaded but not yet applied.
@@ -128,7 +130,8 @@ impl Replica {
                 })
             })
             .collect();
-        let optimizer = step::optimizer_program(&m, rule, &grads, &table)?;
+        let norms = Tensor::empty(dev, &[grads.len().max(1)])?;
+        let optimizer = step::optimizer_program(&m, rule, &grads, &norms, &table)?;
         // Segment i ends after the lowest layer of bucket i (the last bucket ends the step).
         let cut_after = buckets[..buckets.len().saturating_sub(1)]
             .iter()
@@ -145,6 +148,7 @@ impl Replica {
             table,
             plans: HashMap::new(),
             optimizer,
+            _norms: norms,
             buckets: buckets.to_vec(),
             cut_after,
             pending: None,

@@ -476,6 +476,8 @@ struct LocalEngine<'a> {
     layout: StepLayout,
     table: Tensor,
     plans: Vec<StepProgram>,
+    /// Gradient buffers of the unfused path (bound by the plans; empty when fused).
+    _grads: Vec<Tensor>,
     validation: Option<(Evaluator, &'a Dataset)>,
     seed: u64,
     window: Option<UtilisationWindow>,
@@ -493,7 +495,19 @@ impl<'a> LocalEngine<'a> {
         model.init_opt_state(&rule0)?;
         let idx = IndexBuffer::new(&dev, &vec![0u32; s.n_train])?;
         let acc = step::accumulator(model)?;
-        let fused = Backward::Fused(rule0);
+        // The optimizer fused into each weight-gradient product, unless something needs the
+        // whole gradient first (clipping): then gradients into buffers, clipped, and applied
+        // by the optimizer kernel, in the same step program.
+        let grads = if model.clip.is_on() {
+            step::gradient_buffers(model)?
+        } else {
+            Vec::new()
+        };
+        let fused = if model.clip.is_on() {
+            Backward::Unfused(rule0, &grads)
+        } else {
+            Backward::Fused(rule0)
+        };
         let layout = StepLayout::new(model, data, fused);
         let table = layout.table(&dev)?;
         let mut plans = vec![StepProgram::build(
@@ -526,6 +540,7 @@ impl<'a> LocalEngine<'a> {
             layout,
             table,
             plans,
+            _grads: grads,
             validation,
             seed: s.seed,
             window: None,

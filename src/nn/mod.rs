@@ -30,6 +30,7 @@
 
 pub(crate) mod batchnorm;
 pub(crate) mod build;
+pub(crate) mod clip;
 pub(crate) mod conv2d;
 pub(crate) mod dense;
 pub(crate) mod dropout;
@@ -63,6 +64,7 @@ pub(crate) mod tensorboard;
 pub(crate) mod weights_file;
 
 pub use batchnorm::BatchNormalization;
+pub use clip::Clip;
 pub use conv2d::Conv2D;
 pub use dense::{ActivationArg, Dense, DenseDropout};
 pub use dropout::Dropout;

@@ -60,6 +60,8 @@ pub struct Model {
     pub(crate) name: Option<String>,
     /// The input's name (Keras's `Input(name=...)`).
     pub(crate) input_name: Option<String>,
+    /// How the optimizer clips gradients ([`Model::set_gradient_clipping`]).
+    pub(crate) clip: crate::nn::clip::Clip,
 }
 
 /// Keras's `Sequential`: a [`Model`] whose layers form a chain, each reading the one before
@@ -86,6 +88,7 @@ impl Model {
             seed,
             name: None,
             input_name: None,
+            clip: crate::nn::clip::Clip::default(),
         }
     }
 
@@ -104,6 +107,20 @@ impl Model {
     /// The optimizer, once compiled.
     pub fn optimizer(&self) -> Option<Optimizer> {
         self.optimizer
+    }
+
+    /// Clips gradients before the optimizer applies them (Keras's `clipnorm`, `clipvalue`,
+    /// `global_clipnorm`): training then takes the unfused optimizer path (see
+    /// [`crate::nn::Clip`]). Checked; kept by checkpoints.
+    pub fn set_gradient_clipping(&mut self, clip: crate::nn::clip::Clip) -> Result<()> {
+        clip.validate()?;
+        self.clip = clip;
+        Ok(())
+    }
+
+    /// How gradients are clipped.
+    pub fn gradient_clipping(&self) -> crate::nn::clip::Clip {
+        self.clip
     }
 
     /// The loss, once compiled.
@@ -486,6 +503,7 @@ impl Model {
         m.input = self.input.clone();
         m.name = self.name.clone();
         m.input_name = self.input_name.clone();
+        m.clip = self.clip;
         for l in &self.layers {
             let w = Weights {
                 params: l.weights().params.iter().map(copy).collect::<Result<_>>()?,

@@ -244,6 +244,9 @@ pub struct Checkpoint {
     pub loss: Loss,
     /// Per-epoch results so far.
     pub history: History,
+    /// Gradient clipping (none in files written before it).
+    #[serde(default)]
+    pub clip: crate::nn::clip::Clip,
 }
 
 /// Which epochs run validation, as Keras's `validation_freq`.

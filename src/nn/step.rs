@@ -21,7 +21,7 @@ use crate::memory::MemoryKind;
 use crate::nn::layer::{Cx, Mode, Slot, Src, WeightGrad};
 use crate::nn::model::Sequential;
 use crate::nn::options::Loss;
-use crate::nn::{graph, loss_end, metric};
+use crate::nn::{clip, graph, loss_end, metric};
 use crate::runtime::Device;
 use crate::tensor::{IndexBuffer, Tensor};
 use crate::vocab::Rule;
@@ -40,6 +40,10 @@ pub(crate) enum Backward<'a> {
     /// Each layer applies this optimizer to its parameters in its weight-gradient product:
     /// no gradient buffers, no optimizer dispatches.
     Fused(Rule),
+    /// Gradients into these buffers, then, in the same step, clipped as the model says
+    /// ([`crate::nn::clip`]) and applied by one optimizer dispatch per parameter: for
+    /// whatever needs the whole gradient before it is applied.
+    Unfused(Rule, &'a [Tensor]),
 }
 
 /// The layout of one step's slots in the parameter table (see the module docs).
@@ -315,7 +319,7 @@ impl StepProgram {
                     let np = layer.weights().params.len();
                     let grad = match backward {
                         _ if !layer.spec.trainable => WeightGrad::Frozen,
-                        Backward::Grads(g) => {
+                        Backward::Grads(g) | Backward::Unfused(_, g) => {
                             WeightGrad::Into(&g[pos.first_param..pos.first_param + np])
                         }
                         Backward::Fused(rule) => WeightGrad::Update {
@@ -358,6 +362,23 @@ impl StepProgram {
                     })?;
                     segments.push((program, std::mem::take(&mut cx.slots)));
                 }
+            }
+        }
+        if let Backward::Unfused(rule, grads) = backward {
+            let norms = cx.scratch(&[grads.len().max(1)])?;
+            let live: Vec<bool> = model.frozen_params().iter().map(|f| !f).collect();
+            clip::record(cx.rec(), &model.clip, grads, &live, &norms)?;
+            let params = model.params();
+            for (i, (p, g)) in params.iter().zip(grads).enumerate() {
+                if !live[i] {
+                    continue;
+                }
+                let st: Vec<&wgpu::Buffer> =
+                    model.opt_state[i].iter().map(|t| t.buffer()).collect();
+                let n = p.numel();
+                cx.per_step(&[Slot::Optim { param: i, n }], |rec| {
+                    optim::step(rec, &rule, g.buffer(), p.buffer(), &st, n, 1)
+                })?;
             }
         }
         let last = std::mem::take(&mut cx.slots);
@@ -434,17 +455,24 @@ pub(crate) fn gradient_buffers(model: &Sequential) -> Result<Vec<Tensor>> {
         .collect()
 }
 
-/// The separate optimizer step over every parameter from `grads`, as a program whose
-/// uniforms are read from `table` (bias corrections change every step), and its slots.
+/// The separate optimizer step over every parameter from `grads` (clipped first as the
+/// model says, `norms` holding a value per gradient), as a program whose uniforms are read
+/// from `table` (bias corrections change every step), and its slots.
 pub(crate) fn optimizer_program(
     model: &Sequential,
     rule: &Rule,
     grads: &[Tensor],
+    norms: &Tensor,
     table: &Tensor,
 ) -> Result<(Program, Vec<Slot>)> {
     let mut cap = Capture::with_table(&model.device, table.buffer());
     let mut slots = Vec::new();
     let frozen = model.frozen_params();
+    let live: Vec<bool> = frozen.iter().map(|f| !f).collect();
+    // The clipping's uniforms are fixed; only the optimizer steps read the table.
+    cap.set_table_uniforms(false);
+    clip::record(&mut cap, &model.clip, grads, &live, norms)?;
+    cap.set_table_uniforms(true);
     for (i, (p, g)) in model.params().iter().zip(grads).enumerate() {
         if frozen[i] {
             // A frozen layer's gradient (zeros: it was never written) is not applied.

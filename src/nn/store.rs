@@ -200,6 +200,7 @@ impl Sequential {
             optimizer,
             loss,
             history: history.clone(),
+            clip: self.clip,
         };
         let training = serde_json::to_string(&training).map_err(|e| Error::Serialize {
             op: "save_checkpoint",
@@ -259,6 +260,7 @@ impl Sequential {
         let ck: Checkpoint = serde_json::from_str(training)
             .map_err(|e| bad("training state JSON".into(), e.to_string()))?;
         model.compile(ck.optimizer, ck.loss)?;
+        model.set_gradient_clipping(ck.clip)?;
         let st = safetensors::SafeTensors::deserialize(&bytes)
             .map_err(|e| bad("a safetensors file".into(), e.to_string()))?;
         let states = ck.optimizer.rule(ck.optimizer.lr()).state_count();
