@@ -11,7 +11,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use suanli::nn::{
-    FitOptions, History, LayerSpec, Metric, MetricsServer, Optimizer, Sequential, ValidationFreq,
+    Clip, FitOptions, History, LayerSpec, Metric, MetricsServer, Optimizer, Sequential,
+    ValidationFreq,
 };
 use suanli::Tensor;
 
@@ -127,7 +128,7 @@ impl PyModel {
 
     /// Sets the optimizer (`sgd`, `adam`, `adamw`, `rmsprop`, with Keras's defaults for what
     /// is not given) and the loss.
-    #[pyo3(signature = (optimizer, loss, from_logits = false, learning_rate = None, beta_1 = None, beta_2 = None, epsilon = None, momentum = None, nesterov = None, weight_decay = None, rho = None))]
+    #[pyo3(signature = (optimizer, loss, from_logits = false, learning_rate = None, beta_1 = None, beta_2 = None, epsilon = None, momentum = None, nesterov = None, weight_decay = None, rho = None, clipnorm = None, clipvalue = None, global_clipnorm = None))]
     #[allow(clippy::too_many_arguments)] // Keras's optimizer arguments, spelled out
     fn compile(
         &mut self,
@@ -142,7 +143,16 @@ impl PyModel {
         nesterov: Option<bool>,
         weight_decay: Option<f64>,
         rho: Option<f64>,
+        clipnorm: Option<f64>,
+        clipvalue: Option<f64>,
+        global_clipnorm: Option<f64>,
     ) -> PyResult<()> {
+        let clip = Clip {
+            norm: clipnorm,
+            value: clipvalue,
+            global_norm: global_clipnorm,
+        };
+        clip.validate().py()?;
         let name = optimizer.to_ascii_lowercase();
         let mut opt = match name.as_str() {
             "sgd" => Optimizer::sgd(0.01),
@@ -195,7 +205,8 @@ impl PyModel {
         if let Some(act) = self.inner.output_activation() {
             loss.check_from_logits(from_logits, act).py()?;
         }
-        self.inner.compile(opt, loss).py()
+        self.inner.compile(opt, loss).py()?;
+        self.inner.set_gradient_clipping(clip).py()
     }
 
     /// Appends every layer of `other`, sharing its weights (a model used as a layer).

@@ -99,6 +99,9 @@ class Model:
         nesterov: Optional[bool] = None,
         weight_decay: Optional[float] = None,
         rho: Optional[float] = None,
+        clipnorm: Optional[float] = None,
+        clipvalue: Optional[float] = None,
+        global_clipnorm: Optional[float] = None,
     ) -> None: ...
     def fit(
         self,

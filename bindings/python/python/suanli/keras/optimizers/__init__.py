@@ -61,37 +61,55 @@ class SGD(Optimizer):
     _name = "sgd"
 
     def __init__(self, learning_rate: float = 0.01, momentum: float = 0.0, nesterov: bool = False, **kwargs: Any) -> None:
-        _no_extra("SGD", kwargs)
-        super().__init__(learning_rate, momentum=float(momentum), nesterov=bool(nesterov))
+        clip = _clip("SGD", kwargs)
+        super().__init__(learning_rate, momentum=float(momentum), nesterov=bool(nesterov), **clip)
 
 
 class Adam(Optimizer):
     _name = "adam"
 
     def __init__(self, learning_rate: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7, **kwargs: Any) -> None:
-        _no_extra("Adam", kwargs)
-        super().__init__(learning_rate, beta_1=float(beta_1), beta_2=float(beta_2), epsilon=float(epsilon))
+        clip = _clip("Adam", kwargs)
+        super().__init__(learning_rate, beta_1=float(beta_1), beta_2=float(beta_2), epsilon=float(epsilon), **clip)
 
 
 class AdamW(Optimizer):
     _name = "adamw"
 
     def __init__(self, learning_rate: float = 0.001, weight_decay: float = 0.004, beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7, **kwargs: Any) -> None:
-        _no_extra("AdamW", kwargs)
-        super().__init__(learning_rate, weight_decay=float(weight_decay), beta_1=float(beta_1), beta_2=float(beta_2), epsilon=float(epsilon))
+        clip = _clip("AdamW", kwargs)
+        super().__init__(learning_rate, weight_decay=float(weight_decay), beta_1=float(beta_1), beta_2=float(beta_2), epsilon=float(epsilon), **clip)
 
 
 class RMSprop(Optimizer):
     _name = "rmsprop"
 
     def __init__(self, learning_rate: float = 0.001, rho: float = 0.9, epsilon: float = 1e-7, **kwargs: Any) -> None:
-        _no_extra("RMSprop", kwargs)
-        super().__init__(learning_rate, rho=float(rho), epsilon=float(epsilon))
+        clip = _clip("RMSprop", kwargs)
+        super().__init__(learning_rate, rho=float(rho), epsilon=float(epsilon), **clip)
 
 
-def _no_extra(name: str, kwargs: Dict[str, Any]) -> None:
-    if kwargs:
-        raise TypeError(f"{name}: unsupported arguments {sorted(kwargs)}")
+_CLIP = ("clipnorm", "clipvalue", "global_clipnorm")
+
+
+def _clip(name: str, kwargs: Dict[str, Any]) -> Dict[str, float]:
+    """Keras's gradient clipping arguments (``clipnorm``, ``clipvalue``, ``global_clipnorm``;
+    None for off), checked here; anything else is refused. Clipping makes the engine apply
+    the optimizer to whole gradients (the unfused path)."""
+    extra = sorted(k for k in kwargs if k not in _CLIP)
+    if extra:
+        raise TypeError(f"{name}: unsupported arguments {extra}")
+    out: Dict[str, float] = {}
+    for k in _CLIP:
+        v = kwargs.get(k)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (v > 0 and v < float("inf")):
+            raise ValueError(f"{name}: {k} must be a number > 0 or None; found {v!r}")
+        out[k] = float(v)
+    if "clipnorm" in out and "global_clipnorm" in out:
+        raise ValueError(f"{name}: give clipnorm or global_clipnorm, not both")
+    return out
 
 
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop}
