@@ -81,11 +81,11 @@ pub mod internals {
     }
 
     /// One layer on its own, for layer-level gradient checks.
-    pub use crate::nn::probe::{LayerProbe, ProbeGrads};
+    pub use crate::nn::train::probe::{LayerProbe, ProbeGrads};
 
     /// The model file's host-side parser (the fuzzer's and the tests' way in).
     pub mod weights_file {
-        pub use crate::nn::weights_file::*;
+        pub use crate::nn::graph::weights_file::*;
     }
 
     /// Gradient buckets of data-parallel training (tests of their layout).

@@ -27,10 +27,10 @@ pub use crate::multi::engine::{ExchangeReport, ParallelHistory};
 use crate::multi::exchange::{self, Exchange, HostExchange};
 use crate::multi::group::DeviceGroup;
 use crate::multi::replica::{self, Pollers, Replica};
-use crate::nn::evaluate::Evaluator;
-use crate::nn::fit::{self, Setup};
-use crate::nn::model::Sequential;
-use crate::nn::options::FitOptions;
+use crate::nn::graph::model::Sequential;
+use crate::nn::train::evaluate::Evaluator;
+use crate::nn::train::fit::{self, Setup};
+use crate::nn::train::options::FitOptions;
 use crate::telemetry::governor::Governor;
 use crate::telemetry::DeviceWatch;
 

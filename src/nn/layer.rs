@@ -15,7 +15,7 @@
 //!   that derivative in the same kernel (a matmul or pooling epilogue, the dropout mask) and
 //!   say so ([`Dx::gated`]); the first layer's backward then starts from the gradient at its
 //!   pre-activation. A layer that cannot fuse it declines, and the first applies its own
-//!   derivative ([`crate::nn::head`]).
+//!   derivative ([`crate::nn::layers::head`]).
 //! - A parameter whose gradient comes from one GEMM may have the optimizer applied inside
 //!   that kernel ([`WeightGrad::fused`]); any other parameter's gradient is written whole and
 //!   stepped by the optimizer kernel ([`WeightGrad::target`], [`WeightGrad::apply`]).
@@ -42,7 +42,7 @@ pub(crate) enum Mode {
 }
 
 /// A dispatch of a step program that reads its uniform from the per-step parameter table
-/// (see [`crate::nn::step::StepLayout`], which owns their order).
+/// (see [`crate::nn::train::step::StepLayout`], which owns their order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Slot {
     /// The `j`-th dispatch of the batch gather.
@@ -279,7 +279,7 @@ impl<'a> WeightGrad<'a> {
 /// tensor.
 pub(crate) type Gate = (Activation, Tensor);
 
-/// What the activation head ([`crate::nn::head`]) recorded for the backward pass.
+/// What the activation head ([`crate::nn::layers::head`]) recorded for the backward pass.
 #[derive(Clone)]
 pub(crate) struct HeadOut {
     /// The activation's output (logits when the activation is folded into the loss).

@@ -20,72 +20,46 @@
 //! # Ok::<(), suanli::Error>(())
 //! ```
 //!
-//! The files, bottom to top: `options` (what users choose and what training reports),
-//! `layer` (what a layer type is to the engine) and `dense` (the dense layer), `model`
-//! (`Sequential`), `step` (a step as a captured program, and the per-step table), `loss_end`
-//! (the loss, row weights and metrics that end a step), `metric` (the metrics beyond loss and
-//! accuracy), `fit` (the one epoch loop) and `evaluate`, `store` (files), `progress` (a
-//! Keras-style progress callback), `serve` (a training's own `/metrics`, feature `serve`).
-//! `docs/ARCHITECTURE.md` walks through them.
+//! The folder, by room: the layer contract and vocabulary at the top (`layer`: what a layer
+//! type is to the engine; `spec`: what a type provides; `registry`: every type, tagged);
+//! `layers/` (one file per layer type, and `head`, the activation shared by those that have
+//! one); `graph/` (the model as a graph: `model`, `build` and `functional` to make one, `walk`
+//! to record it, `graph_config`, `store` and `weights_file` for its files); `train/` (what
+//! users choose and what training reports, `options`; the step program `step`, `loss_end`,
+//! `metric`, `clip`; the one epoch loop `fit`, `evaluate`; `progress`, `tensorboard`,
+//! `serve` and `probe`). `docs/ARCHITECTURE.md` walks through them.
 
-pub(crate) mod batchnorm;
-pub(crate) mod build;
-pub(crate) mod clip;
-pub(crate) mod conv2d;
-pub(crate) mod dense;
-pub(crate) mod dropout;
-pub(crate) mod evaluate;
-pub(crate) mod fit;
-pub(crate) mod functional;
 pub(crate) mod graph;
-pub mod graph_config;
-pub(crate) mod head;
 pub(crate) mod layer;
-pub(crate) mod loss_end;
-pub(crate) mod loss_fn;
-pub(crate) mod merge;
-pub(crate) mod metric;
-pub(crate) mod model;
-pub(crate) mod normalization;
-pub(crate) mod options;
-pub(crate) mod pointwise;
-pub(crate) mod pooling;
-pub(crate) mod probe;
-pub(crate) mod progress;
+pub(crate) mod layers;
 pub mod registry;
-pub(crate) mod rescaling;
-pub(crate) mod reshape;
-#[cfg(feature = "serve")]
-pub(crate) mod serve;
 pub mod spec;
-pub(crate) mod step;
-pub(crate) mod store;
-pub(crate) mod tensorboard;
-pub(crate) mod weights_file;
+pub(crate) mod train;
 
-pub use batchnorm::BatchNormalization;
-pub use clip::Clip;
-pub use conv2d::Conv2D;
-pub use dense::{ActivationArg, Dense, DenseDropout};
-pub use dropout::Dropout;
-pub use functional::{Call, Input, SymbolicTensor};
-pub use loss_fn::loss_value;
-pub use merge::{Add, Average, Concatenate, Maximum, Multiply, Subtract};
-pub use metric::{auc as metric_auc, Metric};
-pub use model::{Model, Sequential};
-pub use normalization::Normalization;
-pub use options::{
+pub use graph::functional::{Call, Input, SymbolicTensor};
+pub use graph::graph_config;
+pub use graph::model::{Model, Sequential};
+pub use layers::batchnorm::BatchNormalization;
+pub use layers::conv2d::Conv2D;
+pub use layers::dense::{ActivationArg, Dense, DenseDropout};
+pub use layers::dropout::Dropout;
+pub use layers::merge::{Add, Average, Concatenate, Maximum, Multiply, Subtract};
+pub use layers::normalization::Normalization;
+pub use layers::pointwise::{Activation, ReLU, Softmax};
+pub use layers::pooling::{AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D};
+pub use layers::rescaling::Rescaling;
+pub use layers::reshape::{Flatten, Reshape};
+pub use registry::{layer_classes, IntoLayers, LayerConfig, LayerSpec};
+pub use spec::{Initializer, Padding, Pair};
+pub use train::clip::Clip;
+pub use train::loss_fn::loss_value;
+pub use train::metric::{auc as metric_auc, Metric};
+pub use train::options::{
     Callback, Checkpoint, EarlyStopping, EpochBegin, EpochCallback, EpochEnd, Evaluation,
     FitOptions, History, Loss, Optimizer, Progress, ValidationFreq,
 };
-pub use pointwise::{Activation, ReLU, Softmax};
-pub use pooling::{AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D};
-pub use progress::ProgressBar;
-pub use registry::{layer_classes, IntoLayers, LayerConfig, LayerSpec};
-pub use rescaling::Rescaling;
-pub use reshape::{Flatten, Reshape};
+pub use train::progress::ProgressBar;
 #[cfg(feature = "serve")]
-pub use serve::MetricsServer;
-pub use spec::{Initializer, Padding, Pair};
-pub use step::dropout_mask_seed;
-pub use tensorboard::{EventWriter, TensorBoard};
+pub use train::serve::MetricsServer;
+pub use train::step::dropout_mask_seed;
+pub use train::tensorboard::{EventWriter, TensorBoard};

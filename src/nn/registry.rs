@@ -12,17 +12,17 @@
 //! the `layer_types!` list.
 
 use crate::error::{Error, Result};
-use crate::nn::batchnorm::BatchNormalization;
-use crate::nn::conv2d::Conv2D;
-use crate::nn::dense::{Dense, DenseDropout};
-use crate::nn::dropout::Dropout;
 use crate::nn::layer::{Io, Layer, Weights};
-use crate::nn::merge::{Add, Average, Concatenate, Maximum, Multiply, Subtract};
-use crate::nn::normalization::Normalization;
-use crate::nn::pointwise::{Activation, ReLU, Softmax};
-use crate::nn::pooling::{AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D};
-use crate::nn::rescaling::Rescaling;
-use crate::nn::reshape::{Flatten, Reshape};
+use crate::nn::layers::batchnorm::BatchNormalization;
+use crate::nn::layers::conv2d::Conv2D;
+use crate::nn::layers::dense::{Dense, DenseDropout};
+use crate::nn::layers::dropout::Dropout;
+use crate::nn::layers::merge::{Add, Average, Concatenate, Maximum, Multiply, Subtract};
+use crate::nn::layers::normalization::Normalization;
+use crate::nn::layers::pointwise::{Activation, ReLU, Softmax};
+use crate::nn::layers::pooling::{AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D};
+use crate::nn::layers::rescaling::Rescaling;
+use crate::nn::layers::reshape::{Flatten, Reshape};
 use crate::nn::spec::{LayerKind, Shape, WeightSpec};
 
 macro_rules! layer_types {

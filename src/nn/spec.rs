@@ -4,7 +4,7 @@
 //! (initializers, activations).
 //!
 //! Everything here is pure (no device): a model file is validated against the specs' weight
-//! shapes on the host before a byte reaches a device (`nn::weights_file`), and the fuzzer
+//! shapes on the host before a byte reaches a device (`nn::graph::weights_file`), and the fuzzer
 //! drives it without a GPU. The tagged record of all layer types is in
 //! [`crate::nn::registry`].
 

@@ -11,7 +11,7 @@
 use crate::error::{Error, Result};
 use crate::exec::recorder::Recorder;
 use crate::kernels::{loss as loss_kernels, softmax_xent};
-use crate::nn::options::Loss;
+use crate::nn::train::options::Loss;
 use crate::ops::{Labels, MAX_CLASS};
 use crate::tensor::Tensor;
 use crate::vocab::{Activation, DenseLoss};

@@ -16,7 +16,7 @@
 //! uninterrupted run would have run, and on the same device the weights come out
 //! bit-identical (tested), moving statistics included. Files are written atomically.
 //!
-//! Everything read is validated on the host ([`crate::nn::weights_file`]) before the device
+//! Everything read is validated on the host ([`crate::nn::graph::weights_file`]) before the device
 //! sees a byte.
 
 use std::collections::HashMap;
@@ -24,11 +24,13 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::memory::MemoryKind;
-use crate::nn::graph_config;
+use crate::nn::graph::graph_config;
+use crate::nn::graph::model::Sequential;
+use crate::nn::graph::weights_file::{
+    parse_model_file, ModelFile, CHECKPOINT_FORMAT, MODEL_FORMAT,
+};
 use crate::nn::layer::{Src, Weights};
-use crate::nn::model::Sequential;
-use crate::nn::options::{Checkpoint, History};
-use crate::nn::weights_file::{parse_model_file, ModelFile, CHECKPOINT_FORMAT, MODEL_FORMAT};
+use crate::nn::train::options::{Checkpoint, History};
 use crate::runtime::Device;
 use crate::tensor::Tensor;
 
@@ -85,7 +87,7 @@ impl Sequential {
 
     /// The architecture as the model file stores it: a chain as the list of its layer specs
     /// (Keras's `Sequential` form, readable by every earlier version), a graph as Keras's
-    /// functional config ([`crate::nn::graph_config`]).
+    /// functional config ([`crate::nn::graph::graph_config`]).
     pub fn architecture(&self) -> serde_json::Value {
         if self.is_chain() {
             return self.layers.iter().map(|l| l.spec.to_json()).collect();

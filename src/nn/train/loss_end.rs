@@ -1,16 +1,16 @@
 //! The end of a step's forward pass: the loss of the output against the targets (per-row
 //! losses, the gradient at the output or at the logits, the loss and accuracy sums), per-row
 //! weights where the dataset has them, and the metrics beyond loss and accuracy. Every
-//! captured step ([`crate::nn::step`]) ends here.
+//! captured step ([`crate::nn::train::step`]) ends here.
 
 use crate::error::Result;
 use crate::kernels::loss as dense_loss;
 use crate::kernels::metric as metric_kernel;
 use crate::kernels::{elementwise, softmax_xent};
+use crate::nn::graph::model::Sequential;
 use crate::nn::layer::Cx;
-use crate::nn::metric;
-use crate::nn::model::Sequential;
-use crate::nn::options::Loss;
+use crate::nn::train::metric;
+use crate::nn::train::options::Loss;
 use crate::tensor::Tensor;
 use crate::vocab::{Activation, DenseLoss};
 

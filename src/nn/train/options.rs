@@ -246,7 +246,7 @@ pub struct Checkpoint {
     pub history: History,
     /// Gradient clipping (none in files written before it).
     #[serde(default)]
-    pub clip: crate::nn::clip::Clip,
+    pub clip: crate::nn::train::clip::Clip,
 }
 
 /// Which epochs run validation, as Keras's `validation_freq`.

@@ -3,7 +3,7 @@
 //! (the builder and the vocabulary entry), and its passes as the engine records them.
 //!
 //! Forward: one matmul with the bias and the activation fused (through the activation head,
-//! [`crate::nn::head`]). Backward, from the gradient at the output: through the activation's
+//! [`crate::nn::layers::head`]). Backward, from the gradient at the output: through the activation's
 //! derivative unless a gate or the loss applied it, then the input gradient `dz·Wᵀ` (before
 //! the weight changes) with the previous layer's gate in its epilogue, then the weight
 //! gradient `xᵀ·dz` with the bias gradient as its column sums, written out or applied by the
@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::kernels::matmul::{Epilogue, MatmulArgs, Update};
 use crate::kernels::matmul_tune;
-use crate::nn::head;
 use crate::nn::layer::{Cx, Dx, Gate, Io, Layer, Position, Saved, Slot, WeightGrad, Weights};
+use crate::nn::layers::head;
 use crate::nn::spec::{
     check_bias_initializer, keras, parse_activation, positive, Init, Initializer, LayerKind, Shape,
     WeightSpec,

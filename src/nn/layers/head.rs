@@ -1,7 +1,7 @@
 //! The activation head: the one place that decides how a layer's activation is recorded and
 //! how the gradient goes back through it, for every layer type with an `activation`
 //! (Dense, Conv2D, …). Dropout, the other half of what follows a layer's kernel, is a layer
-//! of its own ([`crate::nn::dropout`]) that applies the gate this head offers.
+//! of its own ([`crate::nn::layers::dropout`]) that applies the gate this head offers.
 //!
 //! Forward: an activation whose derivative follows from its output is fused into the layer's
 //! kernel, and only the output is kept; softmax (a row operation) and GELU (whose derivative

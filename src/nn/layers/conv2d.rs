@@ -16,9 +16,9 @@ use crate::error::{Error, Result};
 use crate::kernels::conv2d::{self, Geometry, Op, ReduceParams, WeightsOut};
 use crate::kernels::conv2d_tune;
 use crate::kernels::matmul::Update;
-use crate::nn::head;
 use crate::nn::layer::{Cx, Dx, Gate, Io, Layer, Position, Saved, Slot, WeightGrad, Weights};
-use crate::nn::reshape::check_channels_last;
+use crate::nn::layers::head;
+use crate::nn::layers::reshape::check_channels_last;
 use crate::nn::spec::{
     check_bias_initializer, image, keras, parse_activation, positive, positive_pair, Init,
     Initializer, LayerKind, Pair, Shape, WeightSpec,
@@ -118,7 +118,7 @@ impl Conv2D {
     }
 
     /// Sets the activation (an [`Activation`] or its Keras name).
-    pub fn activation(mut self, a: impl Into<crate::nn::dense::ActivationArg>) -> Self {
+    pub fn activation(mut self, a: impl Into<crate::nn::layers::dense::ActivationArg>) -> Self {
         self.activation = a.into().name();
         self
     }

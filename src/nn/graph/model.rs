@@ -4,22 +4,22 @@
 //! A model's layers are kept in a topological order: each layer reads the model's input or
 //! outputs of earlier layers (its inbound edges, [`Src`]), and the last layer is the model's
 //! output. `Sequential::add` appends a layer reading the previous one; the functional API
-//! ([`crate::nn::functional`]) adds layers reading any earlier ones. Everything else — the
+//! ([`crate::nn::graph::functional`]) adds layers reading any earlier ones. Everything else — the
 //! step program, prediction, files, several devices — walks the same graph, so a chain is not
 //! a second engine.
 //!
 //! This file holds the model itself: its state, compiling, the summary and the checks a
-//! dataset must pass. Adding layers is in [`crate::nn::build`], the graph walk and prediction
-//! in [`crate::nn::graph`], training and evaluation in [`crate::nn::fit`], saving and loading
-//! in [`crate::nn::store`].
+//! dataset must pass. Adding layers is in [`crate::nn::graph::build`], the graph walk and prediction
+//! in [`crate::nn::graph::walk`], training and evaluation in [`crate::nn::train::fit`], saving and loading
+//! in [`crate::nn::graph::store`].
 
 use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::memory::MemoryKind;
 use crate::nn::layer::{Layer, Position, Src, Weights};
-use crate::nn::options::{Loss, Optimizer};
 use crate::nn::registry::LayerSpec;
 use crate::nn::spec::{keras_shape, sample_shape, Shape};
+use crate::nn::train::options::{Loss, Optimizer};
 use crate::runtime::Device;
 use crate::tensor::Tensor;
 use crate::vocab::{Activation, Rule};
@@ -50,7 +50,7 @@ pub struct Model {
     pub(crate) optimizer: Option<Optimizer>,
     pub(crate) loss: Option<Loss>,
     /// Metrics beyond loss and accuracy ([`Sequential::set_metrics`]).
-    pub(crate) metrics: Vec<crate::nn::metric::Metric>,
+    pub(crate) metrics: Vec<crate::nn::train::metric::Metric>,
     /// Optimizer state per parameter (optimizer order), created by the first fit.
     pub(crate) opt_state: Vec<Vec<Tensor>>,
     /// Optimizer steps taken so far (Adam's t).
@@ -61,7 +61,7 @@ pub struct Model {
     /// The input's name (Keras's `Input(name=...)`).
     pub(crate) input_name: Option<String>,
     /// How the optimizer clips gradients ([`Model::set_gradient_clipping`]).
-    pub(crate) clip: crate::nn::clip::Clip,
+    pub(crate) clip: crate::nn::train::clip::Clip,
 }
 
 /// Keras's `Sequential`: a [`Model`] whose layers form a chain, each reading the one before
@@ -88,7 +88,7 @@ impl Model {
             seed,
             name: None,
             input_name: None,
-            clip: crate::nn::clip::Clip::default(),
+            clip: crate::nn::train::clip::Clip::default(),
         }
     }
 
@@ -112,14 +112,14 @@ impl Model {
     /// Clips gradients before the optimizer applies them (Keras's `clipnorm`, `clipvalue`,
     /// `global_clipnorm`): training then takes the unfused optimizer path (see
     /// [`crate::nn::Clip`]). Checked; kept by checkpoints.
-    pub fn set_gradient_clipping(&mut self, clip: crate::nn::clip::Clip) -> Result<()> {
+    pub fn set_gradient_clipping(&mut self, clip: crate::nn::train::clip::Clip) -> Result<()> {
         clip.validate()?;
         self.clip = clip;
         Ok(())
     }
 
     /// How gradients are clipped.
-    pub fn gradient_clipping(&self) -> crate::nn::clip::Clip {
+    pub fn gradient_clipping(&self) -> crate::nn::train::clip::Clip {
         self.clip
     }
 

@@ -5,8 +5,8 @@
 
 use crate::error::{Error, Result};
 use crate::exec::recorder::Recorder;
+use crate::nn::graph::model::Sequential;
 use crate::nn::layer::{Cx, Mode, WeightGrad};
-use crate::nn::model::Sequential;
 use crate::nn::registry::IntoLayers;
 use crate::runtime::Device;
 use crate::tensor::Tensor;

@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 
 use crate::error::{Error, Result};
 use crate::memory::MemoryKind;
-use crate::nn::options::{Callback, EpochBegin, EpochEnd, History, Progress};
+use crate::nn::train::options::{Callback, EpochBegin, EpochEnd, History, Progress};
 use crate::runtime::Device;
 use crate::telemetry::exposition::{Exposition, Kind, Labels};
 use crate::telemetry::governor::GovernorReport;

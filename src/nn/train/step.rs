@@ -18,10 +18,11 @@ use crate::exec::dispatch::Program;
 use crate::exec::recorder::Recorder;
 use crate::kernels::{elementwise, matmul_tune, optim};
 use crate::memory::MemoryKind;
+use crate::nn::graph::model::Sequential;
+use crate::nn::graph::walk;
 use crate::nn::layer::{Cx, Mode, Slot, Src, WeightGrad};
-use crate::nn::model::Sequential;
-use crate::nn::options::Loss;
-use crate::nn::{clip, graph, loss_end, metric};
+use crate::nn::train::options::Loss;
+use crate::nn::train::{clip, loss_end, metric};
 use crate::runtime::Device;
 use crate::tensor::{IndexBuffer, Tensor};
 use crate::vocab::Rule;
@@ -41,7 +42,7 @@ pub(crate) enum Backward<'a> {
     /// no gradient buffers, no optimizer dispatches.
     Fused(Rule),
     /// Gradients into these buffers, then, in the same step, clipped as the model says
-    /// ([`crate::nn::clip`]) and applied by one optimizer dispatch per parameter: for
+    /// ([`crate::nn::train::clip`]) and applied by one optimizer dispatch per parameter: for
     /// whatever needs the whole gradient before it is applied.
     Unfused(Rule, &'a [Tensor]),
 }
@@ -280,7 +281,7 @@ impl StepProgram {
             let wb = w.as_ref().map(|w| w.buffer());
             data.gather(rec, idx, 0, batch, x0.buffer(), y.buffer(), wb)
         })?;
-        let saved = graph::forward(model, &mut cx, std::slice::from_ref(&x0))?;
+        let saved = walk::forward(model, &mut cx, std::slice::from_ref(&x0))?;
         let h = saved
             .last()
             .map(|s| s.output.clone())
@@ -296,7 +297,7 @@ impl StepProgram {
         let mut segments = Vec::new();
         if training {
             let positions = model.positions();
-            let consumers = graph::consumers(model);
+            let consumers = walk::consumers(model);
             // The gradient at each layer's output once every reader has added its part, and
             // whether it is already at the pre-activation (gated). The loss gives the
             // gradient at the logits when it folds the last activation.
@@ -315,7 +316,7 @@ impl StepProgram {
                 };
                 if let [src] = layer.inbound.as_slice() {
                     // The gate of the layer below, looking through views.
-                    let dx_gate = graph::gate_into(model, &cx, &saved, &consumers, *src);
+                    let dx_gate = walk::gate_into(model, &cx, &saved, &consumers, *src);
                     let np = layer.weights().params.len();
                     let grad = match backward {
                         _ if !layer.spec.trainable => WeightGrad::Frozen,
@@ -340,7 +341,7 @@ impl StepProgram {
                         grad,
                     )?;
                     if let (Some(dx), Src::Layer(j)) = (dx, *src) {
-                        graph::accumulate(&mut cx, &mut grads, j, dx.grad, dx.gated)?;
+                        walk::accumulate(&mut cx, &mut grads, j, dx.grad, dx.gated)?;
                     }
                 } else {
                     let need: Vec<bool> = layer
@@ -351,7 +352,7 @@ impl StepProgram {
                     let dxs = layer.backward_merge(&mut cx, &saved[l], &dy, &need)?;
                     for (src, dx) in layer.inbound.iter().zip(dxs) {
                         if let (Src::Layer(j), Some(g)) = (*src, dx) {
-                            graph::accumulate(&mut cx, &mut grads, j, g, false)?;
+                            walk::accumulate(&mut cx, &mut grads, j, g, false)?;
                         }
                     }
                 }

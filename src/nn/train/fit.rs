@@ -16,13 +16,13 @@ use std::time::{Duration, Instant};
 use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::exec::profile::UtilisationWindow;
-use crate::nn::evaluate::{self, Evaluator};
-use crate::nn::metric::Metric;
-use crate::nn::model::Sequential;
-use crate::nn::options::{
+use crate::nn::graph::model::Sequential;
+use crate::nn::train::evaluate::{self, Evaluator};
+use crate::nn::train::metric::Metric;
+use crate::nn::train::options::{
     EpochBegin, EpochEnd, Evaluation, FitOptions, History, Optimizer, Progress, ValidationFreq,
 };
-use crate::nn::step::{self, Backward, RuleAt, StepLayout, StepProgram, CHUNK};
+use crate::nn::train::step::{self, Backward, RuleAt, StepLayout, StepProgram, CHUNK};
 use crate::random::Rng;
 use crate::telemetry::governor::Governor;
 use crate::tensor::{IndexBuffer, Tensor};
@@ -39,7 +39,7 @@ pub(crate) trait Engine {
     /// step `t` with the update rule `rule(t)`.
     fn run(&mut self, steps: &[(usize, usize)], t0: u64, rule: &RuleAt<'_>) -> Result<()>;
     /// The accumulator so far this epoch: `[Σ loss, Σ correct, rows, pad]`, then the
-    /// metrics' sums ([`crate::nn::metric::layout`]).
+    /// metrics' sums ([`crate::nn::train::metric::layout`]).
     fn sums(&mut self) -> Result<Vec<f64>>;
     /// The epoch's training is done: checks (replicas identical) and what to report.
     fn end_epoch(&mut self, epoch: usize) -> Result<EpochReport>;
@@ -223,7 +223,7 @@ impl Setup {
             let act = model
                 .output_activation()
                 .unwrap_or(crate::vocab::Activation::Linear);
-            crate::nn::metric::prediction(act, loss.takes_logits())?;
+            crate::nn::train::metric::prediction(act, loss.takes_logits())?;
         }
         let batch = o.batch_size.min(n_train);
         Ok(Setup {

@@ -4,11 +4,11 @@
 //! rebuilding layers with given weights (loading, copying to a device).
 
 use crate::error::{Error, Result};
+use crate::nn::graph::model::{Entry, Sequential};
 use crate::nn::layer::{Io, Src, Weights};
-use crate::nn::metric::Metric;
-use crate::nn::model::{Entry, Sequential};
 use crate::nn::registry::{IntoLayers, LayerSpec};
 use crate::nn::spec::{sample_shape, Init, Shape};
+use crate::nn::train::metric::Metric;
 use crate::random::Rng;
 use crate::tensor::Tensor;
 use crate::vocab::Activation;

@@ -1,5 +1,5 @@
 //! Layers that only apply an activation: Keras's [`Activation`], [`Softmax`] and [`ReLU`].
-//! They have no weights; the activation head ([`crate::nn::head`]) records them exactly as it
+//! They have no weights; the activation head ([`crate::nn::layers::head`]) records them exactly as it
 //! records a Dense or Conv2D layer's activation, so `Dense(10) → Softmax()` trains, folds into
 //! a cross-entropy loss and predicts as `Dense(10, activation="softmax")` does (the quickstart
 //! of TensorFlow's tutorials builds its probability model that way).
@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::kernels::elementwise;
-use crate::nn::head;
 use crate::nn::layer::{Cx, Dx, Gate, Io, Layer, Mode, Position, Saved, WeightGrad, Weights};
+use crate::nn::layers::head;
 use crate::nn::spec::{keras, parse_activation, LayerKind, Shape};
 use crate::tensor::Tensor;
 use crate::vocab::Activation as Act;

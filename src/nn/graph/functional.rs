@@ -25,9 +25,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::nn::graph_config;
+use crate::nn::graph::graph_config;
+use crate::nn::graph::model::Model;
 use crate::nn::layer::Src;
-use crate::nn::model::Model;
 use crate::nn::registry::{IntoLayers, LayerSpec};
 use crate::nn::spec::{sample_shape, Shape};
 use crate::runtime::Device;
@@ -277,7 +277,7 @@ impl Model {
         Ok(self)
     }
 
-    /// A graph model from Keras's functional config ([`crate::nn::graph_config`]: the form a
+    /// A graph model from Keras's functional config ([`crate::nn::graph::graph_config`]: the form a
     /// graph's model file stores, and what the C API and other bindings send), on `device`,
     /// its weights drawn from `seed`. Checked as a file's is; names come from the config.
     pub fn from_config(device: &Device, seed: u64, config: &serde_json::Value) -> Result<Model> {

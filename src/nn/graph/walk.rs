@@ -1,7 +1,7 @@
 //! Walking a model's graph: the forward pass in topological order (training, evaluation and
 //! prediction record the same walk), which layer reads which output, and which gates may be
 //! fused across an edge. The backward walk, which needs the step's optimizer path, is in
-//! [`crate::nn::step`].
+//! [`crate::nn::train::step`].
 //!
 //! A gate (a layer's activation derivative applied by the layer after it, see
 //! [`crate::nn::layer`]) crosses an edge only when the producing layer's output is read once
@@ -12,8 +12,8 @@
 use crate::error::{Error, Result};
 use crate::exec::recorder::Recorder;
 use crate::kernels::elementwise::{self, BinaryOp};
+use crate::nn::graph::model::Model;
 use crate::nn::layer::{Cx, Gate, Mode, Saved, Src};
-use crate::nn::model::Model;
 use crate::nn::spec::sample_shape;
 use crate::tensor::Tensor;
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::kernels::pool2d::{self, Pool, PoolGeometry};
 use crate::nn::layer::{Cx, Dx, Gate, Io, Layer, Position, Saved, WeightGrad, Weights};
-use crate::nn::reshape::check_channels_last;
+use crate::nn::layers::reshape::check_channels_last;
 use crate::nn::spec::{image, positive_pair, LayerKind, Pair, Shape};
 use crate::tensor::Tensor;
 use crate::vocab::Padding;

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
-use crate::nn::options::{Callback, EpochBegin, EpochEnd, History, Progress};
+use crate::nn::train::options::{Callback, EpochBegin, EpochEnd, History, Progress};
 
 /// Appends scalar events to one TensorBoard event file.
 pub struct EventWriter {

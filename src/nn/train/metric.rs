@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::kernels::metric::{Prediction, Sums, MAX_BUCKETS};
-use crate::nn::options::Loss;
+use crate::nn::train::options::Loss;
 use crate::vocab::Activation;
 
 /// Slots before the first metric's: `[Σ loss, Σ correct, rows, pad]`.

@@ -7,7 +7,7 @@
 
 use std::io::Write;
 
-use crate::nn::options::{metrics_text, Callback, EpochBegin, EpochEnd, History, Progress};
+use crate::nn::train::options::{metrics_text, Callback, EpochBegin, EpochEnd, History, Progress};
 
 /// Keras-style progress (see the module docs).
 pub struct ProgressBar {

@@ -18,9 +18,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::nn::dense::Dense;
-use crate::nn::dropout::Dropout;
-use crate::nn::graph_config;
+use crate::nn::graph::graph_config;
+use crate::nn::layers::dense::Dense;
+use crate::nn::layers::dropout::Dropout;
 use crate::nn::registry::LayerSpec;
 use crate::nn::spec::{Shape, WeightSpec};
 

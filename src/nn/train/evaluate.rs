@@ -4,10 +4,10 @@
 
 use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::nn::metric::{self, Metric};
-use crate::nn::model::Sequential;
-use crate::nn::options::{Evaluation, Loss};
-use crate::nn::step::{self, Backward, StepLayout, StepProgram, CHUNK};
+use crate::nn::graph::model::Sequential;
+use crate::nn::train::metric::{self, Metric};
+use crate::nn::train::options::{Evaluation, Loss};
+use crate::nn::train::step::{self, Backward, StepLayout, StepProgram, CHUNK};
 use crate::runtime::Device;
 use crate::tensor::{IndexBuffer, Tensor};
 

@@ -1,0 +1,13 @@
+//! The model as a graph of layers: the model itself (`model`), making one (`build`: adding
+//! layers and sharing another model's; `functional`: Keras's functional API), recording it
+//! (`walk`: the forward pass in topological order, fan-out, gates across edges), and its
+//! files (`graph_config`: a graph's architecture as Keras's functional config; `store`:
+//! saving, loading, checkpoints; `weights_file`: parsing and validating a file on the host).
+
+pub(crate) mod build;
+pub(crate) mod functional;
+pub mod graph_config;
+pub(crate) mod model;
+pub(crate) mod store;
+pub(crate) mod walk;
+pub(crate) mod weights_file;
