@@ -275,6 +275,28 @@ impl<'a> WeightGrad<'a> {
     }
 }
 
+/// What a layer's backward pass receives: one value, so the contract reads as one step
+/// and a new input does not change every layer's signature.
+pub(crate) struct Back<'a> {
+    /// Where the layer sits in its model.
+    pub(crate) pos: Position,
+    /// What its forward pass left.
+    pub(crate) saved: &'a Saved,
+    /// The gradient at its output — or already at its pre-activation when `gated` (its gate
+    /// was applied by the layer after it, or the loss gave the gradient at the logits).
+    pub(crate) dy: &'a Tensor,
+    /// See `dy`.
+    pub(crate) gated: bool,
+    /// The previous layer's gate, which the layer may apply in the kernel computing its
+    /// input gradient (and then says so in [`Dx::gated`]).
+    pub(crate) dx_gate: Option<&'a Gate>,
+    /// Whether the gradient at the input is wanted (not for a layer reading the model's
+    /// input).
+    pub(crate) need_dx: bool,
+    /// What to do with its parameters' gradients.
+    pub(crate) grad: WeightGrad<'a>,
+}
+
 /// A gate handed to the layer after: multiply the input gradient by `act'(y)`, `y` being this
 /// tensor.
 pub(crate) type Gate = (Activation, Tensor);
@@ -384,20 +406,7 @@ pub(crate) trait Layer: Send + Sync {
         saved.head.as_ref().and_then(HeadOut::gate)
     }
 
-    /// Records the backward pass from `dy`, the gradient at the output — or already at the
-    /// pre-activation when `gated` (this layer's gate was used, or the loss gave the gradient
-    /// at the logits). Returns the gradient at the input when `need_dx`; `dx_gate` is the
-    /// previous layer's gate, which the layer may apply ([`Dx::gated`]).
-    #[allow(clippy::too_many_arguments)] // one backward step's inputs, spelled out
-    fn backward(
-        &self,
-        cx: &mut Cx<'_>,
-        pos: Position,
-        saved: &Saved,
-        dy: &Tensor,
-        gated: bool,
-        dx_gate: Option<&Gate>,
-        need_dx: bool,
-        grad: WeightGrad<'_>,
-    ) -> Result<Option<Dx>>;
+    /// Records the backward pass (see [`Back`]). Returns the gradient at the input when
+    /// `need_dx`, saying whether it applied the previous layer's gate ([`Dx::gated`]).
+    fn backward(&self, cx: &mut Cx<'_>, b: Back<'_>) -> Result<Option<Dx>>;
 }

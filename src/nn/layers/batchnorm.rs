@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::kernels::batchnorm::{self, BnShape};
-use crate::nn::layer::{Cx, Dx, Gate, Io, Layer, Mode, Position, Saved, WeightGrad, Weights};
+use crate::nn::layer::{Back, Cx, Dx, Io, Layer, Mode, Position, Saved, Weights};
 use crate::nn::spec::{Init, LayerKind, Shape, WeightSpec};
 use crate::tensor::Tensor;
 
@@ -263,21 +263,16 @@ impl Layer for BatchNormLayer {
         Ok(Saved::plain(x, y, vec![stats, part]))
     }
 
-    fn gate(&self, _cx: &Cx<'_>, _saved: &Saved) -> Option<Gate> {
-        None
-    }
-
-    fn backward(
-        &self,
-        cx: &mut Cx<'_>,
-        pos: Position,
-        saved: &Saved,
-        dy: &Tensor,
-        _gated: bool,
-        dx_gate: Option<&Gate>,
-        need_dx: bool,
-        grad: WeightGrad<'_>,
-    ) -> Result<Option<Dx>> {
+    fn backward(&self, cx: &mut Cx<'_>, b: Back<'_>) -> Result<Option<Dx>> {
+        let Back {
+            pos,
+            saved,
+            dy,
+            dx_gate,
+            need_dx,
+            grad,
+            ..
+        } = b;
         let s = self.shape(cx.batch);
         let (gamma, beta) = self.affine();
         let c = [s.channels];

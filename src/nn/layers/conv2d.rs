@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::kernels::conv2d::{self, Geometry, Op, ReduceParams, WeightsOut};
 use crate::kernels::conv2d_tune;
 use crate::kernels::matmul::Update;
-use crate::nn::layer::{Cx, Dx, Gate, Io, Layer, Position, Saved, Slot, WeightGrad, Weights};
+use crate::nn::layer::{Back, Cx, Dx, Io, Layer, Position, Saved, Slot, Weights};
 use crate::nn::layers::head;
 use crate::nn::layers::reshape::check_channels_last;
 use crate::nn::spec::{
@@ -320,17 +320,16 @@ impl Layer for Conv2DLayer {
         })
     }
 
-    fn backward(
-        &self,
-        cx: &mut Cx<'_>,
-        pos: Position,
-        saved: &Saved,
-        dy: &Tensor,
-        gated: bool,
-        dx_gate: Option<&Gate>,
-        need_dx: bool,
-        grad: WeightGrad<'_>,
-    ) -> Result<Option<Dx>> {
+    fn backward(&self, cx: &mut Cx<'_>, b: Back<'_>) -> Result<Option<Dx>> {
+        let Back {
+            pos,
+            saved,
+            dy,
+            gated,
+            dx_gate,
+            need_dx,
+            grad,
+        } = b;
         let g = self.g.with_batch(cx.batch);
         let dz = match (&saved.head, gated) {
             (Some(h), false) => head::backward(cx, h, dy)?,

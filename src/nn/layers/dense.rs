@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::kernels::matmul::{Epilogue, MatmulArgs, Update};
 use crate::kernels::matmul_tune;
-use crate::nn::layer::{Cx, Dx, Gate, Io, Layer, Position, Saved, Slot, WeightGrad, Weights};
+use crate::nn::layer::{Back, Cx, Dx, Io, Layer, Position, Saved, Slot, Weights};
 use crate::nn::layers::head;
 use crate::nn::spec::{
     check_bias_initializer, keras, parse_activation, positive, Init, Initializer, LayerKind, Shape,
@@ -269,17 +269,16 @@ impl Layer for DenseLayer {
         })
     }
 
-    fn backward(
-        &self,
-        cx: &mut Cx<'_>,
-        pos: Position,
-        saved: &Saved,
-        dy: &Tensor,
-        gated: bool,
-        dx_gate: Option<&Gate>,
-        need_dx: bool,
-        grad: WeightGrad<'_>,
-    ) -> Result<Option<Dx>> {
+    fn backward(&self, cx: &mut Cx<'_>, b: Back<'_>) -> Result<Option<Dx>> {
+        let Back {
+            pos,
+            saved,
+            dy,
+            gated,
+            dx_gate,
+            need_dx,
+            grad,
+        } = b;
         let (rows, units, inputs) = (self.rows(cx.batch), self.units as u32, self.inputs as u32);
         let dz = match (&saved.head, gated) {
             (Some(h), false) => head::backward(cx, h, dy)?,

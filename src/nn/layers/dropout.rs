@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::kernels::elementwise;
-use crate::nn::layer::{Cx, Dx, Gate, Io, Layer, Mode, Position, Saved, Slot, WeightGrad, Weights};
+use crate::nn::layer::{Back, Cx, Dx, Io, Layer, Mode, Position, Saved, Slot, Weights};
 use crate::nn::spec::{LayerKind, Shape};
 use crate::tensor::Tensor;
 
@@ -119,21 +119,14 @@ impl Layer for DropoutLayer {
         Ok(Saved::plain(x, y, Vec::new()))
     }
 
-    fn gate(&self, _cx: &Cx<'_>, _saved: &Saved) -> Option<Gate> {
-        None
-    }
-
-    fn backward(
-        &self,
-        cx: &mut Cx<'_>,
-        pos: Position,
-        _saved: &Saved,
-        dy: &Tensor,
-        _gated: bool,
-        dx_gate: Option<&Gate>,
-        need_dx: bool,
-        _grad: WeightGrad<'_>,
-    ) -> Result<Option<Dx>> {
+    fn backward(&self, cx: &mut Cx<'_>, b: Back<'_>) -> Result<Option<Dx>> {
+        let Back {
+            pos,
+            dy,
+            dx_gate,
+            need_dx,
+            ..
+        } = b;
         if !need_dx {
             return Ok(None);
         }

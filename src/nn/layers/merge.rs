@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::kernels::elementwise::{self, BinaryOp};
 use crate::kernels::merge::{self, ConcatPart};
-use crate::nn::layer::{Cx, Dx, Io, Layer, Position, Saved, WeightGrad, Weights};
+use crate::nn::layer::{Back, Cx, Dx, Io, Layer, Position, Saved, Weights};
 use crate::nn::spec::{sample_shape, LayerKind, Shape};
 use crate::tensor::Tensor;
 
@@ -338,17 +338,7 @@ impl Layer for MergeLayer {
         })
     }
 
-    fn backward(
-        &self,
-        _cx: &mut Cx<'_>,
-        _pos: Position,
-        _saved: &Saved,
-        _dy: &Tensor,
-        _gated: bool,
-        _dx_gate: Option<&crate::nn::layer::Gate>,
-        _need_dx: bool,
-        _grad: WeightGrad<'_>,
-    ) -> Result<Option<Dx>> {
+    fn backward(&self, _cx: &mut Cx<'_>, _b: Back<'_>) -> Result<Option<Dx>> {
         Err(Error::Internal {
             op: "merge",
             message: "a merge's backward pass goes through backward_merge".into(),

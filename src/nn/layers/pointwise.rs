@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::kernels::elementwise;
-use crate::nn::layer::{Cx, Dx, Gate, Io, Layer, Mode, Position, Saved, WeightGrad, Weights};
+use crate::nn::layer::{Back, Cx, Dx, Io, Layer, Mode, Position, Saved, Weights};
 use crate::nn::layers::head;
 use crate::nn::spec::{keras, parse_activation, LayerKind, Shape};
 use crate::tensor::Tensor;
@@ -247,17 +247,14 @@ impl Layer for Pointwise {
         })
     }
 
-    fn backward(
-        &self,
-        cx: &mut Cx<'_>,
-        _pos: Position,
-        saved: &Saved,
-        dy: &Tensor,
-        gated: bool,
-        _dx_gate: Option<&Gate>,
-        need_dx: bool,
-        _grad: WeightGrad<'_>,
-    ) -> Result<Option<Dx>> {
+    fn backward(&self, cx: &mut Cx<'_>, b: Back<'_>) -> Result<Option<Dx>> {
+        let Back {
+            saved,
+            dy,
+            gated,
+            need_dx,
+            ..
+        } = b;
         if !need_dx {
             return Ok(None);
         }

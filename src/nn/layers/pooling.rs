@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::kernels::pool2d::{self, Pool, PoolGeometry};
-use crate::nn::layer::{Cx, Dx, Gate, Io, Layer, Position, Saved, WeightGrad, Weights};
+use crate::nn::layer::{Back, Cx, Dx, Io, Layer, Position, Saved, Weights};
 use crate::nn::layers::reshape::check_channels_last;
 use crate::nn::spec::{image, positive_pair, LayerKind, Pair, Shape};
 use crate::tensor::Tensor;
@@ -233,21 +233,14 @@ impl Layer for PoolLayer {
         Ok(Saved::plain(x, y, arg.into_iter().collect()))
     }
 
-    fn gate(&self, _cx: &Cx<'_>, _saved: &Saved) -> Option<Gate> {
-        None
-    }
-
-    fn backward(
-        &self,
-        cx: &mut Cx<'_>,
-        _pos: Position,
-        saved: &Saved,
-        dy: &Tensor,
-        _gated: bool,
-        dx_gate: Option<&Gate>,
-        need_dx: bool,
-        _grad: WeightGrad<'_>,
-    ) -> Result<Option<Dx>> {
+    fn backward(&self, cx: &mut Cx<'_>, b: Back<'_>) -> Result<Option<Dx>> {
+        let Back {
+            saved,
+            dy,
+            dx_gate,
+            need_dx,
+            ..
+        } = b;
         if !need_dx {
             return Ok(None);
         }

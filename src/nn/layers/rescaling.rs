@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::kernels::elementwise;
-use crate::nn::layer::{Cx, Dx, Gate, Io, Layer, Position, Saved, WeightGrad, Weights};
+use crate::nn::layer::{Back, Cx, Dx, Io, Layer, Position, Saved, Weights};
 use crate::nn::spec::{LayerKind, Shape};
 use crate::tensor::Tensor;
 
@@ -89,21 +89,8 @@ impl Layer for RescalingLayer {
         Ok(Saved::plain(x, y, Vec::new()))
     }
 
-    fn gate(&self, _cx: &Cx<'_>, _saved: &Saved) -> Option<Gate> {
-        None
-    }
-
-    fn backward(
-        &self,
-        cx: &mut Cx<'_>,
-        _pos: Position,
-        _saved: &Saved,
-        dy: &Tensor,
-        _gated: bool,
-        _dx_gate: Option<&Gate>,
-        need_dx: bool,
-        _grad: WeightGrad<'_>,
-    ) -> Result<Option<Dx>> {
+    fn backward(&self, cx: &mut Cx<'_>, b: Back<'_>) -> Result<Option<Dx>> {
+        let Back { dy, need_dx, .. } = b;
         if !need_dx {
             return Ok(None);
         }

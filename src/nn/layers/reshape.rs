@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::nn::layer::{Cx, Dx, Gate, Io, Layer, Position, Saved, WeightGrad, Weights};
+use crate::nn::layer::{Back, Cx, Dx, Io, Layer, Position, Saved, Weights};
 use crate::nn::spec::{sample_shape, LayerKind, Shape};
 use crate::tensor::Tensor;
 
@@ -158,21 +158,10 @@ impl Layer for View {
         Ok(Saved::plain(x, x.reshape(&shape)?, Vec::new()))
     }
 
-    fn gate(&self, _cx: &Cx<'_>, _saved: &Saved) -> Option<Gate> {
-        None
-    }
-
-    fn backward(
-        &self,
-        cx: &mut Cx<'_>,
-        _pos: Position,
-        _saved: &Saved,
-        dy: &Tensor,
-        gated: bool,
-        _dx_gate: Option<&Gate>,
-        need_dx: bool,
-        _grad: WeightGrad<'_>,
-    ) -> Result<Option<Dx>> {
+    fn backward(&self, cx: &mut Cx<'_>, b: Back<'_>) -> Result<Option<Dx>> {
+        let Back {
+            dy, gated, need_dx, ..
+        } = b;
         if !need_dx {
             return Ok(None);
         }

@@ -6,7 +6,7 @@
 use crate::error::{Error, Result};
 use crate::exec::recorder::Recorder;
 use crate::nn::graph::model::Sequential;
-use crate::nn::layer::{Cx, Mode, WeightGrad};
+use crate::nn::layer::{Back, Cx, Mode, WeightGrad};
 use crate::nn::registry::IntoLayers;
 use crate::runtime::Device;
 use crate::tensor::Tensor;
@@ -123,13 +123,15 @@ impl LayerProbe {
         let dx = layer
             .backward(
                 &mut cx,
-                pos,
-                &saved,
-                &dy,
-                false,
-                None,
-                true,
-                WeightGrad::Into(&grads),
+                Back {
+                    pos,
+                    saved: &saved,
+                    dy: &dy,
+                    gated: false,
+                    dx_gate: None,
+                    need_dx: true,
+                    grad: WeightGrad::Into(&grads),
+                },
             )?
             .ok_or_else(|| Error::Internal {
                 op: "LayerProbe",

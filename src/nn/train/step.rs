@@ -20,7 +20,7 @@ use crate::kernels::{elementwise, matmul_tune, optim};
 use crate::memory::MemoryKind;
 use crate::nn::graph::model::Sequential;
 use crate::nn::graph::walk;
-use crate::nn::layer::{Cx, Mode, Slot, Src, WeightGrad};
+use crate::nn::layer::{Back, Cx, Mode, Slot, Src, WeightGrad};
 use crate::nn::train::options::Loss;
 use crate::nn::train::{clip, loss_end, metric};
 use crate::runtime::Device;
@@ -329,16 +329,17 @@ impl StepProgram {
                         },
                         Backward::None => unreachable!("not training"),
                     };
-                    let need_dx = matches!(src, Src::Layer(_));
                     let dx = layer.backward(
                         &mut cx,
-                        pos,
-                        &saved[l],
-                        &dy,
-                        gated,
-                        dx_gate.as_ref(),
-                        need_dx,
-                        grad,
+                        Back {
+                            pos,
+                            saved: &saved[l],
+                            dy: &dy,
+                            gated,
+                            dx_gate: dx_gate.as_ref(),
+                            need_dx: matches!(src, Src::Layer(_)),
+                            grad,
+                        },
                     )?;
                     if let (Some(dx), Src::Layer(j)) = (dx, *src) {
                         walk::accumulate(&mut cx, &mut grads, j, dx.grad, dx.gated)?;
