@@ -31,9 +31,11 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
-use crate::exec::pipeline::{grid_1d, reflect, validate_wgsl, Access, Pipeline, ReflectedBinding};
 use crate::exec::recorder::Recorder;
 use crate::runtime::Device;
+use crate::services::pipeline::{
+    grid_1d, reflect, validate_wgsl, Access, Pipeline, ReflectedBinding,
+};
 use crate::tensor::Tensor;
 
 /// How many work-groups to launch.

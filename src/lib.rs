@@ -29,7 +29,7 @@
 //! | configuration and vocabulary | [`config`] (the only reader of the environment), [`vocab`] |
 //! | device | [`device`]: adapters, the wgpu handle, measured choices |
 //! | memory | [`memory`]: the caching pool |
-//! | execution services | [`exec::pipeline`], the profiler ([`exec::Profile`]) |
+//! | execution services | [`services::pipeline`], the profiler ([`exec::Profile`]) |
 //! | the device handle | [`runtime`]: [`Device`] |
 //! | recording | [`exec`]: [`exec::Recorder`], [`exec::Capture`] |
 //! | tensors | [`tensor`]: [`Tensor`] |
@@ -61,6 +61,7 @@ pub mod ops;
 pub mod random;
 mod reference;
 pub mod runtime;
+pub mod services;
 pub mod telemetry;
 pub mod tensor;
 pub mod vocab;

@@ -18,9 +18,9 @@ use crate::device::adapter::{no_adapter_error, select, AdapterDesc};
 use crate::device::core::DeviceCore;
 use crate::device::tune::TuneCache;
 use crate::error::Result;
-use crate::exec::pipeline::PipelineCache;
-use crate::exec::profile::{Profile, ProfileClock, Profiler, TraceEvent, UtilisationWindow};
 use crate::memory::{DriverMemory, MemoryStats, Pool};
+use crate::services::pipeline::PipelineCache;
+use crate::services::profile::{Profile, ProfileClock, Profiler, TraceEvent, UtilisationWindow};
 
 struct Inner {
     core: Arc<DeviceCore>,

@@ -2,7 +2,7 @@
 //! and add up to no more than the wall time, declared work gives rates, the wall-clock
 //! fallback records one entry per submission, with the profiler off nothing is recorded; and
 //! queue utilisation over a window. No assertion here depends on how fast the adapter is: the
-//! busy-time accounting itself is unit-tested with made-up instants (src/exec/profile.rs).
+//! busy-time accounting itself is unit-tested with made-up instants (src/services/profile.rs).
 
 mod common;
 

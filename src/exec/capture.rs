@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::exec::dispatch::{bind, Prepared, Program, Record};
-use crate::exec::pipeline::{Access, KernelSpec, Pipeline};
-use crate::exec::profile::Work;
 use crate::runtime::Device;
+use crate::services::pipeline::{Access, KernelSpec, Pipeline};
+use crate::services::profile::Work;
 
 /// Captures kernel launches into a [`Program`] (see the module docs).
 pub struct Capture<'d> {

@@ -10,10 +10,10 @@
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::exec::pipeline::{Access, KernelSpec, Pipeline};
-use crate::exec::profile::Work;
 use crate::memory::PooledBuffer;
 use crate::runtime::Device;
+use crate::services::pipeline::{Access, KernelSpec, Pipeline};
+use crate::services::profile::Work;
 
 /// Where kernel launches go: a [`crate::exec::Recorder`] or a [`crate::exec::Capture`].
 pub trait Record {

@@ -1,23 +1,22 @@
-//! Running work on a device: WGSL validation and the pipeline cache ([`pipeline`]), the
-//! profiler ([`Profile`]), and recording ([`Recorder`]) or capturing ([`Capture`]) kernel
-//! launches through one [`Record`] trait.
-//!
-//! [`pipeline`] and the profiler are services the [`crate::runtime::Device`] handle holds;
-//! Dispatch, [`Capture`] and [`Recorder`] work on a `Device` and sit above it.
+//! Running work on a device: recording ([`Recorder`]) or capturing ([`Capture`]) kernel
+//! launches through one [`Record`] trait. They work on a [`crate::runtime::Device`] and sit
+//! above it; the services the device holds (the pipeline cache, the profiler) are in
+//! [`crate::services`], below it, and re-exported here as the public API has always had them.
 
 pub(crate) mod capture;
 pub(crate) mod dispatch;
-pub mod pipeline;
-pub(crate) mod profile;
 pub(crate) mod recorder;
-pub(crate) mod timing;
 
-pub use capture::Capture;
-pub use dispatch::Program;
-pub use dispatch::Record;
-pub use pipeline::{
+pub use crate::services::pipeline;
+
+pub use crate::services::pipeline::{
     grid_1d, reflect, validate_wgsl, Access, KernelSpec, Pipeline, ReflectedBinding, Reflection,
     Shader,
 };
-pub use profile::{KernelStat, Profile, ProfileClock, TraceEvent, Utilisation, UtilisationWindow};
+pub use crate::services::profile::{
+    KernelStat, Profile, ProfileClock, TraceEvent, Utilisation, UtilisationWindow,
+};
+pub use capture::Capture;
+pub use dispatch::Program;
+pub use dispatch::Record;
 pub use recorder::Recorder;

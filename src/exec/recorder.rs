@@ -11,11 +11,11 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Program;
 use crate::exec::dispatch::{bind, Record};
-use crate::exec::pipeline::{KernelSpec, Pipeline};
-use crate::exec::profile::Work;
-use crate::exec::timing::Timing;
 use crate::memory::PooledBuffer;
 use crate::runtime::Device;
+use crate::services::pipeline::{KernelSpec, Pipeline};
+use crate::services::profile::Work;
+use crate::services::timing::Timing;
 
 /// Records dispatches, replays and copies into one command buffer (see the module docs).
 pub struct Recorder<'d> {

@@ -11,12 +11,12 @@
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
-use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::kernels::prelude::act_code;
+use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::vocab::Activation;
 
 /// batchnorm.wgsl, after the activation prelude.
-pub const SHADER: Shader = crate::shader!("batchnorm" after "activation");
+pub const SHADER: Shader = crate::services::pipeline::shader!("batchnorm" after "activation");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 

@@ -5,11 +5,11 @@
 
 use crate::error::Result;
 use crate::exec::dispatch::Record;
-use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::kernels::prelude::check_loops;
+use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 
 /// clip.wgsl (no prelude).
-pub const SHADER: Shader = crate::shader!("clip");
+pub const SHADER: Shader = crate::services::pipeline::shader!("clip");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 

@@ -19,14 +19,14 @@
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
-use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::kernels::matmul::{record_gemm, Epilogue, Im2col, MatmulArgs, Update};
 use crate::kernels::matmul_variant::Variant;
 use crate::kernels::optim;
+use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::vocab::{window_axis, Activation, Layout, Padding, Rule};
 
 /// conv2d.wgsl, after the optimizer-rule prelude.
-pub const SHADER: Shader = crate::shader!("conv2d" after "optim_rule");
+pub const SHADER: Shader = crate::services::pipeline::shader!("conv2d" after "optim_rule");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 

@@ -2,12 +2,12 @@
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
-use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::kernels::prelude::act_code;
+use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::vocab::Activation;
 
 /// elementwise.wgsl, after the activation prelude.
-pub const SHADER: Shader = crate::shader!("elementwise" after "activation");
+pub const SHADER: Shader = crate::services::pipeline::shader!("elementwise" after "activation");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 

@@ -3,11 +3,11 @@
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
-use crate::exec::pipeline::{Access, KernelSpec, Shader};
+use crate::services::pipeline::{Access, KernelSpec, Shader};
 use crate::tensor::{ByteBuffer, IndexBuffer, Tensor};
 
 /// gather.wgsl.
-pub const SHADER: Shader = crate::shader!("gather");
+pub const SHADER: Shader = crate::services::pipeline::shader!("gather");
 
 /// `out[b, j] = palette[data[idx[offset + b]·row_len + j]]`. Bindings: data, indices,
 /// palette, out, params.

@@ -3,12 +3,12 @@
 
 use crate::error::Result;
 use crate::exec::dispatch::Record;
-use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::kernels::prelude::check_loops;
+use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::vocab::DenseLoss;
 
 /// loss.wgsl.
-pub const SHADER: Shader = crate::shader!("loss");
+pub const SHADER: Shader = crate::services::pipeline::shader!("loss");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 

@@ -19,23 +19,23 @@
 //! says how deep a K it then reaches there.
 
 use crate::device::adapter::AdapterDesc;
-use crate::exec::pipeline::{Access, KernelSpec, Shader};
+use crate::services::pipeline::{Access, KernelSpec, Shader};
 use crate::vocab::Layout;
 
 /// matmul.wgsl (the naive kernels, the shared bindings, store helpers and implicit-im2col
 /// loads), after the activation, optimizer-rule and im2col preludes.
-pub const SHADER: Shader = crate::shader!("matmul" after "activation", "optim_rule", "im2col");
+pub const SHADER: Shader =
+    crate::services::pipeline::shader!("matmul" after "activation", "optim_rule", "im2col");
 /// matmul_tiled.wgsl: the register-blocked and shared-memory tiled kernels.
-pub const SHADER_TILED: Shader =
-    crate::shader!("matmul_tiled" after "activation", "optim_rule", "im2col", "matmul");
+pub const SHADER_TILED: Shader = crate::services::pipeline::shader!("matmul_tiled" after "activation", "optim_rule", "im2col", "matmul");
 /// matmul_sg{S}.wgsl, one per subgroup size of [`SUBGROUP_SIZES`].
 pub const SHADER_SG: [Shader; 6] = [
-    crate::shader!("matmul_sg4" after "activation", "optim_rule", "im2col", "matmul"),
-    crate::shader!("matmul_sg8" after "activation", "optim_rule", "im2col", "matmul"),
-    crate::shader!("matmul_sg16" after "activation", "optim_rule", "im2col", "matmul"),
-    crate::shader!("matmul_sg32" after "activation", "optim_rule", "im2col", "matmul"),
-    crate::shader!("matmul_sg64" after "activation", "optim_rule", "im2col", "matmul"),
-    crate::shader!("matmul_sg128" after "activation", "optim_rule", "im2col", "matmul"),
+    crate::services::pipeline::shader!("matmul_sg4" after "activation", "optim_rule", "im2col", "matmul"),
+    crate::services::pipeline::shader!("matmul_sg8" after "activation", "optim_rule", "im2col", "matmul"),
+    crate::services::pipeline::shader!("matmul_sg16" after "activation", "optim_rule", "im2col", "matmul"),
+    crate::services::pipeline::shader!("matmul_sg32" after "activation", "optim_rule", "im2col", "matmul"),
+    crate::services::pipeline::shader!("matmul_sg64" after "activation", "optim_rule", "im2col", "matmul"),
+    crate::services::pipeline::shader!("matmul_sg128" after "activation", "optim_rule", "im2col", "matmul"),
 ];
 
 /// The subgroup sizes with kernels of their own.

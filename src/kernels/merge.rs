@@ -5,10 +5,10 @@
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
-use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
+use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 
 /// merge.wgsl (no prelude).
-pub const SHADER: Shader = crate::shader!("merge");
+pub const SHADER: Shader = crate::services::pipeline::shader!("merge");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 

@@ -4,11 +4,11 @@
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
-use crate::exec::pipeline::{Access, KernelSpec, Shader};
 use crate::kernels::prelude::check_loops;
+use crate::services::pipeline::{Access, KernelSpec, Shader};
 
 /// metric.wgsl.
-pub const SHADER: Shader = crate::shader!("metric");
+pub const SHADER: Shader = crate::services::pipeline::shader!("metric");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 

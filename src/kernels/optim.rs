@@ -7,11 +7,11 @@
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
-use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
+use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::vocab::Rule;
 
 /// optim.wgsl.
-pub const SHADER: Shader = crate::shader!("optim" after "optim_rule");
+pub const SHADER: Shader = crate::services::pipeline::shader!("optim" after "optim_rule");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 

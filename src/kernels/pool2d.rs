@@ -9,12 +9,12 @@
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
-use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::kernels::prelude::{act_code, check_loops};
+use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::vocab::{window_axis, Activation, Padding};
 
 /// pool2d.wgsl, after the activation prelude.
-pub const SHADER: Shader = crate::shader!("pool2d" after "activation");
+pub const SHADER: Shader = crate::services::pipeline::shader!("pool2d" after "activation");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 

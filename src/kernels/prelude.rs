@@ -3,7 +3,7 @@
 //! the uniform of the row-wise families, and the activation codes the shaders use.
 
 use crate::error::{Error, Result};
-use crate::exec::pipeline::Shader;
+use crate::services::pipeline::Shader;
 use crate::vocab::Activation;
 
 /// The code `shaders/activation.wgsl` uses for a pointwise activation; softmax (a row
@@ -57,13 +57,13 @@ impl RowParams {
 }
 
 /// The activation prelude on its own (it is valid WGSL by itself).
-pub const ACTIVATION: Shader = crate::shader!("activation");
+pub const ACTIVATION: Shader = crate::services::pipeline::shader!("activation");
 
 /// The optimizer-rule prelude on its own (valid WGSL by itself).
-pub const OPTIM_RULE: Shader = crate::shader!("optim_rule");
+pub const OPTIM_RULE: Shader = crate::services::pipeline::shader!("optim_rule");
 
 /// The implicit-im2col prelude of the matmul family on its own (valid WGSL by itself).
-pub const IM2COL: Shader = crate::shader!("im2col");
+pub const IM2COL: Shader = crate::services::pipeline::shader!("im2col");
 
 /// Refuses a launch whose invocations would loop more often than the adapter allows.
 ///

@@ -3,13 +3,14 @@
 
 use crate::error::Result;
 use crate::exec::dispatch::Record;
-use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::kernels::prelude::check_loops;
+use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 
 /// reduce.wgsl.
-pub const SHADER: Shader = crate::shader!("reduce");
+pub const SHADER: Shader = crate::services::pipeline::shader!("reduce");
 /// reduce_subgroup.wgsl, after reduce.wgsl (whose bindings and helpers it uses).
-pub const SHADER_SUBGROUP: Shader = crate::shader!("reduce_subgroup" after "reduce");
+pub const SHADER_SUBGROUP: Shader =
+    crate::services::pipeline::shader!("reduce_subgroup" after "reduce");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 

@@ -1,12 +1,12 @@
 //! Every built-in shader and kernel declaration, for validation against the WGSL
 //! (`tests/shaders.rs` checks each entry point's bindings with naga, on the CPU).
 
-use crate::exec::pipeline::{KernelSpec, Shader};
 use crate::kernels::prelude::{ACTIVATION, IM2COL, OPTIM_RULE};
 use crate::kernels::{
     batchnorm, clip, conv2d, elementwise, gather, loss, matmul_variant, merge, metric, optim,
     pool2d, reduce, softmax_xent,
 };
+use crate::services::pipeline::{KernelSpec, Shader};
 
 /// Every built-in shader as assembled by the crate.
 pub const SHADERS: &[Shader] = &[

@@ -3,11 +3,11 @@
 
 use crate::error::Result;
 use crate::exec::dispatch::Record;
-use crate::exec::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::kernels::prelude::check_loops;
+use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 
 /// softmax_xent.wgsl.
-pub const SHADER: Shader = crate::shader!("softmax_xent");
+pub const SHADER: Shader = crate::services::pipeline::shader!("softmax_xent");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 

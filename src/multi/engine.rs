@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::exec::profile::UtilisationWindow;
 use crate::multi::balancer::Balancer;
 use crate::multi::exchange::{self, Exchange};
 use crate::multi::replica::{Bucket, Flag, Pollers, Replica};
@@ -18,6 +17,7 @@ use crate::nn::train::fit::{Engine, EpochReport};
 use crate::nn::train::metric;
 use crate::nn::train::options::{Evaluation, History};
 use crate::nn::train::step::{self, RuleAt};
+use crate::services::profile::UtilisationWindow;
 use crate::telemetry::governor::Governor;
 use crate::telemetry::{DeviceWatch, WatchEvent};
 use crate::vocab::Rule;

@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 
 use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::exec::profile::UtilisationWindow;
 use crate::nn::graph::model::Sequential;
 use crate::nn::train::evaluate::{self, Evaluator};
 use crate::nn::train::metric::Metric;
@@ -24,6 +23,7 @@ use crate::nn::train::options::{
 };
 use crate::nn::train::step::{self, Backward, RuleAt, StepLayout, StepProgram, CHUNK};
 use crate::random::Rng;
+use crate::services::profile::UtilisationWindow;
 use crate::telemetry::governor::Governor;
 use crate::tensor::{IndexBuffer, Tensor};
 use crate::vocab::Rule;

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use crate::device::core::DeviceCore;
 use crate::error::Result;
-use crate::exec::profile::{Profiler, Work, MAX_QUERIES, OFF, PASSES, WALL};
+use crate::services::profile::{Profiler, Work, MAX_QUERIES, OFF, PASSES, WALL};
 
 impl Profiler {
     /// A recorder's timing state while the profiler is on (`None` while it is off).

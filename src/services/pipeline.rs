@@ -38,11 +38,9 @@ pub struct Shader {
 /// Declares a shader embedded from `shaders/<name>.wgsl`, optionally after prelude files
 /// (`shader!("matmul" after "activation")`): WGSL has no includes, so shared functions live in
 /// a prelude file that is prepended at compile time.
-#[macro_export]
-#[doc(hidden)]
 macro_rules! shader {
     ($name:literal $(after $($pre:literal),+)?) => {
-        $crate::exec::pipeline::Shader {
+        $crate::services::pipeline::Shader {
             name: $name,
             source: concat!(
                 $($(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/", $pre, ".wgsl")), "\n",)+)?
@@ -51,6 +49,7 @@ macro_rules! shader {
         }
     };
 }
+pub(crate) use shader;
 
 /// One entry point of a shader with its binding declaration (indices 0.. of group 0).
 #[derive(Clone, Copy, Debug)]
