@@ -174,8 +174,9 @@ pub(crate) fn palette_of(x: &[f32]) -> Option<(Vec<u8>, Vec<f32>)> {
 /// Targets of a [`Dataset`] on the device.
 #[derive(Debug)]
 pub(crate) enum Targets {
-    /// Class indices (sparse categorical cross-entropy).
-    Classes(Labels),
+    /// Class indices (sparse categorical cross-entropy), this many per sample (one per
+    /// position of a sequence; 1 for a label per sample).
+    Classes(Labels, usize),
     /// Dense rows of this many values (one-hot or probabilities, binary targets, regression
     /// values), row-major.
     Dense(Tensor, usize),
@@ -223,7 +224,7 @@ impl Dataset {
                 Tensor::from_slice(device, &gather::scaled_palette(scale), &[PALETTE_LEN])?,
                 Lookup::Multiply(scale),
             ),
-            targets: Targets::Classes(Labels::new(device, labels)?),
+            targets: Targets::Classes(Labels::new(device, labels)?, 1),
             rows,
             row_len,
             shape: vec![row_len],
@@ -251,7 +252,41 @@ impl Dataset {
         Dataset::finite(x, row_len)?;
         Ok(Dataset {
             features: Features::from_f32(device, x)?,
-            targets: Targets::Classes(Labels::new(device, labels)?),
+            targets: Targets::Classes(Labels::new(device, labels)?, 1),
+            rows,
+            row_len,
+            shape: vec![row_len],
+            weights: None,
+            device: device.clone(),
+        }
+        .tagged())
+    }
+
+    /// From `rows × row_len` floats and `positions` class labels per sample (row-major:
+    /// sample 0's labels first), for a model whose output has a class axis per position —
+    /// (positions, classes), as a language model's logits per token are. Sparse categorical
+    /// cross-entropy and accuracy then average over every position of every sample, as Keras
+    /// and PyTorch do.
+    pub fn from_f32_positions<L: ClassIndex>(
+        device: &Device,
+        x: &[f32],
+        row_len: usize,
+        labels: &[L],
+        positions: usize,
+    ) -> Result<Dataset> {
+        if positions == 0 || labels.is_empty() || !labels.len().is_multiple_of(positions) {
+            return Err(Error::ShapeMismatch {
+                op: "Dataset::from_f32_positions",
+                expected: format!("a whole number of samples of {positions} labels (at least one)"),
+                found: format!("{} labels", labels.len()),
+            });
+        }
+        let rows = labels.len() / positions;
+        Dataset::check(rows, row_len, x.len())?;
+        Dataset::finite(x, row_len)?;
+        Ok(Dataset {
+            features: Features::from_f32(device, x)?,
+            targets: Targets::Classes(Labels::new(device, labels)?, positions),
             rows,
             row_len,
             shape: vec![row_len],
@@ -275,7 +310,7 @@ impl Dataset {
         Dataset::finite(x, row_len)?;
         Ok(Dataset {
             features: Features::F32(Tensor::from_slice(device, x, &[x.len()])?),
-            targets: Targets::Classes(Labels::new(device, labels)?),
+            targets: Targets::Classes(Labels::new(device, labels)?, 1),
             rows,
             row_len,
             shape: vec![row_len],
@@ -361,15 +396,16 @@ impl Dataset {
     /// The targets as f32 values on the device (class indices, or dense rows).
     fn target_tensor(&self) -> &Tensor {
         match &self.targets {
-            Targets::Classes(l) => l.tensor(),
+            Targets::Classes(l, _) => l.tensor(),
             Targets::Dense(t, _) => t,
         }
     }
 
-    /// Values per target row: 1 for class labels.
+    /// Values per target row: the labels per sample (1, or one per position), or the dense
+    /// row's length.
     pub fn target_len(&self) -> usize {
         match &self.targets {
-            Targets::Classes(_) => 1,
+            Targets::Classes(_, n) => *n,
             Targets::Dense(_, n) => *n,
         }
     }
@@ -377,7 +413,7 @@ impl Dataset {
     /// The class labels, for a dataset of classes.
     pub fn labels(&self) -> Option<&Labels> {
         match &self.targets {
-            Targets::Classes(l) => Some(l),
+            Targets::Classes(l, _) => Some(l),
             Targets::Dense(..) => None,
         }
     }

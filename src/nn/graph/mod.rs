@@ -5,6 +5,7 @@
 //! saving, loading, checkpoints; `weights_file`: parsing and validating a file on the host).
 
 pub(crate) mod build;
+pub(crate) mod check;
 pub(crate) mod functional;
 pub mod graph_config;
 pub(crate) mod model;

@@ -8,17 +8,17 @@
 //! step program, prediction, files, several devices — walks the same graph, so a chain is not
 //! a second engine.
 //!
-//! This file holds the model itself: its state, compiling, the summary and the checks a
-//! dataset must pass. Adding layers is in [`crate::nn::graph::build`], the graph walk and prediction
-//! in [`crate::nn::graph::walk`], training and evaluation in [`crate::nn::train::fit`], saving and loading
-//! in [`crate::nn::graph::store`].
+//! This file holds the model itself: its state, compiling and the summary. Adding layers is
+//! in [`crate::nn::graph::build`], the checks a dataset must pass in
+//! [`crate::nn::graph::check`], the graph walk and prediction in [`crate::nn::graph::walk`],
+//! training and evaluation in [`crate::nn::train::fit`], saving and loading in
+//! [`crate::nn::graph::store`].
 
-use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::memory::MemoryKind;
 use crate::nn::layer::{Layer, Position, Src, Weights};
 use crate::nn::registry::LayerSpec;
-use crate::nn::spec::{keras_shape, sample_shape, Shape};
+use crate::nn::spec::{keras_shape, Shape};
 use crate::nn::train::options::{Loss, Optimizer};
 use crate::runtime::Device;
 use crate::tensor::Tensor;
@@ -529,117 +529,5 @@ impl Model {
             .collect::<Result<_>>()?;
         m.step = self.step;
         Ok(m)
-    }
-
-    /// Checks that `data` fits the model: same device, sample shape (a shape with the
-    /// model's trailing channel of 1 left out is the same samples), and targets the loss
-    /// accepts (class labels within the outputs, or dense rows of the outputs' width).
-    pub(crate) fn check_dataset(&self, op: &'static str, data: &Dataset) -> Result<()> {
-        if !data.device().same_as(&self.device) {
-            return Err(Error::DeviceMismatch {
-                op,
-                expected: format!("{:?}", self.device),
-                found: format!("{:?}", data.device()),
-            });
-        }
-        let (Some(i), Some(o), Some(out_layer)) = (
-            self.expected_input_shape(),
-            self.output_dim(),
-            self.output_layer(),
-        ) else {
-            return Err(Error::InvalidArgument {
-                op,
-                name: "model",
-                expected: "at least one layer".into(),
-                found: "none".into(),
-            });
-        };
-        let s = data.sample_shape();
-        let same = s == i || (i.last() == Some(&1) && s == &i[..i.len() - 1]);
-        if !same {
-            return Err(Error::ShapeMismatch {
-                op,
-                expected: format!("samples of shape {} (the model's input)", sample_shape(i)),
-                found: format!("samples of shape {}", sample_shape(s)),
-            });
-        }
-        if let Some(d) = self.layers[out_layer..]
-            .iter()
-            .find(|l| l.dropout().is_some())
-        {
-            return Err(Error::InvalidArgument {
-                op,
-                name: "dropout",
-                expected: "dropout on hidden layers only".into(),
-                found: format!(
-                    "{} after the output layer",
-                    d.spec.name.as_deref().unwrap_or("a dropout layer")
-                ),
-            });
-        }
-        let loss = self.loss.unwrap_or(Loss::SparseCategoricalCrossentropy);
-        let act = self.layers[out_layer].activation();
-        let act_ok = match loss {
-            Loss::SparseCategoricalCrossentropy | Loss::CategoricalCrossentropy => {
-                matches!(act, Activation::Softmax | Activation::Linear)
-            }
-            Loss::BinaryCrossentropy => matches!(act, Activation::Sigmoid | Activation::Linear),
-            Loss::MeanSquaredError | Loss::MeanAbsoluteError | Loss::Huber => {
-                act.derivative_from_output()
-            }
-        };
-        if !act_ok {
-            return Err(Error::InvalidArgument {
-                op,
-                name: "last layer activation",
-                expected: match loss {
-                    Loss::SparseCategoricalCrossentropy | Loss::CategoricalCrossentropy => {
-                        "softmax or linear (logits) for a categorical cross-entropy"
-                    }
-                    Loss::BinaryCrossentropy => {
-                        "sigmoid or linear (logits) for binary cross-entropy"
-                    }
-                    Loss::MeanSquaredError | Loss::MeanAbsoluteError | Loss::Huber => {
-                        "linear, relu, leaky_relu, sigmoid or tanh for a regression loss"
-                    }
-                }
-                .into(),
-                found: act.to_string(),
-            });
-        }
-        match (loss, data.labels()) {
-            (Loss::SparseCategoricalCrossentropy, Some(labels)) if labels.max() as usize >= o => {
-                return Err(Error::InvalidArgument {
-                    op,
-                    name: "labels",
-                    expected: format!("class indices below the model's {o} outputs"),
-                    found: format!("a label of {}", labels.max()),
-                })
-            }
-            (Loss::SparseCategoricalCrossentropy, Some(_)) => {}
-            (Loss::SparseCategoricalCrossentropy, None) => {
-                return Err(Error::InvalidArgument {
-                    op,
-                    name: "targets",
-                    expected: "class labels for sparse categorical cross-entropy".into(),
-                    found: format!("dense target rows of {}", data.target_len()),
-                })
-            }
-            (_, labels) if labels.is_some() || data.target_len() != o => {
-                return Err(Error::ShapeMismatch {
-                    op,
-                    expected: format!(
-                        "dense target rows of {o} values (the model's outputs) for {loss:?}"
-                    ),
-                    found: if labels.is_some() {
-                        "class labels".to_string()
-                    } else {
-                        format!("rows of {}", data.target_len())
-                    },
-                })
-            }
-            _ => {}
-        }
-        Ok(())
     }
 }

@@ -31,11 +31,18 @@ pub(crate) fn loss_end(
     if let Some(w) = w {
         return weighted_loss_end(cx, loss, out, y, w, acc, training);
     }
-    let (b, classes) = (cx.batch, out.numel() / cx.batch.max(1));
-    let rows = cx.tensor(&[1])?;
+    let dense = dense_loss_of(loss);
+    // Class labels may come one per position (a (positions, classes) output): every
+    // position is a row of the loss, and the mean is over all of them.
+    let positions = match dense {
+        None => (y.numel() / cx.batch.max(1)).max(1),
+        Some(_) => 1,
+    };
+    let b = cx.batch * positions;
+    let classes = out.numel() / b.max(1);
+    let rows = cx.tensor(&[positions])?;
     let dy = cx.tensor(&out.shape()[1..])?;
     let scale = 1.0 / b as f32;
-    let dense = dense_loss_of(loss);
     let (o, t, l, a) = (out.buffer(), y.buffer(), rows.buffer(), acc.buffer());
     match dense {
         // Training: loss, gradient and metrics in one dispatch.
