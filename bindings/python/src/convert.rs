@@ -122,15 +122,23 @@ pub fn targets(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Matrix> {
 
 /// Class labels: (samples,) or (samples, 1) of non-negative integers (integer dtypes, or
 /// floats holding whole numbers, as Keras accepts).
-pub fn labels(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u32>> {
+pub fn labels(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(Vec<u32>, usize)> {
     let py = obj.py();
     let arr = as_array(obj)?;
     let shape = arr.shape().to_vec();
-    if !matches!(shape[..], [_] | [_, 1]) {
-        return Err(PyValueError::new_err(format!(
-            "{what}: expected class labels of shape (samples,) or (samples, 1); found {shape:?} (one-hot rows take loss=\"categorical_crossentropy\")"
-        )));
-    }
+    // (samples,) or (samples, 1): a label per sample; (samples, positions…): one per position
+    // of a (positions…, classes) output (a sequence model's per-token labels).
+    let positions = match shape[..] {
+        [_] | [_, 1] => 1,
+        [_, ref rest @ ..] if !rest.is_empty() && arr.dtype().kind() != b'f' => {
+            rest.iter().product::<usize>()
+        }
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "{what}: expected class labels of shape (samples,), (samples, 1), or integer labels (samples, positions) for a per-position output; found {shape:?} (one-hot rows take loss=\"categorical_crossentropy\")"
+            )))
+        }
+    };
     if !matches!(arr.dtype().kind(), b'f' | b'i' | b'u' | b'b') {
         return Err(PyTypeError::new_err(format!(
             "{what}: expected integer class labels; found dtype {}",
@@ -139,7 +147,8 @@ pub fn labels(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u32>> {
     }
     let f = arr.call_method1("astype", (dtype::<f64>(py),))?;
     let f = to_vec(f.cast::<PyArrayDyn<f64>>()?.readonly().as_array());
-    f.iter()
+    let labels = f
+        .iter()
         .enumerate()
         .map(|(i, &v)| {
             if v >= 0.0 && v.fract() == 0.0 && v <= u32::MAX as f64 {
@@ -150,5 +159,6 @@ pub fn labels(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u32>> {
                 )))
             }
         })
-        .collect()
+        .collect::<PyResult<Vec<u32>>>()?;
+    Ok((labels, positions))
 }

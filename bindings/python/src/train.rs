@@ -70,17 +70,22 @@ pub fn dataset(
     let dev = model.device().clone();
     let Matrix { rows, cols, values } = xm;
     if loss == Loss::SparseCategoricalCrossentropy {
-        let labels = convert::labels(y, &format!("{what} y"))?;
-        if labels.len() != rows {
+        let (labels, positions) = convert::labels(y, &format!("{what} y"))?;
+        if labels.len() != rows * positions {
             return Err(PyValueError::new_err(format!(
                 "{what}: x has {rows} samples but y has {} labels",
-                labels.len()
+                labels.len() / positions
             )));
         }
         py.detach(|| {
             match &values {
-                Values::U8(b) => Dataset::from_u8(&dev, b, cols, 1.0, &labels),
-                Values::F32(f) => Dataset::from_f32(&dev, f, cols, &labels),
+                Values::U8(b) if positions == 1 => Dataset::from_u8(&dev, b, cols, 1.0, &labels),
+                Values::F32(f) if positions == 1 => Dataset::from_f32(&dev, f, cols, &labels),
+                Values::U8(b) => {
+                    let f: Vec<f32> = b.iter().map(|&v| f32::from(v)).collect();
+                    Dataset::from_f32_positions(&dev, &f, cols, &labels, positions)
+                }
+                Values::F32(f) => Dataset::from_f32_positions(&dev, f, cols, &labels, positions),
             }?
             .with_sample_shape(&sample)
         })

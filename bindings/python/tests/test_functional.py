@@ -144,3 +144,27 @@ def test_what_is_not_supported_says_so(rng):
     m = keras.Model(inputs, a)
     with pytest.raises(ValueError, match="input name"):
         m.predict({"nope": np.zeros((2, 4), np.float32)}, verbose=0)
+
+
+def test_labels_per_position_average_over_every_position(rng):
+    # A (positions, classes) output with (samples, positions) integer labels, as a sequence
+    # model's per-token logits: the loss is the mean over every position of every sample.
+    n, t, f, c = 24, 5, 4, 3
+    x = rng.standard_normal((n, t, f)).astype(np.float32)
+    y = rng.integers(0, c, (n, t))
+    inputs = keras.Input(shape=(t, f))
+    logits = layers.Dense(c)(layers.Dense(8, activation="tanh")(inputs))
+    model = keras.Model(inputs, logits)
+    model.compile(optimizer=keras.optimizers.Adam(0.02), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    z = model.predict(x, verbose=0).astype(np.float64)
+    assert z.shape == (n, t, c)
+    logp = z - z.max(-1, keepdims=True)
+    logp = logp - np.log(np.exp(logp).sum(-1, keepdims=True))
+    want = -np.take_along_axis(logp, y[..., None], -1).mean()
+    loss, acc = model.evaluate(x, y, verbose=0)
+    assert abs(loss - want) < 1e-5 * want, (loss, want)
+    assert abs(acc - (z.argmax(-1) == y).mean()) < 1e-9
+    h = model.fit(x, y, epochs=10, batch_size=8, verbose=0)
+    assert h.history["loss"][-1] < h.history["loss"][0]
+    with pytest.raises(ValueError, match="labels per sample"):
+        model.fit(x, y[:, :4], epochs=1, verbose=0)
