@@ -4,6 +4,7 @@ small Keras CNN with BatchNormalization and strided `same` convolutions on Fashi
 validation_split; `mlp` a dense network. PLANT_LEAK=1 keeps a megabyte per epoch alive (the
 soak test's planted fault)."""
 
+import mmap
 import os
 import sys
 
@@ -43,7 +44,11 @@ def main():
     class Rss(keras.callbacks.Callback):
         def on_epoch_end(self, epoch, logs=None):
             if os.environ.get("PLANT_LEAK"):
-                kept.append(np.ones(2**18, np.float32))
+                # Fresh pages from the kernel, written: malloc could hand back memory freed
+                # earlier, already resident, and hide the leak.
+                page = mmap.mmap(-1, 1 << 20)
+                page.write(b"\x01" * (1 << 20))
+                kept.append(page)
             print(f"rss {rss_mb():.3f}", flush=True)
 
     model.fit(x, y, batch_size=64, epochs=epochs, validation_split=0.1, verbose=0, callbacks=[Rss()])
