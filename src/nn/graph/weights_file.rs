@@ -139,12 +139,12 @@ pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
         spec.config
             .check()
             .map_err(|e| bad(format!("valid arguments for layer {i}"), e.to_string()))?;
-        let inputs: Vec<Shape> = match (&graph, inbound.as_slice()) {
-            (Some((_, _, shape)), _) => inbound
+        let inputs: Vec<Shape> = match &graph {
+            Some((_, _, shape)) => inbound
                 .iter()
                 .map(|s| s.map_or_else(|| shape.clone(), |j| layers[j].output.clone()))
                 .collect(),
-            (None, _) => vec![chain_input(i, &spec, layers.last()).map_err(|e| bad(e.0, e.1))?],
+            None => vec![chain_input(i, &spec, layers.last()).map_err(|e| bad(e.0, e.1))?],
         };
         let input = inputs[0].clone();
         if i > 0 || graph.is_some() {
