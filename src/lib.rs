@@ -34,7 +34,7 @@
 //! | recording | [`exec`]: [`exec::Recorder`], [`exec::Capture`] |
 //! | tensors | [`tensor`]: [`Tensor`] |
 //! | kernels | `kernels` and the f64 `reference` (unstable: [`internals`]) |
-//! | ops | [`ops`], [`autograd`], [`custom`] ([`CustomKernel`]: your own WGSL) |
+//! | ops | [`ops`], [`custom`] ([`CustomKernel`]: your own WGSL) |
 //! | observation | [`telemetry`] |
 //! | data | [`data`] |
 //! | training | [`nn`] |
@@ -45,7 +45,6 @@
 
 #![warn(missing_docs)]
 
-pub mod autograd;
 pub mod config;
 pub mod custom;
 pub mod data;

@@ -36,7 +36,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "kernels",
         &["kernels", "kernels::*", "reference", "reference::*"],
     ),
-    ("ops", &["ops", "autograd", "custom"]),
+    ("ops", &["ops", "custom"]),
     ("observation", &["telemetry", "telemetry::*"]),
     ("data", &["data", "data::*"]),
     ("training", &["nn", "nn::*"]),
