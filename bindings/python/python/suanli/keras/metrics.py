@@ -13,11 +13,20 @@ evaluation as per-sample sums in the same program as the loss (an epoch reads th
 
 The logs and ``history.history`` use the name asked for (``val_`` for validation), as Keras
 does. Anything else is refused at ``compile`` with the list of supported ones.
+
+A metric object also works on its own, as Keras's do: ``m.update_state(y_true, y_pred,
+sample_weight=None)`` adds a batch, ``m.result()`` is the value so far (a float with
+``.numpy()``), ``m.reset_state()`` starts again. That runs on the host in NumPy, with Keras's
+definitions (``Accuracy`` there is Keras's exact equality of values).
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from . import _host
 
 # Each accuracy name and the loss (engine name) it requires; None: any classification loss.
 _ACCURACY = {
@@ -30,32 +39,88 @@ _ACCURACY = {
 
 
 class Metric:
-    """Base of the metric objects: ``name`` is the key in the logs."""
+    """Base of the metric objects: ``name`` is the key in the logs. Standalone, a metric is
+    the weighted mean of a per-sample value (``_values``) over every ``update_state``."""
 
     _kind = "accuracy"
+    _default_name = "accuracy"
 
     def __init__(self, name: Optional[str] = None, dtype: Any = None) -> None:
+        if dtype not in (None, "float32"):
+            raise ValueError(f"{type(self).__name__}: dtype must be float32 (or None); found {dtype!r}")
         self.name = name or self._default_name
+        self.dtype = "float32"
+        self.reset_state()
 
-    _default_name = "accuracy"
+    def reset_state(self) -> None:
+        """Forgets every batch given to ``update_state``."""
+        self._total = 0.0
+        self._count = 0.0
+
+    # Keras 2's name.
+    def reset_states(self) -> None:
+        self.reset_state()
+
+    def _values(self, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+        raise NotImplementedError(f"{type(self).__name__}: no standalone computation")
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        """Adds a batch: ``y_true`` and ``y_pred`` as arrays (or Tensors), ``sample_weight``
+        a number or one weight per sample."""
+        op = f"{type(self).__name__}.update_state"
+        v = self._values(_host.array(y_true, op), _host.array(y_pred, op))
+        w = _host.weights(op, sample_weight, len(v))
+        self._total += float((v * w).sum())
+        self._count += float(w.sum())
+
+    def result(self) -> _host.Scalar:
+        """The weighted mean so far (0.0 before any sample)."""
+        return _host.Scalar(self._total / self._count if self._count else 0.0)
+
+    def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> _host.Scalar:
+        self.update_state(y_true, y_pred, sample_weight)
+        return self.result()
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "dtype": self.dtype}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 
 
+def _argmax_equal(op: str, labels: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    if y_pred.ndim < 2 or labels.size * y_pred.shape[-1] != y_pred.size:
+        raise ValueError(f"{op}: expected one label per row of y_pred {y_pred.shape}; found y_true of shape {labels.shape}")
+    return _host.per_sample((np.argmax(y_pred, axis=-1) == labels.reshape(y_pred.shape[:-1])).astype(np.float64))
+
+
 class Accuracy(Metric):
+    """In ``compile``, the accuracy of the loss's kind; standalone, Keras's ``Accuracy``:
+    how often ``y_pred`` equals ``y_true`` exactly."""
+
     _default_name = "accuracy"
     _kind = "accuracy"
+
+    def _values(self, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+        y_true = _host.same_shape("Accuracy", y_true, y_pred)
+        return _host.per_sample((y_true == y_pred).astype(np.float64))
 
 
 class SparseCategoricalAccuracy(Metric):
     _default_name = "sparse_categorical_accuracy"
     _kind = "sparse_categorical_accuracy"
 
+    def _values(self, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+        return _argmax_equal("SparseCategoricalAccuracy", y_true, y_pred)
+
 
 class CategoricalAccuracy(Metric):
     _default_name = "categorical_accuracy"
     _kind = "categorical_accuracy"
+
+    def _values(self, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+        y_true = _host.same_shape("CategoricalAccuracy", y_true, y_pred)
+        return _argmax_equal("CategoricalAccuracy", np.argmax(y_true, axis=-1), y_pred)
 
 
 class BinaryAccuracy(Metric):
@@ -68,14 +133,22 @@ class BinaryAccuracy(Metric):
         if float(threshold) != 0.5:
             raise ValueError(f"BinaryAccuracy: only threshold=0.5 is supported; found {threshold!r}")
         super().__init__(name, dtype)
+        self.threshold = 0.5
+
+    def _values(self, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+        y_true = _host.same_shape("BinaryAccuracy", y_true, y_pred)
+        return _host.per_sample((y_true == (y_pred > self.threshold)).astype(np.float64))
 
 
 class MeanAbsoluteError(Metric):
     _default_name = "mean_absolute_error"
     _kind = "mae"
 
+    def _values(self, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+        return _host.per_sample(_host.loss_per_sample(self._kind, False, y_true, y_pred))
 
-class MeanSquaredError(Metric):
+
+class MeanSquaredError(MeanAbsoluteError):
     _default_name = "mean_squared_error"
     _kind = "mse"
 
@@ -104,6 +177,32 @@ class Precision(Metric):
     def __init__(self, thresholds: Any = None, top_k: Any = None, class_id: Any = None, name: Optional[str] = None, dtype: Any = None) -> None:
         super().__init__(name, dtype)
         self._param = _threshold(type(self).__name__, thresholds, top_k, class_id)
+        self.thresholds = self._param
+
+    def reset_state(self) -> None:
+        self._counts = np.zeros((1, 4))  # per threshold: tp, fp, fn, tn (weighted)
+
+    def _thresholds(self) -> np.ndarray:
+        return np.array([self._param])
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        """Adds a batch to the confusion counts (every output counts; ``prediction >
+        threshold`` is positive, as Keras)."""
+        op = f"{type(self).__name__}.update_state"
+        p = _host.array(y_pred, op)
+        t = _host.same_shape(op, _host.array(y_true, op), p) > 0
+        w = _host.weights(op, sample_weight, len(p) if p.ndim else 1)
+        w = np.broadcast_to(w.reshape((-1,) + (1,) * max(p.ndim - 1, 0)), p.shape).reshape(-1)
+        p, t = p.reshape(-1), t.reshape(-1)
+        if self._kind == "auc":
+            p = np.clip(p, 0.0, 1.0)
+        pos = p[None, :] > self._thresholds()[:, None]
+        self._counts += np.stack([(pos & t) @ w, (pos & ~t) @ w, (~pos & t) @ w, (~pos & ~t) @ w], axis=1)
+
+    def result(self) -> _host.Scalar:
+        tp, fp, fn, _ = self._counts[0]
+        d = tp + (fn if self._kind == "recall" else fp)
+        return _host.Scalar(tp / d if d else 0.0)
 
 
 class Recall(Precision):
@@ -113,7 +212,7 @@ class Recall(Precision):
     _kind = "recall"
 
 
-class AUC(Metric):
+class AUC(Precision):
     """Area under the ROC curve by Keras's interpolation over ``num_thresholds`` evenly spread
     thresholds (predictions clamped to [0, 1]); the PR curve, other summations, explicit
     thresholds and multi-label AUC are refused."""
@@ -122,7 +221,7 @@ class AUC(Metric):
     _kind = "auc"
 
     def __init__(self, num_thresholds: int = 200, curve: str = "ROC", summation_method: str = "interpolation", name: Optional[str] = None, dtype: Any = None, thresholds: Any = None, multi_label: bool = False, num_labels: Any = None, label_weights: Any = None, from_logits: bool = False) -> None:
-        super().__init__(name, dtype)
+        Metric.__init__(self, name, dtype)
         if str(curve).upper() != "ROC" or summation_method != "interpolation":
             raise ValueError(f"AUC: only curve='ROC' with summation_method='interpolation' is supported; found curve={curve!r}, summation_method={summation_method!r}")
         if thresholds is not None or multi_label or label_weights is not None or from_logits:
@@ -130,6 +229,23 @@ class AUC(Metric):
         if int(num_thresholds) != num_thresholds or not 2 <= int(num_thresholds) <= 1024:
             raise ValueError(f"AUC: num_thresholds must be a whole number in 2..1024; found {num_thresholds!r}")
         self._param = float(num_thresholds)
+        self.num_thresholds = int(num_thresholds)
+        self.reset_state()
+
+    def reset_state(self) -> None:
+        self._counts = np.zeros((int(getattr(self, "_param", 2)), 4))
+
+    def _thresholds(self) -> np.ndarray:
+        # Keras's: evenly spread in (0, 1), with -epsilon and 1 + epsilon at the ends.
+        n = int(self._param)
+        inner = [(i + 1) / (n - 1) for i in range(n - 2)]
+        return np.array([-_host.EPSILON] + inner + [1.0 + _host.EPSILON])
+
+    def result(self) -> _host.Scalar:
+        tp, fp, fn, tn = self._counts.T
+        tpr = np.divide(tp, tp + fn, out=np.zeros_like(tp), where=(tp + fn) != 0)
+        fpr = np.divide(fp, fp + tn, out=np.zeros_like(fp), where=(fp + tn) != 0)
+        return _host.Scalar(float(((fpr[:-1] - fpr[1:]) * (tpr[:-1] + tpr[1:]) / 2.0).sum()))
 
 
 # The metrics the engine sums beside the loss: each kind's engine name, its key in the engine's
