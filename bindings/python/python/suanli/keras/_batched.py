@@ -63,6 +63,8 @@ def _stream(model: Any, x: Any, head: List[Any], rest: Any, epochs: int, verbose
     lr = opt._lr_at if isinstance(opt, optimizers_module.Optimizer) else None
     model.stop_training = False
     begin_cbs = [cb for cb in cbs if callbacks_module.overrides(cb, "on_train_batch_begin")]
+    # Chunks run without metric reads: each epoch's last batch reports its end.
+    batch_ends = callbacks_module.BatchEnds([cb for cb in cbs if callbacks_module.overrides(cb, "on_train_batch_end")])
     test_cbs = [cb for cb in cbs if any(callbacks_module.overrides(cb, h) for h in ("on_test_begin", "on_test_batch_begin", "on_test_batch_end", "on_test_end"))]
     for cb in cbs:
         cb.on_train_begin({})
@@ -106,6 +108,7 @@ def _stream(model: Any, x: Any, head: List[Any], rest: Any, epochs: int, verbose
                     val = model._logs({k[4:]: v for k, v in logs.items() if k.startswith("val_")})
                     callbacks_module.run_test_hooks(test_cbs, _steps(validation_data, None) if _data.is_batched(validation_data) else -(-len(validation_data[0]) // 32), val)
             logs = model._logs(logs)
+            batch_ends.epoch_end(nsteps, logs)
             printer.epoch_end(nsteps, seconds[-1], logs)
             if tmpdir:
                 model._snapshot = os.path.join(tmpdir, "epoch.safetensors")

@@ -43,9 +43,10 @@ class Callback:
 
     def on_train_batch_end(self, batch: int, logs: Optional[Dict[str, float]] = None) -> None:
         """Called when the engine reads the running metrics during an epoch (steps run on the
-        device in submissions of 32; the metrics are read about four times a second, never at
-        an epoch's end): ``batch`` is the index of the last step done, ``logs`` the epoch's
-        running ``loss`` (and ``accuracy``) so far."""
+        device in submissions of 32; the metrics are read about four times a second), and
+        once more at the end of every epoch for its last batch: ``batch`` is the index of the
+        last step done, ``logs`` the epoch's running ``loss`` (and ``accuracy``) so far (at
+        the last batch, the epoch's training logs)."""
 
     def on_test_begin(self, logs: Optional[Dict[str, float]] = None) -> None: ...
 
@@ -231,22 +232,56 @@ class ModelCheckpoint(Callback):
 
 
 class LambdaCallback(Callback):
-    """A callback from functions: ``on_epoch_begin(epoch, logs)``, ``on_epoch_end(epoch,
-    logs)``, ``on_train_begin(logs)``, ``on_train_end(logs)``, ``on_train_batch_end(batch,
-    logs)`` (at the engine's metric reads: see ``Callback.on_train_batch_end``)."""
+    """A callback from functions, as Keras's: ``on_epoch_begin(epoch, logs)``,
+    ``on_epoch_end(epoch, logs)``, ``on_train_begin(logs)``, ``on_train_end(logs)``,
+    ``on_train_batch_begin(batch, logs)``, ``on_train_batch_end(batch, logs)`` (when these
+    run: see ``Callback``), and any other hook of ``Callback`` by its name in ``kwargs``
+    (``on_test_end=...``)."""
 
-    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None, on_train_end=None, on_train_batch_end=None) -> None:
+    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None, on_train_end=None, on_train_batch_begin=None, on_train_batch_end=None, **kwargs: Any) -> None:
         super().__init__()
-        if on_train_batch_end is not None:
-            self.on_train_batch_end = on_train_batch_end
-        if on_epoch_begin is not None:
-            self.on_epoch_begin = on_epoch_begin
-        if on_epoch_end is not None:
-            self.on_epoch_end = on_epoch_end
-        if on_train_begin is not None:
-            self.on_train_begin = on_train_begin
-        if on_train_end is not None:
-            self.on_train_end = on_train_end
+        hooks = {
+            "on_epoch_begin": on_epoch_begin,
+            "on_epoch_end": on_epoch_end,
+            "on_train_begin": on_train_begin,
+            "on_train_end": on_train_end,
+            "on_train_batch_begin": on_train_batch_begin,
+            "on_train_batch_end": on_train_batch_end,
+        }
+        for name, fn in kwargs.items():
+            # Keras 2's names of the training batch hooks.
+            name = {"on_batch_begin": "on_train_batch_begin", "on_batch_end": "on_train_batch_end"}.get(name, name)
+            hooks[name] = fn if fn is not None else hooks.get(name)
+        known = sorted(n for n in dir(Callback) if n.startswith("on_"))
+        for name, fn in hooks.items():
+            if name not in known:
+                raise TypeError(f"LambdaCallback: {name!r} is not a callback hook; expected one of {known}")
+            if fn is None:
+                continue
+            if not callable(fn):
+                raise TypeError(f"LambdaCallback: {name} must be a function; found {type(fn).__name__}")
+            setattr(self, name, fn)
+
+
+class BatchEnds:
+    """Calls ``on_train_batch_end`` on ``cbs`` at each metric read of an epoch, and at its
+    end for its last batch (index ``steps - 1``, with the epoch's training logs) unless a
+    read already reported that batch: every epoch ends with one, whatever the engine's read
+    rhythm."""
+
+    def __init__(self, cbs: Sequence[Callback]) -> None:
+        self.cbs = list(cbs)
+        self.last = -1
+
+    def __call__(self, batch: int, logs: Dict[str, float]) -> None:
+        for cb in self.cbs:
+            cb.on_train_batch_end(batch, dict(logs))
+        self.last = batch
+
+    def epoch_end(self, steps: int, logs: Dict[str, float]) -> None:
+        if self.cbs and steps >= 1 and self.last != steps - 1:
+            self(steps - 1, {k: v for k, v in logs.items() if not k.startswith("val_") and k != "learning_rate"})
+        self.last = -1
 
 
 class PrometheusMetrics(Callback):

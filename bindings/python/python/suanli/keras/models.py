@@ -325,7 +325,7 @@ class Sequential:
 
         # Per-batch hooks cost the GIL per submission or metric read: only for listeners.
         begin_cbs = [cb for cb in cbs if callbacks_module.overrides(cb, "on_train_batch_begin")]
-        batch_cbs = [cb for cb in cbs if callbacks_module.overrides(cb, "on_train_batch_end")]
+        batch_ends = callbacks_module.BatchEnds(batch_cbs := [cb for cb in cbs if callbacks_module.overrides(cb, "on_train_batch_end")])
         test_cbs = [cb for cb in cbs if any(callbacks_module.overrides(cb, h) for h in ("on_test_begin", "on_test_batch_begin", "on_test_batch_end", "on_test_end"))]
         val_rows = len(validation_data[0]) if validation_data is not None else len(x) - rows
 
@@ -347,11 +347,11 @@ class Sequential:
                 if acc is not None:
                     logs["accuracy"] = acc
                 logs = self._logs(logs)
-                for cb in batch_cbs:
-                    cb.on_train_batch_end(step - 1, dict(logs))
+                batch_ends(step - 1, logs)
 
         def on_epoch_end(logs: Dict[str, float], info: Dict[str, Any]) -> bool:
             logs = self._logs(logs)
+            batch_ends.epoch_end(info["steps"], logs)
             if test_cbs and "val_loss" in logs:
                 val = {k[4:]: v for k, v in logs.items() if k.startswith("val_")}
                 callbacks_module.run_test_hooks(test_cbs, -(-val_rows // batch_size), val)
