@@ -650,7 +650,7 @@ def load_model(filepath: Union[str, os.PathLike], compile: bool = True, **kwargs
         m._bind_layers()
     if compile and native.compiled:
         m._metrics = [] if native.loss in ("mean_squared_error", "mean_absolute_error", "huber") else ["accuracy"]
-        m._compile_args = None
+        m._compile_args, m.optimizer = None, optimizers_module._from_file(os.fspath(filepath))
         m.loss = native.loss
     return m
 

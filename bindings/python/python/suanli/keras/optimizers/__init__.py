@@ -91,14 +91,38 @@ class RMSprop(Optimizer):
 
 _CLIP = ("clipnorm", "clipvalue", "global_clipnorm")
 
+# Keras's arguments of every optimizer that suanli takes at their defaults only, and
+# Keras 2's that it accepts and ignores (the engine runs its own programs).
+_DEFAULTS = {
+    "weight_decay": (None, 0, 0.0),
+    "use_ema": (False,),
+    "ema_momentum": None,
+    "ema_overwrite_frequency": None,
+    "loss_scale_factor": (None,),
+    "gradient_accumulation_steps": (None, 1),
+    "amsgrad": (False,),
+    "centered": (False,),
+    "momentum": (0, 0.0),
+    "jit_compile": None,
+    "is_legacy_optimizer": None,
+    "name": None,
+    "decay": (0, 0.0, None),
+}
+
 
 def _clip(name: str, kwargs: Dict[str, Any]) -> Dict[str, float]:
     """Keras's gradient clipping arguments (``clipnorm``, ``clipvalue``, ``global_clipnorm``;
-    None for off), checked here; anything else is refused. Clipping makes the engine apply
-    the optimizer to whole gradients (the unfused path)."""
-    extra = sorted(k for k in kwargs if k not in _CLIP)
+    None for off), checked here. Keras's other arguments are accepted at their defaults
+    (``weight_decay`` other than AdamW's, ``amsgrad``, ``use_ema``, ... otherwise raise
+    ``NotImplementedError`` saying so); anything else is a ``TypeError``. Clipping makes the
+    engine apply the optimizer to whole gradients (the unfused path)."""
+    extra = sorted(k for k in kwargs if k not in _CLIP and k not in _DEFAULTS)
     if extra:
         raise TypeError(f"{name}: unsupported arguments {extra}")
+    for k, allowed in _DEFAULTS.items():
+        if k in kwargs and allowed is not None and kwargs[k] not in allowed:
+            hint = "; AdamW has decoupled weight decay" if k == "weight_decay" else ""
+            raise NotImplementedError(f"{name}: {k}={kwargs[k]!r} is not supported by suanli yet (only {allowed[0]!r}){hint}")
     out: Dict[str, float] = {}
     for k in _CLIP:
         v = kwargs.get(k)
@@ -115,13 +139,61 @@ def _clip(name: str, kwargs: Dict[str, Any]) -> Dict[str, float]:
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop}
 
 
-def get(identifier: Union[str, Optimizer]) -> Optimizer:
-    """An optimizer from its name (``"adam"``) or an optimizer object."""
+def _schedule(value: Any) -> Any:
+    """A learning rate as Keras serialises it: a number, or a schedule's
+    ``{"class_name": ..., "config": {...}}``."""
+    if isinstance(value, dict):
+        cls = getattr(schedules, str(value.get("class_name")), None)
+        if not (isinstance(cls, type) and issubclass(cls, schedules.LearningRateSchedule)):
+            raise ValueError(f"optimizer: unknown learning rate schedule {value.get('class_name')!r}")
+        return cls(**value.get("config", {}))
+    return value
+
+
+def get(identifier: Union[str, Dict[str, Any], Optimizer]) -> Optimizer:
+    """An optimizer from its name (``"adam"``), a configuration dictionary as Keras
+    serialises one (``{"class_name": "Adam", "config": {"learning_rate": 0.01}}``), or an
+    optimizer object (returned as it is)."""
     if isinstance(identifier, Optimizer):
         return identifier
     if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
         return _BY_NAME[identifier.lower()]()
-    raise ValueError(f"optimizer: expected one of {sorted(_BY_NAME)} or an optimizer object; found {identifier!r}")
+    if isinstance(identifier, dict) and isinstance(identifier.get("class_name"), str) and identifier["class_name"].lower() in _BY_NAME:
+        config = dict(identifier.get("config") or {})
+        if "learning_rate" in config:
+            config["learning_rate"] = _schedule(config["learning_rate"])
+        return _BY_NAME[identifier["class_name"].lower()](**config)
+    raise ValueError(
+        f"optimizer: expected one of {sorted(_BY_NAME)}, a dict {{'class_name': ..., 'config': {{...}}}} "
+        f"naming one, or an optimizer object; found {identifier!r}"
+    )
+
+
+def _from_file(path: str) -> Any:
+    """The optimizer a model file was trained with (its training metadata), as an object;
+    None for a file without one."""
+    import json
+    import struct
+
+    try:
+        with open(path, "rb") as f:
+            n = struct.unpack("<Q", f.read(8))[0]
+            meta = json.loads(f.read(n)).get("__metadata__", {})
+        training = json.loads(meta["training"])
+        (kind, c), = training["optimizer"].items()
+    except (OSError, KeyError, ValueError, TypeError, struct.error):
+        return None
+    saved = training.get("clip") or {}
+    clip = {k: saved.get(x) for k, x in zip(_CLIP, ("norm", "value", "global_norm")) if saved.get(x) is not None}
+    if kind == "Sgd":
+        return SGD(c["lr"], c.get("momentum", 0.0), c.get("nesterov", False), **clip)
+    if kind == "Adam":
+        return Adam(c["lr"], c["beta1"], c["beta2"], c["eps"], **clip)
+    if kind == "AdamW":
+        return AdamW(c["lr"], c["weight_decay"], c["beta1"], c["beta2"], c["eps"], **clip)
+    if kind == "RmsProp":
+        return RMSprop(c["lr"], c["rho"], c["eps"], **clip)
+    return None
 
 
 __all__ = ["Adam", "AdamW", "Optimizer", "RMSprop", "SGD", "get", "schedules"]
