@@ -61,6 +61,7 @@ class Layer:
             if key in config:
                 raise TypeError(f"{cls}: got multiple values for argument {key!r}")
             config[key] = value
+        _unsupported(cls, config)
         if input_dim is not None:
             input_shape = (input_dim,)
         self.input_shape = None if input_shape is None else tuple(_shape(input_shape, f"{cls} input_shape"))
@@ -126,6 +127,35 @@ class Layer:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._config.items())
         return f"{type(self).__name__}({args})"
+
+
+# Keras arguments no suanli layer has yet: accepted at their defaults (dropped), refused
+# otherwise with a NotImplementedError saying so.
+_ABSENT = {
+    "kernel_regularizer": None,
+    "bias_regularizer": None,
+    "activity_regularizer": None,
+    "beta_regularizer": None,
+    "gamma_regularizer": None,
+    "kernel_constraint": None,
+    "bias_constraint": None,
+    "beta_constraint": None,
+    "gamma_constraint": None,
+    "lora_rank": None,
+    "dtype": "float32",
+}
+
+
+def _unsupported(cls: str, config: Dict[str, Any]) -> None:
+    for key, default in _ABSENT.items():
+        if key not in config:
+            continue
+        value = config.pop(key)
+        if value is None or value == default:
+            continue
+        if key == "dtype":
+            raise ValueError(f"{cls}: dtype must be float32 (or None); found {value!r}")
+        raise NotImplementedError(f"{cls}: {key}={value!r} is not supported by suanli yet: layers have no regularizers, constraints or LoRA (pass None)")
 
 
 def _make(class_name: str, positional: Sequence[str]) -> type:
@@ -194,10 +224,12 @@ class KerasTensor:
         self._sample_shape = tuple(int(d) for d in shape)
         self._layer = layer
         self._inbound = tuple(inbound)
+        # The static batch size of keras.Input(batch_size=...), carried to what follows.
+        self._batch: Optional[int] = self._inbound[0]._batch if self._inbound else None
 
     @property
     def shape(self) -> Tuple[Optional[int], ...]:
-        return (None, *self._sample_shape)
+        return (self._batch, *self._sample_shape)
 
     def __repr__(self) -> str:
         made = "Input" if self._layer is None else type(self._layer).__name__
@@ -206,14 +238,30 @@ class KerasTensor:
 
 class InputLayer(KerasTensor):
     """Declares the per-sample input shape, as ``keras.Input(shape=(28, 28, 1))``: the first
-    element of a ``Sequential``, or the input tensor of a functional ``keras.Model``."""
+    element of a ``Sequential``, or the input tensor of a functional ``keras.Model``. A
+    ``batch_size`` (or ``batch_shape``) shows in ``shape``, as Keras's; suanli's models take
+    any batch size all the same."""
 
-    def __init__(self, shape: Any = None, input_shape: Any = None, name: Optional[str] = None) -> None:
+    def __init__(self, shape: Any = None, batch_size: Any = None, dtype: Any = None, sparse: Any = None, batch_shape: Any = None, input_tensor: Any = None, optional: bool = False, name: Optional[str] = None, input_shape: Any = None, ragged: Any = None) -> None:
+        if sparse or ragged or input_tensor is not None or optional:
+            raise NotImplementedError("Input: sparse, ragged, optional inputs and wrapping an existing tensor are not supported by suanli; give shape= (and batch_size=)")
+        if dtype not in (None, "float32"):
+            raise ValueError(f"Input: dtype must be float32; found {dtype!r}")
         given = shape if shape is not None else input_shape
+        if batch_shape is not None:
+            if given is not None or batch_size is not None:
+                raise ValueError("Input: give batch_shape, or shape (and batch_size), not both")
+            batch_shape = tuple(batch_shape)
+            if not batch_shape:
+                raise ValueError("Input: batch_shape must include the batch size, e.g. (32, 28, 28, 1)")
+            batch_size, given = batch_shape[0], batch_shape[1:]
         if given is None:
             raise ValueError("Input: a shape such as (28, 28, 1) is required")
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
+            raise ValueError(f"Input: batch_size must be a whole number of at least 1 or None; found {batch_size!r}")
         self.input_shape = tuple(_shape(given, "Input shape"))
         super().__init__(self.input_shape)
+        self._batch = self.batch_size = batch_size
         self._given_name = name
         self.name = name or "input"
 
@@ -248,12 +296,7 @@ def _call(self: Layer, inputs: Any, *args: Any, **kwargs: Any) -> KerasTensor:
 Layer.__call__ = _call
 
 
-def Input(shape: Any = None, name: Optional[str] = None, **kwargs: Any) -> InputLayer:  # noqa: N802 (Keras's name)
-    """``keras.Input(shape=...)``: the first element of a ``Sequential``; any rank, channels
-    last for images."""
-    unsupported = {k for k in kwargs if k not in ("batch_size", "dtype")}
-    if unsupported:
-        raise TypeError(f"Input: unsupported arguments {sorted(unsupported)}")
-    if kwargs.get("dtype") not in (None, "float32"):
-        raise ValueError(f"Input: dtype must be float32; found {kwargs['dtype']!r}")
-    return InputLayer(shape=shape, name=name)
+def Input(shape: Any = None, batch_size: Any = None, dtype: Any = None, sparse: Any = None, batch_shape: Any = None, name: Optional[str] = None, tensor: Any = None, ragged: Any = None, optional: bool = False) -> InputLayer:  # noqa: N802 (Keras's name)
+    """``keras.Input(shape=...)``: the first element of a ``Sequential``, or a functional
+    model's input; any rank, channels last for images, float32."""
+    return InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, sparse=sparse, batch_shape=batch_shape, input_tensor=tensor, optional=optional, name=name, ragged=ragged)
