@@ -69,7 +69,8 @@ class device:
     index that does not exist is an error. Devices open when the block is entered.
     """
 
-    def __init__(self, spec: str = "auto") -> None:
+    def __init__(self, spec: str = "auto", device_name: Optional[str] = None) -> None:
+        spec = spec if device_name is None else device_name  # TensorFlow's argument name
         if not isinstance(spec, str):
             raise TypeError(f"device: expected a spec string such as 'gpu:0'; found {type(spec).__name__}")
         self.spec = spec

@@ -85,7 +85,7 @@ class Sequential:
             self.add(layer)
 
     # ---- building --------------------------------------------------------------------
-    def add(self, layer: Union[Layer, InputLayer]) -> None:
+    def add(self, layer: Union[Layer, InputLayer], rebuild: bool = True) -> None:
         """Appends a layer (``keras.Input`` first, if any). Its arguments were checked when it
         was made; its shapes are checked when the model is built."""
         if not isinstance(layer, (Layer, InputLayer, Sequential)):
@@ -485,7 +485,7 @@ class Sequential:
         return self._build(shape).call(x)
 
     # ---- inspection --------------------------------------------------------------------
-    def summary(self, print_fn=None) -> None:
+    def summary(self, line_length: Any = None, positions: Any = None, print_fn: Any = None, expand_nested: bool = False, show_trainable: bool = False, layer_range: Any = None) -> None:
         """Prints the layer table (the model must be built)."""
         if self._native is None:
             if self._input_shape() is None:
