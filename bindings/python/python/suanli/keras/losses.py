@@ -72,7 +72,14 @@ class Loss:
         return convert_to_tensor(np.asarray(out, dtype=np.float32))
 
     def get_config(self) -> dict:
-        return {"name": self.name, "reduction": self.reduction, "from_logits": self.from_logits}
+        config = {"name": self.name, "reduction": self.reduction, "dtype": None}
+        if isinstance(self, (SparseCategoricalCrossentropy, CategoricalCrossentropy)):
+            config["from_logits"] = self.from_logits
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Loss":
+        return cls(**config)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(from_logits={self.from_logits}, reduction={self.reduction!r})"

@@ -84,6 +84,10 @@ class Metric:
     def get_config(self) -> dict:
         return {"name": self.name, "dtype": self.dtype}
 
+    @classmethod
+    def from_config(cls, config: dict) -> "Metric":
+        return cls(**config)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -47,15 +47,22 @@ def seed() -> int:
     return _seed
 
 
-def to_categorical(y, num_classes: Optional[int] = None, dtype: str = "float32") -> np.ndarray:
-    """One-hot rows of integer labels (as Keras)."""
-    y = np.asarray(y, dtype="int64").reshape(-1)
-    if y.size and y.min() < 0:
-        raise ValueError("to_categorical: labels must be non-negative")
-    n = int(num_classes) if num_classes is not None else (int(y.max()) + 1 if y.size else 0)
-    out = np.zeros((y.size, n), dtype=dtype)
-    out[np.arange(y.size), y] = 1
-    return out
+def to_categorical(x: Any = None, num_classes: Optional[int] = None, dtype: str = "float32", y: Any = None) -> np.ndarray:
+    """One-hot encoding of integer labels, as Keras's: ``x`` (Keras 2 calls it ``y``) of shape
+    ``s`` gives ``s + (num_classes,)`` (a trailing axis of 1 is dropped first)."""
+    if (x is None) == (y is None):
+        raise TypeError("to_categorical: give the labels once, as x (or Keras 2's y)")
+    labels = np.asarray(x if x is not None else y)
+    shape = labels.shape[:-1] if labels.ndim > 1 and labels.shape[-1] == 1 else labels.shape
+    flat = labels.astype("int64").reshape(-1)
+    if flat.size and (flat.min() < 0 or np.any(flat != labels.reshape(-1))):
+        raise ValueError("to_categorical: labels must be whole numbers >= 0")
+    n = int(num_classes) if num_classes is not None else (int(flat.max()) + 1 if flat.size else 0)
+    if flat.size and flat.max() >= n:
+        raise ValueError(f"to_categorical: label {int(flat.max())} is out of range for num_classes={n}")
+    out = np.zeros((flat.size, n), dtype=dtype)
+    out[np.arange(flat.size), flat] = 1
+    return out.reshape(tuple(shape) + (n,))
 
 
 __all__ = ["PyDataset", "set_random_seed", "to_categorical"]
