@@ -102,6 +102,18 @@ fn gather_f32_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
     out_f32[b * p_f32.row_len + j] = data_f32[indices[p_f32.offset + b] * p_f32.row_len + j] * p_f32.scale;
 }
 
+// Integer ids (token or class ids, stored as u32) gathered as floats, exact below 2^24:
+// out[b, j] = f32(data[idx[offset + b]·row_len + j]). Bindings as gather_f32_forward's.
+@compute @workgroup_size(256)
+fn gather_ids_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let j = gid.x;
+    let b = gid.y;
+    if (j >= p_f32.row_len || b >= p_f32.batch) {
+        return;
+    }
+    out_f32[b * p_f32.row_len + j] = f32(data[indices[p_f32.offset + b] * p_f32.row_len + j]);
+}
+
 // gather_u8x4_forward and the batch's targets in one dispatch (a training step's gather):
 // invocation (w, b) writes word w of row b's pixels when w < row_len / 4, and target w of
 // row b when w < target_len (the grid covers the larger of the two).

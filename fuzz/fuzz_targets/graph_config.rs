@@ -10,21 +10,29 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if let Ok(g) = graph_config::parse(&v) {
-        assert!(!g.input_shape.is_empty());
+        assert!(!g.inputs.is_empty() && g.inputs.iter().all(|(_, s)| !s.is_empty()));
         let n = g.layers.len();
         let mut read = vec![false; n];
+        let mut input_read = vec![false; g.inputs.len()];
         for (i, (_, reads)) in g.layers.iter().enumerate() {
             assert!(!reads.is_empty());
-            for j in reads.iter().flatten() {
-                assert!(*j < i, "layer {i} reads a later layer {j}");
-                read[*j] = true;
+            for r in reads {
+                match *r {
+                    graph_config::Ref::Layer(j) => {
+                        assert!(j < i, "layer {i} reads a later layer {j}");
+                        read[j] = true;
+                    }
+                    graph_config::Ref::Input(k) => input_read[k] = true,
+                }
             }
         }
+        // Every input is read.
+        assert!(input_read.iter().all(|&r| r));
         // Every layer but the last (the output) is read by another.
         assert!(read[..n - 1].iter().all(|&r| r));
         // Written back and parsed again, the same graph.
         let name = g.name.clone().unwrap_or_default();
-        let again = graph_config::write(&name, &g.input_name, &g.input_shape, &g.layers);
+        let again = graph_config::write(&name, &g.inputs, &g.layers);
         let g2 = graph_config::parse(&again).expect("a written config parses");
         assert_eq!(g2.layers.len(), n);
     }

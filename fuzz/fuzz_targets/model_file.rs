@@ -4,6 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use suanli::nn::graph_config;
 
 fuzz_target!(|data: &[u8]| {
     let path = std::path::Path::new("fuzz.safetensors");
@@ -17,14 +18,16 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(l.inbound.len(), l.inputs.len());
             assert_eq!(l.inputs[0], l.input);
             for (src, shape) in l.inbound.iter().zip(&l.inputs) {
-                match src {
-                    Some(j) => {
-                        assert!(*j < i);
-                        assert_eq!(&m.layers[*j].output, shape);
+                match *src {
+                    graph_config::Ref::Layer(j) => {
+                        assert!(j < i);
+                        assert_eq!(&m.layers[j].output, shape);
                     }
-                    None => {
-                        if let Some((_, _, s)) = &m.graph {
-                            assert_eq!(s, shape);
+                    graph_config::Ref::Input(k) => {
+                        if let Some((_, ins)) = &m.graph {
+                            assert_eq!(&ins[k].1, shape);
+                        } else {
+                            assert_eq!(k, 0);
                         }
                     }
                 }

@@ -21,6 +21,8 @@ pub(crate) enum Features {
     U8(ByteBuffer, Tensor, Lookup),
     /// Plain floats.
     F32(Tensor),
+    /// Integer ids (token or class ids), gathered as floats (exact below 2^24).
+    Ids(IndexBuffer),
 }
 
 impl Features {
@@ -30,7 +32,7 @@ impl Features {
     /// f64 and rounded, as NumPy's `x / 255.0`) are gathered by a multiply or a divide, the
     /// divide only after this device reproduced all 256 quotients bit for bit; other values
     /// go through the palette.
-    fn from_f32(device: &Device, x: &[f32]) -> Result<Features> {
+    pub(crate) fn from_f32(device: &Device, x: &[f32]) -> Result<Features> {
         let Some((bytes, palette)) = palette_of(x) else {
             return Ok(Features::F32(Tensor::from_slice(device, x, &[x.len()])?));
         };
@@ -182,7 +184,8 @@ pub(crate) enum Targets {
     Dense(Tensor, usize),
 }
 
-/// A dataset resident on the device: features uploaded once, and targets: class labels (for
+/// A dataset resident on the device: features uploaded once (one column per model input:
+/// the first given to the constructor, more by [`Dataset::with_input`]), and targets: class labels (for
 /// sparse categorical cross-entropy) or dense rows (one-hot or probabilities, binary targets,
 /// regression values). Batches are gathered on the device through an index permutation.
 #[derive(Debug)]
@@ -195,6 +198,8 @@ pub struct Dataset {
     shape: Vec<usize>,
     /// Per-row loss weights (Keras's `sample_weight`), gathered with the rows.
     pub(crate) weights: Option<Tensor>,
+    /// The columns of the model's inputs after the first ([`Dataset::with_input`]).
+    pub(crate) more_inputs: Vec<crate::data::inputs::Column>,
     device: Device,
 }
 
@@ -229,6 +234,7 @@ impl Dataset {
             row_len,
             shape: vec![row_len],
             weights: None,
+            more_inputs: Vec::new(),
             device: device.clone(),
         }
         .tagged())
@@ -257,6 +263,7 @@ impl Dataset {
             row_len,
             shape: vec![row_len],
             weights: None,
+            more_inputs: Vec::new(),
             device: device.clone(),
         }
         .tagged())
@@ -291,6 +298,7 @@ impl Dataset {
             row_len,
             shape: vec![row_len],
             weights: None,
+            more_inputs: Vec::new(),
             device: device.clone(),
         }
         .tagged())
@@ -315,6 +323,7 @@ impl Dataset {
             row_len,
             shape: vec![row_len],
             weights: None,
+            more_inputs: Vec::new(),
             device: device.clone(),
         }
         .tagged())
@@ -357,9 +366,31 @@ impl Dataset {
             row_len,
             shape: vec![row_len],
             weights: None,
+            more_inputs: Vec::new(),
             device: device.clone(),
         }
         .tagged())
+    }
+
+    /// A dataset of these parts (checked by the caller), without weights or more columns.
+    pub(crate) fn assemble(
+        device: &Device,
+        features: Features,
+        targets: Targets,
+        rows: usize,
+        row_len: usize,
+    ) -> Dataset {
+        Dataset {
+            features,
+            targets,
+            rows,
+            row_len,
+            shape: vec![row_len],
+            weights: None,
+            more_inputs: Vec::new(),
+            device: device.clone(),
+        }
+        .tagged()
     }
 
     /// Tags the device memory as a dataset's (for the memory breakdown).
@@ -367,6 +398,7 @@ impl Dataset {
         self.target_tensor().set_memory_kind(MemoryKind::Datasets);
         match &self.features {
             Features::F32(t) | Features::U8(_, t, _) => t.set_memory_kind(MemoryKind::Datasets),
+            Features::Ids(_) => {} // an index buffer is a dataset's from the start
         }
         self
     }
@@ -382,6 +414,7 @@ impl Dataset {
     pub fn feature_storage(&self) -> &'static str {
         match &self.features {
             Features::F32(_) => "f32",
+            Features::Ids(_) => "u32 ids",
             Features::U8(_, _, Lookup::Multiply(_)) => "u8 * factor",
             Features::U8(_, _, Lookup::Divide(_)) => "u8 / factor",
             Features::U8(_, _, Lookup::Palette) => "u8 palette",
@@ -487,7 +520,7 @@ impl Dataset {
 
     /// How many dispatches [`Dataset::gather`] records (and uniforms it reads).
     pub(crate) fn gather_dispatches(&self) -> usize {
-        let w = usize::from(self.weights.is_some());
+        let w = usize::from(self.weights.is_some()) + self.more_inputs.len();
         if self.gathers_as_pair() {
             1 + w
         } else {
@@ -501,9 +534,9 @@ impl Dataset {
     }
 
     /// Records gathering rows `indices[offset..offset + batch]` into `x` and `y` (and their
-    /// weights into `w`, for a dataset with weights): one dispatch for byte rows of whole
-    /// words, two otherwise, and one for the weights; their uniforms, in order, are
-    /// [`Dataset::gather_uniforms`].
+    /// weights into `w`, for a dataset with weights; the other input columns into `more`):
+    /// one dispatch for byte rows of whole words, two otherwise, one for the weights and one
+    /// per other column; their uniforms, in order, are [`Dataset::gather_uniforms`].
     #[allow(clippy::too_many_arguments)] // buffers and shape, spelled out
     pub(crate) fn gather(
         &self,
@@ -514,12 +547,13 @@ impl Dataset {
         x: &wgpu::Buffer,
         y: &wgpu::Buffer,
         w: Option<&wgpu::Buffer>,
+        more: &[&wgpu::Buffer],
     ) -> Result<()> {
+        self.gather_xy(rec, indices, offset, batch, x, y)?;
         if let (Some(weights), Some(w)) = (&self.weights, w) {
-            self.gather_xy(rec, indices, offset, batch, x, y)?;
-            return gather::gather_f32(rec, weights, self.weight_rows(indices, offset, batch), w);
+            gather::gather_f32(rec, weights, self.weight_rows(indices, offset, batch), w)?;
         }
-        self.gather_xy(rec, indices, offset, batch, x, y)
+        self.gather_more(rec, indices, offset, batch, more)
     }
 
     #[allow(clippy::too_many_arguments)] // buffers and shape, spelled out
@@ -550,6 +584,7 @@ impl Dataset {
             }
             Features::U8(b, pal, lookup) => gather::gather(rec, b, pal, *lookup, xr, x)?,
             Features::F32(t) => gather::gather_f32(rec, t, xr, x)?,
+            Features::Ids(ids) => gather::gather_ids(rec, ids, xr, x)?,
         }
         gather::gather_f32(rec, targets, yr, y)
     }
@@ -576,6 +611,7 @@ impl Dataset {
             let wr = self.weight_rows(indices, offset, batch);
             u.push(bytemuck::bytes_of(&wr.params()).to_vec());
         }
+        u.extend(self.gather_more_uniforms(indices, offset, batch));
         u
     }
 }

@@ -4,6 +4,7 @@
 mod checks;
 pub mod dataset;
 pub mod idx;
+pub mod inputs;
 pub mod mnist;
 mod weights;
 

@@ -35,6 +35,19 @@ pub const GATHER_F32: KernelSpec = KernelSpec {
     ],
 };
 
+/// Integer ids as floats: `out[b, j] = f32(ids[idx[offset + b]·row_len + j])`. Bindings
+/// as [`GATHER_F32`]'s.
+pub const GATHER_IDS: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "gather_ids_forward",
+    bindings: &[
+        Access::ReadOnly,
+        Access::ReadOnly,
+        Access::ReadWrite,
+        Access::Uniform,
+    ],
+};
+
 /// [`GATHER`] four bytes per invocation, for rows of a multiple of 4 bytes.
 pub const GATHER_X4: KernelSpec = KernelSpec {
     shader: SHADER,
@@ -65,7 +78,7 @@ pub const GATHER_PAIR: KernelSpec = KernelSpec {
 };
 
 /// Every entry point of this family.
-pub const KERNELS: &[KernelSpec] = &[GATHER, GATHER_F32, GATHER_X4, GATHER_PAIR];
+pub const KERNELS: &[KernelSpec] = &[GATHER, GATHER_F32, GATHER_IDS, GATHER_X4, GATHER_PAIR];
 
 /// Mirrors `PairParams` in gather.wgsl.
 #[repr(C)]
@@ -124,7 +137,7 @@ pub enum Lookup {
 
 impl Lookup {
     /// The shader's `MODE` and the factor its uniform carries.
-    fn mode(self) -> (f64, f32) {
+    pub fn mode(self) -> (f64, f32) {
         match self {
             Lookup::Multiply(f) => (0.0, f),
             Lookup::Divide(f) => (1.0, f),
@@ -215,7 +228,11 @@ fn launch(
         rows.row_len
     };
     let groups = grid(rec, "gather", per_row, rows.batch)?;
-    let elem = if spec.entry == GATHER_F32.entry { 4 } else { 1 };
+    let elem = if spec.entry == GATHER_F32.entry || spec.entry == GATHER_IDS.entry {
+        4
+    } else {
+        1
+    };
     rec.declare_work(0.0, (n * (elem + 4) + rows.batch as u64 * 4) as f64);
     let mut bufs = vec![data, rows.indices.binding()];
     if let Some((pal, _)) = palette {
@@ -279,6 +296,16 @@ pub fn gather_f32(
         rows,
         out,
     )
+}
+
+/// Records a gather of integer ids (u32) into `out` as floats.
+pub fn gather_ids(
+    rec: &mut dyn Record,
+    ids: &IndexBuffer,
+    rows: Rows<'_>,
+    out: &wgpu::Buffer,
+) -> Result<()> {
+    launch(rec, &GATHER_IDS, ids.binding(), None, rows, out)
 }
 
 /// Records [`gather`] (rows of a multiple of 4 bytes) and the same rows' targets

@@ -137,11 +137,14 @@ impl Sequential {
         }
         let rows = data[0].len();
         for (d, (ds, dev)) in data.iter().zip(group.devices()).enumerate() {
-            if ds.len() != rows || ds.row_len() != data[0].row_len() {
+            if ds.len() != rows || ds.input_shapes() != data[0].input_shapes() {
                 return Err(Error::ShapeMismatch {
                     op: "fit_parallel",
-                    expected: format!("{rows} rows of {} on every device", data[0].row_len()),
-                    found: format!("{} rows of {} on device {d}", ds.len(), ds.row_len()),
+                    expected: format!(
+                        "{rows} rows of {:?} on every device",
+                        data[0].input_shapes()
+                    ),
+                    found: format!("{} rows of {:?} on device {d}", ds.len(), ds.input_shapes()),
                 });
             }
             if !ds.device().same_as(dev) {
@@ -270,9 +273,9 @@ fn agree_on_the_run(
         (
             "the dataset",
             format!(
-                "{} rows of {} values, targets of {}",
+                "{} rows of {:?} values, targets of {}",
                 data[0].len(),
-                data[0].row_len(),
+                data[0].input_shapes(),
                 data[0].target_len()
             ),
         ),

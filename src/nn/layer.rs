@@ -334,11 +334,18 @@ pub(crate) struct Io {
 /// Where an input of a layer in a model comes from: a model input, or the output of an
 /// earlier layer (layers are kept in a topological order, so always an earlier one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Src {
+pub enum Src {
     /// The model's input `k`.
     Input(usize),
     /// The output of layer `l`.
     Layer(usize),
+}
+
+impl From<Option<usize>> for Src {
+    /// `None`: the first input; `Some(j)`: layer `j` (the form of a one-input graph).
+    fn from(r: Option<usize>) -> Src {
+        r.map_or(Src::Input(0), Src::Layer)
+    }
 }
 
 /// A layer of a model (see the module docs). Its shapes and weights are generic (the model

@@ -150,14 +150,20 @@ impl Sequential {
                     }
                     shape
                 }
-                Src::Input(k) => {
-                    return Err(Error::InvalidArgument {
-                        op: "Model",
-                        name: "inputs",
-                        expected: "one model input".into(),
-                        found: format!("a layer reading input {k}"),
-                    })
-                }
+                Src::Input(k) => match self.more_inputs.get(k - 1) {
+                    Some((shape, _)) => shape.clone(),
+                    None => {
+                        return Err(Error::InvalidArgument {
+                            op: "Model",
+                            name: "inputs",
+                            expected: format!(
+                                "one of the model's {} inputs",
+                                1 + self.more_inputs.len()
+                            ),
+                            found: format!("a layer reading input {k}"),
+                        })
+                    }
+                },
             };
             shapes.push(shape);
         }
@@ -195,6 +201,7 @@ impl Sequential {
             .filter_map(|l| l.spec.name.clone())
             .collect();
         names.extend(self.input_name.clone());
+        names.extend(self.more_inputs.iter().map(|(_, n)| n.clone()));
         let mut with_params = self
             .layers
             .iter()

@@ -22,7 +22,7 @@ impl Model {
                 found: format!("{:?}", data.device()),
             });
         }
-        let (Some(i), Some(o), Some(out_layer)) = (
+        let (Some(_), Some(o), Some(out_layer)) = (
             self.expected_input_shape(),
             self.output_dim(),
             self.output_layer(),
@@ -34,14 +34,33 @@ impl Model {
                 found: "none".into(),
             });
         };
-        let s = data.sample_shape();
-        let same = s == i || (i.last() == Some(&1) && s == &i[..i.len() - 1]);
-        if !same {
+        let (want, have) = (self.input_shapes(), data.input_shapes());
+        if want.len() != have.len() {
             return Err(Error::ShapeMismatch {
                 op,
-                expected: format!("samples of shape {} (the model's input)", sample_shape(i)),
-                found: format!("samples of shape {}", sample_shape(s)),
+                expected: format!(
+                    "{} input columns (the model's inputs: {})",
+                    want.len(),
+                    self.input_names().join(", ")
+                ),
+                found: format!("{} columns", have.len()),
             });
+        }
+        for (k, (&i, &s)) in want.iter().zip(&have).enumerate() {
+            let same = s == i || (i.last() == Some(&1) && s == &i[..i.len() - 1]);
+            // A column given flat holds the same samples (the first is checked as before).
+            let flat = k > 0 && s.len() == 1 && s[0] == i.iter().product::<usize>();
+            if !same && !flat {
+                return Err(Error::ShapeMismatch {
+                    op,
+                    expected: format!(
+                        "samples of shape {} (the model's input {:?})",
+                        sample_shape(i),
+                        self.input_names()[k]
+                    ),
+                    found: format!("samples of shape {}", sample_shape(s)),
+                });
+            }
         }
         if let Some(d) = self.layers[out_layer..]
             .iter()

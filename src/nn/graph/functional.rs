@@ -18,8 +18,9 @@
 //! # Ok::<(), suanli::Error>(())
 //! ```
 //!
-//! One input and one output for now; a layer called twice is two layers (weights are not
-//! shared between calls yet).
+//! One or several inputs (Keras's `Model(inputs=[a, b])`: a dataset's columns in that
+//! order, see [`crate::data::Dataset::with_input`]) and one output for now; a layer called
+//! twice is two layers (weights are not shared between calls yet).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -192,23 +193,42 @@ impl Model {
                 format!("{} layers", self.layers.len()),
             ));
         }
-        let (input, output) = match (inputs, outputs) {
-            ([i], [o]) => (*i, *o),
+        let output = match (inputs, outputs) {
+            ([_, ..], [o]) => *o,
             _ => {
                 return Err(bad(
                     "inputs",
-                    "one input and one output (several are not supported yet)".into(),
+                    "at least one input and one output (several outputs are not supported yet)"
+                        .into(),
                     format!("{} inputs and {} outputs", inputs.len(), outputs.len()),
                 ))
             }
         };
-        let Kind::Input { name: input_name } = &input.0.kind else {
-            return Err(bad(
-                "inputs",
-                "a tensor made by Input".into(),
-                format!("{input:?}"),
-            ));
-        };
+        // Each input's position (what `Src::Input(k)` names) and its name.
+        let mut input_at: HashMap<usize, usize> = HashMap::new();
+        let mut names: Vec<String> = Vec::new();
+        for (k, input) in inputs.iter().enumerate() {
+            let Kind::Input { name } = &input.0.kind else {
+                return Err(bad(
+                    "inputs",
+                    "tensors made by Input".into(),
+                    format!("{input:?} as input {k}"),
+                ));
+            };
+            let name = name.clone().unwrap_or_else(|| match k {
+                0 => "input_layer".into(),
+                _ => format!("input_layer_{k}"),
+            });
+            if input_at.insert(input.id(), k).is_some() || names.contains(&name) {
+                return Err(bad(
+                    "inputs",
+                    "distinct inputs with distinct names".into(),
+                    format!("input {k} ({name:?}) given twice"),
+                ));
+            }
+            names.push(name);
+        }
+        let mut read = vec![false; inputs.len()];
         // Depth-first from the output; a layer's index is its finishing order, so every layer
         // comes after what it reads.
         let mut index: HashMap<usize, usize> = HashMap::new();
@@ -221,7 +241,9 @@ impl Model {
         while let Some((t, next)) = stack.pop() {
             match &t.0.kind {
                 Kind::Input { name } => {
-                    if t.id() != input.id() {
+                    if let Some(&k) = input_at.get(&t.id()) {
+                        read[k] = true;
+                    } else {
                         return Err(bad(
                             "inputs",
                             "layers that read the model's input or each other".into(),
@@ -254,7 +276,7 @@ impl Model {
                     let srcs = inbound
                         .iter()
                         .map(|s| match &s.0.kind {
-                            Kind::Input { .. } => Src::Input(0),
+                            Kind::Input { .. } => Src::Input(input_at[&s.id()]),
                             Kind::Layer { .. } => Src::Layer(index[&s.id()]),
                         })
                         .collect();
@@ -263,8 +285,26 @@ impl Model {
                 }
             }
         }
-        self.input = Some(input.shape().to_vec());
-        self.input_name = input_name.clone();
+        if let Some(k) = read.iter().position(|r| !r) {
+            return Err(bad(
+                "inputs",
+                "inputs the output depends on".into(),
+                format!(
+                    "input {k} ({:?}), which no layer on the way reads",
+                    names[k]
+                ),
+            ));
+        }
+        self.input = Some(inputs[0].shape().to_vec());
+        self.input_name = match &inputs[0].0.kind {
+            Kind::Input { name } => name.clone(),
+            Kind::Layer { .. } => None,
+        };
+        self.more_inputs = inputs[1..]
+            .iter()
+            .zip(&names[1..])
+            .map(|(i, n)| (i.shape().to_vec(), n.clone()))
+            .collect();
         self.append_nodes(nodes)?;
         Ok(self)
     }
@@ -281,19 +321,11 @@ impl Model {
                 found,
             })?;
         let mut m = Model::with_seed(device, seed);
-        m.name = g.name;
-        m.input = Some(g.input_shape);
-        m.input_name = Some(g.input_name);
+        m.set_graph_inputs(g.name, &g.inputs);
         let nodes = g
             .layers
             .into_iter()
-            .map(|(spec, reads)| {
-                let inbound = reads
-                    .iter()
-                    .map(|r| r.map_or(Src::Input(0), Src::Layer))
-                    .collect();
-                (spec, None, Some(inbound))
-            })
+            .map(|(spec, reads)| (spec, None, Some(reads)))
             .collect();
         m.append_nodes(nodes)?;
         Ok(m)
@@ -305,16 +337,52 @@ impl Model {
     /// functional API). A builder that stands for two layers (a Dense with its dropout)
     /// appends both, the second reading the first.
     pub fn add_node(&mut self, layer: impl IntoLayers, reads: &[Option<usize>]) -> Result<()> {
-        let mut inbound: Vec<Src> = reads
-            .iter()
-            .map(|r| r.map_or(Src::Input(0), Src::Layer))
-            .collect();
+        let reads: Vec<Src> = reads.iter().map(|&r| r.into()).collect();
+        self.add_node_from(layer, &reads)
+    }
+
+    /// [`Model::add_node`] reading any of the model's inputs ([`Model::add_input`]) or
+    /// earlier layers.
+    pub fn add_node_from(&mut self, layer: impl IntoLayers, reads: &[Src]) -> Result<()> {
+        let mut inbound: Vec<Src> = reads.to_vec();
         let mut nodes = Vec::new();
         for spec in layer.into_layers()? {
             nodes.push((spec, None, Some(inbound)));
             inbound = vec![Src::Layer(self.layers.len() + nodes.len() - 1)];
         }
         self.append_nodes(nodes)
+    }
+
+    /// The name and inputs of a graph read from a config (names as given, every one).
+    pub(crate) fn set_graph_inputs(&mut self, name: Option<String>, inputs: &[(String, Shape)]) {
+        self.name = name;
+        if let Some((first, more)) = inputs.split_first() {
+            self.input_name = Some(first.0.clone());
+            self.input = Some(first.1.clone());
+            self.more_inputs = more.iter().map(|(n, s)| (s.clone(), n.clone())).collect();
+        }
+    }
+
+    /// Appends an input to a model of several (Keras's `Model(inputs=[a, b])`): layers added
+    /// by [`Model::add_node_from`] read it as `Src::Input(k)`, `k` the index returned (the
+    /// first input is the model's input shape, or the first layer's). For bindings that
+    /// build a graph node by node.
+    pub fn add_input(&mut self, shape: &[usize], name: &str) -> Result<usize> {
+        let taken = self.input_names().iter().any(|n| n == name)
+            || self
+                .layers
+                .iter()
+                .any(|l| l.spec.name.as_deref() == Some(name));
+        if name.is_empty() || taken || shape.is_empty() || shape.contains(&0) {
+            return Err(Error::InvalidArgument {
+                op: "Model::add_input",
+                name: "input",
+                expected: "a shape of sizes ≥ 1 and a name no input or layer has".into(),
+                found: format!("{name:?} of shape {}", sample_shape(shape)),
+            });
+        }
+        self.more_inputs.push((shape.to_vec(), name.to_string()));
+        Ok(self.more_inputs.len())
     }
 
     /// Sets the name of the model's input (Keras's `Input(name=...)`), shown by the summary
@@ -349,8 +417,13 @@ impl Model {
         self.name = Some(name.to_string());
     }
 
-    /// What each layer reads, in order: `None` for the model's input, `Some(j)` for layer
-    /// `j`'s output.
+    /// What each layer reads, in order.
+    pub fn layer_sources(&self) -> Vec<Vec<Src>> {
+        self.layers.iter().map(|l| l.inbound.clone()).collect()
+    }
+
+    /// What each layer reads, in order: `None` for a model input, `Some(j)` for layer `j`'s
+    /// output ([`Model::layer_sources`] tells the inputs apart).
     pub fn layer_inputs(&self) -> Vec<Vec<Option<usize>>> {
         self.layers
             .iter()

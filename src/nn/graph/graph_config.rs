@@ -13,7 +13,8 @@
 //! ```
 //!
 //! (Keras 2's form: each layer with the one call that made it, naming its inputs.) Parsing
-//! is pure and checked, so the fuzzer can drive it: one input layer, one output, every name
+//! is pure and checked, so the fuzzer can drive it: input layers as `input_layers` lists them
+//! (each read by a layer), one output, every name
 //! defined once, every inbound name a layer of the graph, no cycle, and every layer on a path
 //! to the output. The layers come back in a topological order (the order they are listed in
 //! when that is one). A chain (`Sequential`) is still written as the plain list of layers.
@@ -25,18 +26,21 @@ use serde_json::{json, Value};
 use crate::nn::registry::LayerSpec;
 use crate::nn::spec::Shape;
 
+/// What a layer of a graph reads: the model's `k`-th input, or layer `j`'s output.
+pub use crate::nn::layer::Src as Ref;
+
+/// A graph's inputs: each input layer's name and per-sample shape, in `input_layers` order.
+pub type Inputs = Vec<(String, Shape)>;
+
 /// A parsed functional config (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GraphConfig {
     /// The model's name.
     pub name: Option<String>,
-    /// The input layer's name.
-    pub input_name: String,
-    /// The per-sample input shape.
-    pub input_shape: Shape,
-    /// Every layer in a topological order, with what it reads: `None` for the model's
-    /// input, `Some(j)` for the output of layer `j` (an earlier one).
-    pub layers: Vec<(LayerSpec, Vec<Option<usize>>)>,
+    /// Each input layer's name and per-sample shape, in `input_layers` order.
+    pub inputs: Inputs,
+    /// Every layer in a topological order, with what it reads.
+    pub layers: Vec<(LayerSpec, Vec<Ref>)>,
 }
 
 /// What went wrong: (what was expected, what was found).
@@ -46,23 +50,24 @@ fn err<T>(expected: impl Into<String>, found: impl Into<String>) -> Result<T, Co
     Err((expected.into(), found.into()))
 }
 
-/// Writes the functional config of a model named `name` whose input is `input_name` of
-/// `input_shape`, and whose `layers` read what their lists say (`None`: the input).
-pub fn write(
-    name: &str,
-    input_name: &str,
-    input_shape: &[usize],
-    layers: &[(LayerSpec, Vec<Option<usize>>)],
-) -> Value {
+/// Writes the functional config of a model named `name` whose inputs are `inputs` (name,
+/// per-sample shape), and whose `layers` read what their lists say.
+pub fn write(name: &str, inputs: &[(String, Shape)], layers: &[(LayerSpec, Vec<Ref>)]) -> Value {
     let layer_name = |j: usize| layers[j].0.name.clone().unwrap_or_default();
-    let mut dims = vec![Value::Null];
-    dims.extend(input_shape.iter().map(|&d| Value::from(d)));
-    let mut out = vec![json!({
-        "class_name": "InputLayer",
-        "name": input_name,
-        "config": {"name": input_name, "batch_input_shape": dims, "dtype": "float32"},
-        "inbound_nodes": [],
-    })];
+    let input_name = |k: usize| inputs.get(k).map(|i| i.0.clone()).unwrap_or_default();
+    let mut out: Vec<Value> = inputs
+        .iter()
+        .map(|(input_name, input_shape)| {
+            let mut dims = vec![Value::Null];
+            dims.extend(input_shape.iter().map(|&d| Value::from(d)));
+            json!({
+                "class_name": "InputLayer",
+                "name": input_name,
+                "config": {"name": input_name, "batch_input_shape": dims, "dtype": "float32"},
+                "inbound_nodes": [],
+            })
+        })
+        .collect();
     for (spec, inbound) in layers {
         let mut spec = spec.clone();
         spec.input_shape = None;
@@ -70,7 +75,10 @@ pub fn write(
         let calls: Vec<Value> = inbound
             .iter()
             .map(|s| {
-                let from = s.map_or_else(|| input_name.to_string(), layer_name);
+                let from = match *s {
+                    Ref::Input(k) => input_name(k),
+                    Ref::Layer(j) => layer_name(j),
+                };
                 json!([from, 0, 0, {}])
             })
             .collect();
@@ -90,7 +98,7 @@ pub fn write(
         "config": {
             "name": name,
             "layers": out,
-            "input_layers": [[input_name, 0, 0]],
+            "input_layers": inputs.iter().map(|(n, _)| json!([n, 0, 0])).collect::<Vec<_>>(),
             "output_layers": [[last, 0, 0]],
         }
     })
@@ -111,7 +119,27 @@ fn reference(v: &Value, what: &str) -> Result<String, ConfigError> {
     }
 }
 
-/// The single reference of `input_layers` or `output_layers`.
+/// The references of `input_layers` (at least one, each once).
+fn references(config: &Value, key: &str) -> Result<Vec<String>, ConfigError> {
+    match config[key].as_array() {
+        Some(list) if !list.is_empty() => {
+            let names: Vec<String> = list
+                .iter()
+                .map(|r| reference(r, key))
+                .collect::<Result<_, _>>()?;
+            if let Some(i) = (1..names.len()).find(|&i| names[..i].contains(&names[i])) {
+                return err(
+                    format!("each name once in {key}"),
+                    format!("{:?} twice", names[i]),
+                );
+            }
+            Ok(names)
+        }
+        _ => err(format!("a non-empty {key} list"), config[key].to_string()),
+    }
+}
+
+/// The single reference of `output_layers`.
 fn single_reference(config: &Value, key: &str) -> Result<String, ConfigError> {
     match config[key].as_array().map(Vec::as_slice) {
         Some([one]) => reference(one, key),
@@ -133,9 +161,9 @@ pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
         .as_array()
         .ok_or_else(|| ("a \"layers\" list".to_string(), config.to_string()))?;
     let name = config["name"].as_str().map(str::to_string);
-    let input_name = single_reference(config, "input_layers")?;
+    let input_names = references(config, "input_layers")?;
     let output_name = single_reference(config, "output_layers")?;
-    let mut input_shape: Option<Shape> = None;
+    let mut input_shapes: Vec<Option<Shape>> = vec![None; input_names.len()];
     // Every layer but the input: its spec and the names it reads.
     let mut nodes: Vec<(LayerSpec, Vec<String>)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
@@ -147,13 +175,14 @@ pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
             .filter(|n| !n.is_empty())
             .ok_or_else(|| (format!("a name for layer {i}"), layer.to_string()))?
             .to_string();
-        if lname == input_name || class == "InputLayer" {
-            if class != "InputLayer" || lname != input_name || input_shape.is_some() {
+        let at = input_names.iter().position(|n| *n == lname);
+        if at.is_some() || class == "InputLayer" {
+            let Some(k) = at.filter(|&k| class == "InputLayer" && input_shapes[k].is_none()) else {
                 return err(
-                    format!("one InputLayer, named {input_name:?} as input_layers says"),
+                    format!("one InputLayer for each of input_layers {input_names:?}"),
                     format!("{class} {lname:?}"),
                 );
-            }
+            };
             let c = &layer["config"];
             let (dims, skip) = match (&c["batch_input_shape"], &c["batch_shape"], &c["shape"]) {
                 (Value::Array(a), _, _) | (_, Value::Array(a), _) => (a, 1),
@@ -170,7 +199,7 @@ pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
                 })
                 .collect();
             match shape {
-                Some(s) if !s.is_empty() => input_shape = Some(s),
+                Some(s) if !s.is_empty() => input_shapes[k] = Some(s),
                 _ => return err("an input shape of sizes of at least 1", c.to_string()),
             }
             continue;
@@ -211,19 +240,18 @@ pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
         spec.name = Some(lname);
         nodes.push((spec, from));
     }
-    let input_shape = input_shape.ok_or_else(|| {
-        (
-            format!("an InputLayer named {input_name:?}"),
-            "none".to_string(),
-        )
-    })?;
+    let mut inputs = Vec::with_capacity(input_names.len());
+    for (n, s) in input_names.iter().zip(input_shapes) {
+        let s = s.ok_or_else(|| (format!("an InputLayer named {n:?}"), "none".to_string()))?;
+        inputs.push((n.clone(), s));
+    }
     // Edges, with every name checked.
-    let mut reads: Vec<Vec<Option<usize>>> = Vec::with_capacity(nodes.len());
+    let mut reads: Vec<Vec<Ref>> = Vec::with_capacity(nodes.len());
     for (spec, from) in &nodes {
         let mut r = Vec::with_capacity(from.len());
         for f in from {
-            if *f == input_name {
-                r.push(None);
+            if let Some(k) = input_names.iter().position(|n| n == f) {
+                r.push(Ref::Input(k));
             } else {
                 let j = index.get(f).ok_or_else(|| {
                     (
@@ -234,7 +262,7 @@ pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
                         format!("{f:?}, which is not"),
                     )
                 })?;
-                r.push(Some(*j));
+                r.push(Ref::Layer(*j));
             }
         }
         reads.push(r);
@@ -245,7 +273,7 @@ pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
             format!("{output_name:?}"),
         )
     })?;
-    let order = topological(&reads, out).map_err(|e| {
+    let order = topological(&reads, out, inputs.len()).map_err(|e| {
         (
             e.0,
             e.1.map_or_else(String::new, |j| {
@@ -260,24 +288,30 @@ pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
     let layers = order
         .iter()
         .map(|&j| {
-            let r = reads[j].iter().map(|s| s.map(|p| new_index[p])).collect();
+            let r = reads[j]
+                .iter()
+                .map(|s| match *s {
+                    Ref::Layer(p) => Ref::Layer(new_index[p]),
+                    input => input,
+                })
+                .collect();
             (nodes[j].0.clone(), r)
         })
         .collect();
     Ok(GraphConfig {
         name,
-        input_name,
-        input_shape,
+        inputs,
         layers,
     })
 }
 
 /// A topological order of the layers that lead to `out` (each after what it reads), keeping
 /// the given order where it is one; `out` last. Errors name a layer on a cycle or one that
-/// does not lead to the output.
+/// does not lead to the output, or an input (of `inputs`) that nothing on the way reads.
 fn topological(
-    reads: &[Vec<Option<usize>>],
+    reads: &[Vec<Ref>],
     out: usize,
+    inputs: usize,
 ) -> Result<Vec<usize>, (String, Option<usize>)> {
     // Depth-first from the output, iteratively (a file may be deep), colouring nodes.
     #[derive(Clone, Copy, PartialEq)]
@@ -294,7 +328,7 @@ fn topological(
     while let Some(&mut (j, ref mut next)) = stack.last_mut() {
         if let Some(src) = reads[j].get(*next) {
             *next += 1;
-            if let Some(p) = *src {
+            if let Ref::Layer(p) = *src {
                 match mark[p] {
                     Mark::New => {
                         mark[p] = Mark::Open;
@@ -313,12 +347,21 @@ fn topological(
     if let Some(dead) = mark.iter().position(|m| *m != Mark::Done) {
         return Err(("every layer on a path to the output".into(), Some(dead)));
     }
+    let read: Vec<bool> = (0..inputs)
+        .map(|k| reads.iter().flatten().any(|r| *r == Ref::Input(k)))
+        .collect();
+    if let Some(k) = read.iter().position(|r| !r) {
+        return Err((
+            format!("every input read by a layer (input {k} is not)"),
+            None,
+        ));
+    }
     // Keep the listed order where it is already topological: a stable sort by depth-first
     // finish would reorder; use the listed order when every edge points back.
     let listed_ok = reads
         .iter()
         .enumerate()
-        .all(|(j, r)| r.iter().all(|s| s.is_none_or(|p| p < j)))
+        .all(|(j, r)| r.iter().all(|s| !matches!(*s, Ref::Layer(p) if p >= j)))
         && out == n - 1;
     if listed_ok {
         return Ok((0..n).collect());

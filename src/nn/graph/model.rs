@@ -60,6 +60,9 @@ pub struct Model {
     pub(crate) name: Option<String>,
     /// The input's name (Keras's `Input(name=...)`).
     pub(crate) input_name: Option<String>,
+    /// The inputs after the first (Keras's `Model(inputs=[a, b, ...])`): per-sample shape
+    /// and name, read by layers as `Src::Input(1..)`.
+    pub(crate) more_inputs: Vec<(Shape, String)>,
     /// How the optimizer clips gradients ([`Model::set_gradient_clipping`]).
     pub(crate) clip: crate::nn::train::clip::Clip,
 }
@@ -88,6 +91,7 @@ impl Model {
             seed,
             name: None,
             input_name: None,
+            more_inputs: Vec::new(),
             clip: crate::nn::train::clip::Clip::default(),
         }
     }
@@ -251,6 +255,22 @@ impl Model {
             .or(self.input.as_deref())
     }
 
+    /// The per-sample shape of every input, the first's first (see
+    /// [`Model::expected_input_shape`]).
+    pub fn input_shapes(&self) -> Vec<&[usize]> {
+        let first = self.expected_input_shape().unwrap_or(&[]);
+        std::iter::once(first)
+            .chain(self.more_inputs.iter().map(|(s, _)| s.as_slice()))
+            .collect()
+    }
+
+    /// The name of every input, the first's first.
+    pub fn input_names(&self) -> Vec<String> {
+        std::iter::once(self.input_name())
+            .chain(self.more_inputs.iter().map(|(_, n)| n.clone()))
+            .collect()
+    }
+
     /// Whether the layers form a chain, each reading the one before (a `Sequential`).
     pub fn is_chain(&self) -> bool {
         self.layers.iter().enumerate().all(|(i, l)| {
@@ -290,7 +310,6 @@ impl Model {
             .unwrap_or_else(|| if graph { "functional" } else { "sequential" }.into());
         let mut s = format!("Model: \"{title}\"\n");
         // The first column fits the longest "name (Type)", 34 wide at least (Keras's).
-        let input_name = self.input_name();
         let col = self
             .layers
             .iter()
@@ -299,7 +318,12 @@ impl Model {
                     + l.spec.config.class_name().len()
                     + 4
             })
-            .chain(graph.then(|| input_name.chars().count() + 14))
+            .chain(
+                self.input_names()
+                    .iter()
+                    .filter(|_| graph)
+                    .map(|n| n.chars().count() + 14),
+            )
             .max()
             .unwrap_or(0)
             .max(34);
@@ -313,13 +337,14 @@ impl Model {
             if graph { "  Connected to" } else { "" }
         ));
         if graph {
-            let shape = self.expected_input_shape().unwrap_or(&[]);
-            let name = format!("{input_name} (InputLayer)");
-            s.push_str(&format!(
-                "{name:<col$}{:<24}{:>12}  -\n",
-                keras_shape(shape),
-                0
-            ));
+            for (shape, name) in self.input_shapes().iter().zip(self.input_names()) {
+                let name = format!("{name} (InputLayer)");
+                s.push_str(&format!(
+                    "{name:<col$}{:<24}{:>12}  -\n",
+                    keras_shape(shape),
+                    0
+                ));
+            }
         }
         for l in &self.layers {
             let io = l.io();
@@ -379,7 +404,11 @@ impl Model {
     /// The name of what `src` refers to: the input's or a layer's.
     pub(crate) fn src_name(&self, src: Src) -> String {
         match src {
-            Src::Input(_) => self.input_name(),
+            Src::Input(0) => self.input_name(),
+            Src::Input(k) => self
+                .more_inputs
+                .get(k - 1)
+                .map_or_else(|| format!("input {k}"), |(_, n)| n.clone()),
             Src::Layer(j) => self.layers[j].spec.name.clone().unwrap_or_default(),
         }
     }
@@ -503,6 +532,7 @@ impl Model {
         m.input = self.input.clone();
         m.name = self.name.clone();
         m.input_name = self.input_name.clone();
+        m.more_inputs = self.more_inputs.clone();
         m.clip = self.clip;
         for l in &self.layers {
             let w = Weights {

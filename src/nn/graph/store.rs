@@ -92,25 +92,19 @@ impl Sequential {
         if self.is_chain() {
             return self.layers.iter().map(|l| l.spec.to_json()).collect();
         }
-        let layers: Vec<(crate::nn::registry::LayerSpec, Vec<Option<usize>>)> = self
+        let layers: Vec<(crate::nn::registry::LayerSpec, Vec<Src>)> = self
             .layers
             .iter()
-            .map(|l| {
-                let reads = l
-                    .inbound
-                    .iter()
-                    .map(|s| match s {
-                        Src::Input(_) => None,
-                        Src::Layer(j) => Some(*j),
-                    })
-                    .collect();
-                (l.spec.clone(), reads)
-            })
+            .map(|l| (l.spec.clone(), l.inbound.clone()))
+            .collect();
+        let inputs: Vec<(String, crate::nn::spec::Shape)> = self
+            .input_names()
+            .into_iter()
+            .zip(self.input_shapes().into_iter().map(<[usize]>::to_vec))
             .collect();
         graph_config::write(
             self.name.as_deref().unwrap_or("functional"),
-            &self.input_name(),
-            self.expected_input_shape().unwrap_or(&[]),
+            &inputs,
             &layers,
         )
     }
@@ -140,10 +134,8 @@ impl Sequential {
         file: &ModelFile,
     ) -> Result<(Sequential, HashMap<String, String>)> {
         let mut model = Sequential::new(device);
-        if let Some((name, input_name, shape)) = &file.graph {
-            model.name = name.clone();
-            model.input_name = Some(input_name.clone());
-            model.input = Some(shape.clone());
+        if let Some((name, inputs)) = &file.graph {
+            model.set_graph_inputs(name.clone(), inputs);
         }
         for rec in &file.layers {
             let mut w = Weights::default();
@@ -155,12 +147,7 @@ impl Sequential {
                     w.state.push(t);
                 }
             }
-            let inbound = rec
-                .inbound
-                .iter()
-                .map(|s| s.map_or(Src::Input(0), Src::Layer))
-                .collect();
-            model.push_with_weights(rec.spec.clone(), w, inbound)?;
+            model.push_with_weights(rec.spec.clone(), w, rec.inbound.clone())?;
         }
         Ok((model, file.metadata.clone()))
     }

@@ -134,36 +134,62 @@ impl Model {
     /// shape…): the same forward description as training, recorded with every activation
     /// applied and the moving statistics of normalisation layers.
     pub fn predict(&self, x: &Tensor) -> Result<Tensor> {
-        x.check_device(&self.device, "predict")?;
-        let want = self.expected_input_shape().unwrap_or(&[]).to_vec();
-        let rows = match x.shape().split_first() {
-            Some((&r, rest))
-                if r > 0
-                    && (rest == want.as_slice() || rest == [want.iter().product::<usize>()]) =>
-            {
-                r
-            }
-            _ => {
-                return Err(Error::ShapeMismatch {
-                    op: "predict",
-                    expected: format!(
-                        "(samples ≥ 1, {}) for samples of shape {}",
-                        want.iter()
-                            .map(|d| d.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        sample_shape(&want)
-                    ),
-                    found: format!("{:?}", x.shape()),
-                })
-            }
-        };
-        let mut shape = vec![rows];
-        shape.extend_from_slice(&want);
-        let x = x.reshape(&shape)?;
+        self.predict_inputs(&[x])
+    }
+
+    /// [`Model::predict`] for a model of several inputs: one tensor per input, in the
+    /// model's order, each (samples, that input's shape…) with the same samples.
+    pub fn predict_inputs(&self, xs: &[&Tensor]) -> Result<Tensor> {
+        let wants = self.input_shapes();
+        if xs.len() != wants.len() {
+            return Err(Error::InvalidArgument {
+                op: "predict",
+                name: "x",
+                expected: format!(
+                    "{} arrays (the model's inputs: {})",
+                    wants.len(),
+                    self.input_names().join(", ")
+                ),
+                found: format!("{} arrays", xs.len()),
+            });
+        }
+        let mut rows = None;
+        let mut inputs = Vec::with_capacity(xs.len());
+        for (k, (x, want)) in xs.iter().zip(&wants).enumerate() {
+            x.check_device(&self.device, "predict")?;
+            let r = match x.shape().split_first() {
+                Some((&r, rest))
+                    if r > 0
+                        && rows.is_none_or(|n| n == r)
+                        && (rest == *want || rest == [want.iter().product::<usize>()]) =>
+                {
+                    r
+                }
+                _ => {
+                    return Err(Error::ShapeMismatch {
+                        op: "predict",
+                        expected: format!(
+                            "(samples ≥ 1{}, {}) for samples of shape {} (input {k})",
+                            rows.map_or(String::new(), |n| format!(" = {n}")),
+                            want.iter()
+                                .map(|d| d.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            sample_shape(want)
+                        ),
+                        found: format!("{:?}", x.shape()),
+                    })
+                }
+            };
+            rows = Some(r);
+            let mut shape = vec![r];
+            shape.extend_from_slice(want);
+            inputs.push(x.reshape(&shape)?);
+        }
+        let rows = rows.unwrap_or(0);
         let mut rec = Recorder::new(&self.device);
         let mut cx = Cx::new(&mut rec, rows, Mode::Predict);
-        let saved = forward(self, &mut cx, &[x])?;
+        let saved = forward(self, &mut cx, &inputs)?;
         let h = saved
             .last()
             .map(|s| s.output.clone())

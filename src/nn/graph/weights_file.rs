@@ -31,9 +31,8 @@ pub struct LayerRecord {
     pub spec: LayerSpec,
     /// Per-sample input shape (the first input's).
     pub input: Shape,
-    /// What the layer reads, in order: `None` for the model's input, `Some(j)` for layer
-    /// `j`'s output (an earlier layer).
-    pub inbound: Vec<Option<usize>>,
+    /// What the layer reads, in order: a model input, or an earlier layer's output.
+    pub inbound: Vec<graph_config::Ref>,
     /// The per-sample shape of each input.
     pub inputs: Vec<Shape>,
     /// Per-sample output shape.
@@ -62,8 +61,9 @@ pub struct ModelFile {
     /// The tensor names of every weight, in the order of `layers` (for the optimizer state
     /// of a checkpoint, named after them).
     pub names: Vec<String>,
-    /// For a graph (a functional config): the model's name, its input's name and shape.
-    pub graph: Option<(Option<String>, String, Shape)>,
+    /// For a graph (a functional config): the model's name, and its inputs' names and
+    /// shapes.
+    pub graph: Option<(Option<String>, graph_config::Inputs)>,
 }
 
 /// The format of files with layer specs.
@@ -111,15 +111,17 @@ pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
     let arch: serde_json::Value =
         serde_json::from_str(arch).map_err(|e| bad("architecture JSON".into(), e.to_string()))?;
     let mut graph = None;
-    let (specs, reads): (Vec<LayerSpec>, Vec<Vec<Option<usize>>>) = match &arch {
+    let (specs, reads): (Vec<LayerSpec>, Vec<Vec<graph_config::Ref>>) = match &arch {
         serde_json::Value::Array(list) => {
             let specs = chain_specs(list).map_err(|e| bad(e.0, e.1))?;
-            let reads = (0..specs.len()).map(|i| vec![i.checked_sub(1)]).collect();
+            let reads = (0..specs.len())
+                .map(|i| vec![i.checked_sub(1).into()])
+                .collect();
             (specs, reads)
         }
         serde_json::Value::Object(_) => {
             let g = graph_config::parse(&arch).map_err(|e| bad(e.0, e.1))?;
-            graph = Some((g.name, g.input_name, g.input_shape));
+            graph = Some((g.name, g.inputs));
             g.layers.into_iter().unzip()
         }
         other => {
@@ -140,9 +142,12 @@ pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
             .check()
             .map_err(|e| bad(format!("valid arguments for layer {i}"), e.to_string()))?;
         let inputs: Vec<Shape> = match &graph {
-            Some((_, _, shape)) => inbound
+            Some((_, ins)) => inbound
                 .iter()
-                .map(|s| s.map_or_else(|| shape.clone(), |j| layers[j].output.clone()))
+                .map(|s| match *s {
+                    graph_config::Ref::Input(k) => ins[k].1.clone(),
+                    graph_config::Ref::Layer(j) => layers[j].output.clone(),
+                })
                 .collect(),
             None => vec![chain_input(i, &spec, layers.last()).map_err(|e| bad(e.0, e.1))?],
         };

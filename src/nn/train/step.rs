@@ -270,6 +270,11 @@ impl StepProgram {
         cap.set_table_uniforms(false);
         let mut cx = Cx::new(&mut cap, batch, mode);
         let x0 = cx.tensor(model.expected_input_shape().unwrap_or(&[data.row_len()]))?;
+        // The other inputs' batches, from the dataset's other columns.
+        let more: Vec<Tensor> = model.input_shapes()[1..]
+            .iter()
+            .map(|s| cx.tensor(s))
+            .collect::<Result<_>>()?;
         let y = cx.tensor(&[data.target_len()])?;
         let w = if data.has_weights() {
             Some(cx.tensor(&[1])?)
@@ -279,9 +284,11 @@ impl StepProgram {
         let gather: Vec<Slot> = (0..data.gather_dispatches()).map(Slot::Gather).collect();
         cx.per_step(&gather, |rec| {
             let wb = w.as_ref().map(|w| w.buffer());
-            data.gather(rec, idx, 0, batch, x0.buffer(), y.buffer(), wb)
+            let mb: Vec<&wgpu::Buffer> = more.iter().map(|t| t.buffer()).collect();
+            data.gather(rec, idx, 0, batch, x0.buffer(), y.buffer(), wb, &mb)
         })?;
-        let saved = walk::forward(model, &mut cx, std::slice::from_ref(&x0))?;
+        let inputs: Vec<Tensor> = std::iter::once(x0).chain(more).collect();
+        let saved = walk::forward(model, &mut cx, &inputs)?;
         let h = saved
             .last()
             .map(|s| s.output.clone())
