@@ -4,8 +4,10 @@
 //! the environment) or on the `mnist_mlp` example, and checks what the processes wrote and
 //! how they ended:
 //! - two ranks train the same weights as one device (1e-5 relative L2 after 100 steps), and
-//!   the two ranks' replicas are bit-identical; a small CNN too, and with batch
-//!   normalisation the ranks agree on the moving statistics;
+//!   the two ranks' replicas are bit-identical: an MLP, a small CNN, and a graph that is not a
+//!   chain (built with the functional API: a residual block, `Add`, beside a second branch
+//!   from the input, `Concatenate`); with batch normalisation the ranks agree on the moving
+//!   statistics;
 //! - ranks started with different settings refuse to train, naming the setting;
 //! - a rank that returns an error, exits, is killed or hangs makes the other exit non-zero
 //!   within 60 s of the fault (timed from the line announcing it, whatever the steps before
@@ -22,7 +24,9 @@ use std::time::{Duration, Instant};
 use suanli::data::Dataset;
 use suanli::multi::mpi::Mpi;
 use suanli::multi::{DeviceGroup, Exchange, ParallelOptions};
-use suanli::nn::{Dense, FitOptions, Loss, Optimizer, Sequential};
+use suanli::nn::{
+    Add, Call, Concatenate, Dense, FitOptions, Input, Loss, Model, Optimizer, Sequential,
+};
 use suanli::random::Rng;
 
 /// Synthetic classification rows (4 classes, 20 features).
@@ -48,6 +52,26 @@ fn model(dev: &suanli::Device) -> Sequential {
     m.add(Dense::new(48, "tanh").input_dim(20)).unwrap();
     m.add(Dense::new(24, "gelu")).unwrap();
     m.add(Dense::new(4, "softmax")).unwrap();
+    m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
+        .unwrap();
+    m
+}
+
+/// The graph of the graph job, on the rows of the MLP: a residual block beside a second
+/// branch from the input, so gradients meet where the branches fork (at `h` and at the input)
+/// and pass through both merges,
+/// `x → Dense(tanh) = h → Dense(gelu) → Add(h, ·) ┐`
+/// `x → Dense(sigmoid) ───────────────────────────┴ Concatenate → Dense(softmax)`.
+/// Smooth activations, as [`model`].
+fn graph_model(dev: &suanli::Device) -> Model {
+    let x = Input::new(&[20]);
+    let h = Dense::new(32, "tanh").call(&x).unwrap();
+    let r = Dense::new(32, "gelu").call(&h).unwrap();
+    let s = Add::new().call_on(&[&h, &r]).unwrap();
+    let b = Dense::new(12, "sigmoid").call(&x).unwrap();
+    let c = Concatenate::new(-1).call_on(&[&s, &b]).unwrap();
+    let y = Dense::new(4, "softmax").call(&c).unwrap();
+    let mut m = Model::with_seed(dev, 9).build(&[&x], &[&y]).unwrap();
     m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
         .unwrap();
     m
@@ -223,7 +247,11 @@ fn mpi_worker() {
         "cnn" | "bn" => (cnn_data(&dev), common::smooth_cnn(&dev, 4, job == "bn")),
         _ => {
             let (x, y) = rows(ROWS);
-            (Dataset::from_f32(&dev, &x, 20, &y).unwrap(), model(&dev))
+            let m = match job.as_str() {
+                "graph" => graph_model(&dev),
+                _ => model(&dev),
+            };
+            (Dataset::from_f32(&dev, &x, 20, &y).unwrap(), m)
         }
     };
     let group = DeviceGroup::from_devices(vec![dev.clone()]).unwrap();
@@ -290,6 +318,59 @@ fn two_ranks_train_the_weights_of_one_device() {
     );
     // And training moved the weights (the comparison is not of two untouched models).
     let init = weights(&model(&dev), &dir.join("init.safetensors"));
+    let moved: f64 = init
+        .iter()
+        .zip(&want)
+        .map(|(a, b)| ((a - b) as f64).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    assert!(moved > 1e-2, "training barely moved the weights ({moved})");
+}
+
+/// A graph that is not a chain (a residual block and a second branch, merged) trains on two
+/// ranks as on one device, as the MLP does.
+#[test]
+fn two_ranks_train_a_graph_model_like_one_device() {
+    let Some(dev) = common::device() else {
+        return;
+    };
+    let dir = out_dir("graph");
+    let o = worker("graph", &dir);
+    assert!(o.status.success(), "{}", text(&o));
+    let got = tensors(&dir.join("rank0.safetensors"));
+    let r1 = tensors(&dir.join("rank1.safetensors"));
+    assert!(
+        got.iter()
+            .map(|v| v.to_bits())
+            .eq(r1.iter().map(|v| v.to_bits())),
+        "the two ranks' replicas differ"
+    );
+    let (x, y) = rows(ROWS);
+    let data = Dataset::from_f32(&dev, &x, 20, &y).unwrap();
+    let mut m = graph_model(&dev);
+    // The model is the graph, not a chain that happens to have merge layers.
+    let summary = m.summary();
+    assert!(
+        summary.contains("Add") && summary.contains("Concatenate"),
+        "{summary}"
+    );
+    m.fit(
+        &data,
+        FitOptions {
+            epochs: 1,
+            batch_size: BATCH,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let want = weights(&m, &dir.join("single.safetensors"));
+    let rel = common::rel_l2(&got, &want.iter().map(|&v| v as f64).collect::<Vec<_>>());
+    eprintln!("a graph model on two ranks vs one device after 100 steps: relative L2 {rel:e}");
+    assert!(
+        rel < 1e-5,
+        "a graph model on two ranks vs one device after 100 steps: relative L2 {rel:e}"
+    );
+    let init = weights(&graph_model(&dev), &dir.join("init.safetensors"));
     let moved: f64 = init
         .iter()
         .zip(&want)
