@@ -110,13 +110,20 @@ _DEFAULTS = {
 }
 
 
+# Arguments of _DEFAULTS that only some optimizers have in Keras (SGD(amsgrad=...) is a
+# TypeError there too).
+_OWN = {"Adam": {"amsgrad"}, "AdamW": {"amsgrad"}, "RMSprop": {"momentum", "centered"}}
+_OWN_ANY = {"amsgrad", "momentum", "centered"}
+
+
 def _clip(name: str, kwargs: Dict[str, Any]) -> Dict[str, float]:
     """Keras's gradient clipping arguments (``clipnorm``, ``clipvalue``, ``global_clipnorm``;
     None for off), checked here. Keras's other arguments are accepted at their defaults
     (``weight_decay`` other than AdamW's, ``amsgrad``, ``use_ema``, ... otherwise raise
     ``NotImplementedError`` saying so); anything else is a ``TypeError``. Clipping makes the
     engine apply the optimizer to whole gradients (the unfused path)."""
-    extra = sorted(k for k in kwargs if k not in _CLIP and k not in _DEFAULTS)
+    own = _OWN.get(name, set())
+    extra = sorted(k for k in kwargs if k not in _CLIP and (k not in _DEFAULTS or k in _OWN_ANY and k not in own))
     if extra:
         raise TypeError(f"{name}: unsupported arguments {extra}")
     for k, allowed in _DEFAULTS.items():
