@@ -11,7 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use suanli::nn::{
-    Clip, FitOptions, History, LayerSpec, Metric, MetricsServer, Optimizer, Sequential,
+    Clip, FitOptions, History, LayerSpec, Metric, MetricsServer, Optimizer, Sequential, Src,
     ValidationFreq,
 };
 use suanli::Tensor;
@@ -63,15 +63,40 @@ impl PyModel {
     }
 
     /// Appends a layer of a graph (the functional API), given by its spec as JSON, reading
-    /// `reads`: -1 for the model's input, `j` for layer `j`'s output.
+    /// `reads`: -1 - k for the model's input k (-1 the first), `j` for layer `j`'s output.
     fn add_node(&mut self, spec: &str, reads: Vec<i64>) -> PyResult<()> {
         let v: serde_json::Value = serde_json::from_str(spec)
             .map_err(|e| PyValueError::new_err(format!("layer spec: {e}")))?;
-        let reads: Vec<Option<usize>> = reads
+        let reads: Vec<Src> = reads
             .iter()
-            .map(|&r| if r < 0 { None } else { Some(r as usize) })
+            .map(|&r| {
+                if r < 0 {
+                    Src::Input((-1 - r) as usize)
+                } else {
+                    Src::Layer(r as usize)
+                }
+            })
             .collect();
-        self.inner.add_node(v, &reads).py()
+        self.inner.add_node_from(v, &reads).py()
+    }
+
+    /// Appends an input after the first (Keras's `Model(inputs=[a, b])`); its index.
+    fn add_input(&mut self, shape: Vec<usize>, name: &str) -> PyResult<usize> {
+        self.inner.add_input(&shape, name).py()
+    }
+
+    /// Every input's name, the first's first.
+    fn input_names(&self) -> Vec<String> {
+        self.inner.input_names()
+    }
+
+    /// Every input's per-sample shape, the first's first.
+    fn input_shapes(&self) -> Vec<Vec<usize>> {
+        self.inner
+            .input_shapes()
+            .iter()
+            .map(|s| s.to_vec())
+            .collect()
     }
 
     /// Names the model and its input (Keras's `Model(name=)` and `Input(name=)`).
@@ -93,9 +118,16 @@ impl PyModel {
         }
         Some(
             self.inner
-                .layer_inputs()
+                .layer_sources()
                 .into_iter()
-                .map(|r| r.into_iter().map(|s| s.map_or(-1, |j| j as i64)).collect())
+                .map(|r| {
+                    r.into_iter()
+                        .map(|s| match s {
+                            Src::Input(k) => -1 - k as i64,
+                            Src::Layer(j) => j as i64,
+                        })
+                        .collect()
+                })
                 .collect(),
         )
     }
@@ -444,18 +476,46 @@ impl PyModel {
         x: &Bound<'py, PyAny>,
         batch_size: usize,
     ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
-        let (m, sample) = convert::samples(x, "predict x", false)?;
-        let (rows, cols) = (m.rows, m.cols);
-        let data = m.into_f32();
-        let want = self.inner.expected_input_shape().unwrap_or(&[]).to_vec();
-        let squeezed = want.last() == Some(&1) && sample == want[..want.len() - 1];
-        if sample != want && !squeezed {
+        let arrays = crate::train::columns(x)?;
+        let wants: Vec<Vec<usize>> = self
+            .inner
+            .input_shapes()
+            .iter()
+            .map(|s| s.to_vec())
+            .collect();
+        if arrays.len() != wants.len() {
             return Err(PyValueError::new_err(format!(
-                "predict x: expected samples of shape {} (the model's input); found {}",
-                suanli::nn::spec::sample_shape(&want),
-                suanli::nn::spec::sample_shape(&sample)
+                "predict x: expected {} arrays (the model's inputs {:?}); found {}",
+                wants.len(),
+                self.inner.input_names(),
+                arrays.len()
             )));
         }
+        // Each input's (values per sample, values), every one of `rows` samples.
+        let mut rows = None;
+        let mut inputs: Vec<(usize, Vec<f32>)> = Vec::with_capacity(arrays.len());
+        for (k, (a, want)) in arrays.iter().zip(&wants).enumerate() {
+            let (m, sample) = convert::samples(a, "predict x", false)?;
+            let squeezed = want.last() == Some(&1) && sample == want[..want.len() - 1];
+            if sample != *want && !squeezed {
+                return Err(PyValueError::new_err(format!(
+                    "predict x: expected samples of shape {} (the model's input {k}); found {}",
+                    suanli::nn::spec::sample_shape(want),
+                    suanli::nn::spec::sample_shape(&sample)
+                )));
+            }
+            if rows.is_some_and(|r| r != m.rows) {
+                return Err(PyValueError::new_err(format!(
+                    "predict x: x[0] has {} samples but x[{k}] has {}",
+                    rows.unwrap_or(0),
+                    m.rows
+                )));
+            }
+            rows = Some(m.rows);
+            inputs.push((m.cols, m.into_f32()));
+        }
+        let rows = rows.unwrap_or(0);
+        let cols: usize = inputs.iter().map(|(c, _)| *c).sum();
         let outs = self.inner.output_dim().unwrap_or(0);
         let out_shape = self.inner.output_shape().unwrap_or(&[]).to_vec();
         let dev = self.inner.device();
@@ -467,10 +527,17 @@ impl PyModel {
             let mut out = Vec::with_capacity(rows * outs);
             for start in (0..rows).step_by(chunk) {
                 let n = chunk.min(rows - start);
-                let mut shape = vec![n];
-                shape.extend_from_slice(&want);
-                let t = Tensor::from_slice(dev, &data[start * cols..(start + n) * cols], &shape)?;
-                out.extend(self.inner.predict(&t)?.to_vec()?);
+                let ts = inputs
+                    .iter()
+                    .zip(&wants)
+                    .map(|((c, data), want)| {
+                        let mut shape = vec![n];
+                        shape.extend_from_slice(want);
+                        Tensor::from_slice(dev, &data[start * c..(start + n) * c], &shape)
+                    })
+                    .collect::<suanli::Result<Vec<Tensor>>>()?;
+                let refs: Vec<&Tensor> = ts.iter().collect();
+                out.extend(self.inner.predict_inputs(&refs)?.to_vec()?);
             }
             Ok(out)
         });

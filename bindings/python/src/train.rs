@@ -58,7 +58,64 @@ pub fn weighted(
     }
 }
 
+/// The arrays of `x`: the columns of a model of several inputs (Python's `_Columns`, in the
+/// model's input order), else `x` alone.
+pub fn columns<'py>(x: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    match x.getattr("_suanli_columns") {
+        Ok(c) => c.extract(),
+        Err(_) => Ok(vec![x.clone()]),
+    }
+}
+
+/// Whether `x` is a NumPy array (or anything with a dtype) of integers.
+fn is_integer(x: &Bound<'_, PyAny>) -> bool {
+    x.getattr("dtype")
+        .and_then(|d| d.getattr("kind"))
+        .and_then(|k| k.extract::<String>())
+        .is_ok_and(|k| k == "i" || k == "u")
+}
+
 pub fn dataset(
+    py: Python<'_>,
+    model: &Sequential,
+    x: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+    what: &str,
+) -> PyResult<Dataset> {
+    let cols = columns(x)?;
+    let mut d = first_column(py, model, &cols[0], y, what)?;
+    // The other inputs' columns: integer arrays as ids (uploaded as integers), the rest as
+    // floats.
+    for (k, c) in cols.iter().enumerate().skip(1) {
+        let (m, sample) = convert::samples(c, &format!("{what} x[{k}]"), false)?;
+        if m.rows != d.len() {
+            return Err(PyValueError::new_err(format!(
+                "{what}: x[0] has {} samples but x[{k}] has {}",
+                d.len(),
+                m.rows
+            )));
+        }
+        let ints = is_integer(c);
+        let values = m.into_f32();
+        d = py
+            .detach(move || {
+                if ints {
+                    let ids: Vec<u32> = values
+                        .iter()
+                        .map(|&v| if v < 0.0 { u32::MAX } else { v as u32 })
+                        .collect();
+                    d.with_input_ids(&ids, &sample)
+                } else {
+                    d.with_input(&values, &sample)
+                }
+            })
+            .py()?;
+    }
+    Ok(d)
+}
+
+/// The dataset of the first input's column and the targets.
+fn first_column(
     py: Python<'_>,
     model: &Sequential,
     x: &Bound<'_, PyAny>,
