@@ -18,7 +18,7 @@ struct Params {
     rows: u32,
     cols: u32,
     scale: f32,
-    _pad: u32,
+    at: u32,      // the metrics kernel's block in the accumulator
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -138,8 +138,8 @@ fn loss_metrics_forward(@builtin(local_invocation_index) li: u32) {
         workgroupBarrier();
     }
     if (li == 0u) {
-        m_acc[0] += m_part[0].x;
-        m_acc[1] += m_part[0].y;
-        m_acc[2] += f32(p.rows);
+        m_acc[p.at] += m_part[0].x;
+        m_acc[p.at + 1u] += m_part[0].y;
+        m_acc[p.at + 2u] += f32(p.rows);
     }
 }

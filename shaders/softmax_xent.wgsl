@@ -16,7 +16,7 @@ struct Params {
     rows: u32,
     cols: u32,
     scale: f32,
-    _pad: u32,
+    at: u32,      // the metrics kernels' block in the accumulator
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -209,9 +209,9 @@ fn xent_metrics_forward(@builtin(local_invocation_index) li: u32) {
     }
     let total = metrics_tree(li, part);
     if (li == 0u) {
-        m_acc[0] += total.x;
-        m_acc[1] += total.y;
-        m_acc[2] += f32(p4.rows);
+        m_acc[p4.at] += total.x;
+        m_acc[p4.at + 1u] += total.y;
+        m_acc[p4.at + 2u] += f32(p4.rows);
     }
 }
 
@@ -246,8 +246,8 @@ fn xent_train_forward(@builtin(local_invocation_index) li: u32) {
     }
     let total = metrics_tree(li, part);
     if (li == 0u) {
-        t_acc[0] += total.x;
-        t_acc[1] += total.y;
-        t_acc[2] += f32(p5.rows);
+        t_acc[p5.at] += total.x;
+        t_acc[p5.at + 1u] += total.y;
+        t_acc[p5.at + 2u] += f32(p5.rows);
     }
 }

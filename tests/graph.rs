@@ -642,10 +642,16 @@ fn bad_graph_configs_are_refused_with_what_they_name() {
         edit(&|v| v["config"]["output_layers"][0][0] = "maximum".into()),
         "path to the output",
     );
+    // Input layers that the list names but the graph does not hold, or holds unread.
     refused(
-        "two inputs",
+        "inputs not in the graph",
         edit(&|v| v["config"]["input_layers"] = serde_json::json!([["a", 0, 0], ["b", 0, 0]])),
-        "one entry in input_layers",
+        "one InputLayer for each of input_layers",
+    );
+    refused(
+        "an output that is no layer",
+        edit(&|v| v["config"]["output_layers"][0][0] = "nowhere".into()),
+        "output_layers naming layers of the graph",
     );
     refused(
         "no class",

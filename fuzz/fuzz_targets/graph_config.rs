@@ -28,11 +28,13 @@ fuzz_target!(|data: &[u8]| {
         }
         // Every input is read.
         assert!(input_read.iter().all(|&r| r));
-        // Every layer but the last (the output) is read by another.
-        assert!(read[..n - 1].iter().all(|&r| r));
+        // Every layer is read by another or is an output; the last is an output.
+        assert!((0..n).all(|j| read[j] || g.outputs.contains(&j)));
+        assert!(g.outputs.contains(&(n - 1)));
         // Written back and parsed again, the same graph.
         let name = g.name.clone().unwrap_or_default();
-        let again = graph_config::write(&name, &g.inputs, &g.layers);
+        assert!(!g.outputs.is_empty() && g.outputs.iter().all(|&j| j < n));
+        let again = graph_config::write(&name, &g.inputs, &g.layers, &g.outputs);
         let g2 = graph_config::parse(&again).expect("a written config parses");
         assert_eq!(g2.layers.len(), n);
     }

@@ -24,8 +24,8 @@ fuzz_target!(|data: &[u8]| {
                         assert_eq!(&m.layers[j].output, shape);
                     }
                     graph_config::Ref::Input(k) => {
-                        if let Some((_, ins)) = &m.graph {
-                            assert_eq!(&ins[k].1, shape);
+                        if let Some(g) = &m.graph {
+                            assert_eq!(&g.inputs[k].1, shape);
                         } else {
                             assert_eq!(k, 0);
                         }

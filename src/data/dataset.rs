@@ -173,6 +173,31 @@ pub(crate) fn palette_of(x: &[f32]) -> Option<(Vec<u8>, Vec<f32>)> {
     Some((bytes, palette))
 }
 
+impl Targets {
+    /// The values as f32 on the device (class indices, or dense rows).
+    pub(crate) fn tensor(&self) -> &Tensor {
+        match self {
+            Targets::Classes(l, _) => l.tensor(),
+            Targets::Dense(t, _) => t,
+        }
+    }
+
+    /// Values per sample: the labels per sample, or the dense row's length.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Targets::Classes(_, n) | Targets::Dense(_, n) => *n,
+        }
+    }
+
+    /// The class labels, for targets that are classes.
+    pub(crate) fn labels(&self) -> Option<&Labels> {
+        match self {
+            Targets::Classes(l, _) => Some(l),
+            Targets::Dense(..) => None,
+        }
+    }
+}
+
 /// Targets of a [`Dataset`] on the device.
 #[derive(Debug)]
 pub(crate) enum Targets {
@@ -199,7 +224,9 @@ pub struct Dataset {
     /// Per-row loss weights (Keras's `sample_weight`), gathered with the rows.
     pub(crate) weights: Option<Tensor>,
     /// The columns of the model's inputs after the first ([`Dataset::with_input`]).
-    pub(crate) more_inputs: Vec<crate::data::inputs::Column>,
+    pub(crate) more_inputs: Vec<crate::data::columns::Column>,
+    /// The targets of the model's outputs after the first ([`Dataset::with_target_classes`]).
+    pub(crate) more_targets: Vec<Targets>,
     device: Device,
 }
 
@@ -235,6 +262,7 @@ impl Dataset {
             shape: vec![row_len],
             weights: None,
             more_inputs: Vec::new(),
+            more_targets: Vec::new(),
             device: device.clone(),
         }
         .tagged())
@@ -264,6 +292,7 @@ impl Dataset {
             shape: vec![row_len],
             weights: None,
             more_inputs: Vec::new(),
+            more_targets: Vec::new(),
             device: device.clone(),
         }
         .tagged())
@@ -299,6 +328,7 @@ impl Dataset {
             shape: vec![row_len],
             weights: None,
             more_inputs: Vec::new(),
+            more_targets: Vec::new(),
             device: device.clone(),
         }
         .tagged())
@@ -324,6 +354,7 @@ impl Dataset {
             shape: vec![row_len],
             weights: None,
             more_inputs: Vec::new(),
+            more_targets: Vec::new(),
             device: device.clone(),
         }
         .tagged())
@@ -367,6 +398,7 @@ impl Dataset {
             shape: vec![row_len],
             weights: None,
             more_inputs: Vec::new(),
+            more_targets: Vec::new(),
             device: device.clone(),
         }
         .tagged())
@@ -388,6 +420,7 @@ impl Dataset {
             shape: vec![row_len],
             weights: None,
             more_inputs: Vec::new(),
+            more_targets: Vec::new(),
             device: device.clone(),
         }
         .tagged()
@@ -428,10 +461,12 @@ impl Dataset {
 
     /// The targets as f32 values on the device (class indices, or dense rows).
     fn target_tensor(&self) -> &Tensor {
-        match &self.targets {
-            Targets::Classes(l, _) => l.tensor(),
-            Targets::Dense(t, _) => t,
-        }
+        self.targets.tensor()
+    }
+
+    /// The first output's targets, then the others'.
+    pub(crate) fn all_targets(&self) -> impl Iterator<Item = &Targets> {
+        std::iter::once(&self.targets).chain(&self.more_targets)
     }
 
     /// Values per target row: the labels per sample (1, or one per position), or the dense
@@ -520,7 +555,8 @@ impl Dataset {
 
     /// How many dispatches [`Dataset::gather`] records (and uniforms it reads).
     pub(crate) fn gather_dispatches(&self) -> usize {
-        let w = usize::from(self.weights.is_some()) + self.more_inputs.len();
+        let w =
+            usize::from(self.weights.is_some()) + self.more_inputs.len() + self.more_targets.len();
         if self.gathers_as_pair() {
             1 + w
         } else {

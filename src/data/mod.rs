@@ -2,9 +2,9 @@
 //! device ([`dataset`]).
 
 mod checks;
+pub mod columns;
 pub mod dataset;
 pub mod idx;
-pub mod inputs;
 pub mod mnist;
 mod weights;
 

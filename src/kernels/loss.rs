@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::exec::dispatch::Record;
-use crate::kernels::prelude::check_loops;
+use crate::kernels::prelude::{check_loops, AccAt};
 use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::vocab::DenseLoss;
 
@@ -80,16 +80,17 @@ pub fn backward(
 
 /// Records `acc += [Σ loss, Σ correct, rows]` (see loss.wgsl for what counts as correct).
 #[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
-pub fn metrics(
+pub fn metrics<'a>(
     rec: &mut dyn Record,
     kind: DenseLoss,
     x: &wgpu::Buffer,
     t: &wgpu::Buffer,
     loss: &wgpu::Buffer,
-    acc: &wgpu::Buffer,
+    acc: impl Into<AccAt<'a>>,
     rows: usize,
     cols: usize,
 ) -> Result<()> {
+    let acc = acc.into();
     check_loops(
         rec.device(),
         "loss metrics",
@@ -97,11 +98,12 @@ pub fn metrics(
         || format!("{rows} rows of {cols} columns"),
     )?;
     let pipe = rec.pipeline(&METRICS, &[("LOSS", loss_code(kind))])?;
-    let p = Params::new(rows, cols, 1.0);
+    let mut p = Params::new(rows, cols, 1.0);
+    p.at = acc.at as u32;
     let n = (rows * cols) as u64 * 4;
     rec.dispatch(
         &pipe,
-        &[(x, n), (t, n), (loss, rows as u64 * 4), (acc, 12)],
+        &[(x, n), (t, n), (loss, rows as u64 * 4), acc.binding()],
         Some(bytemuck::bytes_of(&p)),
         [1, 1, 1],
     )

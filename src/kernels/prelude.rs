@@ -40,8 +40,34 @@ pub struct RowParams {
     pub cols: u32,
     /// Multiplier (see the family).
     pub scale: f32,
-    /// Padding to 16 bytes.
-    pub _pad: u32,
+    /// Where a metrics kernel adds its sums in the accumulator (a word offset, [`AccAt`]);
+    /// padding to 16 bytes for the others.
+    pub at: u32,
+}
+
+/// Where the loss-metric kernels add their `[Σ loss, Σ correct, rows]`: an accumulator and
+/// the word offset of the block (a model of several outputs keeps a block per output in one
+/// accumulator, so every output's sums come back in one read).
+#[derive(Clone, Copy, Debug)]
+pub struct AccAt<'a> {
+    /// The accumulator.
+    pub buffer: &'a wgpu::Buffer,
+    /// The block's first word.
+    pub at: usize,
+}
+
+impl<'a> From<&'a wgpu::Buffer> for AccAt<'a> {
+    /// The block at the start.
+    fn from(buffer: &'a wgpu::Buffer) -> AccAt<'a> {
+        AccAt { buffer, at: 0 }
+    }
+}
+
+impl AccAt<'_> {
+    /// The binding: the buffer up to the end of the block.
+    pub(crate) fn binding(&self) -> (&wgpu::Buffer, u64) {
+        (self.buffer, (self.at as u64 + 3) * 4)
+    }
 }
 
 impl RowParams {
@@ -51,7 +77,7 @@ impl RowParams {
             rows: rows as u32,
             cols: cols as u32,
             scale,
-            _pad: 0,
+            at: 0,
         }
     }
 }

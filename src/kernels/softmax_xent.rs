@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::exec::dispatch::Record;
-use crate::kernels::prelude::check_loops;
+use crate::kernels::prelude::{check_loops, AccAt};
 use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 
 /// softmax_xent.wgsl.
@@ -155,16 +155,18 @@ pub fn xent(
     }
 }
 
-/// Records `acc += [Σ loss, #(argmax x == label), rows]` (acc: 3 floats).
-pub fn metrics(
+/// Records `acc += [Σ loss, #(argmax x == label), rows]` (a block of 3 floats, at the offset
+/// [`AccAt`] gives).
+pub fn metrics<'a>(
     rec: &mut dyn Record,
     x: &wgpu::Buffer,
     labels: &wgpu::Buffer,
     loss: &wgpu::Buffer,
-    acc: &wgpu::Buffer,
+    acc: impl Into<AccAt<'a>>,
     rows: usize,
     cols: usize,
 ) -> Result<()> {
+    let acc = acc.into();
     check_loops(
         rec.device(),
         "cross-entropy metrics",
@@ -172,9 +174,10 @@ pub fn metrics(
         || format!("{rows} rows of {cols} classes"),
     )?;
     let pipe = rec.pipeline(&METRICS, &[])?;
-    let p = Params::new(rows, cols, 1.0);
+    let mut p = Params::new(rows, cols, 1.0);
+    p.at = acc.at as u32;
     let r = rows as u64 * 4;
-    let bufs = [(x, r * cols as u64), (labels, r), (loss, r), (acc, 12)];
+    let bufs = [(x, r * cols as u64), (labels, r), (loss, r), acc.binding()];
     rec.dispatch(&pipe, &bufs, Some(bytemuck::bytes_of(&p)), [1, 1, 1])
 }
 
@@ -198,18 +201,19 @@ fn metrics_trips(rows: usize, cols: usize) -> u64 {
 /// `acc += [Σ loss, #correct, rows]`. One dispatch up to [`FUSED_MAX_ROWS`] rows (the same
 /// bits as [`xent`] then [`metrics`], which it records above that).
 #[allow(clippy::too_many_arguments)] // buffers and shape: a binding, spelled out
-pub fn xent_train(
+pub fn xent_train<'a>(
     rec: &mut dyn Record,
     x: &wgpu::Buffer,
     labels: &wgpu::Buffer,
     loss: &wgpu::Buffer,
     grad: &wgpu::Buffer,
-    acc: &wgpu::Buffer,
+    acc: impl Into<AccAt<'a>>,
     rows: usize,
     cols: usize,
     scale: f32,
     from_probs: bool,
 ) -> Result<()> {
+    let acc = acc.into();
     let fused_trips = rows.div_ceil(WG as usize) as u64
         * (xent_trips(cols, true, from_probs) + cols as u64 + 1)
         + 8;
@@ -234,12 +238,13 @@ pub fn xent_train(
         return metrics(rec, x, labels, loss, acc, rows, cols);
     }
     let pipe = rec.pipeline(&XENT_TRAIN, &[("FROM_PROBS", from_probs as u32 as f64)])?;
-    let p = Params::new(rows, cols, scale);
+    let mut p = Params::new(rows, cols, scale);
+    p.at = acc.at as u32;
     let n = (rows * cols) as u64 * 4;
     let r = rows as u64 * 4;
     rec.dispatch(
         &pipe,
-        &[(x, n), (labels, r), (loss, r), (grad, n), (acc, 12)],
+        &[(x, n), (labels, r), (loss, r), (grad, n), acc.binding()],
         Some(bytemuck::bytes_of(&p)),
         [1, 1, 1],
     )

@@ -12,10 +12,10 @@ use crate::error::{Error, Result};
 use crate::multi::balancer::Balancer;
 use crate::multi::exchange::{self, Exchange};
 use crate::multi::replica::{Bucket, Flag, Pollers, Replica};
-use crate::nn::train::evaluate::{self, Evaluator};
+use crate::nn::train::evaluate::Evaluator;
 use crate::nn::train::fit::{Engine, EpochReport};
-use crate::nn::train::metric;
 use crate::nn::train::options::{Evaluation, History};
+use crate::nn::train::scoring::Scoring;
 use crate::nn::train::step::{self, RuleAt};
 use crate::services::profile::UtilisationWindow;
 use crate::telemetry::governor::Governor;
@@ -514,15 +514,13 @@ impl Engine for ParallelEngine<'_> {
             return Ok(None);
         };
         // A process without validation rows adds zeros of the same length.
-        let metrics = &self.reps[0].model.metrics;
-        let (mut sums, mut has_acc) = (vec![0.0; metric::layout(metrics).1], false);
+        let scoring = Scoring::of(&self.reps[0].model);
+        let mut sums = vec![0.0; scoring.len()];
         if let Some(e) = eval {
             sums = e.run_sums(&self.reps[0].dev, data)?;
-            has_acc = e.has_accuracy();
         }
         let all = exchange::sum_f64(self.ex, &sums)?;
-        let has_acc = exchange::any(self.ex, has_acc)?;
-        Ok(Some(evaluate::evaluation(&all, has_acc, metrics)))
+        Ok(Some(scoring.evaluation(&all)))
     }
 
     fn save_checkpoint(

@@ -1,19 +1,22 @@
-//! The checks a dataset must pass before a model trains or evaluates on it: the device, the
-//! sample shape, where dropout sits, the output activation the loss can fold, and targets the
-//! loss accepts (class labels within the classes, one per sample or one per position of a
-//! (positions, classes) output; or dense rows of the output's width).
+//! The checks a dataset must pass before a model trains or evaluates on it: the device, each
+//! input's sample shape, where dropout sits, the output activation each loss can fold, and
+//! targets each loss accepts (class labels within the classes, one per sample or one per
+//! position of a (positions, classes) output; or dense rows of the output's width), one
+//! target column per output.
 
-use crate::data::dataset::Dataset;
+use crate::data::dataset::{Dataset, Targets};
 use crate::error::{Error, Result};
 use crate::nn::graph::model::Model;
+use crate::nn::graph::walk;
 use crate::nn::spec::{keras_shape, sample_shape};
 use crate::nn::train::options::Loss;
 use crate::vocab::Activation;
 
 impl Model {
-    /// Checks that `data` fits the model: same device, sample shape (a shape with the
-    /// model's trailing channel of 1 left out is the same samples), and targets the loss
-    /// accepts (class labels within the outputs, or dense rows of the outputs' width).
+    /// Checks that `data` fits the model: same device, sample shapes (a shape with the
+    /// model's trailing channel of 1 left out is the same samples), and for each output
+    /// targets its loss accepts (class labels within the outputs, or dense rows of the
+    /// outputs' width).
     pub(crate) fn check_dataset(&self, op: &'static str, data: &Dataset) -> Result<()> {
         if !data.device().same_as(&self.device) {
             return Err(Error::DeviceMismatch {
@@ -22,18 +25,58 @@ impl Model {
                 found: format!("{:?}", data.device()),
             });
         }
-        let (Some(_), Some(o), Some(out_layer)) = (
-            self.expected_input_shape(),
-            self.output_dim(),
-            self.output_layer(),
-        ) else {
+        if self.layers.is_empty() {
             return Err(Error::InvalidArgument {
                 op,
                 name: "model",
                 expected: "at least one layer".into(),
                 found: "none".into(),
             });
-        };
+        }
+        self.check_inputs(op, data)?;
+        let outs = self.output_layers();
+        let targets: Vec<&Targets> = data.all_targets().collect();
+        if targets.len() != outs.len() {
+            return Err(Error::ShapeMismatch {
+                op,
+                expected: format!(
+                    "{} target columns (the model's outputs: {})",
+                    outs.len(),
+                    self.output_names().join(", ")
+                ),
+                found: format!("{} columns", targets.len()),
+            });
+        }
+        if outs.len() > 1 && !self.metrics.is_empty() {
+            return Err(Error::InvalidArgument {
+                op,
+                name: "metrics",
+                expected: "metrics beyond loss and accuracy on a model of one output (several outputs report each one's loss and accuracy; more is not supported yet)".into(),
+                found: format!("{} metrics for {} outputs", self.metrics.len(), outs.len()),
+            });
+        }
+        let readers = walk::consumers(self);
+        for ((&j, loss), t) in outs.iter().zip(self.losses()).zip(targets) {
+            // An output read by another layer as well gets that layer's gradient at its
+            // activation's output, which a loss taking the logits cannot be added to.
+            if loss.takes_logits() && readers[j] > 1 {
+                return Err(Error::InvalidArgument {
+                    op,
+                    name: "loss",
+                    expected: format!(
+                        "a loss on the values, not the logits, for output {:?}, which other layers read too",
+                        self.layers[j].spec.name.as_deref().unwrap_or("")
+                    ),
+                    found: format!("{loss:?}"),
+                });
+            }
+            self.check_output(op, data, j, loss, t)?;
+        }
+        Ok(())
+    }
+
+    /// Each input column against the model's input.
+    fn check_inputs(&self, op: &'static str, data: &Dataset) -> Result<()> {
         let (want, have) = (self.input_shapes(), data.input_shapes());
         if want.len() != have.len() {
             return Err(Error::ShapeMismatch {
@@ -62,21 +105,41 @@ impl Model {
                 });
             }
         }
-        if let Some(d) = self.layers[out_layer..]
-            .iter()
-            .find(|l| l.dropout().is_some())
-        {
-            return Err(Error::InvalidArgument {
-                op,
-                name: "dropout",
-                expected: "dropout on hidden layers only".into(),
-                found: format!(
-                    "{} after the output layer",
-                    d.spec.name.as_deref().unwrap_or("a dropout layer")
-                ),
-            });
+        Ok(())
+    }
+
+    /// The output at layer `j` against its targets `t` under `loss`.
+    fn check_output(
+        &self,
+        op: &'static str,
+        data: &Dataset,
+        j: usize,
+        loss: Loss,
+        t: &Targets,
+    ) -> Result<()> {
+        let out_layer = self.behind_views(j).unwrap_or(j);
+        let mut l = j;
+        loop {
+            if self.layers[l].dropout().is_some() {
+                return Err(Error::InvalidArgument {
+                    op,
+                    name: "dropout",
+                    expected: "dropout on hidden layers only".into(),
+                    found: format!(
+                        "{} after the output layer",
+                        self.layers[l]
+                            .spec
+                            .name
+                            .as_deref()
+                            .unwrap_or("a dropout layer")
+                    ),
+                });
+            }
+            match self.layers[l].inbound.as_slice() {
+                [crate::nn::layer::Src::Layer(p)] if l != out_layer => l = *p,
+                _ => break,
+            }
         }
-        let loss = self.loss.unwrap_or(Loss::SparseCategoricalCrossentropy);
         let act = self.layers[out_layer].activation();
         let act_ok = match loss {
             Loss::SparseCategoricalCrossentropy | Loss::CategoricalCrossentropy => {
@@ -106,15 +169,17 @@ impl Model {
                 found: act.to_string(),
             });
         }
+        let out = self.layers[j].io().output.as_slice();
+        let o: usize = out.iter().product();
         // Labels one per position: the output's leading axes are the positions, its last the
         // classes.
-        let positions = data.target_len();
-        let classes = if data.labels().is_some() && positions > 1 {
-            self.check_positions(op, data, loss)?
+        let positions = t.len();
+        let classes = if t.labels().is_some() && positions > 1 {
+            self.check_positions(op, data, out, positions, loss)?
         } else {
             o
         };
-        match (loss, data.labels()) {
+        match (loss, t.labels()) {
             (Loss::SparseCategoricalCrossentropy, Some(labels))
                 if labels.max() as usize >= classes =>
             {
@@ -131,11 +196,11 @@ impl Model {
                     op,
                     name: "targets",
                     expected: "class labels for sparse categorical cross-entropy".into(),
-                    found: format!("dense target rows of {}", data.target_len()),
+                    found: format!("dense target rows of {}", t.len()),
                 })
             }
             (_, Some(_)) if positions > 1 => {}
-            (_, labels) if labels.is_some() || data.target_len() != o => {
+            (_, labels) if labels.is_some() || t.len() != o => {
                 return Err(Error::ShapeMismatch {
                     op,
                     expected: format!(
@@ -144,7 +209,7 @@ impl Model {
                     found: if labels.is_some() {
                         "class labels".to_string()
                     } else {
-                        format!("rows of {}", data.target_len())
+                        format!("rows of {}", t.len())
                     },
                 })
             }
@@ -152,13 +217,19 @@ impl Model {
         }
         Ok(())
     }
-    /// For labels one per position: checks the output is (positions…, classes) with as many
-    /// positions as the dataset has labels per sample, and that nothing per-sample is asked
-    /// of them; the classes.
-    fn check_positions(&self, op: &'static str, data: &Dataset, loss: Loss) -> Result<usize> {
-        let out = self.output_shape().unwrap_or(&[]);
+
+    /// For labels one per position: checks the output `out` is (positions…, classes) with as
+    /// many positions as the targets have labels per sample, and that nothing per-sample is
+    /// asked of them; the classes.
+    fn check_positions(
+        &self,
+        op: &'static str,
+        data: &Dataset,
+        out: &[usize],
+        positions: usize,
+        loss: Loss,
+    ) -> Result<usize> {
         let lead: usize = out[..out.len().saturating_sub(1)].iter().product();
-        let positions = data.target_len();
         if out.len() < 2 || lead != positions {
             return Err(Error::ShapeMismatch {
                 op,

@@ -193,17 +193,22 @@ impl Model {
                 format!("{} layers", self.layers.len()),
             ));
         }
-        let output = match (inputs, outputs) {
-            ([_, ..], [o]) => *o,
-            _ => {
-                return Err(bad(
-                    "inputs",
-                    "at least one input and one output (several outputs are not supported yet)"
-                        .into(),
-                    format!("{} inputs and {} outputs", inputs.len(), outputs.len()),
-                ))
-            }
-        };
+        if inputs.is_empty() || outputs.is_empty() {
+            return Err(bad(
+                "inputs",
+                "at least one input and one output".into(),
+                format!("{} inputs and {} outputs", inputs.len(), outputs.len()),
+            ));
+        }
+        if let Some(k) =
+            (1..outputs.len()).find(|&k| outputs[..k].iter().any(|o| o.id() == outputs[k].id()))
+        {
+            return Err(bad(
+                "outputs",
+                "distinct outputs".into(),
+                format!("output {k} ({:?}) given twice", outputs[k]),
+            ));
+        }
         // Each input's position (what `Src::Input(k)` names) and its name.
         let mut input_at: HashMap<usize, usize> = HashMap::new();
         let mut names: Vec<String> = Vec::new();
@@ -237,51 +242,55 @@ impl Model {
             Option<crate::nn::layer::Weights>,
             Option<Vec<Src>>,
         )> = Vec::new();
-        let mut stack: Vec<(SymbolicTensor, usize)> = vec![(output.clone(), 0)];
-        while let Some((t, next)) = stack.pop() {
-            match &t.0.kind {
-                Kind::Input { name } => {
-                    if let Some(&k) = input_at.get(&t.id()) {
-                        read[k] = true;
-                    } else {
-                        return Err(bad(
-                            "inputs",
-                            "layers that read the model's input or each other".into(),
-                            format!(
-                                "a layer reading another Input ({}, {})",
-                                name.as_deref().unwrap_or("unnamed"),
-                                sample_shape(t.shape())
-                            ),
-                        ));
-                    }
-                    if stack.is_empty() {
-                        return Err(bad(
-                            "outputs",
-                            "an output made by a layer".into(),
-                            "the input itself".into(),
-                        ));
-                    }
-                }
-                Kind::Layer { spec, inbound } => {
-                    if index.contains_key(&t.id()) {
-                        continue;
-                    }
-                    if let Some(src) = inbound.get(next) {
-                        stack.push((t.clone(), next + 1));
-                        if !index.contains_key(&src.id()) {
-                            stack.push((src.clone(), 0));
+        // Every output's graph, the first's first: the last output is the last layer, and a
+        // layer every output reads comes before all of them.
+        for output in outputs {
+            let mut stack: Vec<(SymbolicTensor, usize)> = vec![((*output).clone(), 0)];
+            while let Some((t, next)) = stack.pop() {
+                match &t.0.kind {
+                    Kind::Input { name } => {
+                        if let Some(&k) = input_at.get(&t.id()) {
+                            read[k] = true;
+                        } else {
+                            return Err(bad(
+                                "inputs",
+                                "layers that read the model's input or each other".into(),
+                                format!(
+                                    "a layer reading another Input ({}, {})",
+                                    name.as_deref().unwrap_or("unnamed"),
+                                    sample_shape(t.shape())
+                                ),
+                            ));
                         }
-                        continue;
+                        if stack.is_empty() {
+                            return Err(bad(
+                                "outputs",
+                                "an output made by a layer".into(),
+                                "the input itself".into(),
+                            ));
+                        }
                     }
-                    let srcs = inbound
-                        .iter()
-                        .map(|s| match &s.0.kind {
-                            Kind::Input { .. } => Src::Input(input_at[&s.id()]),
-                            Kind::Layer { .. } => Src::Layer(index[&s.id()]),
-                        })
-                        .collect();
-                    index.insert(t.id(), nodes.len());
-                    nodes.push(((**spec).clone(), None, Some(srcs)));
+                    Kind::Layer { spec, inbound } => {
+                        if index.contains_key(&t.id()) {
+                            continue;
+                        }
+                        if let Some(src) = inbound.get(next) {
+                            stack.push((t.clone(), next + 1));
+                            if !index.contains_key(&src.id()) {
+                                stack.push((src.clone(), 0));
+                            }
+                            continue;
+                        }
+                        let srcs = inbound
+                            .iter()
+                            .map(|s| match &s.0.kind {
+                                Kind::Input { .. } => Src::Input(input_at[&s.id()]),
+                                Kind::Layer { .. } => Src::Layer(index[&s.id()]),
+                            })
+                            .collect();
+                        index.insert(t.id(), nodes.len());
+                        nodes.push(((**spec).clone(), None, Some(srcs)));
+                    }
                 }
             }
         }
@@ -305,7 +314,9 @@ impl Model {
             .zip(&names[1..])
             .map(|(i, n)| (i.shape().to_vec(), n.clone()))
             .collect();
+        let outs: Vec<usize> = outputs.iter().map(|o| index[&o.id()]).collect();
         self.append_nodes(nodes)?;
+        self.set_outputs(outs)?;
         Ok(self)
     }
 
@@ -322,13 +333,29 @@ impl Model {
             })?;
         let mut m = Model::with_seed(device, seed);
         m.set_graph_inputs(g.name, &g.inputs);
+        let outputs = g.outputs;
         let nodes = g
             .layers
             .into_iter()
             .map(|(spec, reads)| (spec, None, Some(reads)))
             .collect();
         m.append_nodes(nodes)?;
+        m.set_outputs(outputs)?;
         Ok(m)
+    }
+
+    /// Makes the layers `outputs` the model's outputs (one that is the last layer: the
+    /// default, kept as none given).
+    pub(crate) fn set_outputs(&mut self, outputs: Vec<usize>) -> Result<()> {
+        if let Some(&j) = outputs.iter().find(|&&j| j >= self.layers.len()) {
+            return Err(Error::Internal {
+                op: "Model",
+                message: format!("output layer {j} of {}", self.layers.len()),
+            });
+        }
+        let last_alone = outputs.len() == 1 && outputs[0] + 1 == self.layers.len();
+        self.outputs = if last_alone { Vec::new() } else { outputs };
+        Ok(())
     }
 
     /// Appends a layer reading `reads` — `None` for the model's input, `Some(j)` for the

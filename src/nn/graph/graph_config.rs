@@ -41,6 +41,8 @@ pub struct GraphConfig {
     pub inputs: Inputs,
     /// Every layer in a topological order, with what it reads.
     pub layers: Vec<(LayerSpec, Vec<Ref>)>,
+    /// The output layers, in `output_layers` order (indices into `layers`).
+    pub outputs: Vec<usize>,
 }
 
 /// What went wrong: (what was expected, what was found).
@@ -51,8 +53,14 @@ fn err<T>(expected: impl Into<String>, found: impl Into<String>) -> Result<T, Co
 }
 
 /// Writes the functional config of a model named `name` whose inputs are `inputs` (name,
-/// per-sample shape), and whose `layers` read what their lists say.
-pub fn write(name: &str, inputs: &[(String, Shape)], layers: &[(LayerSpec, Vec<Ref>)]) -> Value {
+/// per-sample shape), whose `layers` read what their lists say, and whose outputs are the
+/// layers `outputs` (empty: the last).
+pub fn write(
+    name: &str,
+    inputs: &[(String, Shape)],
+    layers: &[(LayerSpec, Vec<Ref>)],
+    outputs: &[usize],
+) -> Value {
     let layer_name = |j: usize| layers[j].0.name.clone().unwrap_or_default();
     let input_name = |k: usize| inputs.get(k).map(|i| i.0.clone()).unwrap_or_default();
     let mut out: Vec<Value> = inputs
@@ -88,18 +96,21 @@ pub fn write(name: &str, inputs: &[(String, Shape)], layers: &[(LayerSpec, Vec<R
         }
         out.push(v);
     }
-    let last = layers
-        .len()
-        .checked_sub(1)
-        .map(layer_name)
-        .unwrap_or_default();
+    let outs: Vec<Value> = if outputs.is_empty() {
+        layers.len().checked_sub(1).into_iter().collect::<Vec<_>>()
+    } else {
+        outputs.to_vec()
+    }
+    .into_iter()
+    .map(|j| json!([layer_name(j), 0, 0]))
+    .collect();
     json!({
         "class_name": "Functional",
         "config": {
             "name": name,
             "layers": out,
             "input_layers": inputs.iter().map(|(n, _)| json!([n, 0, 0])).collect::<Vec<_>>(),
-            "output_layers": [[last, 0, 0]],
+            "output_layers": outs,
         }
     })
 }
@@ -139,18 +150,6 @@ fn references(config: &Value, key: &str) -> Result<Vec<String>, ConfigError> {
     }
 }
 
-/// The single reference of `output_layers`.
-fn single_reference(config: &Value, key: &str) -> Result<String, ConfigError> {
-    match config[key].as_array().map(Vec::as_slice) {
-        Some([one]) => reference(one, key),
-        Some(list) => err(
-            format!("one entry in {key} (several inputs or outputs are not supported yet)"),
-            format!("{} entries", list.len()),
-        ),
-        None => err(format!("a {key} list"), config[key].to_string()),
-    }
-}
-
 /// Parses a functional config (see the module docs).
 pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
     if v["class_name"].as_str() != Some("Functional") && v["class_name"].as_str() != Some("Model") {
@@ -162,7 +161,7 @@ pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
         .ok_or_else(|| ("a \"layers\" list".to_string(), config.to_string()))?;
     let name = config["name"].as_str().map(str::to_string);
     let input_names = references(config, "input_layers")?;
-    let output_name = single_reference(config, "output_layers")?;
+    let output_names = references(config, "output_layers")?;
     let mut input_shapes: Vec<Option<Shape>> = vec![None; input_names.len()];
     // Every layer but the input: its spec and the names it reads.
     let mut nodes: Vec<(LayerSpec, Vec<String>)> = Vec::new();
@@ -267,13 +266,18 @@ pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
         }
         reads.push(r);
     }
-    let out = *index.get(&output_name).ok_or_else(|| {
-        (
-            "output_layers naming a layer of the graph".to_string(),
-            format!("{output_name:?}"),
-        )
-    })?;
-    let order = topological(&reads, out, inputs.len()).map_err(|e| {
+    let outs: Vec<usize> = output_names
+        .iter()
+        .map(|o| {
+            index.get(o).copied().ok_or_else(|| {
+                (
+                    "output_layers naming layers of the graph".to_string(),
+                    format!("{o:?}"),
+                )
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let order = topological(&reads, &outs, inputs.len()).map_err(|e| {
         (
             e.0,
             e.1.map_or_else(String::new, |j| {
@@ -298,19 +302,22 @@ pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
             (nodes[j].0.clone(), r)
         })
         .collect();
+    let outputs = outs.iter().map(|&j| new_index[j]).collect();
     Ok(GraphConfig {
         name,
         inputs,
         layers,
+        outputs,
     })
 }
 
-/// A topological order of the layers that lead to `out` (each after what it reads), keeping
-/// the given order where it is one; `out` last. Errors name a layer on a cycle or one that
-/// does not lead to the output, or an input (of `inputs`) that nothing on the way reads.
+/// A topological order of the layers that lead to the outputs `outs` (each after what it
+/// reads), keeping the given order where it is one; the last output last. Errors name a
+/// layer on a cycle or one that leads to no output, or an input (of `inputs`) that nothing
+/// on the way reads.
 fn topological(
     reads: &[Vec<Ref>],
-    out: usize,
+    outs: &[usize],
     inputs: usize,
 ) -> Result<Vec<usize>, (String, Option<usize>)> {
     // Depth-first from the output, iteratively (a file may be deep), colouring nodes.
@@ -323,25 +330,30 @@ fn topological(
     let n = reads.len();
     let mut mark = vec![Mark::New; n];
     let mut order = Vec::with_capacity(n);
-    let mut stack: Vec<(usize, usize)> = vec![(out, 0)];
-    mark[out] = Mark::Open;
-    while let Some(&mut (j, ref mut next)) = stack.last_mut() {
-        if let Some(src) = reads[j].get(*next) {
-            *next += 1;
-            if let Ref::Layer(p) = *src {
-                match mark[p] {
-                    Mark::New => {
-                        mark[p] = Mark::Open;
-                        stack.push((p, 0));
+    for &out in outs {
+        if mark[out] == Mark::Done {
+            continue;
+        }
+        let mut stack: Vec<(usize, usize)> = vec![(out, 0)];
+        mark[out] = Mark::Open;
+        while let Some(&mut (j, ref mut next)) = stack.last_mut() {
+            if let Some(src) = reads[j].get(*next) {
+                *next += 1;
+                if let Ref::Layer(p) = *src {
+                    match mark[p] {
+                        Mark::New => {
+                            mark[p] = Mark::Open;
+                            stack.push((p, 0));
+                        }
+                        Mark::Open => return Err(("a graph without cycles".into(), Some(p))),
+                        Mark::Done => {}
                     }
-                    Mark::Open => return Err(("a graph without cycles".into(), Some(p))),
-                    Mark::Done => {}
                 }
+            } else {
+                mark[j] = Mark::Done;
+                order.push(j);
+                stack.pop();
             }
-        } else {
-            mark[j] = Mark::Done;
-            order.push(j);
-            stack.pop();
         }
     }
     if let Some(dead) = mark.iter().position(|m| *m != Mark::Done) {
@@ -362,7 +374,7 @@ fn topological(
         .iter()
         .enumerate()
         .all(|(j, r)| r.iter().all(|s| !matches!(*s, Ref::Layer(p) if p >= j)))
-        && out == n - 1;
+        && outs.last() == Some(&(n - 1));
     if listed_ok {
         return Ok((0..n).collect());
     }

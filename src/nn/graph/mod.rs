@@ -1,4 +1,5 @@
-//! The model as a graph of layers: the model itself (`model`), making one (`build`: adding
+//! The model as a graph of layers: the model itself (`model`) and its outputs with their
+//! losses (`outputs`), making one (`build`: adding
 //! layers and sharing another model's; `functional`: Keras's functional API), recording it
 //! (`walk`: the forward pass in topological order, fan-out, gates across edges), and its
 //! files (`graph_config`: a graph's architecture as Keras's functional config; `store`:
@@ -9,6 +10,7 @@ pub(crate) mod check;
 pub(crate) mod functional;
 pub mod graph_config;
 pub(crate) mod model;
+pub(crate) mod outputs;
 pub(crate) mod store;
 pub(crate) mod walk;
 pub(crate) mod weights_file;

@@ -63,6 +63,12 @@ pub struct Model {
     /// The inputs after the first (Keras's `Model(inputs=[a, b, ...])`): per-sample shape
     /// and name, read by layers as `Src::Input(1..)`.
     pub(crate) more_inputs: Vec<(Shape, String)>,
+    /// The output layers of a model of several outputs, in `Model(outputs=[...])` order
+    /// (empty: one output, the last layer; see [`crate::nn::graph::outputs`]).
+    pub(crate) outputs: Vec<usize>,
+    /// Each output's loss and weight, when compiled with one per output (empty: `loss` for
+    /// every output, weight 1).
+    pub(crate) output_losses: Vec<(Loss, f32)>,
     /// How the optimizer clips gradients ([`Model::set_gradient_clipping`]).
     pub(crate) clip: crate::nn::train::clip::Clip,
 }
@@ -92,6 +98,8 @@ impl Model {
             name: None,
             input_name: None,
             more_inputs: Vec::new(),
+            outputs: Vec::new(),
+            output_losses: Vec::new(),
             clip: crate::nn::train::clip::Clip::default(),
         }
     }
@@ -283,9 +291,11 @@ impl Model {
         })
     }
 
-    /// The per-sample output shape of the last layer.
+    /// The per-sample output shape of the (first) output.
     pub fn output_shape(&self) -> Option<&[usize]> {
-        self.layers.last().map(|l| l.io().output.as_slice())
+        self.output_layers()
+            .first()
+            .map(|&j| self.layers[j].io().output.as_slice())
     }
 
     /// Values per input sample (the input shape's product).
@@ -426,6 +436,7 @@ impl Model {
         }
         self.optimizer = Some(optimizer);
         self.loss = Some(loss);
+        self.output_losses.clear();
         self.opt_state.clear();
         self.step = 0;
         Ok(())
@@ -450,7 +461,12 @@ impl Model {
     /// The index of the layer whose activation a loss taking logits folds in: the output
     /// layer, or the layer under the views (Flatten, Reshape) that end the model.
     pub(crate) fn output_layer(&self) -> Option<usize> {
-        let mut l = self.layers.len().checked_sub(1)?;
+        self.behind_views(*self.output_layers().first()?)
+    }
+
+    /// The layer `l` is a view of (itself, when it is no view), whose activation a loss on
+    /// `l`'s output folds in; `None` for a view of several.
+    pub(crate) fn behind_views(&self, mut l: usize) -> Option<usize> {
         while self.layers[l].is_view() {
             match self.layers[l].inbound.as_slice() {
                 [Src::Layer(j)] => l = *j,
@@ -469,8 +485,17 @@ impl Model {
     /// Where each layer sits: its dropout ordinal, whether its activation is folded into the
     /// loss, and its first parameter's index.
     pub(crate) fn positions(&self) -> Vec<Position> {
-        let folds = self.loss.is_some_and(|l| l.takes_logits());
-        let out = self.output_layer();
+        // The layers whose activation a loss folds: each output's, behind its views.
+        let folded: Vec<usize> = match self.loss {
+            None => Vec::new(),
+            Some(_) => self
+                .output_layers()
+                .iter()
+                .zip(self.losses())
+                .filter(|(_, l)| l.takes_logits())
+                .filter_map(|(&j, _)| self.behind_views(j))
+                .collect(),
+        };
         let mut k = 0;
         let mut p = 0;
         self.layers
@@ -483,7 +508,7 @@ impl Model {
                 });
                 let pos = Position {
                     dropout,
-                    folded: folds && Some(index) == out,
+                    folded: folded.contains(&index),
                     first_param: p,
                 };
                 p += l.weights().params.len();
@@ -533,6 +558,8 @@ impl Model {
         m.name = self.name.clone();
         m.input_name = self.input_name.clone();
         m.more_inputs = self.more_inputs.clone();
+        m.outputs = self.outputs.clone();
+        m.output_losses = self.output_losses.clone();
         m.clip = self.clip;
         for l in &self.layers {
             let w = Weights {

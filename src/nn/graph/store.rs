@@ -30,7 +30,7 @@ use crate::nn::graph::weights_file::{
     parse_model_file, ModelFile, CHECKPOINT_FORMAT, MODEL_FORMAT,
 };
 use crate::nn::layer::{Src, Weights};
-use crate::nn::train::options::{Checkpoint, History};
+use crate::nn::train::options::{Checkpoint, History, Loss};
 use crate::runtime::Device;
 use crate::tensor::Tensor;
 
@@ -106,6 +106,7 @@ impl Sequential {
             self.name.as_deref().unwrap_or("functional"),
             &inputs,
             &layers,
+            &self.outputs,
         )
     }
 
@@ -134,8 +135,8 @@ impl Sequential {
         file: &ModelFile,
     ) -> Result<(Sequential, HashMap<String, String>)> {
         let mut model = Sequential::new(device);
-        if let Some((name, inputs)) = &file.graph {
-            model.set_graph_inputs(name.clone(), inputs);
+        if let Some(g) = &file.graph {
+            model.set_graph_inputs(g.name.clone(), &g.inputs);
         }
         for rec in &file.layers {
             let mut w = Weights::default();
@@ -148,6 +149,9 @@ impl Sequential {
                 }
             }
             model.push_with_weights(rec.spec.clone(), w, rec.inbound.clone())?;
+        }
+        if let Some(g) = &file.graph {
+            model.set_outputs(g.outputs.clone())?;
         }
         Ok((model, file.metadata.clone()))
     }
@@ -190,6 +194,7 @@ impl Sequential {
             loss,
             history: history.clone(),
             clip: self.clip,
+            output_losses: self.output_losses.clone(),
         };
         let training = serde_json::to_string(&training).map_err(|e| Error::Serialize {
             op: "save_checkpoint",
@@ -248,7 +253,12 @@ impl Sequential {
             .ok_or_else(|| bad("a \"training\" metadata entry".into(), "none".into()))?;
         let ck: Checkpoint = serde_json::from_str(training)
             .map_err(|e| bad("training state JSON".into(), e.to_string()))?;
-        model.compile(ck.optimizer, ck.loss)?;
+        if ck.output_losses.is_empty() {
+            model.compile(ck.optimizer, ck.loss)?;
+        } else {
+            let (losses, weights): (Vec<Loss>, Vec<f32>) = ck.output_losses.iter().copied().unzip();
+            model.compile_outputs(ck.optimizer, &losses, &weights)?;
+        }
         model.set_gradient_clipping(ck.clip)?;
         let st = safetensors::SafeTensors::deserialize(&bytes)
             .map_err(|e| bad("a safetensors file".into(), e.to_string()))?;

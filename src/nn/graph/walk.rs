@@ -18,9 +18,12 @@ use crate::nn::spec::sample_shape;
 use crate::tensor::Tensor;
 
 /// For each layer, how many layer inputs read its output (an input listed twice counts
-/// twice).
+/// twice), a model output counting as one more reader.
 pub(crate) fn consumers(model: &Model) -> Vec<usize> {
     let mut n = vec![0; model.layers.len()];
+    for j in model.output_layers() {
+        n[j] += 1;
+    }
     for l in &model.layers {
         for s in &l.inbound {
             if let Src::Layer(j) = s {
@@ -140,6 +143,21 @@ impl Model {
     /// [`Model::predict`] for a model of several inputs: one tensor per input, in the
     /// model's order, each (samples, that input's shape…) with the same samples.
     pub fn predict_inputs(&self, xs: &[&Tensor]) -> Result<Tensor> {
+        let mut outs = self.predict_outputs(xs)?;
+        if outs.len() != 1 {
+            return Err(Error::InvalidArgument {
+                op: "predict",
+                name: "model",
+                expected: "a model of one output (predict_outputs gives every output)".into(),
+                found: format!("{} outputs", outs.len()),
+            });
+        }
+        Ok(outs.remove(0))
+    }
+
+    /// Every output of the model ([`Model::output_layers`] order) for inputs as
+    /// [`Model::predict_inputs`] takes them.
+    pub fn predict_outputs(&self, xs: &[&Tensor]) -> Result<Vec<Tensor>> {
         let wants = self.input_shapes();
         if xs.len() != wants.len() {
             return Err(Error::InvalidArgument {
@@ -190,15 +208,19 @@ impl Model {
         let mut rec = Recorder::new(&self.device);
         let mut cx = Cx::new(&mut rec, rows, Mode::Predict);
         let saved = forward(self, &mut cx, &inputs)?;
-        let h = saved
-            .last()
-            .map(|s| s.output.clone())
-            .ok_or_else(|| Error::InvalidArgument {
+        if saved.is_empty() {
+            return Err(Error::InvalidArgument {
                 op: "predict",
                 name: "model",
                 expected: "at least one layer".into(),
                 found: "none".into(),
-            })?;
+            });
+        }
+        let h: Vec<Tensor> = self
+            .output_layers()
+            .iter()
+            .map(|&j| saved[j].output.clone())
+            .collect();
         drop(saved);
         // Scratch buffers go back to the pool only once the work using them is submitted.
         let keep = std::mem::take(&mut cx.keep);

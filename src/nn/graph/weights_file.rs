@@ -61,9 +61,19 @@ pub struct ModelFile {
     /// The tensor names of every weight, in the order of `layers` (for the optimizer state
     /// of a checkpoint, named after them).
     pub names: Vec<String>,
-    /// For a graph (a functional config): the model's name, and its inputs' names and
-    /// shapes.
-    pub graph: Option<(Option<String>, graph_config::Inputs)>,
+    /// For a graph (a functional config): its name, inputs and outputs.
+    pub graph: Option<GraphMeta>,
+}
+
+/// What a graph's file says beyond its layers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphMeta {
+    /// The model's name.
+    pub name: Option<String>,
+    /// Each input's name and per-sample shape.
+    pub inputs: graph_config::Inputs,
+    /// The output layers, in order.
+    pub outputs: Vec<usize>,
 }
 
 /// The format of files with layer specs.
@@ -121,7 +131,11 @@ pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
         }
         serde_json::Value::Object(_) => {
             let g = graph_config::parse(&arch).map_err(|e| bad(e.0, e.1))?;
-            graph = Some((g.name, g.inputs));
+            graph = Some(GraphMeta {
+                name: g.name,
+                inputs: g.inputs,
+                outputs: g.outputs,
+            });
             g.layers.into_iter().unzip()
         }
         other => {
@@ -142,7 +156,7 @@ pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
             .check()
             .map_err(|e| bad(format!("valid arguments for layer {i}"), e.to_string()))?;
         let inputs: Vec<Shape> = match &graph {
-            Some((_, ins)) => inbound
+            Some(GraphMeta { inputs: ins, .. }) => inbound
                 .iter()
                 .map(|s| match *s {
                     graph_config::Ref::Input(k) => ins[k].1.clone(),

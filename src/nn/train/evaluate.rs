@@ -5,8 +5,8 @@
 use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::nn::graph::model::Sequential;
-use crate::nn::train::metric::{self, Metric};
-use crate::nn::train::options::{Evaluation, Loss};
+use crate::nn::train::options::Evaluation;
+use crate::nn::train::scoring::Scoring;
 use crate::nn::train::step::{self, Backward, StepLayout, StepProgram, CHUNK};
 use crate::runtime::Device;
 use crate::tensor::{IndexBuffer, Tensor};
@@ -19,8 +19,7 @@ pub(crate) struct Evaluator {
     table: Tensor,
     plans: Vec<StepProgram>,
     steps: Vec<(usize, usize)>,
-    has_acc: bool,
-    metrics: Vec<Metric>,
+    scoring: Scoring,
 }
 
 impl Evaluator {
@@ -94,11 +93,7 @@ impl Evaluator {
             table,
             plans,
             steps: step::batches(n, b),
-            has_acc: model
-                .loss
-                .unwrap_or(Loss::SparseCategoricalCrossentropy)
-                .has_accuracy(),
-            metrics: model.metrics.clone(),
+            scoring: Scoring::of(model),
         })
     }
 
@@ -109,12 +104,7 @@ impl Evaluator {
 
     /// The evaluation an accumulator's contents give (several processes add theirs first).
     pub(crate) fn evaluation(&self, sums: &[f64]) -> Evaluation {
-        evaluation(sums, self.has_acc, &self.metrics)
-    }
-
-    /// Whether the loss has an accuracy.
-    pub(crate) fn has_accuracy(&self) -> bool {
-        self.has_acc
+        self.scoring.evaluation(sums)
     }
 
     /// The accumulator's contents over the rows (several processes add theirs up).
@@ -138,24 +128,14 @@ impl Evaluator {
     }
 }
 
-/// Loss, accuracy (where the loss has one) and metrics from an accumulator's contents
-/// (`[Σ loss, Σ correct, rows, pad, metrics' sums…]`).
-pub(crate) fn evaluation(sums: &[f64], has_acc: bool, metrics: &[Metric]) -> Evaluation {
-    let n = sums[2].max(1.0);
-    Evaluation {
-        loss: sums[0] / n,
-        accuracy: has_acc.then_some(sums[1] / n),
-        metrics: metric::values(metrics, sums),
-    }
-}
-
 impl Sequential {
     /// Loss, accuracy and metrics from an accumulator's contents ([`crate::nn::EpochEnd::sums`], or
     /// [`Sequential::evaluate_sums`]), added up over the parts of a dataset evaluated or
     /// trained on piece by piece: precision and AUC are not means, so parts combine by their
     /// sums.
     pub fn evaluation_of(&self, sums: &[f64]) -> Result<Evaluation> {
-        let want = metric::layout(&self.metrics).1;
+        let scoring = Scoring::of(self);
+        let want = scoring.len();
         if sums.len() != want {
             return Err(crate::error::Error::InvalidArgument {
                 op: "evaluation_of",
@@ -164,8 +144,7 @@ impl Sequential {
                 found: format!("{}", sums.len()),
             });
         }
-        let has_acc = self.loss.is_some_and(|l| l.has_accuracy());
-        Ok(evaluation(sums, has_acc, &self.metrics))
+        Ok(scoring.evaluation(sums))
     }
 
     /// The accumulator of an evaluation of `data` (see [`Sequential::evaluation_of`]).

@@ -16,8 +16,7 @@ use std::time::{Duration, Instant};
 use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::nn::graph::model::Sequential;
-use crate::nn::train::evaluate::{self, Evaluator};
-use crate::nn::train::metric::Metric;
+use crate::nn::train::evaluate::Evaluator;
 use crate::nn::train::options::{
     EpochBegin, EpochEnd, Evaluation, FitOptions, History, Optimizer, Progress, ValidationFreq,
 };
@@ -83,9 +82,8 @@ pub(crate) struct EpochReport {
 /// A run's plan, checked before anything changes.
 pub(crate) struct Setup {
     pub(crate) optimizer: Optimizer,
-    pub(crate) has_acc: bool,
-    /// The model's metrics beyond loss and accuracy.
-    pub(crate) metrics: Vec<Metric>,
+    /// How the accumulator reads.
+    pub(crate) scoring: crate::nn::train::scoring::Scoring,
     /// Training rows (the rest of the dataset is the validation split).
     pub(crate) n_train: usize,
     /// Batch size (at most `n_train`).
@@ -228,8 +226,7 @@ impl Setup {
         let batch = o.batch_size.min(n_train);
         Ok(Setup {
             optimizer,
-            has_acc: loss.has_accuracy(),
-            metrics: model.metrics.clone(),
+            scoring: crate::nn::train::scoring::Scoring::of(model),
             n_train,
             batch,
             steps: step::batches(n_train, batch),
@@ -291,10 +288,7 @@ pub(crate) fn run(
         }
     }
     let nsteps = s.steps.len();
-    let metrics = |sums: Vec<f64>| {
-        let n = sums[2].max(1.0);
-        (sums[0] / n, s.has_acc.then_some(sums[1] / n))
-    };
+    let metrics = |sums: Vec<f64>| s.scoring.running(&sums);
     let step_lr = o.step_lr;
     for epoch in s.start..s.epochs {
         let t_epoch = Instant::now();
@@ -376,7 +370,7 @@ pub(crate) fn run(
             }
         }
         let sums = engine.sums()?;
-        let trained = evaluate::evaluation(&sums, s.has_acc, &s.metrics);
+        let trained = s.scoring.evaluation(&sums);
         let (loss, accuracy) = (trained.loss, trained.accuracy);
         if !loss.is_finite() {
             return Err(Error::NonFinite {

@@ -6,6 +6,7 @@
 use crate::error::Result;
 use crate::kernels::loss as dense_loss;
 use crate::kernels::metric as metric_kernel;
+use crate::kernels::prelude::AccAt;
 use crate::kernels::{elementwise, softmax_xent};
 use crate::nn::graph::model::Sequential;
 use crate::nn::layer::Cx;
@@ -14,10 +15,10 @@ use crate::nn::train::options::Loss;
 use crate::tensor::Tensor;
 use crate::vocab::{Activation, DenseLoss};
 
-/// Records the loss of `out` against the targets `y`: per-row losses, metrics accumulated
-/// into `acc`, and the gradient at `out` (at the logits for a loss that takes them). With
-/// per-row weights `w`, each row's loss and gradient are multiplied by its weight before
-/// the metrics add the losses up.
+/// Records the loss of `out` against the targets `y`: per-row losses, their sums added to
+/// the block `acc` names, and the gradient at `out` (at the logits for a loss that takes
+/// them) scaled by the output's loss `weight`. With per-row weights `w`, each row's loss and
+/// gradient are multiplied by its weight before the metrics add the losses up.
 #[allow(clippy::too_many_arguments)] // a step's loss inputs, spelled out
 pub(crate) fn loss_end(
     cx: &mut Cx<'_>,
@@ -25,11 +26,12 @@ pub(crate) fn loss_end(
     out: &Tensor,
     y: &Tensor,
     w: Option<&Tensor>,
-    acc: &Tensor,
+    acc: AccAt<'_>,
+    weight: f32,
     training: bool,
 ) -> Result<Tensor> {
     if let Some(w) = w {
-        return weighted_loss_end(cx, loss, out, y, w, acc, training);
+        return weighted_loss_end(cx, loss, out, y, w, acc, weight, training);
     }
     let dense = dense_loss_of(loss);
     // Class labels may come one per position (a (positions, classes) output): every
@@ -42,8 +44,8 @@ pub(crate) fn loss_end(
     let classes = out.numel() / b.max(1);
     let rows = cx.tensor(&[positions])?;
     let dy = cx.tensor(&out.shape()[1..])?;
-    let scale = 1.0 / b as f32;
-    let (o, t, l, a) = (out.buffer(), y.buffer(), rows.buffer(), acc.buffer());
+    let scale = weight / b as f32;
+    let (o, t, l, a) = (out.buffer(), y.buffer(), rows.buffer(), acc);
     match dense {
         // Training: loss, gradient and metrics in one dispatch.
         None if training => {
@@ -70,13 +72,14 @@ fn weighted_loss_end(
     out: &Tensor,
     y: &Tensor,
     w: &Tensor,
-    acc: &Tensor,
+    acc: AccAt<'_>,
+    weight: f32,
     training: bool,
 ) -> Result<Tensor> {
     let (b, classes) = (cx.batch, out.numel() / cx.batch.max(1));
     let (rows, scaled) = (cx.tensor(&[1])?, cx.tensor(&[1])?);
     let (dy, dyw) = (cx.tensor(&out.shape()[1..])?, cx.tensor(&out.shape()[1..])?);
-    let scale = 1.0 / b as f32;
+    let scale = weight / b as f32;
     let (o, t, l) = (out.buffer(), y.buffer(), rows.buffer());
     let dense = dense_loss_of(loss);
     match dense {
@@ -99,7 +102,7 @@ fn weighted_loss_end(
     if training {
         elementwise::row_scale(cx.rec(), dy.buffer(), w.buffer(), dyw.buffer(), b, classes)?;
     }
-    let (ls, a) = (scaled.buffer(), acc.buffer());
+    let (ls, a) = (scaled.buffer(), acc);
     match dense {
         None => softmax_xent::metrics(cx.rec(), o, t, ls, a, b, classes)?,
         Some(kind) => dense_loss::metrics(cx.rec(), kind, o, t, ls, a, b, classes)?,

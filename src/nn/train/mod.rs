@@ -1,7 +1,7 @@
 //! Training, evaluation and what they report: what users choose (`options`), a step as a
 //! captured program (`step`) ending in the loss and metrics (`loss_end`, `metric`) and, on the
 //! unfused path, gradient clipping (`clip`); the one epoch loop (`fit`) and evaluation
-//! (`evaluate`); losses called on data (`loss_fn`); callbacks that print, log and serve
+//! (`evaluate`) and how their sums read (`scoring`); losses called on data (`loss_fn`); callbacks that print, log and serve
 //! (`progress`, `tensorboard`, `serve`, feature `serve`); and `probe`, one layer on its own
 //! for the tests.
 
@@ -14,6 +14,7 @@ pub(crate) mod metric;
 pub(crate) mod options;
 pub(crate) mod probe;
 pub(crate) mod progress;
+pub(crate) mod scoring;
 #[cfg(feature = "serve")]
 pub(crate) mod serve;
 pub(crate) mod step;

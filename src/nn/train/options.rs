@@ -247,6 +247,10 @@ pub struct Checkpoint {
     /// Gradient clipping (none in files written before it).
     #[serde(default)]
     pub clip: crate::nn::train::clip::Clip,
+    /// Each output's loss and weight, for a model compiled with them
+    /// ([`crate::nn::Model::compile_outputs`]; none in files written before it).
+    #[serde(default)]
+    pub output_losses: Vec<(Loss, f32)>,
 }
 
 /// Which epochs run validation, as Keras's `validation_freq`.

@@ -16,13 +16,14 @@ use crate::error::{Error, Result};
 use crate::exec::capture::Capture;
 use crate::exec::dispatch::Program;
 use crate::exec::recorder::Recorder;
+use crate::kernels::prelude::AccAt;
 use crate::kernels::{elementwise, matmul_tune, optim};
 use crate::memory::MemoryKind;
 use crate::nn::graph::model::Sequential;
 use crate::nn::graph::walk;
 use crate::nn::layer::{Back, Cx, Mode, Slot, Src, WeightGrad};
-use crate::nn::train::options::Loss;
-use crate::nn::train::{clip, loss_end, metric};
+use crate::nn::train::scoring::Scoring;
+use crate::nn::train::{clip, loss_end};
 use crate::runtime::Device;
 use crate::tensor::{IndexBuffer, Tensor};
 use crate::vocab::Rule;
@@ -275,7 +276,12 @@ impl StepProgram {
             .iter()
             .map(|s| cx.tensor(s))
             .collect::<Result<_>>()?;
-        let y = cx.tensor(&[data.target_len()])?;
+        // Each output's targets, the first's first.
+        let ys: Vec<Tensor> = data
+            .all_targets()
+            .map(|t| cx.tensor(&[t.len()]))
+            .collect::<Result<_>>()?;
+        let y = &ys[0];
         let w = if data.has_weights() {
             Some(cx.tensor(&[1])?)
         } else {
@@ -284,23 +290,51 @@ impl StepProgram {
         let gather: Vec<Slot> = (0..data.gather_dispatches()).map(Slot::Gather).collect();
         cx.per_step(&gather, |rec| {
             let wb = w.as_ref().map(|w| w.buffer());
-            let mb: Vec<&wgpu::Buffer> = more.iter().map(|t| t.buffer()).collect();
+            let mb: Vec<&wgpu::Buffer> = more.iter().chain(&ys[1..]).map(|t| t.buffer()).collect();
             data.gather(rec, idx, 0, batch, x0.buffer(), y.buffer(), wb, &mb)
         })?;
         let inputs: Vec<Tensor> = std::iter::once(x0).chain(more).collect();
         let saved = walk::forward(model, &mut cx, &inputs)?;
-        let h = saved
-            .last()
-            .map(|s| s.output.clone())
-            .ok_or_else(|| Error::InvalidArgument {
+        if saved.is_empty() {
+            return Err(Error::InvalidArgument {
                 op: "fit",
                 name: "model",
                 expected: "at least one layer".into(),
                 found: "none".into(),
-            })?;
-        let loss = model.loss.unwrap_or(Loss::SparseCategoricalCrossentropy);
-        let dy = loss_end::loss_end(&mut cx, loss, &h, &y, w.as_ref(), acc, training)?;
-        loss_end::metric_end(&mut cx, model, loss, &h, &y, acc)?;
+            });
+        }
+        // Each output's loss, its gradient scaled by the output's weight, its sums in its
+        // block of the accumulator; the metrics read the first output.
+        let (outs, losses, weights) = (model.output_layers(), model.losses(), model.loss_weights());
+        let scoring = Scoring::of(model);
+        if ys.len() != outs.len() {
+            return Err(Error::Internal {
+                op: "step program",
+                message: format!("{} target columns for {} outputs", ys.len(), outs.len()),
+            });
+        }
+        let mut seeds = Vec::with_capacity(outs.len());
+        for (k, &j) in outs.iter().enumerate() {
+            let h = saved[j].output.clone();
+            let at = AccAt {
+                buffer: acc.buffer(),
+                at: scoring.block(k),
+            };
+            let dy = loss_end::loss_end(
+                &mut cx,
+                losses[k],
+                &h,
+                &ys[k],
+                w.as_ref(),
+                at,
+                weights[k],
+                training,
+            )?;
+            if k == 0 {
+                loss_end::metric_end(&mut cx, model, losses[0], &h, y, acc)?;
+            }
+            seeds.push((j, dy, losses[k].takes_logits()));
+        }
         let mut segments = Vec::new();
         if training {
             let positions = model.positions();
@@ -309,8 +343,8 @@ impl StepProgram {
             // whether it is already at the pre-activation (gated). The loss gives the
             // gradient at the logits when it folds the last activation.
             let mut grads: Vec<Option<(Tensor, bool)>> = vec![None; model.layers.len()];
-            if let Some(g) = grads.last_mut() {
-                *g = Some((dy, loss.takes_logits()));
+            for (j, dy, gated) in seeds {
+                walk::accumulate(&mut cx, &mut grads, j, dy, gated)?;
             }
             for l in (0..model.layers.len()).rev() {
                 let layer = &model.layers[l];
@@ -567,7 +601,7 @@ pub(crate) fn read_acc(acc: &Tensor) -> Result<Vec<f64>> {
 
 /// A zeroed accumulator for `model`'s loss, accuracy and metrics.
 pub(crate) fn accumulator(model: &Sequential) -> Result<Tensor> {
-    let acc = Tensor::zeros(&model.device, &[metric::layout(&model.metrics).1])?;
+    let acc = Tensor::zeros(&model.device, &[Scoring::of(model).len()])?;
     acc.set_memory_kind(MemoryKind::Activations);
     Ok(acc)
 }

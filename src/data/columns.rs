@@ -1,10 +1,10 @@
 //! The columns of a dataset beyond its first: one per model input after the first (Keras's
-//! `fit(x=[a, b])`), and integer id columns (token or class ids) uploaded as integers, not
-//! floats. Every column is gathered through the same row permutation as the first, one
+//! `fit(x=[a, b])`), one per model output after the first (`fit(y=[t1, t2])`), and integer
+//! id columns (token or class ids) uploaded as integers, not floats. Every column is gathered through the same row permutation as the first, one
 //! dispatch per column per step, so a model of several inputs still trains without leaving
 //! the device.
 
-use crate::data::dataset::{Dataset, Features};
+use crate::data::dataset::{Dataset, Features, Targets};
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
 use crate::kernels::gather::{self, Lookup, Rows};
@@ -59,6 +59,17 @@ impl Column {
             p.scale = lookup.mode().1;
         }
         bytemuck::bytes_of(&p).to_vec()
+    }
+}
+
+/// The selection of a target column's rows.
+fn target_rows<'a>(t: &Targets, indices: &'a IndexBuffer, offset: usize, batch: usize) -> Rows<'a> {
+    Rows {
+        indices,
+        offset,
+        batch,
+        row_len: t.len(),
+        scale: 1.0,
     }
 }
 
@@ -185,7 +196,65 @@ impl Dataset {
         1 + self.more_inputs.len()
     }
 
-    /// Records the gathers of the columns after the first into `outs` (one each, in order).
+    /// The same rows with the class labels of one more output (Keras's `fit(y=[t1, t2])`, in
+    /// the order of `Model(outputs=[...])`): `positions` labels per sample (1, or one per
+    /// position of a (positions, classes) output).
+    pub fn with_target_classes<L: crate::ops::ClassIndex>(
+        mut self,
+        labels: &[L],
+        positions: usize,
+    ) -> Result<Dataset> {
+        if positions == 0 || Some(labels.len()) != self.len().checked_mul(positions) {
+            return Err(Error::ShapeMismatch {
+                op: "Dataset::with_target_classes",
+                expected: format!(
+                    "{} samples (the dataset's rows) of {positions} labels",
+                    self.len()
+                ),
+                found: format!("{} labels", labels.len()),
+            });
+        }
+        let l = crate::ops::Labels::new(self.device(), labels)?;
+        l.tensor()
+            .set_memory_kind(crate::memory::MemoryKind::Datasets);
+        self.more_targets.push(Targets::Classes(l, positions));
+        Ok(self)
+    }
+
+    /// The same rows with the dense targets of one more output: `len` values per sample
+    /// (one-hot rows, 0/1 for binary cross-entropy, values for a regression loss).
+    pub fn with_target_values(mut self, values: &[f32], len: usize) -> Result<Dataset> {
+        if len == 0 || Some(values.len()) != self.len().checked_mul(len) {
+            return Err(Error::ShapeMismatch {
+                op: "Dataset::with_target_values",
+                expected: format!(
+                    "{} samples (the dataset's rows) of {len} values",
+                    self.len()
+                ),
+                found: format!("{} values", values.len()),
+            });
+        }
+        if let Some(bad) = values.iter().find(|v| !v.is_finite()) {
+            return Err(Error::InvalidArgument {
+                op: "Dataset::with_target_values",
+                name: "targets",
+                expected: "finite values".into(),
+                found: bad.to_string(),
+            });
+        }
+        let t = crate::tensor::Tensor::from_slice(self.device(), values, &[values.len()])?;
+        t.set_memory_kind(crate::memory::MemoryKind::Datasets);
+        self.more_targets.push(Targets::Dense(t, len));
+        Ok(self)
+    }
+
+    /// Number of target columns (one per model output).
+    pub fn outputs(&self) -> usize {
+        1 + self.more_targets.len()
+    }
+
+    /// Records the gathers of the columns after the first into `outs` (one each: the other
+    /// inputs', then the other outputs' targets).
     pub(crate) fn gather_more(
         &self,
         rec: &mut dyn Record,
@@ -194,18 +263,21 @@ impl Dataset {
         batch: usize,
         outs: &[&wgpu::Buffer],
     ) -> Result<()> {
-        if outs.len() != self.more_inputs.len() {
+        let (n_in, n_out) = (self.more_inputs.len(), self.more_targets.len());
+        if outs.len() != n_in + n_out {
             return Err(Error::Internal {
                 op: "gather",
                 message: format!(
-                    "{} buffers for {} more input columns",
-                    outs.len(),
-                    self.more_inputs.len()
+                    "{} buffers for {n_in} more input and {n_out} more target columns",
+                    outs.len()
                 ),
             });
         }
         for (c, out) in self.more_inputs.iter().zip(outs) {
             c.gather(rec, indices, offset, batch, out)?;
+        }
+        for (t, out) in self.more_targets.iter().zip(&outs[n_in..]) {
+            gather::gather_f32(rec, t.tensor(), target_rows(t, indices, offset, batch), out)?;
         }
         Ok(())
     }
@@ -217,9 +289,14 @@ impl Dataset {
         offset: usize,
         batch: usize,
     ) -> Vec<Vec<u8>> {
+        let targets = self
+            .more_targets
+            .iter()
+            .map(|t| bytemuck::bytes_of(&target_rows(t, indices, offset, batch).params()).to_vec());
         self.more_inputs
             .iter()
             .map(|c| c.uniform(indices, offset, batch))
+            .chain(targets)
             .collect()
     }
 }

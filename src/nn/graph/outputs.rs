@@ -1,0 +1,111 @@
+//! A model's outputs: one (the last layer, as every `Sequential` has) or several (Keras's
+//! `Model(outputs=[a, b])`), each with its loss and loss weight. Training minimises
+//! `Σ weight_k · loss_k`: each output's loss kernel scales its gradient by its weight, the
+//! gradients meet where the branches do (summed on the device as any fan-out), and each
+//! output's `[Σ loss, Σ correct, rows]` lands in its own block of the step's accumulator, so
+//! `fit` reports the total and `{output}_loss` / `{output}_accuracy` per output, as Keras
+//! does, from one read.
+
+use crate::error::{Error, Result};
+use crate::nn::graph::model::Model;
+use crate::nn::train::options::{Loss, Optimizer};
+
+impl Model {
+    /// The layers whose outputs are the model's outputs, in order: the last layer alone,
+    /// unless the model was built with several outputs.
+    pub fn output_layers(&self) -> Vec<usize> {
+        if self.outputs.is_empty() {
+            self.layers.len().checked_sub(1).into_iter().collect()
+        } else {
+            self.outputs.clone()
+        }
+    }
+
+    /// Each output's name (its layer's).
+    pub fn output_names(&self) -> Vec<String> {
+        self.output_layers()
+            .iter()
+            .map(|&j| self.layers[j].spec.name.clone().unwrap_or_default())
+            .collect()
+    }
+
+    /// Each output's per-sample shape.
+    pub fn output_shapes(&self) -> Vec<&[usize]> {
+        self.output_layers()
+            .iter()
+            .map(|&j| self.layers[j].io().output.as_slice())
+            .collect()
+    }
+
+    /// Each output's loss: as compiled per output, else the model's loss for every output.
+    pub fn losses(&self) -> Vec<Loss> {
+        let n = self.output_layers().len();
+        if self.output_losses.len() == n {
+            return self.output_losses.iter().map(|(l, _)| *l).collect();
+        }
+        vec![self.loss.unwrap_or(Loss::SparseCategoricalCrossentropy); n]
+    }
+
+    /// Each output's loss weight (Keras's `loss_weights`; 1 unless compiled with others).
+    pub fn loss_weights(&self) -> Vec<f32> {
+        let n = self.output_layers().len();
+        if self.output_losses.len() == n {
+            return self.output_losses.iter().map(|(_, w)| *w).collect();
+        }
+        vec![1.0; n]
+    }
+
+    /// [`Model::compile`] with a loss per output (one loss: the same for every output) and
+    /// Keras's `loss_weights` (empty: all 1): training minimises `Σ weight_k · loss_k`.
+    pub fn compile_outputs(
+        &mut self,
+        optimizer: Optimizer,
+        losses: &[Loss],
+        weights: &[f32],
+    ) -> Result<()> {
+        let n = self.output_layers().len();
+        let bad = |name: &'static str, expected: String, found: String| Error::InvalidArgument {
+            op: "compile",
+            name,
+            expected,
+            found,
+        };
+        let losses: Vec<Loss> = match losses {
+            [one] => vec![*one; n],
+            l if l.len() == n => l.to_vec(),
+            l => {
+                return Err(bad(
+                    "loss",
+                    format!(
+                        "one loss, or one per output ({n}: {:?})",
+                        self.output_names()
+                    ),
+                    format!("{} losses", l.len()),
+                ))
+            }
+        };
+        let weights: Vec<f32> = match weights {
+            [] => vec![1.0; n],
+            w if w.len() == n => w.to_vec(),
+            w => {
+                return Err(bad(
+                    "loss_weights",
+                    format!("one weight per output ({n})"),
+                    format!("{} weights", w.len()),
+                ))
+            }
+        };
+        if let Some(w) = weights.iter().find(|w| !(w.is_finite() && **w >= 0.0)) {
+            return Err(bad(
+                "loss_weights",
+                "finite weights ≥ 0".into(),
+                w.to_string(),
+            ));
+        }
+        self.compile(optimizer, losses[0])?;
+        if n > 1 || weights[0] != 1.0 {
+            self.output_losses = losses.into_iter().zip(weights).collect();
+        }
+        Ok(())
+    }
+}
