@@ -11,7 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use suanli::nn::{
-    Clip, FitOptions, History, LayerSpec, Metric, MetricsServer, Optimizer, Sequential, Src,
+    Clip, FitOptions, History, LayerSpec, Loss, Metric, MetricsServer, Optimizer, Sequential, Src,
     ValidationFreq,
 };
 use suanli::Tensor;
@@ -160,7 +160,7 @@ impl PyModel {
 
     /// Sets the optimizer (`sgd`, `adam`, `adamw`, `rmsprop`, with Keras's defaults for what
     /// is not given) and the loss.
-    #[pyo3(signature = (optimizer, loss, from_logits = false, learning_rate = None, beta_1 = None, beta_2 = None, epsilon = None, momentum = None, nesterov = None, weight_decay = None, rho = None, clipnorm = None, clipvalue = None, global_clipnorm = None))]
+    #[pyo3(signature = (optimizer, loss, from_logits = false, learning_rate = None, beta_1 = None, beta_2 = None, epsilon = None, momentum = None, nesterov = None, weight_decay = None, rho = None, clipnorm = None, clipvalue = None, global_clipnorm = None, more_losses = None, loss_weights = None))]
     #[allow(clippy::too_many_arguments)] // Keras's optimizer arguments, spelled out
     fn compile(
         &mut self,
@@ -178,6 +178,8 @@ impl PyModel {
         clipnorm: Option<f64>,
         clipvalue: Option<f64>,
         global_clipnorm: Option<f64>,
+        more_losses: Option<Vec<(String, bool)>>,
+        loss_weights: Option<Vec<f32>>,
     ) -> PyResult<()> {
         let clip = Clip {
             norm: clipnorm,
@@ -233,12 +235,43 @@ impl PyModel {
                 *eps = epsilon.unwrap_or(*eps);
             }
         }
-        let loss = loss_of(loss)?;
-        if let Some(act) = self.inner.output_activation() {
-            loss.check_from_logits(from_logits, act).py()?;
+        // A loss per output (the first, then `more_losses`), each checked against its
+        // output's activation.
+        let mut losses = vec![(loss_of(loss)?, from_logits)];
+        for (name, logits) in more_losses.unwrap_or_default() {
+            losses.push((loss_of(&name)?, logits));
         }
-        self.inner.compile(opt, loss).py()?;
+        let acts = self.inner.output_activations();
+        if losses.len() == 1 {
+            losses = vec![losses[0]; acts.len().max(1)];
+        }
+        for ((l, logits), act) in losses.iter().zip(&acts) {
+            l.check_from_logits(*logits, *act).py()?;
+        }
+        let only: Vec<Loss> = losses.iter().map(|(l, _)| *l).collect();
+        match (acts.len(), &loss_weights) {
+            (0 | 1, None) => self.inner.compile(opt, only[0]).py()?,
+            _ => self
+                .inner
+                .compile_outputs(opt, &only, loss_weights.as_deref().unwrap_or(&[]))
+                .py()?,
+        }
         self.inner.set_gradient_clipping(clip).py()
+    }
+
+    /// Makes layers `outputs` the model's outputs, in order (Keras's `Model(outputs=[...])`).
+    fn set_outputs(&mut self, outputs: Vec<usize>) -> PyResult<()> {
+        self.inner.set_output_layers(&outputs).py()
+    }
+
+    /// Each output's layer index, in order.
+    fn output_layers(&self) -> Vec<usize> {
+        self.inner.output_layers()
+    }
+
+    /// Each output's name (its layer's).
+    fn output_names(&self) -> Vec<String> {
+        self.inner.output_names()
     }
 
     /// Appends every layer of `other`, sharing its weights (a model used as a layer).
@@ -475,7 +508,7 @@ impl PyModel {
         py: Python<'py>,
         x: &Bound<'py, PyAny>,
         batch_size: usize,
-    ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let arrays = crate::train::columns(x)?;
         let wants: Vec<Vec<usize>> = self
             .inner
@@ -516,15 +549,23 @@ impl PyModel {
         }
         let rows = rows.unwrap_or(0);
         let cols: usize = inputs.iter().map(|(c, _)| *c).sum();
-        let outs = self.inner.output_dim().unwrap_or(0);
-        let out_shape = self.inner.output_shape().unwrap_or(&[]).to_vec();
+        let out_shapes: Vec<Vec<usize>> = self
+            .inner
+            .output_shapes()
+            .iter()
+            .map(|s| s.to_vec())
+            .collect();
+        let outs: usize = out_shapes.iter().map(|s| s.iter().product::<usize>()).sum();
         let dev = self.inner.device();
         // 16 MiB of inputs or outputs per chunk: far from any binding limit, few submissions.
         let chunk = ((16usize << 20) / (4 * cols.max(outs).max(1)))
             .max(batch_size)
             .max(1);
-        let out = py.detach(|| -> suanli::Result<Vec<f32>> {
-            let mut out = Vec::with_capacity(rows * outs);
+        let out = py.detach(|| -> suanli::Result<Vec<Vec<f32>>> {
+            let mut out: Vec<Vec<f32>> = out_shapes
+                .iter()
+                .map(|s| Vec::with_capacity(rows * s.iter().product::<usize>()))
+                .collect();
             for start in (0..rows).step_by(chunk) {
                 let n = chunk.min(rows - start);
                 let ts = inputs
@@ -537,13 +578,24 @@ impl PyModel {
                     })
                     .collect::<suanli::Result<Vec<Tensor>>>()?;
                 let refs: Vec<&Tensor> = ts.iter().collect();
-                out.extend(self.inner.predict_inputs(&refs)?.to_vec()?);
+                for (o, t) in out.iter_mut().zip(self.inner.predict_outputs(&refs)?) {
+                    o.extend(t.to_vec()?);
+                }
             }
             Ok(out)
         });
-        let mut shape = vec![rows];
-        shape.extend_from_slice(&out_shape);
-        PyArray1::from_vec(py, out.py()?).reshape(shape)
+        // One array per output: the array itself for one output, a list for several (as
+        // Keras returns them).
+        let mut arrays = Vec::with_capacity(out_shapes.len());
+        for (values, s) in out.py()?.into_iter().zip(&out_shapes) {
+            let mut shape = vec![rows];
+            shape.extend_from_slice(s);
+            arrays.push(PyArray1::from_vec(py, values).reshape(shape)?.into_any());
+        }
+        if arrays.len() == 1 {
+            return Ok(arrays.remove(0));
+        }
+        Ok(pyo3::types::PyList::new(py, arrays)?.into_any())
     }
 
     /// Freezes (false) or unfreezes layer `index` (Keras's `layer.trainable`).

@@ -83,7 +83,46 @@ pub fn dataset(
     what: &str,
 ) -> PyResult<Dataset> {
     let cols = columns(x)?;
-    let mut d = first_column(py, model, &cols[0], y, what)?;
+    let ys = columns(y)?;
+    let mut d = first_column(py, model, &cols[0], &ys[0], what)?;
+    // The other outputs' targets: class labels for sparse cross-entropy, values otherwise.
+    let losses = model.losses();
+    if ys.len() != losses.len() {
+        return Err(PyValueError::new_err(format!(
+            "{what}: the model has {} outputs {:?}; found targets for {}",
+            losses.len(),
+            model.output_names(),
+            ys.len()
+        )));
+    }
+    for (k, (t, loss)) in ys.iter().zip(&losses).enumerate().skip(1) {
+        let what = format!("{what} y[{k}]");
+        if *loss == Loss::SparseCategoricalCrossentropy {
+            let (labels, positions) = convert::labels(t, &what)?;
+            if labels.len() != d.len() * positions {
+                return Err(PyValueError::new_err(format!(
+                    "{what}: x has {} samples but y[{k}] has {} labels",
+                    d.len(),
+                    labels.len() / positions.max(1)
+                )));
+            }
+            d = py
+                .detach(move || d.with_target_classes(&labels, positions))
+                .py()?;
+        } else {
+            let m = convert::targets(t, &what)?;
+            if m.rows != d.len() {
+                return Err(PyValueError::new_err(format!(
+                    "{what}: x has {} samples but y[{k}] has {} target rows",
+                    d.len(),
+                    m.rows
+                )));
+            }
+            let n = m.cols;
+            let values = m.into_f32();
+            d = py.detach(move || d.with_target_values(&values, n)).py()?;
+        }
+    }
     // The other inputs' columns: integer arrays as ids (uploaded as integers), the rest as
     // floats.
     for (k, c) in cols.iter().enumerate().skip(1) {

@@ -29,6 +29,54 @@ impl Model {
             .collect()
     }
 
+    /// Makes the layers `outputs` the model's outputs, in order (Keras's
+    /// `Model(outputs=[...])`; for bindings that build a graph node by node): each a layer of
+    /// the model, each once, and every layer leading to one of them.
+    pub fn set_output_layers(&mut self, outputs: &[usize]) -> Result<()> {
+        let n = self.layers.len();
+        let bad = |expected: String, found: String| Error::InvalidArgument {
+            op: "Model::set_output_layers",
+            name: "outputs",
+            expected,
+            found,
+        };
+        if outputs.is_empty() || outputs.iter().any(|&j| j >= n) {
+            return Err(bad(format!("layers of the model (0..{n})"), format!("{outputs:?}")));
+        }
+        if (1..outputs.len()).any(|k| outputs[..k].contains(&outputs[k])) {
+            return Err(bad("each output once".into(), format!("{outputs:?}")));
+        }
+        let mut leads = vec![false; n];
+        for &j in outputs {
+            leads[j] = true;
+        }
+        for j in (0..n).rev() {
+            if leads[j] {
+                for s in &self.layers[j].inbound {
+                    if let crate::nn::layer::Src::Layer(p) = s {
+                        leads[*p] = true;
+                    }
+                }
+            }
+        }
+        if let Some(dead) = leads.iter().position(|l| !l) {
+            return Err(bad(
+                "every layer on a path to an output".into(),
+                format!("layer {dead} leads to none of {outputs:?}"),
+            ));
+        }
+        self.set_outputs(outputs.to_vec())
+    }
+
+    /// Each output's activation (of the layer behind its views), which a loss taking logits
+    /// folds in.
+    pub fn output_activations(&self) -> Vec<crate::vocab::Activation> {
+        self.output_layers()
+            .iter()
+            .map(|&j| self.layers[self.behind_views(j).unwrap_or(j)].activation())
+            .collect()
+    }
+
     /// Each output's per-sample shape.
     pub fn output_shapes(&self) -> Vec<&[usize]> {
         self.output_layers()

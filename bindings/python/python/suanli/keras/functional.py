@@ -11,6 +11,7 @@ import numpy as np
 from .. import _native
 from .._device import _in_context, current_device
 from . import layers as layers_module
+from . import losses as losses_module
 from . import utils
 from .layers import InputLayer, KerasTensor, Layer
 from .models import Sequential
@@ -77,7 +78,10 @@ class Model(Sequential):
             raise TypeError(f"keras.Model: unsupported arguments {sorted(kwargs)}")
         super().__init__(name=name or "functional")
         ins = _tensors(inputs, "input")
-        out = _one(outputs, "output")
+        # Outputs as a dict: its keys name them (for losses, weights and targets given as
+        # dicts), in the dict's order.
+        self._output_keys: Optional[List[str]] = list(outputs) if isinstance(outputs, dict) else None
+        outs = _tensors(outputs, "output")
         for k, inp in enumerate(ins):
             if not isinstance(inp, InputLayer):
                 raise TypeError(f"keras.Model: inputs must come from keras.Input(...); found {inp!r} as input {k}")
@@ -85,13 +89,18 @@ class Model(Sequential):
                 raise ValueError(f"keras.Model: input {k} ({inp!r}) is given twice")
         position = {id(inp): k for k, inp in enumerate(ins)}
         read = [False] * len(ins)
-        if out._layer is None:
-            raise ValueError("keras.Model: the output is the input itself; call at least one layer on it")
-        # Depth-first from the output: each layer after what it reads.
+        for k, out in enumerate(outs):
+            if out._layer is None:
+                raise ValueError("keras.Model: an output is an input itself; call at least one layer on it")
+            if any(out is o for o in outs[:k]):
+                raise ValueError(f"keras.Model: output {k} ({out!r}) is given twice")
+        # Depth-first from each output: each layer after what it reads.
         index: Dict[int, int] = {}
         order: List[Layer] = []
         reads: List[List[int]] = []
-        stack: List[Tuple[KerasTensor, int]] = [(out, 0)]
+        stack: List[Tuple[KerasTensor, int]] = []
+        for out in reversed(outs):
+            stack.append((out, 0))
         while stack:
             t, nxt = stack.pop()
             if t._layer is None:
@@ -120,7 +129,8 @@ class Model(Sequential):
         self.layers = order
         self._reads = reads
         self.inputs = ins
-        self.outputs = [out]
+        self.outputs = outs
+        self._output_index = [index[id(o)] for o in outs]
 
     def add(self, layer: Any) -> None:
         raise TypeError("keras.Model: add is for Sequential; a functional model is made of the layers between its inputs and outputs")
@@ -137,6 +147,8 @@ class Model(Sequential):
             spec = layer._spec()
             spec["config"].pop("input_shape", None)
             native.add_node(json.dumps(spec), reads)
+        if len(self._output_index) > 1:
+            native.set_outputs(self._output_index)
         self._native = native
         self._bind_layers()
         self._compile_native(native)
@@ -177,14 +189,77 @@ class Model(Sequential):
             raise ValueError(f"{what}: every input needs the same number of samples; found {[np.shape(a) for a in arrays]}")
         return _Columns(arrays)
 
+    # ---- several outputs: a loss, a weight and targets per output --------------------
+    def _output_names(self) -> List[str]:
+        """The keys that name the outputs: the dict's given to ``outputs=``, else the output
+        layers' names."""
+        if self._output_keys is not None:
+            return list(self._output_keys)
+        return list(self._build().output_names())
+
+    def _per_output(self, value: Any, what: str) -> List[Any]:
+        """``value`` for each output, in order: a list of one per output, or a dict keyed by
+        the outputs' names."""
+        names = self._output_names()
+        if isinstance(value, dict):
+            if set(value) - set(names):
+                raise ValueError(f"{what}: expected a dict keyed by the model's output names {names}; found keys {sorted(value)}")
+            return [value.get(n) for n in names]
+        if isinstance(value, (list, tuple)) and len(value) == len(names):
+            return list(value)
+        found = f"a list of {len(value)}" if isinstance(value, (list, tuple)) else type(value).__name__
+        raise ValueError(f"{what}: the model has {len(names)} outputs {names}; give a list of {len(names)} or a dict keyed by those names; found {found}")
+
+    def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: Any = None, loss_weights: Any = None, **kwargs: Any) -> None:
+        """``Sequential.compile``, with Keras's forms for several outputs: ``loss`` one for
+        every output, or a list or dict of one per output; ``loss_weights`` a list or dict
+        (training minimises the weighted sum; ``fit`` reports it as ``loss`` and each
+        output's as ``{name}_loss`` and ``{name}_accuracy``)."""
+        several = len(self.outputs) > 1
+        if not several and loss_weights is None:
+            return super().compile(optimizer, loss, metrics, **kwargs)
+        losses = self._per_output(loss, "compile loss") if isinstance(loss, (list, tuple, dict)) else [loss] * len(self.outputs)
+        if any(l is None for l in losses):
+            raise ValueError(f"compile: a loss for every output is required; found {losses}")
+        weights = None
+        if loss_weights is not None:
+            weights = self._per_output(loss_weights, "compile loss_weights") if isinstance(loss_weights, (list, tuple, dict)) else None
+            if weights is None or any(w is None for w in weights):
+                raise ValueError(f"compile: loss_weights must give a weight for every output; found {loss_weights!r}")
+            weights = [float(w) for w in weights]
+        if several and metrics:
+            raise ValueError("compile: metrics on a model of several outputs are not supported yet; fit reports each output's loss (and accuracy, for a classification loss) as {name}_loss and {name}_accuracy")
+        # The engine is compiled once, with every output's loss.
+        self._defer_native = True
+        try:
+            super().compile(optimizer, losses[0], metrics, **kwargs)
+        finally:
+            self._defer_native = False
+        rest = [losses_module._resolve(l) for l in losses[1:]]
+        self._compile_args = {**self._compile_args, "more_losses": rest, "loss_weights": weights}
+        self.loss = loss
+        self._compile_native(self._build())
+
+    def _targets(self, y: Any, what: str) -> Any:
+        if len(self.outputs) > 1 and y is not None:
+            ys = [np.asarray(t) for t in self._per_output(y, what)]
+            if len({len(t) for t in ys}) != 1:
+                raise ValueError(f"{what}: every output's targets need the same number of samples; found {[t.shape for t in ys]}")
+            return _Columns(ys)
+        if isinstance(y, dict) and len(y) == 1:
+            return next(iter(y.values()))
+        if isinstance(y, (list, tuple)) and len(y) == 1 and np.ndim(y[0]) >= 1:
+            return y[0]
+        return y
+
     def fit(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any):
         vd = kwargs.get("validation_data")
         if isinstance(vd, (list, tuple)) and len(vd) >= 2:
-            kwargs["validation_data"] = (self._unwrap(vd[0], "fit validation_data"), *vd[1:])
-        return super().fit(self._unwrap(x, "fit"), y, *args, **kwargs)
+            kwargs["validation_data"] = (self._unwrap(vd[0], "fit validation_data"), self._targets(vd[1], "fit validation_data"), *vd[2:])
+        return super().fit(self._unwrap(x, "fit"), self._targets(y, "fit y"), *args, **kwargs)
 
     def evaluate(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any):
-        return super().evaluate(self._unwrap(x, "evaluate"), y, *args, **kwargs)
+        return super().evaluate(self._unwrap(x, "evaluate"), self._targets(y, "evaluate y"), *args, **kwargs)
 
     def predict(self, x: Any, *args: Any, **kwargs: Any) -> np.ndarray:
         return super().predict(self._unwrap(x, "predict"), *args, **kwargs)
@@ -205,7 +280,9 @@ def from_native(native: Any) -> Model:
     m._reads = native.graph()
     m.name = "functional"
     m.inputs = ins
-    m.outputs = []
+    m.outputs = [KerasTensor(()) for _ in native.output_layers()]
+    m._output_index = list(native.output_layers())
+    m._output_keys = None
     m._native = native
     m._bind_layers()
     return m

@@ -202,7 +202,7 @@ class Sequential:
         self.loss = loss
         self._metrics = wanted
         self._engine_metrics = engine
-        if self._native is not None or self._input_shape() is not None:
+        if (self._native is not None or self._input_shape() is not None) and not getattr(self, "_defer_native", False):
             self._compile_native(self._build())
 
     def _is_compiled(self) -> bool:
