@@ -173,8 +173,17 @@ fn first_column(
                 labels.len() / positions
             )));
         }
+        // Integer arrays (token ids) go up as integers; bytes stay bytes.
+        let ids = matches!(values, Values::F32(_)) && is_integer(x);
         py.detach(|| {
             match &values {
+                Values::F32(f) if ids => {
+                    let ids: Vec<u32> = f
+                        .iter()
+                        .map(|&v| if v < 0.0 { u32::MAX } else { v as u32 })
+                        .collect();
+                    Dataset::from_ids(&dev, &ids, cols, &labels, positions)
+                }
                 Values::U8(b) if positions == 1 => Dataset::from_u8(&dev, b, cols, 1.0, &labels),
                 Values::F32(f) if positions == 1 => Dataset::from_f32(&dev, f, cols, &labels),
                 Values::U8(b) => {

@@ -123,3 +123,24 @@ def test_wrong_arrays_say_what_was_expected(rng):
         keras.Model([a, a], layers.Dense(2)(a))
     # Still usable.
     m.fit([xa, xb], y, epochs=1, verbose=0)
+
+
+def test_integer_first_inputs_train_as_their_values(rng):
+    # Token ids as the (only) input, declared as Keras declares them.
+    ids = rng.integers(0, 1000, (96, 4))
+    y = rng.integers(0, 3, 96)
+
+    def model():
+        keras.utils.set_random_seed(2)
+        i = keras.Input(shape=(4,), dtype="int32", name="ids")
+        m = keras.Model(i, layers.Dense(3, activation="softmax")(i))
+        m.compile(optimizer=keras.optimizers.SGD(1e-7), loss="sparse_categorical_crossentropy")
+        return m
+
+    m1, m2 = model(), model()
+    m1.fit(ids, y, epochs=2, batch_size=32, verbose=0, shuffle=False)
+    m2.fit(ids.astype(np.float32), y, epochs=2, batch_size=32, verbose=0, shuffle=False)
+    for w1, w2 in zip(m1.get_weights(), m2.get_weights()):
+        np.testing.assert_array_equal(w1, w2)
+    with pytest.raises(ValueError, match="dtype"):
+        keras.Input(shape=(4,), dtype="complex64")

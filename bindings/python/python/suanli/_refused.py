@@ -47,6 +47,6 @@ def refused_class(name: str, instead: str) -> type:
     return type(name.rsplit(".", 1)[-1], (), {"__init__": __init__, "__doc__": f"Not supported yet: {instead}"})
 
 
-GradientTape = refused_class("tf.GradientTape", "train with model.fit, or differentiate with suanli's autograd from Rust")
+GradientTape = refused_class("tf.GradientTape", "train with model.fit (a model is a graph of layers, Sequential or the functional API, each with its backward pass)")
 function = _Refused("tf.function", "suanli runs every step as a captured program on the device already: call the function directly")
 data = _RefusedModule("tf.data", "pass NumPy arrays, or a keras.utils.PyDataset or a generator of (x, y) batches, to fit")

@@ -245,8 +245,9 @@ class InputLayer(KerasTensor):
     def __init__(self, shape: Any = None, batch_size: Any = None, dtype: Any = None, sparse: Any = None, batch_shape: Any = None, input_tensor: Any = None, optional: bool = False, name: Optional[str] = None, input_shape: Any = None, ragged: Any = None) -> None:
         if sparse or ragged or input_tensor is not None or optional:
             raise NotImplementedError("Input: sparse, ragged, optional inputs and wrapping an existing tensor are not supported by suanli; give shape= (and batch_size=)")
-        if dtype not in (None, "float32"):
-            raise ValueError(f"Input: dtype must be float32; found {dtype!r}")
+        if dtype not in (None, "float32", "int32", "int64", "uint8", "uint32"):
+            raise ValueError(f"Input: dtype must be float32 or an integer type (ids: integer arrays are uploaded as integers); found {dtype!r}")
+        self.dtype = str(dtype or "float32")
         given = shape if shape is not None else input_shape
         if batch_shape is not None:
             if given is not None or batch_size is not None:
