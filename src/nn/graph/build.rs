@@ -13,6 +13,17 @@ use crate::random::Rng;
 use crate::tensor::Tensor;
 use crate::vocab::Activation;
 
+/// The weights a node appended to a model gets.
+pub(crate) enum NodeWeights {
+    /// Freshly initialised from the model's seed.
+    Fresh,
+    /// These tensors (another model's layer, shared).
+    Given(Weights),
+    /// Those of layer `j`, an earlier node: this node is another call of that layer (its
+    /// name, its weights; see [`crate::nn::graph::shared`]).
+    CallOf(usize),
+}
+
 /// Keras's layer name for a class: `Conv2D` → `conv2d`, `MaxPooling2D` → `max_pooling2d`.
 fn snake_case(class: &str) -> String {
     let c: Vec<char> = class.chars().collect();
@@ -35,7 +46,7 @@ impl Sequential {
     /// follow. Everything is checked before the model changes.
     pub fn add(&mut self, layer: impl IntoLayers) -> Result<()> {
         let specs = layer.into_layers()?;
-        self.append(specs.into_iter().map(|s| (s, None)).collect())
+        self.append(specs.into_iter().map(|s| (s, NodeWeights::Fresh)).collect())
     }
 
     /// Appends every layer of `other` *sharing its weights* (Keras's `Sequential([model,
@@ -59,13 +70,13 @@ impl Sequential {
                 found: "an empty model".into(),
             });
         }
-        let mut specs: Vec<(LayerSpec, Option<Weights>)> = Vec::new();
+        let mut specs: Vec<(LayerSpec, NodeWeights)> = Vec::new();
         for (i, l) in other.layers.iter().enumerate() {
             let mut spec = l.spec.clone();
             if i == 0 && spec.input_shape.is_none() {
                 spec.input_shape = Some(l.io().input.clone());
             }
-            specs.push((spec, Some(l.weights().clone())));
+            specs.push((spec, NodeWeights::Given(l.weights().clone())));
         }
         self.append(specs)
     }
@@ -178,12 +189,13 @@ impl Sequential {
         Ok(shapes)
     }
 
-    /// Appends layers, each with the weights given (shared) or freshly initialised, reading
-    /// what its `inbound` names (`None`: the previous layer, or the input for the first).
-    /// Everything is checked before the model changes.
+    /// Appends layers, each with the weights given (shared), an earlier node's (another call
+    /// of that layer) or freshly initialised, reading what its `inbound` names (`None`: the
+    /// previous layer, or the input for the first). Everything is checked before the model
+    /// changes.
     pub(crate) fn append_nodes(
         &mut self,
-        nodes: Vec<(LayerSpec, Option<Weights>, Option<Vec<Src>>)>,
+        nodes: Vec<(LayerSpec, NodeWeights, Option<Vec<Src>>)>,
     ) -> Result<()> {
         let mut built: Vec<Entry> = Vec::with_capacity(nodes.len());
         let mut outputs: Vec<(Shape, Activation)> = self
@@ -234,6 +246,64 @@ impl Sequential {
                     ),
                 });
             }
+            let shared = match shared {
+                NodeWeights::Fresh => None,
+                NodeWeights::Given(w) => Some(w),
+                NodeWeights::CallOf(j) => {
+                    // Another call of layer j: its name, its weights, checked against the
+                    // shapes this call's input gives them.
+                    let first = match j.checked_sub(self.layers.len()) {
+                        None => self.layers.get(j),
+                        Some(b) => built.get(b),
+                    }
+                    .ok_or_else(|| Error::Internal {
+                        op: "Model",
+                        message: format!("node {index} a call of a later layer {j}"),
+                    })?;
+                    let want: Vec<Shape> = spec
+                        .config
+                        .weights(&inputs[0])
+                        .into_iter()
+                        .map(|w| w.shape)
+                        .collect();
+                    let w = first.weights();
+                    let have: Vec<Shape> = w
+                        .params
+                        .iter()
+                        .chain(&w.state)
+                        .map(|t| t.shape().to_vec())
+                        .collect();
+                    if want != have {
+                        return Err(Error::ShapeMismatch {
+                            op: class,
+                            expected: format!(
+                                "an input of shape {} as shared layer {:?} was first called on (weights {have:?})",
+                                sample_shape(&first.io().input),
+                                first.spec.name.as_deref().unwrap_or("")
+                            ),
+                            found: format!("{} (weights {want:?})", sample_shape(&inputs[0])),
+                        });
+                    }
+                    spec.name = first.spec.name.clone();
+                    spec.trainable = first.spec.trainable;
+                    let w = w.clone();
+                    let act = spec.config.activation()?;
+                    let io = Io {
+                        input: inputs[0].clone(),
+                        inputs,
+                        output: output.clone(),
+                    };
+                    spec.input_shape = None;
+                    let layer = spec.config.instantiate(io, w)?;
+                    built.push(Entry {
+                        spec,
+                        layer,
+                        inbound,
+                    });
+                    outputs.push((output, act));
+                    continue;
+                }
+            };
             let name = match spec.name.take() {
                 Some(n) if names.contains(&n) => {
                     return Err(Error::InvalidArgument {
@@ -308,7 +378,7 @@ impl Sequential {
     }
 
     /// Appends layers, each with the weights given or freshly initialised, as a chain.
-    fn append(&mut self, specs: Vec<(LayerSpec, Option<Weights>)>) -> Result<()> {
+    fn append(&mut self, specs: Vec<(LayerSpec, NodeWeights)>) -> Result<()> {
         self.append_nodes(specs.into_iter().map(|(s, w)| (s, w, None)).collect())
     }
 

@@ -19,13 +19,16 @@
 //! ```
 //!
 //! One or several inputs (Keras's `Model(inputs=[a, b])`: a dataset's columns in that
-//! order, see [`crate::data::Dataset::with_input`]) and one output for now; a layer called
-//! twice is two layers (weights are not shared between calls yet).
+//! order, see [`crate::data::Dataset::with_input`]) and several outputs. A builder is
+//! consumed by `call`, so each call of it is a layer of its own; a layer called several
+//! times with one set of weights (Keras's shared layer) is a [`crate::nn::Share::shared`]
+//! handle ([`crate::nn::graph::shared`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::nn::graph::build::NodeWeights;
 use crate::nn::graph::graph_config;
 use crate::nn::graph::model::Model;
 use crate::nn::layer::Src;
@@ -45,6 +48,9 @@ enum Kind {
     Layer {
         spec: Box<LayerSpec>,
         inbound: Vec<SymbolicTensor>,
+        /// The shared layer this is a call of ([`crate::nn::graph::shared::Shared`]'s id):
+        /// calls with the same id are one layer with one set of weights.
+        shared: Option<usize>,
     },
 }
 
@@ -109,52 +115,63 @@ pub trait Call: IntoLayers + Sized {
     fn call_on(self, xs: &[&SymbolicTensor]) -> Result<SymbolicTensor> {
         let mut cur: Vec<SymbolicTensor> = xs.iter().map(|&x| x.clone()).collect();
         for spec in self.into_layers()? {
-            spec.config.check()?;
-            let class = spec.config.class_name();
-            let shapes: Vec<Shape> = cur.iter().map(|t| t.0.shape.clone()).collect();
-            if let Some(bad) = shapes.iter().find(|s| s.is_empty() || s.contains(&0)) {
-                return Err(Error::InvalidArgument {
-                    op: class,
-                    name: "input",
-                    expected: "a tensor with sizes of at least 1".into(),
-                    found: sample_shape(bad),
-                });
-            }
-            if let (Some(given), [one]) = (&spec.input_shape, shapes.as_slice()) {
-                if given != one {
-                    return Err(Error::ShapeMismatch {
-                        op: class,
-                        expected: format!(
-                            "input_shape {} (the tensor it is called on)",
-                            sample_shape(one)
-                        ),
-                        found: sample_shape(given),
-                    });
-                }
-            }
-            let shape = spec.config.output_shape_n(&shapes)?;
-            if shape.contains(&0) {
-                return Err(Error::ShapeMismatch {
-                    op: class,
-                    expected: "an output with at least one value per sample".into(),
-                    found: format!("{} from {}", sample_shape(&shape), sample_shape(&shapes[0])),
-                });
-            }
-            let mut spec = spec;
-            spec.input_shape = None;
-            cur = vec![SymbolicTensor(Arc::new(Node {
-                kind: Kind::Layer {
-                    spec: Box::new(spec),
-                    inbound: cur,
-                },
-                shape,
-            }))];
+            cur = vec![apply(spec, cur, None)?];
         }
         cur.pop().ok_or_else(|| Error::Internal {
             op: "call",
             message: "a layer builder gave no layer".into(),
         })
     }
+}
+
+/// `spec` applied to `inputs`: its output shape inferred (an error naming both shapes when
+/// it does not fit), as a call of the shared layer `shared` if one.
+pub(crate) fn apply(
+    spec: LayerSpec,
+    inputs: Vec<SymbolicTensor>,
+    shared: Option<usize>,
+) -> Result<SymbolicTensor> {
+    spec.config.check()?;
+    let class = spec.config.class_name();
+    let shapes: Vec<Shape> = inputs.iter().map(|t| t.0.shape.clone()).collect();
+    if let Some(bad) = shapes.iter().find(|s| s.is_empty() || s.contains(&0)) {
+        return Err(Error::InvalidArgument {
+            op: class,
+            name: "input",
+            expected: "a tensor with sizes of at least 1".into(),
+            found: sample_shape(bad),
+        });
+    }
+    if let (Some(given), [one]) = (&spec.input_shape, shapes.as_slice()) {
+        if given != one {
+            return Err(Error::ShapeMismatch {
+                op: class,
+                expected: format!(
+                    "input_shape {} (the tensor it is called on)",
+                    sample_shape(one)
+                ),
+                found: sample_shape(given),
+            });
+        }
+    }
+    let shape = spec.config.output_shape_n(&shapes)?;
+    if shape.contains(&0) {
+        return Err(Error::ShapeMismatch {
+            op: class,
+            expected: "an output with at least one value per sample".into(),
+            found: format!("{} from {}", sample_shape(&shape), sample_shape(&shapes[0])),
+        });
+    }
+    let mut spec = spec;
+    spec.input_shape = None;
+    Ok(SymbolicTensor(Arc::new(Node {
+        kind: Kind::Layer {
+            spec: Box::new(spec),
+            inbound: inputs,
+            shared,
+        },
+        shape,
+    })))
 }
 
 impl<T: IntoLayers> Call for T {}
@@ -237,11 +254,9 @@ impl Model {
         // Depth-first from the output; a layer's index is its finishing order, so every layer
         // comes after what it reads.
         let mut index: HashMap<usize, usize> = HashMap::new();
-        let mut nodes: Vec<(
-            LayerSpec,
-            Option<crate::nn::layer::Weights>,
-            Option<Vec<Src>>,
-        )> = Vec::new();
+        let mut nodes: Vec<(LayerSpec, NodeWeights, Option<Vec<Src>>)> = Vec::new();
+        // The first call of each shared layer (its node index).
+        let mut first_call: HashMap<usize, usize> = HashMap::new();
         // Every output's graph, the first's first: the last output is the last layer, and a
         // layer every output reads comes before all of them.
         for output in outputs {
@@ -270,7 +285,11 @@ impl Model {
                             ));
                         }
                     }
-                    Kind::Layer { spec, inbound } => {
+                    Kind::Layer {
+                        spec,
+                        inbound,
+                        shared,
+                    } => {
                         if index.contains_key(&t.id()) {
                             continue;
                         }
@@ -288,8 +307,12 @@ impl Model {
                                 Kind::Layer { .. } => Src::Layer(index[&s.id()]),
                             })
                             .collect();
+                        let w = match shared.map(|s| *first_call.entry(s).or_insert(nodes.len())) {
+                            Some(j) if j < nodes.len() => NodeWeights::CallOf(j),
+                            _ => NodeWeights::Fresh,
+                        };
                         index.insert(t.id(), nodes.len());
-                        nodes.push(((**spec).clone(), None, Some(srcs)));
+                        nodes.push(((**spec).clone(), w, Some(srcs)));
                     }
                 }
             }
@@ -331,13 +354,19 @@ impl Model {
                 expected,
                 found,
             })?;
+        let firsts: Vec<Option<usize>> = (0..g.layers.len()).map(|i| g.first_call(i)).collect();
         let mut m = Model::with_seed(device, seed);
         m.set_graph_inputs(g.name, &g.inputs);
         let outputs = g.outputs;
+        // A layer listed with several calls: each later call shares the first's weights.
         let nodes = g
             .layers
             .into_iter()
-            .map(|(spec, reads)| (spec, None, Some(reads)))
+            .zip(firsts)
+            .map(|((spec, reads), first)| {
+                let w = first.map_or(NodeWeights::Fresh, NodeWeights::CallOf);
+                (spec, w, Some(reads))
+            })
             .collect();
         m.append_nodes(nodes)?;
         m.set_outputs(outputs)?;
@@ -374,7 +403,7 @@ impl Model {
         let mut inbound: Vec<Src> = reads.to_vec();
         let mut nodes = Vec::new();
         for spec in layer.into_layers()? {
-            nodes.push((spec, None, Some(inbound)));
+            nodes.push((spec, NodeWeights::Fresh, Some(inbound)));
             inbound = vec![Src::Layer(self.layers.len() + nodes.len() - 1)];
         }
         self.append_nodes(nodes)

@@ -12,12 +12,15 @@
 //!   "input_layers": [["image", 0, 0]], "output_layers": [["add", 0, 0]]}}
 //! ```
 //!
-//! (Keras 2's form: each layer with the one call that made it, naming its inputs.) Parsing
-//! is pure and checked, so the fuzzer can drive it: input layers as `input_layers` lists them
-//! (each read by a layer), one output, every name
-//! defined once, every inbound name a layer of the graph, no cycle, and every layer on a path
-//! to the output. The layers come back in a topological order (the order they are listed in
-//! when that is one). A chain (`Sequential`) is still written as the plain list of layers.
+//! (Keras 2's form: each layer with the calls that made it, naming their inputs.) A shared
+//! layer (one layer called several times, [`crate::nn::Shared`]) is listed once with a call
+//! per entry of `inbound_nodes`, and `["name", k, 0]` names the output of its call `k`.
+//! Parsing is pure and checked, so the fuzzer can drive it: input layers as `input_layers`
+//! lists them (each read by a layer), every name defined once, every inbound name a call of a
+//! layer of the graph, no cycle, and every call on a path to an output. The calls come back as
+//! nodes in a topological order (the order they are listed in when that is one), a shared
+//! layer's calls each a node with its name. A chain (`Sequential`) is still written as the
+//! plain list of layers.
 
 use std::collections::HashMap;
 
@@ -39,10 +42,19 @@ pub struct GraphConfig {
     pub name: Option<String>,
     /// Each input layer's name and per-sample shape, in `input_layers` order.
     pub inputs: Inputs,
-    /// Every layer in a topological order, with what it reads.
+    /// Every node (a layer's call) in a topological order, with what it reads; the calls of
+    /// a shared layer have its name and spec.
     pub layers: Vec<(LayerSpec, Vec<Ref>)>,
     /// The output layers, in `output_layers` order (indices into `layers`).
     pub outputs: Vec<usize>,
+}
+
+impl GraphConfig {
+    /// The node of the first call of the layer node `i` is a call of, if `i` is a later one.
+    pub fn first_call(&self, i: usize) -> Option<usize> {
+        let name = &self.layers[i].0.name;
+        self.layers[..i].iter().position(|(s, _)| s.name == *name)
+    }
 }
 
 /// What went wrong: (what was expected, what was found).
@@ -62,6 +74,13 @@ pub fn write(
     outputs: &[usize],
 ) -> Value {
     let layer_name = |j: usize| layers[j].0.name.clone().unwrap_or_default();
+    // Which call of its layer node j is (nodes sharing a name are calls of one layer).
+    let node = |j: usize| {
+        layers[..j]
+            .iter()
+            .filter(|(s, _)| s.name == layers[j].0.name)
+            .count()
+    };
     let input_name = |k: usize| inputs.get(k).map(|i| i.0.clone()).unwrap_or_default();
     let mut out: Vec<Value> = inputs
         .iter()
@@ -76,23 +95,31 @@ pub fn write(
             })
         })
         .collect();
-    for (spec, inbound) in layers {
+    for (i, (spec, _)) in layers.iter().enumerate() {
+        if node(i) > 0 {
+            continue;
+        }
         let mut spec = spec.clone();
         spec.input_shape = None;
         let mut v = spec.to_json();
-        let calls: Vec<Value> = inbound
+        // One entry of inbound_nodes per call, in node order.
+        let calls: Vec<Value> = layers
             .iter()
-            .map(|s| {
-                let from = match *s {
-                    Ref::Input(k) => input_name(k),
-                    Ref::Layer(j) => layer_name(j),
-                };
-                json!([from, 0, 0, {}])
+            .filter(|(s, _)| s.name == spec.name)
+            .map(|(_, inbound)| {
+                let reads: Vec<Value> = inbound
+                    .iter()
+                    .map(|s| match *s {
+                        Ref::Input(k) => json!([input_name(k), 0, 0, {}]),
+                        Ref::Layer(j) => json!([layer_name(j), node(j), 0, {}]),
+                    })
+                    .collect();
+                Value::from(reads)
             })
             .collect();
         if let Some(m) = v.as_object_mut() {
             m.insert("name".into(), spec.name.clone().unwrap_or_default().into());
-            m.insert("inbound_nodes".into(), json!([calls]));
+            m.insert("inbound_nodes".into(), Value::from(calls));
         }
         out.push(v);
     }
@@ -102,7 +129,7 @@ pub fn write(
         outputs.to_vec()
     }
     .into_iter()
-    .map(|j| json!([layer_name(j), 0, 0]))
+    .map(|j| json!([layer_name(j), node(j), 0]))
     .collect();
     json!({
         "class_name": "Functional",
@@ -115,26 +142,26 @@ pub fn write(
     })
 }
 
-/// The layer name a `[name, node, tensor]` reference names.
-fn reference(v: &Value, what: &str) -> Result<String, ConfigError> {
+/// The layer name and call (node) a `[name, node, tensor]` reference names.
+fn reference(v: &Value, what: &str) -> Result<(String, usize), ConfigError> {
     match v.as_array().map(Vec::as_slice) {
         Some([Value::String(n), Value::Number(a), Value::Number(b), ..])
-            if a.as_u64() == Some(0) && b.as_u64() == Some(0) =>
+            if a.as_u64().is_some_and(|a| a < u32::MAX as u64) && b.as_u64() == Some(0) =>
         {
-            Ok(n.clone())
+            Ok((n.clone(), a.as_u64().unwrap_or(0) as usize))
         }
         _ => err(
-            format!("{what}: a [\"layer name\", 0, 0] reference"),
+            format!("{what}: a [\"layer name\", node, 0] reference"),
             v.to_string(),
         ),
     }
 }
 
-/// The references of `input_layers` (at least one, each once).
-fn references(config: &Value, key: &str) -> Result<Vec<String>, ConfigError> {
+/// The references of `input_layers` or `output_layers` (at least one, each once).
+fn references(config: &Value, key: &str) -> Result<Vec<(String, usize)>, ConfigError> {
     match config[key].as_array() {
         Some(list) if !list.is_empty() => {
-            let names: Vec<String> = list
+            let names: Vec<(String, usize)> = list
                 .iter()
                 .map(|r| reference(r, key))
                 .collect::<Result<_, _>>()?;
@@ -160,12 +187,23 @@ pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
         .as_array()
         .ok_or_else(|| ("a \"layers\" list".to_string(), config.to_string()))?;
     let name = config["name"].as_str().map(str::to_string);
-    let input_names = references(config, "input_layers")?;
+    let input_names: Vec<String> = references(config, "input_layers")?
+        .into_iter()
+        .map(|(n, k)| match k {
+            0 => Ok(n),
+            _ => err(
+                "input_layers naming node 0 of each input",
+                format!("{n:?} node {k}"),
+            ),
+        })
+        .collect::<Result<_, _>>()?;
     let output_names = references(config, "output_layers")?;
     let mut input_shapes: Vec<Option<Shape>> = vec![None; input_names.len()];
-    // Every layer but the input: its spec and the names it reads.
-    let mut nodes: Vec<(LayerSpec, Vec<String>)> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
+    // Every call of every layer but the inputs: its spec and the (name, node)s it reads.
+    let mut nodes: Vec<(LayerSpec, Vec<(String, usize)>)> = Vec::new();
+    // (layer name, call) → node.
+    let mut index: HashMap<(String, usize), usize> = HashMap::new();
+    let mut layer_names: std::collections::HashSet<String> = Default::default();
     for (i, layer) in list.iter().enumerate() {
         let class = layer["class_name"].as_str().unwrap_or("");
         let lname = layer["name"]
@@ -211,33 +249,28 @@ pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
                 format!("{:?}", spec.name),
             );
         }
-        let calls = match layer["inbound_nodes"].as_array().map(Vec::as_slice) {
-            Some([call]) => call
-                .as_array()
-                .ok_or_else(|| (format!("the inputs of {lname:?}"), call.to_string()))?,
-            Some(calls) => {
-                return err(
-                    format!(
-                        "{lname:?} called once (a layer shared between calls is not supported yet)"
-                    ),
-                    format!("{} calls", calls.len()),
-                )
-            }
-            None => return err(format!("inbound_nodes of {lname:?}"), layer.to_string()),
+        let calls = match layer["inbound_nodes"].as_array() {
+            Some(calls) if !calls.is_empty() => calls,
+            _ => return err(format!("inbound_nodes of {lname:?}"), layer.to_string()),
         };
-        let from: Vec<String> = calls
-            .iter()
-            .map(|c| reference(c, &format!("an input of {lname:?}")))
-            .collect::<Result<_, _>>()?;
-        if from.is_empty() {
-            return err(format!("at least one input of {lname:?}"), "none");
-        }
-        if index.insert(lname.clone(), nodes.len()).is_some() {
+        if !layer_names.insert(lname.clone()) {
             return err("layer names used once", format!("{lname:?} twice"));
         }
         let mut spec = spec;
-        spec.name = Some(lname);
-        nodes.push((spec, from));
+        spec.name = Some(lname.clone());
+        for (k, call) in calls.iter().enumerate() {
+            let from: Vec<(String, usize)> = call
+                .as_array()
+                .ok_or_else(|| (format!("the inputs of {lname:?}"), call.to_string()))?
+                .iter()
+                .map(|c| reference(c, &format!("an input of {lname:?}")))
+                .collect::<Result<_, _>>()?;
+            if from.is_empty() {
+                return err(format!("at least one input of {lname:?}"), "none");
+            }
+            index.insert((lname.clone(), k), nodes.len());
+            nodes.push((spec.clone(), from));
+        }
     }
     let mut inputs = Vec::with_capacity(input_names.len());
     for (n, s) in input_names.iter().zip(input_shapes) {
@@ -248,17 +281,24 @@ pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
     let mut reads: Vec<Vec<Ref>> = Vec::with_capacity(nodes.len());
     for (spec, from) in &nodes {
         let mut r = Vec::with_capacity(from.len());
-        for f in from {
-            if let Some(k) = input_names.iter().position(|n| n == f) {
+        for (f, node) in from {
+            if let Some(k) = input_names
+                .iter()
+                .position(|n| n == f)
+                .filter(|_| *node == 0)
+            {
                 r.push(Ref::Input(k));
             } else {
-                let j = index.get(f).ok_or_else(|| {
+                let j = index.get(&(f.clone(), *node)).ok_or_else(|| {
                     (
                         format!(
-                            "inputs of {:?} that are layers of the graph",
+                            "inputs of {:?} that are calls of layers of the graph",
                             spec.name.as_deref().unwrap_or("")
                         ),
-                        format!("{f:?}, which is not"),
+                        match node {
+                            0 => format!("{f:?}, which is not"),
+                            _ => format!("{f:?} node {node}, which is not"),
+                        },
                     )
                 })?;
                 r.push(Ref::Layer(*j));
@@ -271,8 +311,11 @@ pub fn parse(v: &Value) -> Result<GraphConfig, ConfigError> {
         .map(|o| {
             index.get(o).copied().ok_or_else(|| {
                 (
-                    "output_layers naming layers of the graph".to_string(),
-                    format!("{o:?}"),
+                    "output_layers naming layers of the graph (and their calls)".to_string(),
+                    match o.1 {
+                        0 => format!("{:?}", o.0),
+                        k => format!("{:?} node {k}", o.0),
+                    },
                 )
             })
         })

@@ -1,6 +1,7 @@
 //! The model as a graph of layers: the model itself (`model`) and its outputs with their
 //! losses (`outputs`), making one (`build`: adding
-//! layers and sharing another model's; `functional`: Keras's functional API), recording it
+//! layers and sharing another model's; `functional`: Keras's functional API; `shared`: a layer
+//! called several times with one set of weights), recording it
 //! (`walk`: the forward pass in topological order, fan-out, gates across edges), and its
 //! files (`graph_config`: a graph's architecture as Keras's functional config; `store`:
 //! saving, loading, checkpoints; `weights_file`: parsing and validating a file on the host).
@@ -11,6 +12,7 @@ pub(crate) mod functional;
 pub mod graph_config;
 pub(crate) mod model;
 pub(crate) mod outputs;
+pub(crate) mod shared;
 pub(crate) mod store;
 pub(crate) mod walk;
 pub(crate) mod weights_file;

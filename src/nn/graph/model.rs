@@ -161,21 +161,22 @@ impl Model {
     }
 
     /// Every weight in Keras's `get_weights` order (layer by layer: trainable parameters,
-    /// then state such as moving statistics), named `layer/weight` as in the model file, in
-    /// Keras's layouts (a Dense kernel (inputs, units), a Conv2D kernel HWIO).
+    /// then state such as moving statistics; a weight held by several layers, a shared
+    /// layer's, once), named `layer/weight` as in the model file, in Keras's layouts (a Dense
+    /// kernel (inputs, units), a Conv2D kernel HWIO).
     pub fn weights(&self) -> Vec<(String, Tensor)> {
-        self.layers
-            .iter()
-            .flat_map(|l| {
-                let layer = l.spec.name.clone().unwrap_or_default();
-                let names = l.spec.config.weights(&l.io().input);
-                let w = l.weights();
-                names
-                    .into_iter()
-                    .zip(w.params.iter().chain(&w.state))
-                    .map(move |(n, t)| (format!("{layer}/{}", n.name), t.clone()))
-            })
-            .collect()
+        let mut out: Vec<(String, Tensor)> = Vec::new();
+        for (i, l) in self.layers.iter().enumerate() {
+            let layer = l.spec.name.clone().unwrap_or_default();
+            let names = l.spec.config.weights(&l.io().input);
+            let w = l.weights();
+            for (n, t) in names.into_iter().zip(w.params.iter().chain(&w.state)) {
+                if !self.held_before(t, i) {
+                    out.push((format!("{layer}/{}", n.name), t.clone()));
+                }
+            }
+        }
+        out
     }
 
     /// Overwrites every weight, in [`Sequential::weights`] order, in place (a model that shares
@@ -215,10 +216,14 @@ impl Model {
 
     /// Whether each parameter (optimizer order) belongs to a frozen layer.
     pub(crate) fn frozen_params(&self) -> Vec<bool> {
-        self.layers
-            .iter()
-            .flat_map(|l| std::iter::repeat_n(!l.spec.trainable, l.weights().params.len()))
-            .collect()
+        let (params, per) = self.param_indices();
+        let mut frozen = vec![false; params.len()];
+        for (l, ix) in self.layers.iter().zip(per) {
+            for i in ix {
+                frozen[i] |= !l.spec.trainable;
+            }
+        }
+        frozen
     }
 
     /// Freezes (`false`) or unfreezes layer `index`, as Keras's `layer.trainable = ...`: a
@@ -236,6 +241,11 @@ impl Model {
                 found: index.to_string(),
             })?;
         l.spec.trainable = trainable;
+        // Every call of a shared layer is the same layer.
+        let name = l.spec.name.clone();
+        for l in self.layers.iter_mut().filter(|l| l.spec.name == name) {
+            l.spec.trainable = trainable;
+        }
         Ok(())
     }
 
@@ -356,7 +366,11 @@ impl Model {
                 ));
             }
         }
-        for l in &self.layers {
+        for (i, l) in self.layers.iter().enumerate() {
+            if self.first_call(i) != i {
+                // A shared layer's later call: its inputs are on the first call's row.
+                continue;
+            }
             let io = l.io();
             let name = format!(
                 "{} ({})",
@@ -368,6 +382,7 @@ impl Model {
                 .params
                 .iter()
                 .chain(&l.weights().state)
+                .filter(|t| !self.held_before(t, i))
                 .map(|t| t.numel())
                 .sum();
             s.push_str(&format!(
@@ -375,10 +390,11 @@ impl Model {
                 keras_shape(&io.output)
             ));
             if graph {
-                let from: Vec<String> = l
-                    .inbound
-                    .iter()
-                    .map(|src| format!("{}[0][0]", self.src_name(*src)))
+                // Keras's form: every call's inputs, `name[node][tensor]`.
+                let from: Vec<String> = (i..self.layers.len())
+                    .filter(|&j| self.first_call(j) == i)
+                    .flat_map(|j| self.layers[j].inbound.iter())
+                    .map(|src| self.src_ref(*src))
                     .collect();
                 s.push_str(&format!("  {}", from.join(", ")));
             }
@@ -386,11 +402,11 @@ impl Model {
         }
         // A frozen layer's parameters count as non-trainable, as Keras counts them.
         let frozen: usize = self
-            .layers
+            .params()
             .iter()
-            .filter(|l| !l.spec.trainable)
-            .flat_map(|l| l.weights().params.iter())
-            .map(|t| t.numel())
+            .zip(self.frozen_params())
+            .filter(|(_, f)| *f)
+            .map(|(t, _)| t.numel())
             .sum();
         let (trainable, state) = (self.param_count() - frozen, self.state_count() + frozen);
         let kb = |n: usize| n as f64 * 4.0 / 1024.0;
@@ -442,20 +458,21 @@ impl Model {
         Ok(())
     }
 
-    /// Every trainable parameter in optimizer order (each layer's, in order).
+    /// Every trainable parameter in optimizer order (each layer's, in order; a tensor
+    /// several layers hold, once: see [`Model::param_indices`]).
     pub(crate) fn params(&self) -> Vec<Tensor> {
-        self.layers
-            .iter()
-            .flat_map(|l| l.weights().params.clone())
-            .collect()
+        self.param_indices().0
     }
 
-    /// Every layer's non-trainable state (moving statistics), in order.
+    /// Every layer's non-trainable state (moving statistics), in order, each tensor once.
     pub(crate) fn state(&self) -> Vec<Tensor> {
-        self.layers
-            .iter()
-            .flat_map(|l| l.weights().state.clone())
-            .collect()
+        let mut out: Vec<Tensor> = Vec::new();
+        for t in self.layers.iter().flat_map(|l| l.weights().state.iter()) {
+            if !out.iter().any(|u| u.same_buffer(t)) {
+                out.push(t.clone());
+            }
+        }
+        out
     }
 
     /// The index of the layer whose activation a loss taking logits folds in: the output
@@ -497,7 +514,8 @@ impl Model {
                 .collect(),
         };
         let mut k = 0;
-        let mut p = 0;
+        // A shared layer's calls have their first parameter's index (its first holder's).
+        let (_, per) = self.param_indices();
         self.layers
             .iter()
             .enumerate()
@@ -506,13 +524,11 @@ impl Model {
                     k += 1;
                     k - 1
                 });
-                let pos = Position {
+                Position {
                     dropout,
                     folded: folded.contains(&index),
-                    first_param: p,
-                };
-                p += l.weights().params.len();
-                pos
+                    first_param: per[index].first().copied().unwrap_or(0),
+                }
             })
             .collect()
     }
@@ -552,7 +568,16 @@ impl Model {
     /// A copy of this model (weights and state, optimizer, loss, optimizer state and step)
     /// on `device`.
     pub fn to_device(&self, device: &Device) -> Result<Sequential> {
-        let copy = |t: &Tensor| Tensor::from_slice(device, &t.to_vec()?, t.shape());
+        // A tensor several layers hold (a shared layer's) is copied once, and held by all.
+        let mut copied: Vec<(Tensor, Tensor)> = Vec::new();
+        let mut copy = |t: &Tensor| -> Result<Tensor> {
+            if let Some((_, c)) = copied.iter().find(|(o, _)| o.same_buffer(t)) {
+                return Ok(c.clone());
+            }
+            let c = Tensor::from_slice(device, &t.to_vec()?, t.shape())?;
+            copied.push((t.clone(), c.clone()));
+            Ok(c)
+        };
         let mut m = Sequential::with_seed(device, self.seed);
         m.input = self.input.clone();
         m.name = self.name.clone();
@@ -563,8 +588,18 @@ impl Model {
         m.clip = self.clip;
         for l in &self.layers {
             let w = Weights {
-                params: l.weights().params.iter().map(copy).collect::<Result<_>>()?,
-                state: l.weights().state.iter().map(copy).collect::<Result<_>>()?,
+                params: l
+                    .weights()
+                    .params
+                    .iter()
+                    .map(&mut copy)
+                    .collect::<Result<_>>()?,
+                state: l
+                    .weights()
+                    .state
+                    .iter()
+                    .map(&mut copy)
+                    .collect::<Result<_>>()?,
             };
             m.push_with_weights(l.spec.clone(), w, l.inbound.clone())?;
         }
@@ -577,7 +612,7 @@ impl Model {
             .map(|st| {
                 st.iter()
                     .map(|t| {
-                        let c = copy(t)?;
+                        let c = Tensor::from_slice(device, &t.to_vec()?, t.shape())?;
                         c.set_memory_kind(MemoryKind::OptimizerState);
                         Ok(c)
                     })

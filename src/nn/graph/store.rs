@@ -70,11 +70,15 @@ impl Sequential {
     /// then its state), and the architecture JSON.
     fn weight_tensors(&self) -> Result<(Vec<NamedTensor>, serde_json::Value)> {
         let mut owned: Vec<NamedTensor> = Vec::new();
-        for l in &self.layers {
+        for (i, l) in self.layers.iter().enumerate() {
             let name = l.spec.name.as_deref().unwrap_or("layer");
             let specs = l.spec.config.weights(&l.io().input);
             let w = l.weights();
             for (ws, t) in specs.iter().zip(w.params.iter().chain(&w.state)) {
+                // A weight several layers hold (a shared layer's calls) is stored once.
+                if self.held_before(t, i) {
+                    continue;
+                }
                 owned.push((
                     format!("{name}.{}", ws.name),
                     t.shape().to_vec(),
@@ -139,6 +143,12 @@ impl Sequential {
             model.set_graph_inputs(g.name.clone(), &g.inputs);
         }
         for rec in &file.layers {
+            if let Some(first) = model.layers.iter().find(|l| l.spec.name == rec.spec.name) {
+                // Another call of a shared layer: the first call's tensors.
+                let w = first.weights().clone();
+                model.push_with_weights(rec.spec.clone(), w, rec.inbound.clone())?;
+                continue;
+            }
             let mut w = Weights::default();
             for (ws, values) in &rec.weights {
                 let t = Tensor::from_slice(device, values, &ws.shape)?;
@@ -212,16 +222,18 @@ impl Sequential {
     /// The file names and shapes of the trainable parameters, in optimizer order.
     fn trainable_names(&self) -> Vec<(String, Vec<usize>)> {
         let mut out = Vec::new();
-        for l in &self.layers {
+        for (i, l) in self.layers.iter().enumerate() {
             let name = l.spec.name.as_deref().unwrap_or("layer");
-            for ws in l
-                .spec
-                .config
-                .weights(&l.io().input)
+            let specs = l.spec.config.weights(&l.io().input);
+            for (ws, t) in specs
                 .iter()
                 .filter(|w| w.trainable)
+                .zip(&l.weights().params)
             {
-                out.push((format!("{name}.{}", ws.name), ws.shape.clone()));
+                // In optimizer order: a parameter several layers hold, once.
+                if !self.held_before(t, i) {
+                    out.push((format!("{name}.{}", ws.name), ws.shape.clone()));
+                }
             }
         }
         out

@@ -178,10 +178,36 @@ pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
         }
         let name = spec.name.clone().unwrap_or_default();
         if !seen.insert(name.clone()) {
-            return Err(bad(
-                "layer names used once".into(),
-                format!("{name:?} twice"),
-            ));
+            // In a graph, another call of a shared layer: its weights are the first call's
+            // (stored once), which must fit this call's input.
+            let first = layers
+                .iter()
+                .find(|l| l.spec.name == spec.name)
+                .filter(|_| graph.is_some())
+                .ok_or_else(|| bad("layer names used once".into(), format!("{name:?} twice")))?;
+            let want: Vec<Shape> = spec
+                .config
+                .weights(&input)
+                .into_iter()
+                .map(|w| w.shape)
+                .collect();
+            let have: Vec<Shape> = first.weights.iter().map(|(w, _)| w.shape.clone()).collect();
+            if want != have {
+                return Err(bad(
+                    format!("the calls of shared layer {name:?} giving its weights one shape ({have:?})"),
+                    format!("{want:?} from input {input:?}"),
+                ));
+            }
+            let weights = first.weights.clone();
+            layers.push(LayerRecord {
+                spec,
+                input,
+                inbound,
+                inputs,
+                output,
+                weights,
+            });
+            continue;
         }
         let mut weights = Vec::new();
         for w in spec.config.weights(&input) {

@@ -490,14 +490,17 @@ impl<'a> LocalEngine<'a> {
         let idx = IndexBuffer::new(&dev, &vec![0u32; s.n_train])?;
         let acc = step::accumulator(model)?;
         // The optimizer fused into each weight-gradient product, unless something needs the
-        // whole gradient first (clipping): then gradients into buffers, clipped, and applied
+        // whole gradient first (clipping, shared weights): then gradients into buffers, clipped, and applied
         // by the optimizer kernel, in the same step program.
-        let grads = if model.clip.is_on() {
+        // A weight several layers hold (a shared layer's) needs the sum of their gradients
+        // before one optimizer step: unfused too.
+        let unfused = model.clip.is_on() || model.has_shared_weights();
+        let grads = if unfused {
             step::gradient_buffers(model)?
         } else {
             Vec::new()
         };
-        let fused = if model.clip.is_on() {
+        let fused = if unfused {
             Backward::Unfused(rule0, &grads)
         } else {
             Backward::Fused(rule0)

@@ -1,6 +1,7 @@
 //! Training, evaluation and what they report: what users choose (`options`), a step as a
 //! captured program (`step`) ending in the loss and metrics (`loss_end`, `metric`) and, on the
-//! unfused path, gradient clipping (`clip`); the one epoch loop (`fit`) and evaluation
+//! unfused path, gradient clipping (`clip`) and the sums of shared layers' gradients
+//! (`grad_sum`); the one epoch loop (`fit`) and evaluation
 //! (`evaluate`) and how their sums read (`scoring`); losses called on data (`loss_fn`); callbacks that print, log and serve
 //! (`progress`, `tensorboard`, `serve`, feature `serve`); and `probe`, one layer on its own
 //! for the tests.
@@ -8,6 +9,7 @@
 pub(crate) mod clip;
 pub(crate) mod evaluate;
 pub(crate) mod fit;
+pub(crate) mod grad_sum;
 pub(crate) mod loss_end;
 pub(crate) mod loss_fn;
 pub(crate) mod metric;

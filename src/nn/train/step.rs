@@ -22,6 +22,7 @@ use crate::memory::MemoryKind;
 use crate::nn::graph::model::Sequential;
 use crate::nn::graph::walk;
 use crate::nn::layer::{Back, Cx, Mode, Slot, Src, WeightGrad};
+use crate::nn::train::grad_sum::GradSums;
 use crate::nn::train::scoring::Scoring;
 use crate::nn::train::{clip, loss_end};
 use crate::runtime::Device;
@@ -336,6 +337,17 @@ impl StepProgram {
             seeds.push((j, dy, losses[k].takes_logits()));
         }
         let mut segments = Vec::new();
+        if matches!(backward, Backward::Fused(_)) && model.has_shared_weights() {
+            // Two in-kernel updates of one weight would each step it (and its state).
+            return Err(Error::Internal {
+                op: "step program",
+                message: "a model with shared weights on the fused optimizer path".into(),
+            });
+        }
+        let mut sums = match backward {
+            Backward::Grads(g) | Backward::Unfused(_, g) => Some(GradSums::new(model, g)),
+            _ => None,
+        };
         if training {
             let positions = model.positions();
             let consumers = walk::consumers(model);
@@ -358,12 +370,13 @@ impl StepProgram {
                 if let [src] = layer.inbound.as_slice() {
                     // The gate of the layer below, looking through views.
                     let dx_gate = walk::gate_into(model, &cx, &saved, &consumers, *src);
-                    let np = layer.weights().params.len();
+                    let targets = match &mut sums {
+                        Some(s) if layer.spec.trainable => s.targets(&mut cx, l)?,
+                        _ => Vec::new(),
+                    };
                     let grad = match backward {
                         _ if !layer.spec.trainable => WeightGrad::Frozen,
-                        Backward::Grads(g) | Backward::Unfused(_, g) => {
-                            WeightGrad::Into(&g[pos.first_param..pos.first_param + np])
-                        }
+                        Backward::Grads(_) | Backward::Unfused(..) => WeightGrad::Into(&targets),
                         Backward::Fused(rule) => WeightGrad::Update {
                             rule,
                             state: &model.opt_state,
@@ -382,6 +395,9 @@ impl StepProgram {
                             grad,
                         },
                     )?;
+                    if let Some(s) = sums.as_mut().filter(|_| layer.spec.trainable) {
+                        s.finish(&mut cx, l, &targets)?;
+                    }
                     if let (Some(dx), Src::Layer(j)) = (dx, *src) {
                         walk::accumulate(&mut cx, &mut grads, j, dx.grad, dx.gated)?;
                     }
