@@ -41,7 +41,10 @@ impl Model {
             found,
         };
         if outputs.is_empty() || outputs.iter().any(|&j| j >= n) {
-            return Err(bad(format!("layers of the model (0..{n})"), format!("{outputs:?}")));
+            return Err(bad(
+                format!("layers of the model (0..{n})"),
+                format!("{outputs:?}"),
+            ));
         }
         if (1..outputs.len()).any(|k| outputs[..k].contains(&outputs[k])) {
             return Err(bad("each output once".into(), format!("{outputs:?}")));
