@@ -9,9 +9,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok(src) = std::str::from_utf8(data) else {
         return;
     };
-    if let Ok((module, info)) = suanli::kernel::validate_wgsl("fuzz.wgsl", src) {
+    if let Ok((module, info)) = suanli::services::pipeline::validate_wgsl("fuzz.wgsl", src) {
         for ep in &module.entry_points {
-            let _ = suanli::kernel::reflect("fuzz.wgsl", &module, &info, &ep.name);
+            let _ = suanli::services::pipeline::reflect("fuzz.wgsl", &module, &info, &ep.name);
         }
     }
 });

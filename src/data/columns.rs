@@ -4,7 +4,8 @@
 //! dispatch per column per step, so a model of several inputs still trains without leaving
 //! the device.
 
-use crate::data::dataset::{Dataset, Features, Targets};
+use crate::data::dataset::Dataset;
+use crate::data::features::{Column, Features, Targets};
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
 use crate::kernels::gather::{self, Lookup, Rows};
@@ -13,14 +14,6 @@ use crate::tensor::IndexBuffer;
 /// The largest id gathered exactly: ids become f32 inputs when gathered, and every integer up
 /// to 2^24 is an f32.
 pub const MAX_ID: u32 = 1 << 24;
-
-/// One more input's values on the device, and the per-sample shape they have.
-#[derive(Debug)]
-pub(crate) struct Column {
-    features: Features,
-    row_len: usize,
-    shape: Vec<usize>,
-}
 
 impl Column {
     /// The selection of rows `indices[offset..offset + batch]`.
@@ -178,7 +171,7 @@ impl Dataset {
         Ok(Dataset::assemble(
             device,
             features,
-            crate::data::dataset::Targets::Classes(labels, positions),
+            Targets::Classes(labels, positions),
             rows,
             row_len,
         ))

@@ -4,6 +4,7 @@
 mod checks;
 pub mod columns;
 pub mod dataset;
+pub(crate) mod features;
 pub mod idx;
 pub mod mnist;
 mod weights;

@@ -4,7 +4,8 @@
 //! position of a (positions, classes) output; or dense rows of the output's width), one
 //! target column per output.
 
-use crate::data::dataset::{Dataset, Targets};
+use crate::data::dataset::Dataset;
+use crate::data::features::Targets;
 use crate::error::{Error, Result};
 use crate::nn::graph::model::Model;
 use crate::nn::graph::walk;
