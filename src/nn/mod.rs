@@ -54,6 +54,7 @@ pub use layers::reshape::{Flatten, Reshape};
 pub use registry::{layer_classes, IntoLayers, LayerConfig, LayerSpec};
 pub use spec::{Initializer, Padding, Pair};
 pub use train::clip::Clip;
+pub use train::decay::DecayFilter;
 pub use train::loss_fn::loss_value;
 pub use train::metric::{auc as metric_auc, Metric};
 pub use train::options::{

@@ -69,6 +69,8 @@ pub struct Model {
     /// Each output's loss and weight, when compiled with one per output (empty: `loss` for
     /// every output, weight 1).
     pub(crate) output_losses: Vec<(Loss, f32)>,
+    /// Which weights weight decay applies to ([`Model::set_weight_decay_filter`]).
+    pub(crate) decay: crate::nn::train::decay::DecayFilter,
     /// How the optimizer clips gradients ([`Model::set_gradient_clipping`]).
     pub(crate) clip: crate::nn::train::clip::Clip,
 }
@@ -100,6 +102,7 @@ impl Model {
             more_inputs: Vec::new(),
             outputs: Vec::new(),
             output_losses: Vec::new(),
+            decay: Default::default(),
             clip: crate::nn::train::clip::Clip::default(),
         }
     }
@@ -585,6 +588,7 @@ impl Model {
         m.more_inputs = self.more_inputs.clone();
         m.outputs = self.outputs.clone();
         m.output_losses = self.output_losses.clone();
+        m.decay = self.decay.clone();
         m.clip = self.clip;
         for l in &self.layers {
             let w = Weights {

@@ -205,6 +205,7 @@ impl Sequential {
             history: history.clone(),
             clip: self.clip,
             output_losses: self.output_losses.clone(),
+            decay: self.decay.clone(),
         };
         let training = serde_json::to_string(&training).map_err(|e| Error::Serialize {
             op: "save_checkpoint",
@@ -220,7 +221,7 @@ impl Sequential {
     }
 
     /// The file names and shapes of the trainable parameters, in optimizer order.
-    fn trainable_names(&self) -> Vec<(String, Vec<usize>)> {
+    pub(crate) fn trainable_names(&self) -> Vec<(String, Vec<usize>)> {
         let mut out = Vec::new();
         for (i, l) in self.layers.iter().enumerate() {
             let name = l.spec.name.as_deref().unwrap_or("layer");
@@ -272,6 +273,7 @@ impl Sequential {
             model.compile_outputs(ck.optimizer, &losses, &weights)?;
         }
         model.set_gradient_clipping(ck.clip)?;
+        model.set_weight_decay_filter(ck.decay.clone())?;
         let st = safetensors::SafeTensors::deserialize(&bytes)
             .map_err(|e| bad("a safetensors file".into(), e.to_string()))?;
         let states = ck.optimizer.rule(ck.optimizer.lr()).state_count();

@@ -494,7 +494,10 @@ impl<'a> LocalEngine<'a> {
         // by the optimizer kernel, in the same step program.
         // A weight several layers hold (a shared layer's) needs the sum of their gradients
         // before one optimizer step: unfused too.
-        let unfused = model.clip.is_on() || model.has_shared_weights();
+        // A kernel's fused update also steps its bias with the same uniform, so a decay
+        // filter that tells them apart needs each parameter's own optimizer step.
+        let unfused =
+            model.clip.is_on() || model.has_shared_weights() || model.decay_mask().contains(&false);
         let grads = if unfused {
             step::gradient_buffers(model)?
         } else {

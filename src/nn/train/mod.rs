@@ -1,12 +1,13 @@
 //! Training, evaluation and what they report: what users choose (`options`), a step as a
 //! captured program (`step`) ending in the loss and metrics (`loss_end`, `metric`) and, on the
-//! unfused path, gradient clipping (`clip`) and the sums of shared layers' gradients
+//! unfused path, gradient clipping (`clip`), which weights decay (`decay`) and the sums of shared layers' gradients
 //! (`grad_sum`); the one epoch loop (`fit`) and evaluation
 //! (`evaluate`) and how their sums read (`scoring`); losses called on data (`loss_fn`); callbacks that print, log and serve
 //! (`progress`, `tensorboard`, `serve`, feature `serve`); and `probe`, one layer on its own
 //! for the tests.
 
 pub(crate) mod clip;
+pub(crate) mod decay;
 pub(crate) mod evaluate;
 pub(crate) mod fit;
 pub(crate) mod grad_sum;

@@ -251,6 +251,9 @@ pub struct Checkpoint {
     /// ([`crate::nn::Model::compile_outputs`]; none in files written before it).
     #[serde(default)]
     pub output_losses: Vec<(Loss, f32)>,
+    /// Which weights weight decay applies to (all in files written before it).
+    #[serde(default)]
+    pub decay: crate::nn::train::decay::DecayFilter,
 }
 
 /// Which epochs run validation, as Keras's `validation_freq`.

@@ -58,6 +58,9 @@ pub(crate) struct StepLayout {
     /// Parameters: one slot each while training, for the optimizer step that updates it
     /// (fused into the kernel computing its gradient, or the optimizer kernel's).
     params: usize,
+    /// Whether weight decay applies to each parameter (the model's
+    /// [`crate::nn::DecayFilter`]; an excluded one's uniform has a decay of 0).
+    decays: Vec<bool>,
     align: usize,
 }
 
@@ -74,7 +77,21 @@ impl StepLayout {
                 Vec::new()
             },
             params: if training { model.params().len() } else { 0 },
+            decays: if training {
+                model.decay_mask()
+            } else {
+                Vec::new()
+            },
             align: model.device.uniform_alignment() as usize,
+        }
+    }
+
+    /// The update rule of parameter `param`: `rule`, without its weight decay where the
+    /// model's filter excludes the parameter.
+    fn rule_of(&self, rule: &Rule, param: usize) -> Rule {
+        match self.decays.get(param) {
+            Some(false) => crate::nn::train::decay::undecayed(rule),
+            _ => *rule,
         }
     }
 
@@ -166,16 +183,20 @@ impl<'l> Chunk<'l> {
                     );
                     bytemuck::bytes_of(&p).to_vec()
                 }
-                Slot::Update { head, count, .. } => {
+                Slot::Update {
+                    head, count, param, ..
+                } => {
                     // The kernel's shape words, then the optimizer's step (the layout every
                     // fused-update kernel's uniform shares: matmul, the split-K reduction).
                     let mut b = bytemuck::bytes_of(&head).to_vec();
-                    let q = optim::params(need_rule()?, count as usize, u.t);
+                    let rule = self.layout.rule_of(need_rule()?, param);
+                    let q = optim::params(&rule, count as usize, u.t);
                     b.extend_from_slice(bytemuck::bytes_of(&q));
                     b
                 }
-                Slot::Optim { n, .. } => {
-                    bytemuck::bytes_of(&optim::params(need_rule()?, n, u.t)).to_vec()
+                Slot::Optim { n, param } => {
+                    let rule = self.layout.rule_of(need_rule()?, param);
+                    bytemuck::bytes_of(&optim::params(&rule, n, u.t)).to_vec()
                 }
             };
             let at = self.at(step, slot)?;
