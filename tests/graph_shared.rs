@@ -7,7 +7,7 @@ mod common;
 
 use suanli::data::Dataset;
 use suanli::nn::{
-    Add, Call, Clip, Dense, FitOptions, Input, Loss, Model, Optimizer, Share, SymbolicTensor,
+    Add, Call, Clip, Dense, FitOptions, Input, Loss, Model, Optimizer, Share, Src, SymbolicTensor,
 };
 use suanli::{Device, Error, Tensor};
 
@@ -316,4 +316,46 @@ fn a_shared_layer_refuses_an_input_its_weights_do_not_fit() {
         Dense::new(H, "relu").dropout(0.5).shared(),
         Err(Error::InvalidArgument { .. })
     ));
+}
+
+#[test]
+fn a_model_built_node_by_node_shares_a_layer_with_add_call_of() {
+    // The bindings' form (Python's functional API): the first call by add_node_from, later
+    // ones by add_call_of; the model equals the one the Shared handle builds.
+    let dev = dev_or_skip!();
+    let mut m = Model::with_seed(&dev, 3).input_shape(&[D]);
+    m.set_input_name("a").unwrap();
+    assert_eq!(m.add_input(&[D], "b").unwrap(), 1);
+    m.add_node_from(Dense::new(H, "tanh"), &[Src::Input(0)])
+        .unwrap();
+    m.add_call_of(0, &[Src::Input(1)]).unwrap();
+    m.add_node_from(Add::new(), &[Src::Layer(0), Src::Layer(1)])
+        .unwrap();
+    m.add_node_from(Dense::new(C, "softmax"), &[Src::Layer(2)])
+        .unwrap();
+    let built = model(&dev, 3, true);
+    assert_eq!(m.architecture(), built.architecture());
+    assert_eq!(m.param_count(), built.param_count());
+    assert!(m.has_shared_weights());
+    assert_eq!(m.call_index(1), 1);
+    // Not a layer of the model; an input the weights do not fit (both shapes named).
+    assert!(matches!(
+        m.add_call_of(9, &[Src::Input(0)]),
+        Err(Error::InvalidArgument { .. })
+    ));
+    let mut other = Model::with_seed(&dev, 3).input_shape(&[D]);
+    other.add_input(&[D + 2], "wide").unwrap();
+    other
+        .add_node_from(Dense::new(H, "tanh"), &[Src::Input(0)])
+        .unwrap();
+    match other.add_call_of(0, &[Src::Input(1)]) {
+        Err(Error::ShapeMismatch {
+            expected, found, ..
+        }) => {
+            assert!(expected.contains("(4,)"), "{expected}");
+            assert!(found.contains("(6,)"), "{found}");
+        }
+        r => panic!("{r:?}"),
+    }
+    assert_eq!(other.len(), 1);
 }

@@ -11,7 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use suanli::nn::{
-    Clip, FitOptions, History, LayerSpec, Loss, Metric, MetricsServer, Optimizer, Sequential, Src,
+    Clip, FitOptions, History, Loss, Metric, MetricsServer, Optimizer, Sequential, Src,
     ValidationFreq,
 };
 use suanli::Tensor;
@@ -67,17 +67,13 @@ impl PyModel {
     fn add_node(&mut self, spec: &str, reads: Vec<i64>) -> PyResult<()> {
         let v: serde_json::Value = serde_json::from_str(spec)
             .map_err(|e| PyValueError::new_err(format!("layer spec: {e}")))?;
-        let reads: Vec<Src> = reads
-            .iter()
-            .map(|&r| {
-                if r < 0 {
-                    Src::Input((-1 - r) as usize)
-                } else {
-                    Src::Layer(r as usize)
-                }
-            })
-            .collect();
-        self.inner.add_node_from(v, &reads).py()
+        self.inner.add_node_from(v, &srcs(&reads)).py()
+    }
+
+    /// Appends another call of layer `of` (Keras's layer object called again: the same
+    /// weights), reading `reads` as `add_node` reads them.
+    fn add_call(&mut self, of: usize, reads: Vec<i64>) -> PyResult<()> {
+        self.inner.add_call_of(of, &srcs(&reads)).py()
     }
 
     /// Appends an input after the first (Keras's `Model(inputs=[a, b])`); its index.
@@ -753,46 +749,6 @@ impl PyModel {
     }
 }
 
-/// Every layer type: `(class name, positional argument names)`, what `suanli.keras.layers`
-/// builds its classes from.
-#[pyfunction]
-pub fn layer_classes() -> Vec<(&'static str, Vec<&'static str>)> {
-    suanli::nn::layer_classes()
-        .into_iter()
-        .map(|(c, p)| (c, p.to_vec()))
-        .collect()
-}
-
-/// The per-sample output shape of the layer `spec` (JSON) called on inputs of `shapes`, or
-/// the error the model would give (Keras infers shapes at the call).
-#[pyfunction]
-pub fn layer_output_shape(spec: &str, shapes: Vec<Vec<usize>>) -> PyResult<Vec<usize>> {
-    let v: serde_json::Value = serde_json::from_str(spec)
-        .map_err(|e| PyValueError::new_err(format!("layer spec: {e}")))?;
-    let spec = LayerSpec::from_json(&v).py()?;
-    spec.config.check().py()?;
-    let out = spec.config.output_shape_n(&shapes).py()?;
-    if out.contains(&0) || shapes.iter().any(|s| s.is_empty() || s.contains(&0)) {
-        return Err(PyValueError::new_err(format!(
-            "{}: expected inputs and an output with at least one value per sample; found inputs {shapes:?} and output {out:?}",
-            spec.config.class_name()
-        )));
-    }
-    Ok(out)
-}
-
-/// Checks a layer spec (JSON, Keras's form) on its own, as `Model.add_layer` would, without
-/// a model: the arguments, their values and their types. Returns the spec with Keras's
-/// defaults filled in.
-#[pyfunction]
-pub fn check_layer(spec: &str) -> PyResult<String> {
-    let v: serde_json::Value = serde_json::from_str(spec)
-        .map_err(|e| PyValueError::new_err(format!("layer spec: {e}")))?;
-    let s = LayerSpec::from_json(&v).py()?;
-    s.config.check().py()?;
-    Ok(s.to_json().to_string())
-}
-
 /// Keras's `loss_fn(y_true, y_pred)`: the mean loss as a scalar Tensor on `y_pred`'s device
 /// (`y_pred` a Tensor, or an array uploaded to `device`).
 #[pyfunction]
@@ -814,4 +770,15 @@ pub fn loss_value(
     py.detach(|| suanli::nn::loss_value(loss, from_logits, &t, &pred))
         .py()
         .map(PyTensor)
+}
+
+/// The sources `reads` names: -1 - k for the model's input k, `j` for layer `j`'s output.
+fn srcs(reads: &[i64]) -> Vec<Src> {
+    reads
+        .iter()
+        .map(|&r| match usize::try_from(r) {
+            Ok(j) => Src::Layer(j),
+            Err(_) => Src::Input((-1 - r) as usize),
+        })
+        .collect()
 }

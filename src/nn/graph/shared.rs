@@ -14,6 +14,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
+use crate::nn::graph::build::NodeWeights;
 use crate::nn::graph::functional::{apply, SymbolicTensor};
 use crate::nn::graph::model::Model;
 use crate::nn::layer::Src;
@@ -138,6 +139,34 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Model {
+    /// Appends another call of layer `j` (an earlier entry: the layer's first call or any
+    /// later one) reading `reads`, as [`Model::add_node_from`] reads them: an entry with the
+    /// layer's name and the *same* weight tensors (Keras's layer object called again; for
+    /// bindings that build a graph node by node). `j` not a layer of the model is an
+    /// `InvalidArgument`; an input whose shape gives the weights other shapes than the first
+    /// call's is a `ShapeMismatch` naming both input shapes. Every entry is one layer, so any
+    /// layer type can be called again (a builder of two layers, a Dense with its dropout, is
+    /// what [`Share::shared`] refuses).
+    pub fn add_call_of(&mut self, j: usize, reads: &[Src]) -> Result<()> {
+        let n = self.layers.len();
+        if j >= n {
+            return Err(Error::InvalidArgument {
+                op: "Model::add_call_of",
+                name: "layer",
+                expected: format!("one of the model's {n} layers (an earlier call of the layer)"),
+                found: format!("layer {j}"),
+            });
+        }
+        let first = self.first_call(j);
+        let mut spec = self.layers[first].spec.clone();
+        spec.input_shape = None;
+        self.append_nodes(vec![(
+            spec,
+            NodeWeights::CallOf(first),
+            Some(reads.to_vec()),
+        )])
+    }
+
     /// For each layer, the optimizer-order index of each of its parameters: a tensor held by
     /// several layers (the calls of a shared layer) has one index, its first holder's.
     pub(crate) fn param_indices(&self) -> (Vec<Tensor>, Vec<Vec<usize>>) {

@@ -68,8 +68,10 @@ class Model(Sequential):
     ``predict``, ``save``, ``summary`` with Keras's "Connected to" column). One or several
     inputs (``fit``/``evaluate``/``predict`` take their arrays as a list in ``inputs`` order or
     a dict keyed by the inputs' names; integer arrays are uploaded as integer ids) and one
-    output for now; a layer object is called once (weights shared between calls are not
-    supported yet). Subclassed models are refused with a message saying so."""
+    output for now. A layer object called several times is one layer with one set of weights
+    (Keras's shared layer): each call is a node of the graph, ``layers`` lists the object
+    once, and training sums every call's gradient. Subclassed models are refused with a
+    message saying so."""
 
     def __init__(self, inputs: Any = None, outputs: Any = None, name: Optional[str] = None, **kwargs: Any) -> None:
         if inputs is None or outputs is None:
@@ -94,7 +96,7 @@ class Model(Sequential):
                 raise ValueError("keras.Model: an output is an input itself; call at least one layer on it")
             if any(out is o for o in outs[:k]):
                 raise ValueError(f"keras.Model: output {k} ({out!r}) is given twice")
-        # Depth-first from each output: each layer after what it reads.
+        # Depth-first from each output: each call of a layer (a node) after what it reads.
         index: Dict[int, int] = {}
         order: List[Layer] = []
         reads: List[List[int]] = []
@@ -126,11 +128,33 @@ class Model(Sequential):
             k = read.index(False)
             raise ValueError(f"keras.Model: input {k} ({ins[k]!r}) is not read by any layer the output depends on")
         self._input = ins[0]
-        self.layers = order
+        self._set_calls(order)
         self._reads = reads
         self.inputs = ins
         self.outputs = outs
         self._output_index = [index[id(o)] for o in outs]
+
+    def _set_calls(self, calls: List[Layer]) -> None:
+        """The layer of each node (native entry) in order; ``layers`` lists each layer object
+        once, at its first call, as Keras's ``model.layers``."""
+        self._calls = calls
+        self.layers = []
+        for layer in calls:
+            if not any(layer is l for l in self.layers):
+                self.layers.append(layer)
+
+    def _bind_layers(self) -> None:
+        """Each layer object gets its name in the built model and the index of its first
+        call (the native entry its weights and ``trainable`` go through)."""
+        specs = [json.loads(s) for s in self._native.layer_specs()]
+        seen: set = set()
+        for j, layer in enumerate(self._calls):
+            if id(layer) in seen:
+                continue
+            seen.add(id(layer))
+            layer.name = specs[j]["config"].get("name", layer.name)
+            layer._owner = self
+            layer._index = j
 
     def add(self, layer: Any) -> None:
         raise TypeError("keras.Model: add is for Sequential; a functional model is made of the layers between its inputs and outputs")
@@ -143,7 +167,13 @@ class Model(Sequential):
         native.set_names(model=self.name, input=self._input._given_name)
         for k, inp in enumerate(self.inputs[1:], start=1):
             native.add_input(list(inp.input_shape), inp._given_name or f"input_layer_{k}")
-        for layer, reads in zip(self.layers, self._reads):
+        first: Dict[int, int] = {}
+        for j, (layer, reads) in enumerate(zip(self._calls, self._reads)):
+            if id(layer) in first:
+                # Another call of a layer object: its first call's weights.
+                native.add_call(first[id(layer)], reads)
+                continue
+            first[id(layer)] = j
             spec = layer._spec()
             spec["config"].pop("input_shape", None)
             native.add_node(json.dumps(spec), reads)
@@ -276,7 +306,15 @@ def from_native(native: Any) -> Model:
     ins = [InputLayer(shape=tuple(s), name=n) for s, n in zip(native.input_shapes(), native.input_names())]
     inp = ins[0]
     m._input = inp
-    m.layers = [layers_module.from_spec(s) for s in specs]
+    # A shared layer is an entry per call, each with the layer's name: one layer object.
+    by_name: Dict[str, Layer] = {}
+    calls: List[Layer] = []
+    for s in specs:
+        name = s.get("config", {}).get("name")
+        if name is None or name not in by_name:
+            by_name[name] = layers_module.from_spec(s)
+        calls.append(by_name[name])
+    m._set_calls(calls)
     m._reads = native.graph()
     m.name = "functional"
     m.inputs = ins

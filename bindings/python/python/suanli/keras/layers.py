@@ -272,7 +272,9 @@ class InputLayer(KerasTensor):
 
 def _call(self: Layer, inputs: Any, *args: Any, **kwargs: Any) -> KerasTensor:
     """Calling a layer on symbolic tensors (the functional API): its output tensor, with its
-    shape inferred now, so a shape that does not fit fails here, as in Keras."""
+    shape inferred now, so a shape that does not fit fails here, as in Keras. Calling the
+    same layer object again is another call of one layer with one set of weights (Keras's
+    shared layer)."""
     cls = type(self).__name__
     xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     if not xs or not all(isinstance(x, KerasTensor) for x in xs):
@@ -282,15 +284,24 @@ def _call(self: Layer, inputs: Any, *args: Any, **kwargs: Any) -> KerasTensor:
         )
     if args or kwargs:
         raise TypeError(f"{cls}: calling a layer with arguments beyond its inputs ({sorted(kwargs) or len(args)}) is not supported")
-    if self.__dict__.get("_called"):
-        raise ValueError(
-            f"{cls}: this layer object is already called once; calling a layer again to share its weights "
-            "is not supported yet (make a second layer)"
-        )
     spec = self._spec()
     spec["config"].pop("input_shape", None)
-    shape = _native.layer_output_shape(json.dumps(spec), [list(x._sample_shape) for x in xs])
-    self._called = True
+    shapes = [list(x._sample_shape) for x in xs]
+    shape = _native.layer_output_shape(json.dumps(spec), shapes)
+    # Calling the layer object again shares its weights (Keras's shared layer): this call's
+    # input must give them the shapes the first call's gave.
+    first = self.__dict__.get("_first_input")
+    if first is None:
+        self._first_input = shapes[0]
+    elif first != shapes[0]:
+        had = _native.layer_weight_shapes(json.dumps(spec), first)
+        want = _native.layer_weight_shapes(json.dumps(spec), shapes[0])
+        if had != want:
+            raise ValueError(
+                f"{cls}: this layer was first called on an input of shape {(None, *first)} (weights "
+                f"{[tuple(w) for w in had]}); calling it again shares those weights, so an input of shape "
+                f"{(None, *shapes[0])} (weights {[tuple(w) for w in want]}) does not fit"
+            )
     return KerasTensor(shape, self, xs)
 
 
