@@ -44,6 +44,26 @@ fn update2(rule: u32, q: OptParams, i: u32) {
     param[i] = o.theta;
 }
 
+// Gradient accumulation over several batches: acc = a·acc + b·grad, `a` 0 on a cycle's first
+// batch (so nothing needs clearing) and 1 after, `b` = 1 / batches (the optimizer then sees
+// their mean). Bindings: grad (read-only), acc (as param), params(2).
+struct AccParams {
+    n: u32,
+    a: f32,
+    b: f32,
+    _pad: u32,
+}
+@group(0) @binding(2) var<uniform> pa: AccParams;
+
+@compute @workgroup_size(256)
+fn accumulate_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = index(gid, nwg);
+    if (i * 4u >= pa.n) {
+        return;
+    }
+    param[i] = pa.a * param[i] + pa.b * grad[i];
+}
+
 // Bindings: grad, param, velocity, params(3).
 @compute @workgroup_size(256)
 fn sgd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

@@ -40,8 +40,62 @@ pub const RMSPROP: KernelSpec = KernelSpec {
     bindings: &[RO, RW, RW, U],
 };
 
+/// Gradient accumulation: `acc = a·acc + b·grad`. Bindings: grad, acc, params.
+pub const ACCUMULATE: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "accumulate_step",
+    bindings: &[RO, RW, U],
+};
+
 /// Every entry point of this family.
-pub const KERNELS: &[KernelSpec] = &[SGD, ADAM, ADAMW, RMSPROP];
+pub const KERNELS: &[KernelSpec] = &[SGD, ADAM, ADAMW, RMSPROP, ACCUMULATE];
+
+/// Mirrors `AccParams` in optim.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct AccParams {
+    /// Element count (0: the dispatch does nothing).
+    pub n: u32,
+    /// What the accumulator keeps: 0 on a cycle's first batch, 1 after.
+    pub a: f32,
+    /// What a batch's gradient adds: 1 / batches per cycle.
+    pub b: f32,
+    /// Padding to 16 bytes.
+    pub _pad: u32,
+}
+
+/// Records `acc = a·acc + b·grad` over `n` elements (the uniform, read from the step table
+/// when captured, says `a` and `b` each step).
+pub fn accumulate(
+    rec: &mut dyn Record,
+    grad: &wgpu::Buffer,
+    acc: &wgpu::Buffer,
+    n: usize,
+    p: AccParams,
+) -> Result<()> {
+    let pipe = rec.pipeline(&ACCUMULATE, &[])?;
+    let bytes = (n as u64 * 4).div_ceil(16) * 16;
+    if let Some(small) = [grad, acc].into_iter().find(|b| b.size() < bytes) {
+        return Err(Error::InvalidArgument {
+            op: "gradient accumulation",
+            name: "buffers",
+            expected: format!("at least {bytes} bytes (n rounded up to 4 elements)"),
+            found: format!("{} bytes", small.size()),
+        });
+    }
+    rec.declare_work(2.0 * n as f64, (n * 12) as f64);
+    let groups = grid_1d(
+        (n as u64).div_ceil(4),
+        256,
+        rec.device().info().limits.max_workgroups_per_dimension,
+    );
+    rec.dispatch(
+        &pipe,
+        &[(grad, bytes), (acc, bytes)],
+        Some(bytemuck::bytes_of(&p)),
+        groups,
+    )
+}
 
 /// Mirrors `OptParams` in optim_rule.wgsl.
 #[repr(C)]

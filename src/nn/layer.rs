@@ -42,7 +42,7 @@ pub(crate) enum Mode {
 }
 
 /// A dispatch of a step program that reads its uniform from the per-step parameter table
-/// (see [`crate::nn::train::step::StepLayout`], which owns their order).
+/// (see [`crate::nn::train::table::StepLayout`], which owns their order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Slot {
     /// The `j`-th dispatch of the batch gather.
@@ -63,6 +63,14 @@ pub(crate) enum Slot {
     /// The optimizer kernel's step of parameter `param`, of `n` elements, from a gradient
     /// written whole.
     Optim {
+        /// The parameter's index in optimizer order.
+        param: usize,
+        /// Its element count.
+        n: usize,
+    },
+    /// Gradient accumulation's `acc = a·acc + b·grad` of parameter `param`, of `n` elements
+    /// (its uniform says `a` and `b` each step).
+    Accumulate {
         /// The parameter's index in optimizer order.
         param: usize,
         /// Its element count.

@@ -64,5 +64,5 @@ pub use train::options::{
 pub use train::progress::ProgressBar;
 #[cfg(feature = "serve")]
 pub use train::serve::MetricsServer;
-pub use train::step::dropout_mask_seed;
+pub use train::table::dropout_mask_seed;
 pub use train::tensorboard::{EventWriter, TensorBoard};

@@ -11,8 +11,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use suanli::nn::{
-    Clip, FitOptions, History, Loss, Metric, MetricsServer, Optimizer, Sequential, Src,
-    ValidationFreq,
+    Clip, DecayFilter, FitOptions, History, Loss, Metric, MetricsServer, Optimizer, Sequential,
+    Src, ValidationFreq,
 };
 use suanli::Tensor;
 
@@ -156,7 +156,7 @@ impl PyModel {
 
     /// Sets the optimizer (`sgd`, `adam`, `adamw`, `rmsprop`, with Keras's defaults for what
     /// is not given) and the loss.
-    #[pyo3(signature = (optimizer, loss, from_logits = false, learning_rate = None, beta_1 = None, beta_2 = None, epsilon = None, momentum = None, nesterov = None, weight_decay = None, rho = None, clipnorm = None, clipvalue = None, global_clipnorm = None, more_losses = None, loss_weights = None))]
+    #[pyo3(signature = (optimizer, loss, from_logits = false, learning_rate = None, beta_1 = None, beta_2 = None, epsilon = None, momentum = None, nesterov = None, weight_decay = None, rho = None, clipnorm = None, clipvalue = None, global_clipnorm = None, more_losses = None, loss_weights = None, decay_exclude = None, gradient_accumulation_steps = None))]
     #[allow(clippy::too_many_arguments)] // Keras's optimizer arguments, spelled out
     fn compile(
         &mut self,
@@ -176,6 +176,8 @@ impl PyModel {
         global_clipnorm: Option<f64>,
         more_losses: Option<Vec<(String, bool)>>,
         loss_weights: Option<Vec<f32>>,
+        decay_exclude: Option<Vec<String>>,
+        gradient_accumulation_steps: Option<usize>,
     ) -> PyResult<()> {
         let clip = Clip {
             norm: clipnorm,
@@ -252,7 +254,15 @@ impl PyModel {
                 .compile_outputs(opt, &only, loss_weights.as_deref().unwrap_or(&[]))
                 .py()?,
         }
-        self.inner.set_gradient_clipping(clip).py()
+        self.inner.set_gradient_clipping(clip).py()?;
+        let filter = match decay_exclude {
+            Some(names) => DecayFilter::ExcludeNames(names),
+            None => DecayFilter::All,
+        };
+        self.inner.set_weight_decay_filter(filter).py()?;
+        self.inner
+            .set_gradient_accumulation(gradient_accumulation_steps.unwrap_or(1))
+            .py()
     }
 
     /// Makes layers `outputs` the model's outputs, in order (Keras's `Model(outputs=[...])`).

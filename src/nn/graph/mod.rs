@@ -1,5 +1,6 @@
 //! The model as a graph of layers: the model itself (`model`) and its outputs with their
-//! losses (`outputs`), making one (`build`: adding
+//! losses (`outputs`) and training settings (`settings`: weight decay filter, gradient
+//! accumulation), making one (`build`: adding
 //! layers and sharing another model's; `functional`: Keras's functional API; `shared`: a layer
 //! called several times with one set of weights), recording it
 //! (`walk`: the forward pass in topological order, fan-out, gates across edges), and its
@@ -12,6 +13,7 @@ pub(crate) mod functional;
 pub mod graph_config;
 pub(crate) mod model;
 pub(crate) mod outputs;
+pub(crate) mod settings;
 pub(crate) mod shared;
 pub(crate) mod store;
 pub(crate) mod walk;

@@ -71,6 +71,9 @@ pub struct Model {
     pub(crate) output_losses: Vec<(Loss, f32)>,
     /// Which weights weight decay applies to ([`Model::set_weight_decay_filter`]).
     pub(crate) decay: crate::nn::train::decay::DecayFilter,
+    /// Batches whose gradients are averaged per optimizer step
+    /// ([`Model::set_gradient_accumulation`]; 1: none).
+    pub(crate) accumulation: usize,
     /// How the optimizer clips gradients ([`Model::set_gradient_clipping`]).
     pub(crate) clip: crate::nn::train::clip::Clip,
 }
@@ -103,6 +106,7 @@ impl Model {
             outputs: Vec::new(),
             output_losses: Vec::new(),
             decay: Default::default(),
+            accumulation: 1,
             clip: crate::nn::train::clip::Clip::default(),
         }
     }
@@ -589,6 +593,7 @@ impl Model {
         m.outputs = self.outputs.clone();
         m.output_losses = self.output_losses.clone();
         m.decay = self.decay.clone();
+        m.accumulation = self.accumulation;
         m.clip = self.clip;
         for l in &self.layers {
             let w = Weights {

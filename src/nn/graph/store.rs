@@ -206,6 +206,7 @@ impl Sequential {
             clip: self.clip,
             output_losses: self.output_losses.clone(),
             decay: self.decay.clone(),
+            accumulation: self.accumulation,
         };
         let training = serde_json::to_string(&training).map_err(|e| Error::Serialize {
             op: "save_checkpoint",
@@ -274,6 +275,7 @@ impl Sequential {
         }
         model.set_gradient_clipping(ck.clip)?;
         model.set_weight_decay_filter(ck.decay.clone())?;
+        model.set_gradient_accumulation(ck.accumulation)?;
         let st = safetensors::SafeTensors::deserialize(&bytes)
             .map_err(|e| bad("a safetensors file".into(), e.to_string()))?;
         let states = ck.optimizer.rule(ck.optimizer.lr()).state_count();

@@ -7,7 +7,8 @@ use crate::error::{Error, Result};
 use crate::nn::graph::model::Sequential;
 use crate::nn::train::options::Evaluation;
 use crate::nn::train::scoring::Scoring;
-use crate::nn::train::step::{self, Backward, StepLayout, StepProgram, CHUNK};
+use crate::nn::train::step::{self, StepProgram};
+use crate::nn::train::table::{Backward, StepLayout, CHUNK};
 use crate::runtime::Device;
 use crate::tensor::{IndexBuffer, Tensor};
 

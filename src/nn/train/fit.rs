@@ -20,7 +20,8 @@ use crate::nn::train::evaluate::Evaluator;
 use crate::nn::train::options::{
     EpochBegin, EpochEnd, Evaluation, FitOptions, History, Optimizer, Progress, ValidationFreq,
 };
-use crate::nn::train::step::{self, Backward, RuleAt, StepLayout, StepProgram, CHUNK};
+use crate::nn::train::step::{self, RuleAt, StepProgram};
+use crate::nn::train::table::{Backward, StepLayout, CHUNK};
 use crate::random::Rng;
 use crate::services::profile::UtilisationWindow;
 use crate::telemetry::governor::Governor;
@@ -120,6 +121,21 @@ impl Setup {
         };
         if o.epochs == 0 {
             return Err(bad("epochs", "at least 1".into(), "0".into()));
+        }
+        if model.accumulation > 1 && (model.clip.is_on() || op != "fit") {
+            return Err(bad(
+                "gradient accumulation",
+                "accumulation without gradient clipping, on one device (not supported yet)".into(),
+                format!(
+                    "{} batches accumulated{}",
+                    model.accumulation,
+                    if op == "fit" {
+                        " with clipping"
+                    } else {
+                        " on several devices"
+                    }
+                ),
+            ));
         }
         if o.batch_size == 0 {
             return Err(bad("batch_size", "at least 1".into(), "0".into()));
@@ -472,6 +488,8 @@ struct LocalEngine<'a> {
     plans: Vec<StepProgram>,
     /// Gradient buffers of the unfused path (bound by the plans; empty when fused).
     _grads: Vec<Tensor>,
+    /// Gradient accumulators (bound by the plans; empty unless accumulating).
+    _accs: Vec<Tensor>,
     validation: Option<(Evaluator, &'a Dataset)>,
     seed: u64,
     window: Option<UtilisationWindow>,
@@ -496,15 +514,25 @@ impl<'a> LocalEngine<'a> {
         // before one optimizer step: unfused too.
         // A kernel's fused update also steps its bias with the same uniform, so a decay
         // filter that tells them apart needs each parameter's own optimizer step.
-        let unfused =
-            model.clip.is_on() || model.has_shared_weights() || model.decay_mask().contains(&false);
+        // Gradient accumulation: the gradients of k batches summed (scaled by 1/k) into an
+        // accumulator per parameter, the optimizer stepping on every k-th.
+        let accumulating = model.accumulation > 1;
+        let unfused = accumulating
+            || model.clip.is_on()
+            || model.has_shared_weights()
+            || model.decay_mask().contains(&false);
         let grads = if unfused {
             step::gradient_buffers(model)?
         } else {
             Vec::new()
         };
+        let accs = if accumulating {
+            step::gradient_buffers(model)?
+        } else {
+            Vec::new()
+        };
         let fused = if unfused {
-            Backward::Unfused(rule0, &grads)
+            Backward::Unfused(rule0, &grads, &accs)
         } else {
             Backward::Fused(rule0)
         };
@@ -541,6 +569,7 @@ impl<'a> LocalEngine<'a> {
             table,
             plans,
             _grads: grads,
+            _accs: accs,
             validation,
             seed: s.seed,
             window: None,

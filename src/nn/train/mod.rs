@@ -21,4 +21,5 @@ pub(crate) mod scoring;
 #[cfg(feature = "serve")]
 pub(crate) mod serve;
 pub(crate) mod step;
+pub(crate) mod table;
 pub(crate) mod tensorboard;

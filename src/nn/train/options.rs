@@ -254,6 +254,13 @@ pub struct Checkpoint {
     /// Which weights weight decay applies to (all in files written before it).
     #[serde(default)]
     pub decay: crate::nn::train::decay::DecayFilter,
+    /// Batches per optimizer step (1 in files written before it).
+    #[serde(default = "one")]
+    pub accumulation: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// Which epochs run validation, as Keras's `validation_freq`.

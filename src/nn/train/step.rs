@@ -1,15 +1,12 @@
-//! A training (or evaluation) step as a captured program, and the step protocol: which
-//! per-step uniforms a step reads from the parameter table, and where.
+//! A training (or evaluation) step as a captured program.
 //!
 //! [`StepProgram::build`] captures, for one batch size, everything a step runs: the batch
 //! gather, every layer's forward pass ([`crate::nn::layer::Layer::forward`]), the loss (with
 //! the metrics accumulated on the device), and every layer's backward pass in reverse order.
 //! Replaying it costs no allocation, no bind group and no readback.
 //!
-//! Values that change every step are read from a parameter table at dynamic offsets:
-//! [`StepLayout`] owns the layout of one step's slots (`[gather…, dropout seeds…, one per
-//! parameter…]`) and [`Chunk`] writes a chunk of steps' uniforms with one
-//! upload. Nothing else in the crate knows a slot's position.
+//! Values that change every step are read from a parameter table at dynamic offsets; the
+//! step protocol ([`crate::nn::train::table`]: [`StepLayout`], [`Chunk`]) says where.
 
 use crate::data::dataset::Dataset;
 use crate::error::{Error, Result};
@@ -17,224 +14,18 @@ use crate::exec::capture::Capture;
 use crate::exec::dispatch::Program;
 use crate::exec::recorder::Recorder;
 use crate::kernels::prelude::AccAt;
-use crate::kernels::{elementwise, matmul_tune, optim};
+use crate::kernels::{matmul_tune, optim};
 use crate::memory::MemoryKind;
 use crate::nn::graph::model::Sequential;
 use crate::nn::graph::walk;
 use crate::nn::layer::{Back, Cx, Mode, Slot, Src, WeightGrad};
 use crate::nn::train::grad_sum::GradSums;
 use crate::nn::train::scoring::Scoring;
+use crate::nn::train::table::{Backward, Chunk, StepInputs, StepLayout};
 use crate::nn::train::{clip, loss_end};
 use crate::runtime::Device;
 use crate::tensor::{IndexBuffer, Tensor};
 use crate::vocab::Rule;
-
-/// Steps per submission (and per table upload).
-pub(crate) const CHUNK: usize = 32;
-
-/// What a step program does after the loss.
-#[derive(Clone, Copy)]
-pub(crate) enum Backward<'a> {
-    /// Nothing: evaluation.
-    None,
-    /// Gradients into these buffers (one per parameter, optimizer order); the optimizer runs
-    /// separately ([`optimizer_program`]), after several devices have combined them.
-    Grads(&'a [Tensor]),
-    /// Each layer applies this optimizer to its parameters in its weight-gradient product:
-    /// no gradient buffers, no optimizer dispatches.
-    Fused(Rule),
-    /// Gradients into these buffers, then, in the same step, clipped as the model says
-    /// ([`crate::nn::train::clip`]) and applied by one optimizer dispatch per parameter: for
-    /// whatever needs the whole gradient before it is applied.
-    Unfused(Rule, &'a [Tensor]),
-}
-
-/// The layout of one step's slots in the parameter table (see the module docs).
-#[derive(Clone, Debug)]
-pub(crate) struct StepLayout {
-    gather: usize,
-    /// (values per sample, rate) of each dropout layer.
-    dropout: Vec<(usize, f32)>,
-    /// Parameters: one slot each while training, for the optimizer step that updates it
-    /// (fused into the kernel computing its gradient, or the optimizer kernel's).
-    params: usize,
-    /// Whether weight decay applies to each parameter (the model's
-    /// [`crate::nn::DecayFilter`]; an excluded one's uniform has a decay of 0).
-    decays: Vec<bool>,
-    align: usize,
-}
-
-impl StepLayout {
-    /// The layout for `model` trained (or evaluated) on `data`: gather slots always, dropout
-    /// seeds and one slot per parameter while training.
-    pub(crate) fn new(model: &Sequential, data: &Dataset, backward: Backward<'_>) -> StepLayout {
-        let training = !matches!(backward, Backward::None);
-        StepLayout {
-            gather: data.gather_dispatches(),
-            dropout: if training {
-                model.dropout_specs()
-            } else {
-                Vec::new()
-            },
-            params: if training { model.params().len() } else { 0 },
-            decays: if training {
-                model.decay_mask()
-            } else {
-                Vec::new()
-            },
-            align: model.device.uniform_alignment() as usize,
-        }
-    }
-
-    /// The update rule of parameter `param`: `rule`, without its weight decay where the
-    /// model's filter excludes the parameter.
-    fn rule_of(&self, rule: &Rule, param: usize) -> Rule {
-        match self.decays.get(param) {
-            Some(false) => crate::nn::train::decay::undecayed(rule),
-            _ => *rule,
-        }
-    }
-
-    /// Slots per step.
-    pub(crate) fn slots(&self) -> usize {
-        self.gather + self.dropout.len() + self.params
-    }
-
-    /// A slot's position within a step.
-    fn index(&self, s: Slot) -> Result<usize> {
-        let base_d = self.gather;
-        let base_p = base_d + self.dropout.len();
-        let found = match s {
-            Slot::Gather(j) => (j < self.gather).then_some(j),
-            Slot::Dropout(k) => (k < self.dropout.len()).then_some(base_d + k),
-            Slot::Update { param, .. } | Slot::Optim { param, .. } => {
-                (param < self.params).then_some(base_p + param)
-            }
-        };
-        found.ok_or_else(|| Error::Internal {
-            op: "step table",
-            message: format!("{s:?} has no slot in {self:?}"),
-        })
-    }
-
-    /// A parameter table for chunks of `CHUNK` steps.
-    pub(crate) fn table(&self, dev: &Device) -> Result<Tensor> {
-        let t = Tensor::empty(
-            dev,
-            &[(CHUNK * self.slots().max(1) * self.align).div_ceil(4)],
-        )?;
-        t.set_memory_kind(MemoryKind::Activations);
-        Ok(t)
-    }
-}
-
-/// What the uniforms of one step depend on.
-#[derive(Clone, Copy)]
-pub(crate) struct StepInputs<'a> {
-    pub(crate) data: &'a Dataset,
-    pub(crate) idx: &'a IndexBuffer,
-    /// First row of the batch in the epoch's permutation.
-    pub(crate) offset: usize,
-    pub(crate) batch: usize,
-    /// The run's seed (dropout masks).
-    pub(crate) seed: u64,
-    /// The optimizer step this is (1-based; 0 when not training).
-    pub(crate) t: u64,
-    pub(crate) rule: Option<&'a Rule>,
-}
-
-/// One chunk of steps' uniforms, uploaded to the table at once.
-pub(crate) struct Chunk<'l> {
-    layout: &'l StepLayout,
-    bytes: Vec<u8>,
-}
-
-impl<'l> Chunk<'l> {
-    /// Room for `steps` steps.
-    pub(crate) fn new(layout: &'l StepLayout, steps: usize) -> Chunk<'l> {
-        Chunk {
-            layout,
-            bytes: vec![0; steps * layout.slots() * layout.align],
-        }
-    }
-
-    fn at(&self, step: usize, slot: Slot) -> Result<usize> {
-        Ok((step * self.layout.slots() + self.layout.index(slot)?) * self.layout.align)
-    }
-
-    /// Writes step `step`'s uniform for each of `slots`.
-    pub(crate) fn put(&mut self, step: usize, slots: &[Slot], u: &StepInputs<'_>) -> Result<()> {
-        let gather = u.data.gather_uniforms(u.idx, u.offset, u.batch);
-        let need_rule = || {
-            u.rule.ok_or_else(|| Error::Internal {
-                op: "step table",
-                message: "an optimizer slot without a rule".into(),
-            })
-        };
-        for &slot in slots {
-            let bytes: Vec<u8> = match slot {
-                Slot::Gather(j) => gather.get(j).cloned().unwrap_or_default(),
-                Slot::Dropout(k) => {
-                    let (values, rate) = self.layout.dropout[k];
-                    let p = elementwise::dropout_params(
-                        u.batch * values,
-                        rate,
-                        dropout_mask_seed(u.seed, u.t, k),
-                    );
-                    bytemuck::bytes_of(&p).to_vec()
-                }
-                Slot::Update {
-                    head, count, param, ..
-                } => {
-                    // The kernel's shape words, then the optimizer's step (the layout every
-                    // fused-update kernel's uniform shares: matmul, the split-K reduction).
-                    let mut b = bytemuck::bytes_of(&head).to_vec();
-                    let rule = self.layout.rule_of(need_rule()?, param);
-                    let q = optim::params(&rule, count as usize, u.t);
-                    b.extend_from_slice(bytemuck::bytes_of(&q));
-                    b
-                }
-                Slot::Optim { n, param } => {
-                    let rule = self.layout.rule_of(need_rule()?, param);
-                    bytemuck::bytes_of(&optim::params(&rule, n, u.t)).to_vec()
-                }
-            };
-            let at = self.at(step, slot)?;
-            self.bytes[at..at + bytes.len()].copy_from_slice(&bytes);
-        }
-        Ok(())
-    }
-
-    /// The dynamic offsets of `slots` at step `step`, for [`Recorder::replay_at`].
-    pub(crate) fn offsets(&self, step: usize, slots: &[Slot]) -> Result<Vec<u32>> {
-        slots
-            .iter()
-            .map(|&s| self.at(step, s).map(|a| a as u32))
-            .collect()
-    }
-
-    /// Uploads the chunk to `table`.
-    pub(crate) fn upload(&self, dev: &Device, table: &Tensor) {
-        if !self.bytes.is_empty() {
-            dev.wgpu_queue()
-                .write_buffer(table.buffer(), 0, &self.bytes);
-        }
-    }
-}
-
-/// The dropout mask seed of the `k`-th dropout layer at optimizer step `t` (1-based,
-/// counted over the model's life) of a run with seed `seed`: a pure function of the three,
-/// so a resumed run draws the same masks. Element `i` of that layer's output (batch, values
-/// per sample, row-major) is kept when `reference::dropout_keep(i, rate, mask_seed)`.
-pub fn dropout_mask_seed(seed: u64, t: u64, k: usize) -> u32 {
-    let mut x = seed
-        ^ t.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ (k as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
-    // splitmix64's finaliser.
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (x ^ (x >> 31)) as u32
-}
 
 /// One batch size's step, captured (see the module docs), in one segment or, for
 /// data-parallel training, in several: segment `i` ends once the gradients of bucket `i` are
@@ -366,7 +157,7 @@ impl StepProgram {
             });
         }
         let mut sums = match backward {
-            Backward::Grads(g) | Backward::Unfused(_, g) => Some(GradSums::new(model, g)),
+            Backward::Grads(g) | Backward::Unfused(_, g, _) => Some(GradSums::new(model, g)),
             _ => None,
         };
         if training {
@@ -444,10 +235,26 @@ impl StepProgram {
                 }
             }
         }
-        if let Backward::Unfused(rule, grads) = backward {
+        if let Backward::Unfused(rule, grads, accs) = backward {
             let norms = cx.scratch(&[grads.len().max(1)])?;
             let live: Vec<bool> = model.frozen_params().iter().map(|f| !f).collect();
-            clip::record(cx.rec(), &model.clip, grads, &live, &norms)?;
+            // Accumulating: each gradient is added to its accumulator, which the optimizer
+            // reads (clipping is refused with accumulation before anything is captured).
+            let grads = if accs.is_empty() {
+                clip::record(cx.rec(), &model.clip, grads, &live, &norms)?;
+                grads
+            } else {
+                for (i, (g, a)) in grads.iter().zip(accs).enumerate() {
+                    if !live[i] {
+                        continue;
+                    }
+                    let n = g.numel();
+                    cx.per_step(&[Slot::Accumulate { param: i, n }], |rec| {
+                        optim::accumulate(rec, g.buffer(), a.buffer(), n, Default::default())
+                    })?;
+                }
+                accs
+            };
             let params = model.params();
             for (i, (p, g)) in params.iter().zip(grads).enumerate() {
                 if !live[i] {
@@ -599,8 +406,11 @@ pub(crate) fn run_chunk(
     let mut chunk = Chunk::new(layout, steps.len());
     for (s, &(offset, batch)) in steps.iter().enumerate() {
         let t = rule.map_or(0, |_| t0 + s as u64 + 1);
+        // Accumulating over k batches, the rule (a schedule's learning rate) is the one of
+        // the optimizer step the batch belongs to.
+        let k = layout.accumulation() as u64;
         let r = match rule {
-            Some(f) => Some(f(t)?),
+            Some(f) => Some(f(t.div_ceil(k))?),
             None => None,
         };
         let u = StepInputs {

@@ -47,8 +47,25 @@ class Optimizer:
         lr = self._learning_rate
         return float(lr(step)) if callable(lr) else lr
 
+    def exclude_from_weight_decay(self, var_list: Any = None, var_names: Any = None) -> None:
+        """Keras's: weights whose name contains one of ``var_names`` (``"bias"``,
+        ``"dense_1/kernel"``...) are not decayed. ``var_list`` (variable objects) is not
+        supported: name them. A list of which no name is part of any weight's name is
+        refused when the model compiles (a typo would decay everything)."""
+        if var_list is not None:
+            raise NotImplementedError("exclude_from_weight_decay: var_list is not supported by suanli; give var_names (parts of the weights' names, e.g. 'bias')")
+        if var_names is None:
+            return
+        names = [var_names] if isinstance(var_names, str) else list(var_names)
+        if not names or not all(isinstance(n, str) and n for n in names):
+            raise ValueError(f"exclude_from_weight_decay: var_names must be non-empty strings; found {var_names!r}")
+        self._exclude = names
+
     def _native_args(self) -> Dict[str, Any]:
-        return {"optimizer": self._name, "learning_rate": self._lr_at(0), **self._extra}
+        args = {"optimizer": self._name, "learning_rate": self._lr_at(0), **self._extra}
+        if getattr(self, "_exclude", None):
+            args["decay_exclude"] = list(self._exclude)
+        return args
 
     def get_config(self) -> Dict[str, Any]:
         return {"name": self._name, "learning_rate": self._learning_rate, **self._extra}
@@ -99,7 +116,7 @@ _DEFAULTS = {
     "ema_momentum": None,
     "ema_overwrite_frequency": None,
     "loss_scale_factor": (None,),
-    "gradient_accumulation_steps": (None, 1),
+    "gradient_accumulation_steps": None,
     "amsgrad": (False,),
     "centered": (False,),
     "momentum": (0, 0.0),
@@ -140,6 +157,12 @@ def _clip(name: str, kwargs: Dict[str, Any]) -> Dict[str, float]:
         out[k] = float(v)
     if "clipnorm" in out and "global_clipnorm" in out:
         raise ValueError(f"{name}: give clipnorm or global_clipnorm, not both")
+    steps = kwargs.get("gradient_accumulation_steps")
+    if steps is not None:
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+            raise ValueError(f"{name}: gradient_accumulation_steps must be a whole number >= 1 or None; found {steps!r}")
+        if steps > 1:
+            out["gradient_accumulation_steps"] = steps
     return out
 
 
