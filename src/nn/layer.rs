@@ -303,6 +303,11 @@ pub(crate) struct Back<'a> {
     pub(crate) need_dx: bool,
     /// What to do with its parameters' gradients.
     pub(crate) grad: WeightGrad<'a>,
+    /// Where its input fans out and another reader's gradient is already there, in a buffer
+    /// nothing else reads: a layer whose input-gradient kernel can add into its output (a
+    /// Dense's GEMM) adds its part there and returns that tensor, saving the sum's own
+    /// dispatch; others ignore it (the walk then adds the two).
+    pub(crate) dx_into: Option<&'a Tensor>,
 }
 
 /// A gate handed to the layer after: multiply the input gradient by `act'(y)`, `y` being this
@@ -414,6 +419,13 @@ pub(crate) trait Layer: Send + Sync {
             op: "backward",
             message: "a layer with one input was asked for several gradients".into(),
         })
+    }
+
+    /// Whether the input gradient it returns is in a buffer of its own, which nothing else
+    /// reads (not a view of its `dy`, not shared between inputs): another reader of the
+    /// same input may then add its gradient into it ([`Back::dx_into`]).
+    fn owns_dx(&self) -> bool {
+        false
     }
 
     /// The gate this layer offers the layer after it (see the module docs), if any.

@@ -329,6 +329,7 @@ impl Layer for Conv2DLayer {
             dx_gate,
             need_dx,
             grad,
+            ..
         } = b;
         let g = self.g.with_batch(cx.batch);
         let dz = match (&saved.head, gated) {

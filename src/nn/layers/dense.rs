@@ -242,6 +242,10 @@ impl Layer for DenseLayer {
         self.act
     }
 
+    fn owns_dx(&self) -> bool {
+        true
+    }
+
     fn forward(&self, cx: &mut Cx<'_>, pos: Position, x: &Tensor) -> Result<Saved> {
         let m = self.rows(cx.batch);
         let head = head::forward(cx, pos, self.act, &self.io.output, |cx, y, act| {
@@ -278,6 +282,7 @@ impl Layer for DenseLayer {
             dx_gate,
             need_dx,
             grad,
+            dx_into,
         } = b;
         let (rows, units, inputs) = (self.rows(cx.batch), self.units as u32, self.inputs as u32);
         let dz = match (&saved.head, gated) {
@@ -285,9 +290,15 @@ impl Layer for DenseLayer {
             _ => dy.clone(),
         };
         // The input gradient first, while the weight still holds this step's value (a fused
-        // update overwrites it): dx = dz·Wᵀ, W stored (inputs, units) = (N, K).
+        // update overwrites it): dx = dz·Wᵀ, W stored (inputs, units) = (N, K). Where the
+        // input fans out and another reader's gradient is there already, added to it in the
+        // same GEMM (an input that fans out is never gated).
+        let into = dx_into.filter(|_| dx_gate.is_none());
         let dx = if need_dx {
-            let dx = cx.tensor(&self.io.input)?;
+            let dx = match into {
+                Some(t) => t.clone(),
+                None => cx.tensor(&self.io.input)?,
+            };
             let args = MatmulArgs {
                 a: dz.buffer(),
                 b: self.kernel().buffer(),
@@ -299,7 +310,7 @@ impl Layer for DenseLayer {
                 k: units,
                 layout: Layout::NT,
                 act: Activation::Linear,
-                accumulate: false,
+                accumulate: into.is_some(),
             };
             matmul_tune::record(cx.rec(), &args)?;
             Some(Dx {

@@ -131,6 +131,7 @@ impl LayerProbe {
                     dx_gate: None,
                     need_dx: true,
                     grad: WeightGrad::Into(&grads),
+                    dx_into: None,
                 },
             )?
             .ok_or_else(|| Error::Internal {

@@ -167,6 +167,8 @@ impl StepProgram {
             // whether it is already at the pre-activation (gated). The loss gives the
             // gradient at the logits when it folds the last activation.
             let mut grads: Vec<Option<(Tensor, bool)>> = vec![None; model.layers.len()];
+            // Whether grads[j] is in a buffer nothing else reads (see `Back::dx_into`).
+            let mut own = vec![false; model.layers.len()];
             for (j, dy, gated) in seeds {
                 walk::accumulate(&mut cx, &mut grads, j, dy, gated)?;
             }
@@ -195,6 +197,15 @@ impl StepProgram {
                         },
                         Backward::None => unreachable!("not training"),
                     };
+                    // Another reader's gradient at this input, in a buffer of its own: this
+                    // layer may add its part into it.
+                    let into = match (*src, &grads) {
+                        (Src::Layer(j), g) if own[j] => match &g[j] {
+                            Some((t, false)) => Some(t.clone()),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
                     let dx = layer.backward(
                         &mut cx,
                         Back {
@@ -205,13 +216,23 @@ impl StepProgram {
                             dx_gate: dx_gate.as_ref(),
                             need_dx: matches!(src, Src::Layer(_)),
                             grad,
+                            dx_into: into.as_ref(),
                         },
                     )?;
                     if let Some(s) = sums.as_mut().filter(|_| layer.spec.trainable) {
                         s.finish(&mut cx, l, &targets)?;
                     }
                     if let (Some(dx), Src::Layer(j)) = (dx, *src) {
-                        walk::accumulate(&mut cx, &mut grads, j, dx.grad, dx.gated)?;
+                        let added = into.as_ref().is_some_and(|t| t.same_buffer(&dx.grad));
+                        if added {
+                            grads[j] = Some((dx.grad, false));
+                        } else {
+                            let first = grads[j].is_none();
+                            walk::accumulate(&mut cx, &mut grads, j, dx.grad, dx.gated)?;
+                            // A sum is a fresh buffer; a first gradient is the layer's own
+                            // only if it says so.
+                            own[j] = !first || layer.owns_dx();
+                        }
                     }
                 } else {
                     let need: Vec<bool> = layer
@@ -222,7 +243,10 @@ impl StepProgram {
                     let dxs = layer.backward_merge(&mut cx, &saved[l], &dy, &need)?;
                     for (src, dx) in layer.inbound.iter().zip(dxs) {
                         if let (Src::Layer(j), Some(g)) = (*src, dx) {
+                            // A merge may hand one tensor to several inputs: never its own.
+                            let first = grads[j].is_none();
                             walk::accumulate(&mut cx, &mut grads, j, g, false)?;
+                            own[j] = !first;
                         }
                     }
                 }
