@@ -194,6 +194,41 @@ fn check_backward_data(dev: &Device, v: Variant, c: &Case, gate: Option<Activati
     );
 }
 
+/// The backward data pass adding into what `dx` holds (a fan-out's sum): the old values plus
+/// the reference.
+fn check_backward_data_adding(dev: &Device, v: Variant, c: &Case, seed: u64) {
+    let g = c.geometry();
+    let (xn, _, wn) = g.sizes();
+    let (dy, w, old) = (
+        random_vec(g.sizes().1, seed),
+        random_vec(wn, seed + 1),
+        random_vec(xn, seed + 2),
+    );
+    let (dyt, w_t, wtt, dx) = (
+        upload(dev, &dy),
+        upload(dev, &w),
+        poisoned(dev, wn),
+        upload(dev, &old),
+    );
+    run(dev, |rec| {
+        conv2d::transpose(rec, &g, w_t.buffer(), wtt.buffer()).unwrap();
+        conv2d::backward_data_adding(rec, &g, dyt.buffer(), wtt.buffer(), dx.buffer(), v)
+            .unwrap_or_else(|e| panic!("{} backward data adding {c:?}: {e}", v.name()))
+    });
+    let want: Vec<f64> = reference::conv2d_backward_data(&dy, &w, &c.shape())
+        .iter()
+        .zip(&old)
+        .map(|(r, &o)| r + o as f64)
+        .collect();
+    let k = c.k.0 * c.k.1 * c.oc;
+    assert_rel_l2(
+        &format!("{} backward data adding {c:?}", v.name()),
+        &dx.to_vec().unwrap()[..xn],
+        &want,
+        tol(k),
+    );
+}
+
 /// The weight and bias gradients, in one GEMM (`plan` None) or split into `plan`'s chunks
 /// and reduced, against the reference.
 fn check_backward_weights(
@@ -265,6 +300,7 @@ fn every_variant_every_pass_ragged_and_aligned() {
             seed += 10;
             check_forward(&dev, v, &c, Activation::Relu, seed);
             check_backward_data(&dev, v, &c, None, seed + 3);
+            check_backward_data_adding(&dev, v, &c, seed + 4);
             check_backward_weights(&dev, v, &c, None, seed + 5);
             let g = c.geometry();
             check_backward_weights(&dev, v, &c, Some(conv2d::plan_with_chunk(&g, 64)), seed + 7);
@@ -323,6 +359,7 @@ fn hard_shapes_with_the_devices_choice() {
         let pick = |op| conv2d_tune::pick(&dev, &g, op, false).unwrap();
         check_forward(&dev, pick(Op::Forward), &c, Activation::Relu, seed);
         check_backward_data(&dev, pick(Op::BackwardData), &c, None, seed + 1);
+        check_backward_data_adding(&dev, pick(Op::BackwardData), &c, seed + 2);
         check_backward_data(
             &dev,
             pick(Op::BackwardData),

@@ -326,6 +326,34 @@ pub fn backward_data(
     dx: &wgpu::Buffer,
     variant: Variant,
 ) -> Result<()> {
+    backward_data_into(rec, g, dy, wt, gate, dx, variant, false)
+}
+
+/// [`backward_data`] adding `dx` to what the buffer holds (another reader's gradient at the
+/// same input: the fan-out sum in the GEMM's store, no add of its own). No gate: an input
+/// that fans out is never gated.
+pub fn backward_data_adding(
+    rec: &mut dyn Record,
+    g: &Geometry,
+    dy: &wgpu::Buffer,
+    wt: &wgpu::Buffer,
+    dx: &wgpu::Buffer,
+    variant: Variant,
+) -> Result<()> {
+    backward_data_into(rec, g, dy, wt, None, dx, variant, true)
+}
+
+#[allow(clippy::too_many_arguments)] // a pass's operands, spelled out
+fn backward_data_into(
+    rec: &mut dyn Record,
+    g: &Geometry,
+    dy: &wgpu::Buffer,
+    wt: &wgpu::Buffer,
+    gate: Option<(Activation, &wgpu::Buffer)>,
+    dx: &wgpu::Buffer,
+    variant: Variant,
+    accumulate: bool,
+) -> Result<()> {
     g.check()?;
     let (m, n, k) = g.gemm(Op::BackwardData);
     let args = MatmulArgs {
@@ -338,7 +366,7 @@ pub fn backward_data(
         k,
         layout: Layout::NN,
         act: Activation::Linear,
-        accumulate: false,
+        accumulate,
     };
     let conv = g.im2col(Op::BackwardData, g.sizes().1, 1, k, k);
     // A strided convolution's backward data pass needs the dividing loader of the naive

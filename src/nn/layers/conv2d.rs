@@ -296,6 +296,10 @@ impl Layer for Conv2DLayer {
         conv2d_tune::prepare(dev)
     }
 
+    fn owns_dx(&self) -> bool {
+        true
+    }
+
     fn forward(&self, cx: &mut Cx<'_>, pos: Position, x: &Tensor) -> Result<Saved> {
         let g = self.g.with_batch(cx.batch);
         let v = self.pick(cx, &g, Op::Forward)?;
@@ -329,7 +333,7 @@ impl Layer for Conv2DLayer {
             dx_gate,
             need_dx,
             grad,
-            ..
+            dx_into,
         } = b;
         let g = self.g.with_batch(cx.batch);
         let dz = match (&saved.head, gated) {
@@ -337,13 +341,40 @@ impl Layer for Conv2DLayer {
             _ => dy.clone(),
         };
         // The input gradient first, while the kernel still holds this step's value.
+        // Where the input fans out and another reader's gradient is there already, added to
+        // it in the same GEMM (see `Back::dx_into`).
+        let into = dx_into.filter(|_| dx_gate.is_none());
         let dx = if need_dx {
             let wt = cx.scratch(self.kernel().shape())?;
             conv2d::transpose(cx.rec(), &g, self.kernel().buffer(), wt.buffer())?;
-            let dx = cx.tensor(&self.io.input)?;
             let v = self.pick(cx, &g, Op::BackwardData)?;
-            let gate = dx_gate.map(|(a, y)| (*a, y.buffer()));
-            conv2d::backward_data(cx.rec(), &g, dz.buffer(), wt.buffer(), gate, dx.buffer(), v)?;
+            let dx = match into {
+                Some(t) => {
+                    conv2d::backward_data_adding(
+                        cx.rec(),
+                        &g,
+                        dz.buffer(),
+                        wt.buffer(),
+                        t.buffer(),
+                        v,
+                    )?;
+                    t.clone()
+                }
+                None => {
+                    let dx = cx.tensor(&self.io.input)?;
+                    let gate = dx_gate.map(|(a, y)| (*a, y.buffer()));
+                    conv2d::backward_data(
+                        cx.rec(),
+                        &g,
+                        dz.buffer(),
+                        wt.buffer(),
+                        gate,
+                        dx.buffer(),
+                        v,
+                    )?;
+                    dx
+                }
+            };
             Some(Dx {
                 grad: dx,
                 gated: dx_gate.is_some(),
