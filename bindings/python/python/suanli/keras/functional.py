@@ -49,19 +49,6 @@ def _tensors(value: Any, what: str) -> List[Any]:
     return list(value)
 
 
-def _one(value: Any, what: str) -> Any:
-    """The single tensor of ``inputs=`` or ``outputs=`` (a tensor, or a list or dict of one)."""
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, (list, tuple)):
-        if len(value) != 1:
-            raise ValueError(f"keras.Model: one {what} is supported (several are not yet); found {len(value)}")
-        value = value[0]
-    if not isinstance(value, KerasTensor):
-        raise TypeError(f"keras.Model: {what} must be symbolic tensors (keras.Input(...) and layer outputs); found {type(value).__name__}")
-    return value
-
-
 class Model(Sequential):
     """``keras.Model(inputs, outputs, name=None)``: the layers between ``keras.Input(...)`` and
     an output tensor, trained like ``Sequential`` (``compile``, ``fit``, ``evaluate``,
