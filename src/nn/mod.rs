@@ -39,7 +39,7 @@ pub(crate) mod train;
 pub use graph::functional::{Call, Input, SymbolicTensor};
 pub use graph::graph_config;
 pub use graph::model::{Model, Sequential};
-pub use graph::shared::{Share, Shared};
+pub use graph::shared::{Share, Shared, Transposed};
 pub use layer::Src;
 pub use layers::batchnorm::BatchNormalization;
 pub use layers::conv2d::Conv2D;

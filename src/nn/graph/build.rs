@@ -6,7 +6,7 @@
 use crate::error::{Error, Result};
 use crate::nn::graph::model::{Entry, Sequential};
 use crate::nn::layer::{Io, Src, Weights};
-use crate::nn::registry::{IntoLayers, LayerSpec};
+use crate::nn::registry::{IntoLayers, LayerConfig, LayerSpec};
 use crate::nn::spec::{sample_shape, Init, Shape};
 use crate::nn::train::metric::Metric;
 use crate::random::Rng;
@@ -22,6 +22,75 @@ pub(crate) enum NodeWeights {
     /// Those of layer `j`, an earlier node: this node is another call of that layer (its
     /// name, its weights; see [`crate::nn::graph::shared`]).
     CallOf(usize),
+    /// A Dense using the matrix of layer `j`, an earlier node, transposed: its `tied_to`
+    /// is set to that layer's name when it is named (see [`tied_weights`]).
+    Tied(usize),
+}
+
+/// The layer a spec uses the matrix of (a Dense's `tied_to`).
+pub(crate) fn tied_owner(spec: &LayerSpec) -> Option<&str> {
+    match &spec.config {
+        LayerConfig::Dense(d) => d.tied_to.as_deref(),
+        _ => None,
+    }
+}
+
+/// A tied layer's weights: the first weight of the layer its spec names, among `earlier`,
+/// checked against the shape this layer's input gives it (`None` for a layer not tied).
+pub(crate) fn tied_weights<'e>(
+    earlier: impl Iterator<Item = &'e Entry>,
+    spec: &LayerSpec,
+    input: &[usize],
+) -> Result<Option<Weights>> {
+    let Some(owner) = tied_owner(spec) else {
+        return Ok(None);
+    };
+    let bad = |expected: String, found: String| Error::InvalidArgument {
+        op: "Dense",
+        name: "tied_to",
+        expected,
+        found,
+    };
+    let mut earlier = earlier;
+    let entry = earlier
+        .find(|l| l.spec.name.as_deref() == Some(owner))
+        .ok_or_else(|| {
+            bad(
+                "the name of an earlier layer of the model (the owner of the matrix comes first)"
+                    .into(),
+                format!("{owner:?}, which no earlier layer has"),
+            )
+        })?;
+    let matrix = entry.weights().params.first().cloned().ok_or_else(|| {
+        bad(
+            "a layer with a matrix".into(),
+            format!(
+                "{owner:?} ({}), which has no trainable weight",
+                entry.spec.config.class_name()
+            ),
+        )
+    })?;
+    let want: Vec<Shape> = spec
+        .config
+        .weights(input)
+        .into_iter()
+        .map(|w| w.shape)
+        .collect();
+    if want.first().map(Vec::as_slice) != Some(matrix.shape()) {
+        return Err(Error::ShapeMismatch {
+            op: "Dense",
+            expected: format!(
+                "the matrix of {owner:?} of shape {:?} (units, the input's last size {})",
+                want.first().cloned().unwrap_or_default(),
+                input.last().copied().unwrap_or(0)
+            ),
+            found: format!("{:?}", matrix.shape()),
+        });
+    }
+    Ok(Some(Weights {
+        params: vec![matrix],
+        state: Vec::new(),
+    }))
 }
 
 /// Keras's layer name for a class: `Conv2D` → `conv2d`, `MaxPooling2D` → `max_pooling2d`.
@@ -246,8 +315,13 @@ impl Sequential {
                     ),
                 });
             }
+            let mut tie_to: Option<usize> = None;
             let shared = match shared {
                 NodeWeights::Fresh => None,
+                NodeWeights::Tied(j) => {
+                    tie_to = Some(j);
+                    None
+                }
                 NodeWeights::Given(w) => Some(w),
                 NodeWeights::CallOf(j) => {
                     // Another call of layer j: its name, its weights, checked against the
@@ -328,12 +402,26 @@ impl Sequential {
             };
             names.push(name.clone());
             spec.name = Some(name);
+            if let Some(j) = tie_to {
+                let owner = match j.checked_sub(self.layers.len()) {
+                    None => self.layers.get(j),
+                    Some(b) => built.get(b),
+                }
+                .and_then(|l| l.spec.name.clone());
+                if let (LayerConfig::Dense(d), Some(owner)) = (&mut spec.config, owner) {
+                    d.tied_to = Some(owner);
+                }
+            }
+            let shared = match shared {
+                Some(w) => Some(w),
+                None => tied_weights(self.layers.iter().chain(&built), &spec, &inputs[0])?,
+            };
             // The first layer keeps the model's input shape in its spec (the model file
             // needs it).
             spec.input_shape =
                 (index == 0 && inbound == [Src::Input(0)]).then(|| inputs[0].clone());
             let specs = spec.config.weights(&inputs[0]);
-            let has_params = specs.iter().any(|w| w.trainable);
+            let has_params = tied_owner(&spec).is_none() && specs.iter().any(|w| w.trainable);
             // Each layer with parameters draws from its own generator, seeded by the model's
             // seed and how many such layers come before it.
             let mut rng = Rng::new(self.seed.wrapping_add(with_params as u64 * 0x9E37));

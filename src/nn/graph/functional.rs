@@ -48,10 +48,22 @@ enum Kind {
     Layer {
         spec: Box<LayerSpec>,
         inbound: Vec<SymbolicTensor>,
-        /// The shared layer this is a call of ([`crate::nn::graph::shared::Shared`]'s id):
-        /// calls with the same id are one layer with one set of weights.
-        shared: Option<usize>,
+        /// How its weights relate to a shared layer's.
+        link: Link,
     },
+}
+
+/// How a node's weights relate to a shared layer's ([`crate::nn::graph::shared::Shared`]'s
+/// id).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Link {
+    /// Weights of its own.
+    Own,
+    /// A call of the shared layer: calls with the same id are one layer with one set of
+    /// weights.
+    CallOf(usize),
+    /// A Dense using the shared layer's matrix transposed (its first call must come first).
+    Transposed(usize),
 }
 
 struct Node {
@@ -115,7 +127,7 @@ pub trait Call: IntoLayers + Sized {
     fn call_on(self, xs: &[&SymbolicTensor]) -> Result<SymbolicTensor> {
         let mut cur: Vec<SymbolicTensor> = xs.iter().map(|&x| x.clone()).collect();
         for spec in self.into_layers()? {
-            cur = vec![apply(spec, cur, None)?];
+            cur = vec![apply(spec, cur, Link::Own)?];
         }
         cur.pop().ok_or_else(|| Error::Internal {
             op: "call",
@@ -129,7 +141,7 @@ pub trait Call: IntoLayers + Sized {
 pub(crate) fn apply(
     spec: LayerSpec,
     inputs: Vec<SymbolicTensor>,
-    shared: Option<usize>,
+    link: Link,
 ) -> Result<SymbolicTensor> {
     spec.config.check()?;
     let class = spec.config.class_name();
@@ -168,7 +180,7 @@ pub(crate) fn apply(
         kind: Kind::Layer {
             spec: Box::new(spec),
             inbound: inputs,
-            shared,
+            link,
         },
         shape,
     })))
@@ -288,7 +300,7 @@ impl Model {
                     Kind::Layer {
                         spec,
                         inbound,
-                        shared,
+                        link,
                     } => {
                         if index.contains_key(&t.id()) {
                             continue;
@@ -307,9 +319,22 @@ impl Model {
                                 Kind::Layer { .. } => Src::Layer(index[&s.id()]),
                             })
                             .collect();
-                        let w = match shared.map(|s| *first_call.entry(s).or_insert(nodes.len())) {
-                            Some(j) if j < nodes.len() => NodeWeights::CallOf(j),
-                            _ => NodeWeights::Fresh,
+                        let w = match *link {
+                            Link::Own => NodeWeights::Fresh,
+                            Link::CallOf(s) => match *first_call.entry(s).or_insert(nodes.len()) {
+                                j if j < nodes.len() => NodeWeights::CallOf(j),
+                                _ => NodeWeights::Fresh,
+                            },
+                            Link::Transposed(s) => match first_call.get(&s) {
+                                Some(&j) => NodeWeights::Tied(j),
+                                None => {
+                                    return Err(bad(
+                                        "outputs",
+                                        "a transposed call reading (through the graph) a call of the layer whose matrix it uses".into(),
+                                        format!("a {} whose matrix's owner comes after it", spec.config.class_name()),
+                                    ))
+                                }
+                            },
                         };
                         index.insert(t.id(), nodes.len());
                         nodes.push(((**spec).clone(), w, Some(srcs)));

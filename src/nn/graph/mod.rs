@@ -2,7 +2,7 @@
 //! losses (`outputs`) and training settings (`settings`: weight decay filter, gradient
 //! accumulation), making one (`build`: adding
 //! layers and sharing another model's; `functional`: Keras's functional API; `shared`: a layer
-//! called several times with one set of weights), recording it
+//! called several times with one set of weights, or its matrix used transposed), recording it
 //! (`walk`: the forward pass in topological order, fan-out, gates across edges), and its
 //! files (`graph_config`: a graph's architecture as Keras's functional config; `store`:
 //! saving, loading, checkpoints; `weights_file`: parsing and validating a file on the host).

@@ -296,16 +296,18 @@ impl Model {
             .collect()
     }
 
-    /// Whether the layers form a chain, each reading the one before (a `Sequential`).
+    /// Whether the layers form a chain, each reading the one before, whose output is the
+    /// last layer's alone (a `Sequential`: what a list of layers can say).
     pub fn is_chain(&self) -> bool {
-        self.layers.iter().enumerate().all(|(i, l)| {
-            l.inbound
-                == [if i == 0 {
-                    Src::Input(0)
-                } else {
-                    Src::Layer(i - 1)
-                }]
-        })
+        self.outputs.is_empty()
+            && self.layers.iter().enumerate().all(|(i, l)| {
+                l.inbound
+                    == [if i == 0 {
+                        Src::Input(0)
+                    } else {
+                        Src::Layer(i - 1)
+                    }]
+            })
     }
 
     /// The per-sample output shape of the (first) output.

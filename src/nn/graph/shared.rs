@@ -15,9 +15,10 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
 use crate::nn::graph::build::NodeWeights;
-use crate::nn::graph::functional::{apply, SymbolicTensor};
+use crate::nn::graph::functional::{apply, Link, SymbolicTensor};
 use crate::nn::graph::model::Model;
 use crate::nn::layer::Src;
+use crate::nn::layers::dense::{ActivationArg, Dense};
 use crate::nn::registry::{IntoLayers, LayerSpec};
 use crate::nn::spec::{sample_shape, Shape};
 use crate::tensor::Tensor;
@@ -104,7 +105,7 @@ impl Shared {
         let out = apply(
             self.0.spec.clone(),
             xs.iter().map(|&x| x.clone()).collect(),
-            Some(self.id()),
+            Link::CallOf(self.id()),
         )?;
         let mut first = self.0.first.lock().unwrap_or_else(|e| e.into_inner());
         match &*first {
@@ -129,6 +130,91 @@ impl Shared {
             None => *first = Some((shapes, weights)),
         }
         Ok(out)
+    }
+}
+
+impl Shared {
+    /// A Dense using this layer's matrix transposed (tied weights: a GPT's output projection
+    /// reading the token embedding, a tied autoencoder's decoder): `y = act(x·Mᵀ)` with `M`
+    /// this layer's first weight, (r, c), so it maps size c to size r; no bias. Its calls
+    /// come after a call of this layer, on the way from it (the matrix's shape is that
+    /// call's). The matrix's gradient is the sum of every use's, on the unfused path.
+    ///
+    /// ```no_run
+    /// use suanli::nn::{Dense, Input, Model, Share};
+    /// let dev = suanli::Device::open("auto")?;
+    /// let x = Input::new(&[16]);
+    /// let enc = Dense::new(4, "tanh").use_bias(false).shared()?;
+    /// let h = enc.call(&x)?;
+    /// let y = enc.transposed().call(&h)?; // (4) → (16) with the encoder's matrix
+    /// let model = Model::functional(&dev, &[&x], &[&y])?;
+    /// assert_eq!(model.param_count(), 16 * 4);
+    /// # Ok::<(), suanli::Error>(())
+    /// ```
+    pub fn transposed(&self) -> Transposed {
+        Transposed {
+            owner: self.clone(),
+            activation: "linear".into(),
+        }
+    }
+}
+
+/// A Dense using a shared layer's matrix transposed ([`Shared::transposed`]).
+#[derive(Clone, Debug)]
+pub struct Transposed {
+    owner: Shared,
+    activation: String,
+}
+
+impl Transposed {
+    /// Sets the activation (Keras's name; linear by default).
+    pub fn activation(mut self, activation: impl Into<ActivationArg>) -> Self {
+        self.activation = activation.into().name();
+        self
+    }
+
+    /// The projection applied to `x`, whose last size must be the matrix's second.
+    pub fn call(&self, x: &SymbolicTensor) -> Result<SymbolicTensor> {
+        let class = self.owner.0.spec.config.class_name();
+        let matrix = {
+            let first = self.owner.0.first.lock().unwrap_or_else(|e| e.into_inner());
+            first.as_ref().and_then(|(_, w)| w.first().cloned())
+        };
+        let (r, c) = match matrix.as_deref() {
+            Some(&[r, c]) => (r, c),
+            Some(other) => {
+                return Err(Error::InvalidArgument {
+                    op: "Shared::transposed",
+                    name: "layer",
+                    expected: "a layer whose first weight is a matrix".into(),
+                    found: format!("{class} with a first weight of shape {other:?}"),
+                })
+            }
+            None => return Err(Error::InvalidArgument {
+                op: "Shared::transposed",
+                name: "layer",
+                expected:
+                    "a shared layer called before its transpose (the call fixes the matrix's shape)"
+                        .into(),
+                found: format!("{class} not called yet"),
+            }),
+        };
+        if x.shape().last() != Some(&c) {
+            return Err(Error::ShapeMismatch {
+                op: "Dense",
+                expected: format!(
+                    "an input whose last size is {c} (the tied matrix is ({r}, {c}))"
+                ),
+                found: sample_shape(x.shape()),
+            });
+        }
+        // The owner's name is known once the model names its layers: `append_nodes` sets it.
+        let dense = Dense::new(r, self.activation.as_str()).tied_to("(shared)");
+        apply(
+            LayerSpec::new(dense),
+            vec![x.clone()],
+            Link::Transposed(self.owner.id()),
+        )
     }
 }
 

@@ -24,6 +24,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::memory::MemoryKind;
+use crate::nn::graph::build::tied_weights;
 use crate::nn::graph::graph_config;
 use crate::nn::graph::model::Sequential;
 use crate::nn::graph::weights_file::{
@@ -146,6 +147,11 @@ impl Sequential {
             if let Some(first) = model.layers.iter().find(|l| l.spec.name == rec.spec.name) {
                 // Another call of a shared layer: the first call's tensors.
                 let w = first.weights().clone();
+                model.push_with_weights(rec.spec.clone(), w, rec.inbound.clone())?;
+                continue;
+            }
+            if let Some(w) = tied_weights(model.layers.iter(), &rec.spec, &rec.input)? {
+                // A Dense using an earlier layer's matrix: that tensor.
                 model.push_with_weights(rec.spec.clone(), w, rec.inbound.clone())?;
                 continue;
             }

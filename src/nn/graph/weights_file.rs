@@ -209,6 +209,34 @@ pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
             });
             continue;
         }
+        if let Some(owner) = crate::nn::graph::build::tied_owner(&spec) {
+            // A Dense using an earlier layer's matrix: stored once, as the owner's.
+            let want = spec.config.weights(&input);
+            let first = layers
+                .iter()
+                .find(|l| l.spec.name.as_deref() == Some(owner))
+                .and_then(|l| l.weights.first())
+                .filter(|(w, _)| want.first().is_some_and(|k| k.shape == w.shape))
+                .ok_or_else(|| {
+                    bad(
+                        format!(
+                            "an earlier layer {owner:?} with a matrix of shape {:?} for {name:?} to use",
+                            want.first().map(|w| w.shape.clone()).unwrap_or_default()
+                        ),
+                        "none".into(),
+                    )
+                })?;
+            let weights = vec![first.clone()];
+            layers.push(LayerRecord {
+                spec,
+                input,
+                inbound,
+                inputs,
+                output,
+                weights,
+            });
+            continue;
+        }
         let mut weights = Vec::new();
         for w in spec.config.weights(&input) {
             let tensor = format!("{name}.{}", w.name);

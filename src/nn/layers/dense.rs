@@ -8,6 +8,10 @@
 //! the weight changes) with the previous layer's gate in its epilogue, then the weight
 //! gradient `xᵀ·dz` with the bias gradient as its column sums, written out or applied by the
 //! optimizer in the same kernel.
+//!
+//! Tied (`tied_to`): the kernel is an earlier layer's matrix `M` (units, inputs), read
+//! transposed by each product: `x·Mᵀ` forward, `dz·M` back, and `dzᵀ·x` for its gradient in
+//! the owner's layout, which the engine sums with the owner's own.
 
 use serde::{Deserialize, Serialize};
 
@@ -80,6 +84,13 @@ pub struct Dense {
     /// Bias initializer (`"zeros"` only).
     #[serde(default = "keras::zeros")]
     pub bias_initializer: String,
+    /// The name of an earlier layer whose matrix this layer uses transposed instead of a
+    /// kernel of its own (a suanli extension; Keras has no such argument): `y = act(x·Mᵀ)`
+    /// with `M` that layer's first weight, of shape (units, inputs). GPTs tie their output
+    /// projection to the token embedding this way; a tied autoencoder's decoder to its
+    /// encoder. No bias (the projection is the matrix's alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tied_to: Option<String>,
     /// The input shape, on the first layer (builder only: the spec carries it).
     #[serde(skip)]
     pub(crate) input: Option<Shape>,
@@ -95,8 +106,18 @@ impl Dense {
             use_bias: true,
             kernel_initializer: keras::glorot(),
             bias_initializer: keras::zeros(),
+            tied_to: None,
             input: None,
         }
+    }
+
+    /// Uses the matrix of the earlier layer named `owner` transposed instead of a kernel of
+    /// its own (see [`Dense::tied_to`](Dense#structfield.tied_to)); turns the bias off. In
+    /// the functional API, [`crate::nn::Shared::transposed`] names the owner for you.
+    pub fn tied_to(mut self, owner: &str) -> Self {
+        self.tied_to = Some(owner.to_string());
+        self.use_bias = false;
+        self
     }
 
     /// Drops each output with probability `rate` while training: the layer followed by a
@@ -151,7 +172,24 @@ impl LayerKind for Dense {
         positive("Dense", "units", self.units)?;
         parse_activation("Dense", &self.activation)?;
         Initializer::parse(&self.kernel_initializer)?;
-        check_bias_initializer("Dense", &self.bias_initializer)
+        check_bias_initializer("Dense", &self.bias_initializer)?;
+        match &self.tied_to {
+            Some(owner) if self.use_bias => Err(Error::InvalidArgument {
+                op: "Dense",
+                name: "use_bias",
+                expected: format!(
+                    "use_bias=false with tied_to={owner:?} (a tied projection has no bias)"
+                ),
+                found: "use_bias=true".into(),
+            }),
+            Some(owner) if owner.is_empty() => Err(Error::InvalidArgument {
+                op: "Dense",
+                name: "tied_to",
+                expected: "the name of an earlier layer".into(),
+                found: "an empty name".into(),
+            }),
+            _ => Ok(()),
+        }
     }
 
     fn output_shape(&self, input: &[usize]) -> Result<Shape> {
@@ -171,6 +209,15 @@ impl LayerKind for Dense {
 
     fn weights(&self, input: &[usize]) -> Vec<WeightSpec> {
         let inputs = *input.last().unwrap_or(&1);
+        if self.tied_to.is_some() {
+            // The owner's matrix, in the owner's layout (never initialised here).
+            return vec![WeightSpec {
+                name: "kernel",
+                shape: vec![self.units, inputs],
+                init: Init::Zeros,
+                trainable: true,
+            }];
+        }
         let init = Initializer::parse(&self.kernel_initializer).unwrap_or_default();
         let mut w = vec![WeightSpec {
             name: "kernel",
@@ -198,6 +245,7 @@ impl LayerKind for Dense {
             act: self.activation()?,
             inputs: *io.input.last().unwrap_or(&1),
             units: self.units,
+            tied: self.tied_to.is_some(),
             io,
             w,
         }))
@@ -211,6 +259,9 @@ struct DenseLayer {
     act: Activation,
     inputs: usize,
     units: usize,
+    /// The kernel is another layer's matrix, stored (units, inputs): every product reads it
+    /// transposed from the untied layer's (see the passes).
+    tied: bool,
 }
 
 impl DenseLayer {
@@ -259,7 +310,8 @@ impl Layer for DenseLayer {
                 m,
                 n: self.units as u32,
                 k: self.inputs as u32,
-                layout: Layout::NN,
+                // A tied matrix is stored (units, inputs): x·Mᵀ.
+                layout: if self.tied { Layout::NT } else { Layout::NN },
                 act,
                 accumulate: false,
             };
@@ -308,7 +360,7 @@ impl Layer for DenseLayer {
                 m: rows,
                 n: inputs,
                 k: units,
-                layout: Layout::NT,
+                layout: if self.tied { Layout::NN } else { Layout::NT },
                 act: Activation::Linear,
                 accumulate: into.is_some(),
             };
@@ -320,6 +372,27 @@ impl Layer for DenseLayer {
         } else {
             None
         };
+        if self.tied {
+            // The owner's layout: dM = dzᵀ·input, (units, inputs), written whole (a tied
+            // matrix has two holders, so the model trains unfused and sums their gradients;
+            // `apply` steps it where a caller updates in place all the same).
+            let gw = grad.target(cx, 0, self.kernel().shape())?;
+            let args = MatmulArgs {
+                a: dz.buffer(),
+                b: saved.input.buffer(),
+                epilogue: Epilogue::None,
+                c: gw.buffer(),
+                m: units,
+                n: inputs,
+                k: rows,
+                layout: Layout::TN,
+                act: Activation::Linear,
+                accumulate: false,
+            };
+            matmul_tune::record(cx.rec(), &args)?;
+            grad.apply(cx, pos, 0, self.kernel(), &gw)?;
+            return Ok(dx);
+        }
         // dW = inputᵀ·dz (input stored (rows, inputs) = (K, M)), and db = Σ_rows dz from the
         // same kernel's loads of dz.
         let mut args = MatmulArgs {

@@ -160,9 +160,10 @@ class Model(Sequential):
                 # Another call of a layer object: its first call's weights.
                 native.add_call(first[id(layer)], reads)
                 continue
-            first[id(layer)] = j
             spec = layer._spec()
             spec["config"].pop("input_shape", None)
+            layers_module._tie(layer, spec, native, first)
+            first[id(layer)] = j
             native.add_node(json.dumps(spec), reads)
         if len(self._output_index) > 1:
             native.set_outputs(self._output_index)

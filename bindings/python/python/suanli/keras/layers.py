@@ -62,6 +62,11 @@ class Layer:
                 raise TypeError(f"{cls}: got multiple values for argument {key!r}")
             config[key] = value
         _unsupported(cls, config)
+        tied = config.get("tied_to")
+        if isinstance(tied, Layer):
+            # Dense(tied_to=embedding): that layer's matrix, named when the model is built.
+            self._tied = tied
+            config["tied_to"] = tied.name or "(a layer named when its model is built)"
         if input_dim is not None:
             input_shape = (input_dim,)
         self.input_shape = None if input_shape is None else tuple(_shape(input_shape, f"{cls} input_shape"))
@@ -156,6 +161,22 @@ def _unsupported(cls: str, config: Dict[str, Any]) -> None:
         if key == "dtype":
             raise ValueError(f"{cls}: dtype must be float32 (or None); found {value!r}")
         raise NotImplementedError(f"{cls}: {key}={value!r} is not supported by suanli yet: layers have no regularizers, constraints or LoRA (pass None)")
+
+
+def _tie(layer: Layer, spec: Dict[str, Any], native: Any, index_of: Dict[int, int]) -> None:
+    """A ``Dense(tied_to=owner)`` given the layer object: the name its owner got in the
+    model being built (``index_of``: each layer object's first native entry)."""
+    owner = layer.__dict__.get("_tied")
+    if owner is None:
+        return
+    j = index_of.get(id(owner))
+    if j is None:
+        raise ValueError(
+            f"{type(layer).__name__}(tied_to={type(owner).__name__}): expected the layer whose matrix it uses "
+            "to come before it in the model (called first, on the way to it); found it after, or not in the model"
+        )
+    name = json.loads(native.layer_specs()[j])["config"]["name"]
+    spec["config"]["tied_to"] = layer._config["tied_to"] = layer._defaults["tied_to"] = name
 
 
 def _make(class_name: str, positional: Sequence[str]) -> type:

@@ -128,6 +128,7 @@ class Sequential:
             )
         dev = _in_context() or self._device_hint or current_device()
         native = _native.Model(dev, seed=utils.seed(), input_shape=list(shape))
+        index_of: Dict[int, int] = {}
         for layer in self.layers:
             if isinstance(layer, Sequential):
                 # A model used as a layer: its layers join this one with their weights shared
@@ -138,6 +139,8 @@ class Sequential:
             spec = layer._spec()
             # The model's input shape was given above; later layers' are their inputs.
             spec["config"].pop("input_shape", None)
+            layers_module._tie(layer, spec, native, index_of)
+            index_of[id(layer)] = len(native)
             native.add_layer(json.dumps(spec))
         self._native = native
         self._bind_layers()
