@@ -15,6 +15,7 @@
 //!
 //! [`prelude`] holds what the families share, [`registry`] lists them all.
 
+pub mod attention;
 pub mod batchnorm;
 pub mod clip;
 pub mod conv2d;

@@ -3,8 +3,8 @@
 
 use crate::kernels::prelude::{ACTIVATION, IM2COL, OPTIM_RULE};
 use crate::kernels::{
-    batchnorm, clip, conv2d, elementwise, gather, loss, matmul_variant, merge, metric, optim,
-    pool2d, reduce, softmax_xent,
+    attention, batchnorm, clip, conv2d, elementwise, gather, loss, matmul_variant, merge, metric,
+    optim, pool2d, reduce, softmax_xent,
 };
 use crate::services::pipeline::{KernelSpec, Shader};
 
@@ -13,6 +13,7 @@ pub const SHADERS: &[Shader] = &[
     ACTIVATION,
     OPTIM_RULE,
     IM2COL,
+    attention::SHADER,
     batchnorm::SHADER,
     clip::SHADER,
     conv2d::SHADER,
@@ -38,6 +39,7 @@ pub const SHADERS: &[Shader] = &[
 
 /// Every built-in kernel, by family.
 pub const KERNELS: &[&[KernelSpec]] = &[
+    attention::KERNELS,
     batchnorm::KERNELS,
     clip::KERNELS,
     conv2d::KERNELS,

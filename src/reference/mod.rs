@@ -6,6 +6,7 @@
 //! One file per kernel family. Not a stable API: public for the crate's tests and benchmarks.
 
 mod activation;
+mod attention;
 mod batchnorm;
 mod conv2d;
 mod dropout;
@@ -17,6 +18,7 @@ mod pool;
 mod rows;
 
 pub use activation::{activate, activate_grad, activate_grad_from_output, erf};
+pub use attention::{attention, attention_backward, AttnShape};
 pub use batchnorm::{batchnorm, batchnorm_backward, moments};
 pub use conv2d::{conv2d, conv2d_backward_data, conv2d_backward_weights, ConvShape};
 pub use dropout::{dropout, dropout_keep, hash32};
