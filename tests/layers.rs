@@ -3,7 +3,7 @@
 //! Dense, Conv2D (same and valid, stride 2, dilation 2, a first layer of one channel),
 //! MaxPooling2D (distinct values, so no maximum moves within the step), AveragePooling2D,
 //! GlobalAveragePooling2D, BatchNormalization (with and without γ and β), Flatten, Reshape,
-//! Activation (tanh, sigmoid, GELU), Normalization and Rescaling. Softmax and ReLU are checked as models in
+//! Activation (tanh, sigmoid, GELU), Normalization, Rescaling and Embedding (its table). Softmax and ReLU are checked as models in
 //! tests/keras_layers.rs (a softmax layer only ever trains folded into its loss).
 //! Smooth activations (tanh, sigmoid): finite differences cannot see through a kink.
 
@@ -230,6 +230,25 @@ fn activations_and_rescaling() {
         &[3, 5],
         3,
         None,
+        H,
+        TOL,
+    );
+}
+
+#[test]
+fn embedding() {
+    let dev = dev_or_skip!();
+    // Ids halfway between integers (v + 0.5 selects row v), so that x ± H selects the same
+    // rows: the input gradient is zero, as the layer returns, and the table's is the
+    // scatter-add of dy. Ids 0..7 of a table of 7 rows, with repeats, and one past it.
+    let ids: Vec<f32> = (0..2 * 3 * 4).map(|i| ((i * 5) % 8) as f32 + 0.5).collect();
+    check_layer(
+        &dev,
+        "Embedding",
+        suanli::nn::Embedding::new(7, 3),
+        &[3, 4],
+        2,
+        Some(ids),
         H,
         TOL,
     );

@@ -5,7 +5,7 @@
 //! the device.
 
 use crate::data::dataset::Dataset;
-use crate::data::features::{Column, Features, Targets};
+use crate::data::features::{Column, Features, IdRecords, Targets};
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
 use crate::kernels::gather::{self, Lookup, Rows};
@@ -137,6 +137,8 @@ impl Dataset {
         let row_len = check_shape("Dataset::with_input_ids", self.len(), ids.len(), shape)?;
         check_ids("Dataset::with_input_ids", ids, row_len)?;
         let features = ids_features(self.device(), ids)?;
+        let input = self.inputs();
+        self.id_records.push((input, IdRecords::new(ids, row_len)));
         self.more_inputs.push(Column {
             features,
             row_len,
@@ -168,13 +170,22 @@ impl Dataset {
         check_ids(op, ids, row_len)?;
         let features = ids_features(device, ids)?;
         let labels = crate::ops::Labels::new(device, labels)?;
-        Ok(Dataset::assemble(
+        let mut data = Dataset::assemble(
             device,
             features,
             Targets::Classes(labels, positions),
             rows,
             row_len,
-        ))
+        );
+        data.id_records.push((0, IdRecords::new(ids, row_len)));
+        Ok(data)
+    }
+
+    /// The first id at or above `bound` in input `k`'s column, as (id, row, column), if that
+    /// column holds integer ids ([`Dataset::from_ids`], [`Dataset::with_input_ids`]).
+    pub(crate) fn first_id_at_least(&self, k: usize, bound: u32) -> Option<(u32, usize, usize)> {
+        let (_, r) = self.id_records.iter().find(|(i, _)| *i == k)?;
+        r.first_at_least(bound)
     }
 
     /// The per-sample shape of every input column, the first's first.

@@ -3,7 +3,7 @@
 //! such bytes too), targets as class [`Labels`] or dense rows, and batches gathered on the
 //! device through an index permutation.
 
-use crate::data::features::{Column, Features, Targets};
+use crate::data::features::{Column, Features, IdRecords, Targets};
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
 use crate::kernels::gather::{self, Lookup, PairParams, Rows, PALETTE_LEN};
@@ -30,6 +30,10 @@ pub struct Dataset {
     pub(crate) more_inputs: Vec<Column>,
     /// The targets of the model's outputs after the first ([`Dataset::with_target_classes`]).
     pub(crate) more_targets: Vec<Targets>,
+    /// Where each integer id column's values first rise, by input (`from_ids`,
+    /// `with_input_ids`): the ids themselves live on the device only, and this is enough to
+    /// name the first id past an `Embedding`'s table when a model checks the dataset.
+    pub(crate) id_records: Vec<(usize, IdRecords)>,
     device: Device,
 }
 
@@ -66,6 +70,7 @@ impl Dataset {
             weights: None,
             more_inputs: Vec::new(),
             more_targets: Vec::new(),
+            id_records: Vec::new(),
             device: device.clone(),
         }
         .tagged())
@@ -96,6 +101,7 @@ impl Dataset {
             weights: None,
             more_inputs: Vec::new(),
             more_targets: Vec::new(),
+            id_records: Vec::new(),
             device: device.clone(),
         }
         .tagged())
@@ -132,6 +138,7 @@ impl Dataset {
             weights: None,
             more_inputs: Vec::new(),
             more_targets: Vec::new(),
+            id_records: Vec::new(),
             device: device.clone(),
         }
         .tagged())
@@ -158,6 +165,7 @@ impl Dataset {
             weights: None,
             more_inputs: Vec::new(),
             more_targets: Vec::new(),
+            id_records: Vec::new(),
             device: device.clone(),
         }
         .tagged())
@@ -202,6 +210,7 @@ impl Dataset {
             weights: None,
             more_inputs: Vec::new(),
             more_targets: Vec::new(),
+            id_records: Vec::new(),
             device: device.clone(),
         }
         .tagged())
@@ -224,6 +233,7 @@ impl Dataset {
             weights: None,
             more_inputs: Vec::new(),
             more_targets: Vec::new(),
+            id_records: Vec::new(),
             device: device.clone(),
         }
         .tagged()

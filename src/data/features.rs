@@ -216,6 +216,39 @@ pub(crate) struct Column {
     pub(crate) shape: Vec<usize>,
 }
 
+/// An integer id column's running maxima: each position (row-major, with the row length)
+/// whose id is larger than every id before it. The first id at or above a bound is always
+/// one of them (every earlier id is below the bound, so below it), so this names the first
+/// offending position for any bound, and is short for real data (about ln n entries for ids
+/// in random order; one per distinct id at most).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct IdRecords {
+    /// (id, position), both increasing.
+    records: Vec<(u32, usize)>,
+    /// Ids per row.
+    row_len: usize,
+}
+
+impl IdRecords {
+    /// The records of `ids`, `row_len` per row.
+    pub(crate) fn new(ids: &[u32], row_len: usize) -> IdRecords {
+        let mut records: Vec<(u32, usize)> = Vec::new();
+        for (i, &v) in ids.iter().enumerate() {
+            if records.last().is_none_or(|&(m, _)| v > m) {
+                records.push((v, i));
+            }
+        }
+        IdRecords { records, row_len }
+    }
+
+    /// The first id at or above `bound`, with its row and column.
+    pub(crate) fn first_at_least(&self, bound: u32) -> Option<(u32, usize, usize)> {
+        let at = self.records.partition_point(|&(v, _)| v < bound);
+        let &(v, i) = self.records.get(at)?;
+        Some((v, i / self.row_len.max(1), i % self.row_len.max(1)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{affine, palette_of};

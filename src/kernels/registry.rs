@@ -3,8 +3,8 @@
 
 use crate::kernels::prelude::{ACTIVATION, IM2COL, OPTIM_RULE};
 use crate::kernels::{
-    attention, batchnorm, clip, conv2d, elementwise, gather, loss, matmul_variant, merge, metric,
-    optim, pool2d, reduce, softmax_xent,
+    attention, batchnorm, clip, conv2d, elementwise, embedding, gather, layernorm, loss,
+    matmul_variant, merge, metric, optim, pool2d, reduce, softmax_xent,
 };
 use crate::services::pipeline::{KernelSpec, Shader};
 
@@ -18,7 +18,9 @@ pub const SHADERS: &[Shader] = &[
     clip::SHADER,
     conv2d::SHADER,
     elementwise::SHADER,
+    embedding::SHADER,
     gather::SHADER,
+    layernorm::SHADER,
     loss::SHADER,
     matmul_variant::SHADER,
     matmul_variant::SHADER_TILED,
@@ -44,7 +46,9 @@ pub const KERNELS: &[&[KernelSpec]] = &[
     clip::KERNELS,
     conv2d::KERNELS,
     elementwise::KERNELS,
+    embedding::KERNELS,
     gather::KERNELS,
+    layernorm::KERNELS,
     loss::KERNELS,
     matmul_variant::KERNELS,
     matmul_variant::CONV_KERNELS,

@@ -45,6 +45,8 @@ pub use layers::batchnorm::BatchNormalization;
 pub use layers::conv2d::Conv2D;
 pub use layers::dense::{ActivationArg, Dense, DenseDropout};
 pub use layers::dropout::Dropout;
+pub use layers::embedding::Embedding;
+pub use layers::layernorm::LayerNormalization;
 pub use layers::merge::{Add, Average, Concatenate, Maximum, Multiply, Subtract};
 pub use layers::normalization::Normalization;
 pub use layers::pointwise::{Activation, ReLU, Softmax};

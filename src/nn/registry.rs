@@ -17,6 +17,8 @@ use crate::nn::layers::batchnorm::BatchNormalization;
 use crate::nn::layers::conv2d::Conv2D;
 use crate::nn::layers::dense::{Dense, DenseDropout};
 use crate::nn::layers::dropout::Dropout;
+use crate::nn::layers::embedding::Embedding;
+use crate::nn::layers::layernorm::LayerNormalization;
 use crate::nn::layers::merge::{Add, Average, Concatenate, Maximum, Multiply, Subtract};
 use crate::nn::layers::normalization::Normalization;
 use crate::nn::layers::pointwise::{Activation, ReLU, Softmax};
@@ -138,6 +140,7 @@ layer_types!(
     AveragePooling2D,
     GlobalAveragePooling2D,
     BatchNormalization,
+    LayerNormalization,
     Flatten,
     Reshape,
     Dropout,
@@ -152,6 +155,7 @@ layer_types!(
     Average,
     Maximum,
     Concatenate,
+    Embedding,
 );
 
 /// One layer as [`crate::nn::Sequential::add`] takes it and the model file stores it: its
@@ -349,7 +353,8 @@ macro_rules! into_layers_with_input {
         })+
     };
 }
-into_layers_with_input!(Dense, Conv2D, BatchNormalization);
+into_layers_with_input!(Dense, Conv2D, BatchNormalization, LayerNormalization);
+into_layers_with_input!(Embedding);
 
 impl IntoLayers for DenseDropout {
     fn into_layers(self) -> Result<Vec<LayerSpec>> {

@@ -101,6 +101,11 @@ pub enum Initializer {
     HeNormal,
     /// He uniform, `U(±sqrt(6/fan_in))`.
     HeUniform,
+    /// Keras's `RandomUniform()`, `U(±0.05)` whatever the fans (`"uniform"`: `Embedding`'s
+    /// default).
+    RandomUniform,
+    /// Keras's `RandomNormal()`, `N(0, 0.05)` whatever the fans (`"normal"`).
+    RandomNormal,
 }
 
 impl Initializer {
@@ -119,6 +124,8 @@ impl Initializer {
                 let s = (2.0 / fan_in as f64).sqrt();
                 (0..n).map(|_| (s * rng.normal()) as f32).collect()
             }
+            Initializer::RandomUniform => (0..n).map(|_| rng.uniform(-0.05, 0.05) as f32).collect(),
+            Initializer::RandomNormal => (0..n).map(|_| (0.05 * rng.normal()) as f32).collect(),
         }
     }
 
@@ -127,16 +134,19 @@ impl Initializer {
         self.sample_n(fan_in * fan_out, fan_in, fan_out, rng)
     }
 
-    /// Parses Keras's names (`"glorot_uniform"`, `"he_normal"`, `"he_uniform"`).
+    /// Parses Keras's names (`"glorot_uniform"`, `"he_normal"`, `"he_uniform"`, `"uniform"`,
+    /// `"normal"`).
     pub fn parse(name: &str) -> Result<Initializer> {
         match name.trim().to_ascii_lowercase().as_str() {
             "glorot_uniform" | "xavier_uniform" => Ok(Initializer::GlorotUniform),
             "he_normal" => Ok(Initializer::HeNormal),
             "he_uniform" => Ok(Initializer::HeUniform),
+            "uniform" | "random_uniform" => Ok(Initializer::RandomUniform),
+            "normal" | "random_normal" => Ok(Initializer::RandomNormal),
             other => Err(Error::InvalidArgument {
                 op: "layer",
                 name: "kernel_initializer",
-                expected: "glorot_uniform, he_normal or he_uniform".into(),
+                expected: "glorot_uniform, he_normal, he_uniform, uniform or normal".into(),
                 found: format!("{other:?}"),
             }),
         }
@@ -148,6 +158,8 @@ impl Initializer {
             Initializer::GlorotUniform => "glorot_uniform",
             Initializer::HeNormal => "he_normal",
             Initializer::HeUniform => "he_uniform",
+            Initializer::RandomUniform => "uniform",
+            Initializer::RandomNormal => "normal",
         }
     }
 }

@@ -2,13 +2,15 @@
 //! input's sample shape, where dropout sits, the output activation each loss can fold, and
 //! targets each loss accepts (class labels within the classes, one per sample or one per
 //! position of a (positions, classes) output; or dense rows of the output's width), one
-//! target column per output.
+//! target column per output; and integer ids within the table of the `Embedding` reading them.
 
 use crate::data::dataset::Dataset;
 use crate::data::features::Targets;
 use crate::error::{Error, Result};
 use crate::nn::graph::model::Model;
 use crate::nn::graph::walk;
+use crate::nn::layer::Src;
+use crate::nn::registry::LayerConfig;
 use crate::nn::spec::{keras_shape, sample_shape};
 use crate::nn::train::options::Loss;
 use crate::vocab::Activation;
@@ -35,6 +37,7 @@ impl Model {
             });
         }
         self.check_inputs(op, data)?;
+        self.check_ids(op, data)?;
         let outs = self.output_layers();
         let targets: Vec<&Targets> = data.all_targets().collect();
         if targets.len() != outs.len() {
@@ -103,6 +106,34 @@ impl Model {
                         self.input_names()[k]
                     ),
                     found: format!("samples of shape {}", sample_shape(s)),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Each `Embedding` reading an integer id column directly against it: every id must
+    /// select a row of its table (the kernel would give zeros, silently, for one past it).
+    /// Ids reaching the layer another way (floats, through other layers) are not seen here.
+    fn check_ids(&self, op: &'static str, data: &Dataset) -> Result<()> {
+        for entry in &self.layers {
+            let (LayerConfig::Embedding(e), [Src::Input(k)]) =
+                (&entry.spec.config, entry.inbound.as_slice())
+            else {
+                continue;
+            };
+            let rows = u32::try_from(e.input_dim).unwrap_or(u32::MAX);
+            if let Some((id, row, col)) = data.first_id_at_least(*k, rows) {
+                return Err(Error::InvalidArgument {
+                    op,
+                    name: "ids",
+                    expected: format!(
+                        "ids below {} (input_dim of the Embedding {:?}, reading input {:?})",
+                        e.input_dim,
+                        entry.spec.name.as_deref().unwrap_or(""),
+                        self.input_names()[*k]
+                    ),
+                    found: format!("{id} at row {row}, column {col}"),
                 });
             }
         }

@@ -54,6 +54,10 @@ class Layer:
         cls = type(self).__name__
         if len(args) > len(self._positional):
             raise TypeError(f"{cls}: takes at most {len(self._positional)} positional arguments ({', '.join(self._positional)}); got {len(args)}")
+        if input_dim is not None and "input_dim" in self._positional:
+            # Embedding's input_dim is its vocabulary size, an argument of its own (not the
+            # first layer's input_dim=, which Keras's Dense takes for an input shape).
+            kwargs["input_dim"], input_dim = input_dim, None
         config: Dict[str, Any] = {}
         for key, value in zip(self._positional, args):
             config[key] = value
