@@ -41,6 +41,7 @@ pub use graph::graph_config;
 pub use graph::model::{Model, Sequential};
 pub use graph::shared::{Share, Shared, Transposed};
 pub use layer::Src;
+pub use layers::attention::MultiHeadAttention;
 pub use layers::batchnorm::BatchNormalization;
 pub use layers::conv2d::Conv2D;
 pub use layers::dense::{ActivationArg, Dense, DenseDropout};

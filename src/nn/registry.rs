@@ -13,6 +13,7 @@
 
 use crate::error::{Error, Result};
 use crate::nn::layer::{Io, Layer, Weights};
+use crate::nn::layers::attention::MultiHeadAttention;
 use crate::nn::layers::batchnorm::BatchNormalization;
 use crate::nn::layers::conv2d::Conv2D;
 use crate::nn::layers::dense::{Dense, DenseDropout};
@@ -156,6 +157,7 @@ layer_types!(
     Maximum,
     Concatenate,
     Embedding,
+    MultiHeadAttention,
 );
 
 /// One layer as [`crate::nn::Sequential::add`] takes it and the model file stores it: its
@@ -355,6 +357,7 @@ macro_rules! into_layers_with_input {
 }
 into_layers_with_input!(Dense, Conv2D, BatchNormalization, LayerNormalization);
 into_layers_with_input!(Embedding);
+into_layers_with_input!(MultiHeadAttention);
 
 impl IntoLayers for DenseDropout {
     fn into_layers(self) -> Result<Vec<LayerSpec>> {

@@ -2,6 +2,7 @@
 //! weights and how it records its passes. `head` is the activation shared by the types that
 //! have one. Adding a type: docs/ARCHITECTURE.md, "Adding a layer type".
 
+pub(crate) mod attention;
 pub(crate) mod batchnorm;
 pub(crate) mod conv2d;
 pub(crate) mod dense;

@@ -295,12 +295,34 @@ class InputLayer(KerasTensor):
         return f"Input(shape={self.input_shape})"
 
 
+def _attention_call(self: Layer, query: Any, value: Any = None, key: Any = None, attention_mask: Any = None, return_attention_scores: bool = False, training: Any = None, use_causal_mask: bool = False) -> Tuple[Any, tuple, dict]:
+    """Keras's ``MultiHeadAttention.__call__(query, value, key=None, attention_mask=None,
+    return_attention_scores=False, training=None, use_causal_mask=False)`` as self-attention
+    (value and key the query itself): the mask goes into the layer's configuration, which a
+    node of suanli's graph is. The rest raises NotImplementedError until it is built."""
+    if value is None:
+        raise TypeError("MultiHeadAttention: call it as mha(query, value), e.g. mha(x, x) for self-attention")
+    if value is not query or (key is not None and key is not query):
+        raise NotImplementedError("MultiHeadAttention: only self-attention (query, value and key one tensor: mha(x, x)) is supported by suanli yet")
+    if attention_mask is not None or return_attention_scores:
+        raise NotImplementedError("MultiHeadAttention: attention_mask and return_attention_scores are not supported by suanli yet (use_causal_mask=True is)")
+    causal = bool(use_causal_mask)
+    if self.__dict__.get("_first_input") is not None and bool(self._config.get("use_causal_mask", False)) != causal:
+        raise ValueError("MultiHeadAttention: a layer called again must use the same use_causal_mask")
+    self._config["use_causal_mask"] = causal
+    checked = json.loads(_native.check_layer(json.dumps(self._spec())))
+    self._defaults = checked.get("config", {})
+    return query, (), {}
+
+
 def _call(self: Layer, inputs: Any, *args: Any, **kwargs: Any) -> KerasTensor:
     """Calling a layer on symbolic tensors (the functional API): its output tensor, with its
     shape inferred now, so a shape that does not fit fails here, as in Keras. Calling the
     same layer object again is another call of one layer with one set of weights (Keras's
     shared layer)."""
     cls = type(self).__name__
+    if self.class_name == "MultiHeadAttention":
+        inputs, args, kwargs = _attention_call(self, inputs, *args, **kwargs)
     xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     if not xs or not all(isinstance(x, KerasTensor) for x in xs):
         raise TypeError(
