@@ -132,7 +132,7 @@ fn parse() -> Result<Args, String> {
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
-    if a.heads == 0 || a.width % a.heads != 0 {
+    if a.heads == 0 || !a.width.is_multiple_of(a.heads) {
         return Err(format!(
             "--heads {} must divide --width {}",
             a.heads, a.width
