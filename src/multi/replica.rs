@@ -41,6 +41,18 @@ pub struct Bucket {
 /// Buckets of at least `bucket_bytes` each (the last one possibly smaller), in reverse layer
 /// order (see the module docs). Layers without parameters join the bucket below them.
 pub fn buckets(model: &Sequential, bucket_bytes: usize) -> Vec<Bucket> {
+    if model.has_shared_weights() {
+        // A tensor several layers hold (a shared layer's calls, a tied projection) has one
+        // gradient, complete only once its lowest holder's backward has run, and layers'
+        // parameters are no longer consecutive in optimizer order: one bucket, read after
+        // the whole backward pass.
+        let params = model.params();
+        return vec![Bucket {
+            layers: 0..model.layers.len(),
+            params: 0..params.len(),
+            len: params.iter().map(|t| t.numel()).sum(),
+        }];
+    }
     let positions = model.positions();
     let counts: Vec<(usize, usize)> = model
         .layers
