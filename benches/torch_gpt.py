@@ -22,9 +22,11 @@ import torch.nn.functional as F
 
 
 class Block(nn.Module):
-    def __init__(self, e, heads):
+    def __init__(self, e, heads, dropout=0.0):
         super().__init__()
         self.heads = heads
+        self.drop = nn.Dropout(dropout)
+        self.p = dropout
         self.ln1 = nn.LayerNorm(e, bias=False)
         self.c_attn = nn.Linear(e, 3 * e, bias=False)
         self.c_proj = nn.Linear(e, e, bias=False)
@@ -36,17 +38,18 @@ class Block(nn.Module):
         b, t, e = x.shape
         q, k, v = self.c_attn(self.ln1(x)).split(e, dim=2)
         q, k, v = (z.view(b, t, self.heads, e // self.heads).transpose(1, 2) for z in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.c_proj(y.transpose(1, 2).contiguous().view(b, t, e))
-        return x + self.mlp_proj(F.gelu(self.c_fc(self.ln2(x))))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=self.p if self.training else 0.0)
+        x = x + self.drop(self.c_proj(y.transpose(1, 2).contiguous().view(b, t, e)))
+        return x + self.drop(self.mlp_proj(F.gelu(self.c_fc(self.ln2(x)))))
 
 
 class GPT(nn.Module):
-    def __init__(self, vocab, block, layers, heads, e):
+    def __init__(self, vocab, block, layers, heads, e, dropout=0.0):
         super().__init__()
+        self.drop = nn.Dropout(dropout)
         self.wte = nn.Embedding(vocab, e)
         self.wpe = nn.Embedding(block, e)
-        self.blocks = nn.ModuleList(Block(e, heads) for _ in range(layers))
+        self.blocks = nn.ModuleList(Block(e, heads, dropout) for _ in range(layers))
         self.ln_f = nn.LayerNorm(e, bias=False)
         self.apply(self._init)
         for name, p in self.named_parameters():
@@ -60,7 +63,7 @@ class GPT(nn.Module):
 
     def forward(self, idx, targets):
         t = idx.shape[1]
-        x = self.wte(idx) + self.wpe(torch.arange(t))
+        x = self.drop(self.wte(idx) + self.wpe(torch.arange(t, device=idx.device)))
         for blk in self.blocks:
             x = blk(x)
         logits = self.ln_f(x) @ self.wte.weight.T
@@ -80,8 +83,14 @@ def main():
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=1337)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--dropout", type=float, default=0.0)
+    ap.add_argument("--preset", choices=["nanogpt"], help="6 layers, 6 heads, width 384, block 256, batch 64, dropout 0.2, 5000 iterations")
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "data", "tinyshakespeare", "input.txt"))
     a = ap.parse_args()
+    if a.preset == "nanogpt":
+        a.layers, a.heads, a.width, a.block, a.batch_size = 6, 6, 384, 256, 64
+        a.dropout, a.iters, a.eval_interval = 0.2, 5000, 500
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     text = open(a.data, encoding="utf-8").read()
@@ -95,13 +104,14 @@ def main():
         ix = torch.randint(len(data) - a.block - 1, (count,), generator=gen)
         x = torch.stack([data[i:i + a.block] for i in ix])
         y = torch.stack([data[i + 1:i + 1 + a.block] for i in ix])
-        return x, y
+        return x.to(a.device), y.to(a.device)
 
-    model = GPT(len(chars), a.block, a.layers, a.heads, a.width)
+    model = GPT(len(chars), a.block, a.layers, a.heads, a.width, a.dropout).to(a.device)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     rest = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}], lr=a.lr, betas=(0.9, 0.99))
-    print(f"GPT ({a.layers} layers, {a.heads} heads, width {a.width}, block {a.block}) on the CPU ({a.threads} threads): "
+    where = f"the CPU ({a.threads} threads)" if a.device == "cpu" else a.device
+    print(f"GPT ({a.layers} layers, {a.heads} heads, width {a.width}, block {a.block}) on {where}: "
           f"{sum(p.numel() for p in model.parameters())} parameters")
 
     def lr_at(it):

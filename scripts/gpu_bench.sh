@@ -59,11 +59,14 @@ if [ -z "$bin" ]; then
     matmul=$(find_bench matmul)
     step=$(find_bench step)
     conv=$(find_bench conv)
+    gpt="$root/target/release/examples/shakespeare_gpt"
+    attention=$(find_bench attention)
 else
     devices="$bin/devices"; mnist="$bin/mnist_mlp"; cnn="$bin/mnist_cnn"
     matmul="$bin/matmul"; step="$bin/step"; conv="$bin/conv"
+    gpt="$bin/shakespeare_gpt"; attention="$bin/attention"
 fi
-for f in "$devices" "$mnist" "$cnn" "$matmul" "$step" "$conv"; do
+for f in "$devices" "$mnist" "$cnn" "$matmul" "$step" "$conv" "$gpt" "$attention"; do
     if [ -z "$f" ] || [ ! -x "$f" ]; then
         echo "gpu_bench.sh: missing binary ${f:-(matmul, step or conv bench)}: run 'cargo build --release --examples --benches' first" >&2
         exit 1
@@ -71,13 +74,15 @@ for f in "$devices" "$mnist" "$cnn" "$matmul" "$step" "$conv"; do
 done
 
 if [ -n "$pack" ]; then
-    mkdir -p "$pack/bin" "$pack/data/mnist" "$pack/benches"
-    cp "$devices" "$mnist" "$cnn" "$pack/bin/"
+    mkdir -p "$pack/bin" "$pack/data/mnist" "$pack/data/tinyshakespeare" "$pack/benches"
+    cp "$devices" "$mnist" "$cnn" "$gpt" "$pack/bin/"
+    cp "$attention" "$pack/bin/attention"
+    cp "$root/data/tinyshakespeare/input.txt" "$pack/data/tinyshakespeare/"
     cp "$matmul" "$pack/bin/matmul"
     cp "$step" "$pack/bin/step"
     cp "$conv" "$pack/bin/conv"
     cp "$root"/data/mnist/*.gz "$pack/data/mnist/"
-    cp "$root/benches/torch_matmul.py" "$root/benches/torch_mnist.py" "$root/benches/torch_mnist_cnn.py" "$pack/benches/"
+    cp "$root/benches/torch_matmul.py" "$root/benches/torch_mnist.py" "$root/benches/torch_mnist_cnn.py" "$root/benches/torch_gpt.py" "$pack/benches/"
     cp "$0" "$pack/gpu_bench.sh"
     # Debug symbols would make the pack too large to carry (docs/DEVELOPERS.md).
     if command -v strip >/dev/null; then strip "$pack"/bin/*; fi
@@ -90,9 +95,13 @@ export RUST_LOG="${RUST_LOG:-warn}"
 if [ $small = 1 ]; then
     sizes="128,256"; epochs=2; rows="--train-rows 2048"; torch_sizes="128,256"
     cnn_epochs=2; cnn_rows="--train-rows 512"; conv_mode=tiny
+    gpt_cpu=(--iters 40 --eval-interval 20 --eval-batches 4 --sample 0); gpt_big=(--iters 4 --eval-interval 2 --eval-batches 1 --sample 0 --block 64 --batch-size 4)
+    attention_mode=tiny
 else
     sizes="512,1024,2048,4096,8192"; epochs=3; rows=""; torch_sizes="512,1024,2048,4096,8192"
     cnn_epochs=3; cnn_rows=""; conv_mode=quick
+    gpt_cpu=(--sample 200); gpt_big=(--iters 5000 --eval-interval 500 --eval-batches 100 --sample 200)
+    attention_mode=full
 fi
 peak_arg=(); [ -n "$peak" ] && peak_arg=(--peak-tflops "$peak")
 
@@ -123,6 +132,14 @@ run "MNIST CNN, batch 128: epochs, first and median epoch, µs per step" \
 run "MNIST CNN, batch 128: µs per dispatch (profiler on: submissions serialised)" \
     "$cnn" --epochs 1 --profile --quiet --train-rows 2560
 run "convolution passes beside matmul (cargo bench --bench conv)" "$conv" "$conv_mode"
+# The GPT: nanoGPT's CPU recipe (train and validation loss, ms per iteration, tokens/s, a
+# sample), the nanoGPT preset, and the fused attention kernels.
+gpt_data="$root/data/tinyshakespeare/input.txt"
+run "GPT on Tiny Shakespeare, nanoGPT's CPU recipe (shakespeare_gpt)" \
+    "$gpt" --data "$gpt_data" "${gpt_cpu[@]}"
+run "GPT on Tiny Shakespeare, --preset nanogpt" \
+    "$gpt" --data "$gpt_data" --preset nanogpt "${gpt_big[@]}"
+run "fused attention (cargo bench --bench attention)" "$attention" "$attention_mode"
 if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
     run "PyTorch on CUDA: torch.matmul FP32, TF32 off (GFLOP/s)" \
         python3 "$root/benches/torch_matmul.py" --sizes "$torch_sizes"
@@ -132,12 +149,16 @@ if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; 
     done
     run "PyTorch on CUDA: the same CNN, batch 128" \
         python3 "$root/benches/torch_mnist_cnn.py" --device cuda --epochs "$cnn_epochs"
+    run "PyTorch on CUDA: the same GPT, nanoGPT's CPU recipe" \
+        python3 "$root/benches/torch_gpt.py" --device cuda --data "$gpt_data"
+    run "PyTorch on CUDA: the same GPT, the nanoGPT preset (eager)" \
+        python3 "$root/benches/torch_gpt.py" --device cuda --data "$gpt_data" --preset nanogpt
 else
     say ""; say "== PyTorch on CUDA: not available here (python3 -c 'import torch; assert torch.cuda.is_available()' failed)"
 fi
 rm -f trace.json
 # Every section printed what it should: a missing one is a failure, not a silent gap.
-for want in "suanli adapters" "shape (M×N×K)" "median epoch" "Top kernels by GPU time" "µs per dispatch" "GEMM M x N x K" "conv2d"; do
+for want in "suanli adapters" "shape (M×N×K)" "median epoch" "Top kernels by GPU time" "µs per dispatch" "GEMM M x N x K" "conv2d" "val loss" "fwd+bwd ms"; do
     if ! grep -q "$want" "$out"; then
         echo "gpu_bench.sh: the output lacks \"$want\"" >&2
         exit 1
