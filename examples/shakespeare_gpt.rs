@@ -16,24 +16,29 @@
 //! iterations. Flags: --iters N, --eval-interval N (250), --eval-batches N (200), --batch-size
 //! N, --block N, --layers N, --heads N, --width N, --dropout X, --lr X, --seed N (1337),
 //! --device SPEC (auto), --sample N (500 characters; 0 for none), --temperature X (0.8),
-//! --top-k N (40), --save PATH, --data PATH (data/tinyshakespeare/input.txt), --profile
-//! (per-kernel GPU time and pooled memory after training).
+//! --top-k N (40), --save PATH, --load PATH (a saved model instead of training), --data PATH
+//! (data/tinyshakespeare/input.txt), --init nanogpt|keras (nanogpt: N(0, 0.02) weights, the
+//! residual projections scaled by 1/√(2·layers), LayerNorm ε 1e-5, as benches/torch_gpt.py;
+//! keras: Keras's initializers and ε 1e-3), --profile (per-kernel GPU time and pooled memory after
+//! training), --bench-generate (generation's tokens per second with the KV cache and by
+//! recomputing the window, alternating, 3 rounds each, medians).
 //!
 //! Every `--eval-interval` iterations it prints the mean training loss of those iterations,
 //! the validation loss on `--eval-batches` fixed random windows, and tokens per second. Each
 //! interval's windows are drawn on the host from the seed and uploaded once (bytes). The
-//! sample is generated one character at a time by predicting the whole window again (no KV
-//! cache yet).
+//! sample is `Model::generate` after a newline, printed as it streams: one token per step,
+//! drawn on the device, with earlier positions' keys and values cached on the device.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use suanli::data::{Split, Text};
 use suanli::nn::{
-    Add, Call, Clip, DecayFilter, Dense, Dropout, Embedding, FitOptions, Input, LayerNormalization,
-    Loss, Model, MultiHeadAttention, Optimizer, Share, SymbolicTensor,
+    Add, Call, Clip, DecayFilter, Dense, Dropout, Embedding, FitOptions, GenerateOptions, Input,
+    LayerNormalization, Loss, Model, MultiHeadAttention, Optimizer, Share, SymbolicTensor,
 };
-use suanli::{Device, Tensor};
+use suanli::Device;
 
 struct Args {
     iters: usize,
@@ -52,8 +57,12 @@ struct Args {
     temperature: f64,
     top_k: usize,
     save: Option<PathBuf>,
+    load: Option<PathBuf>,
     data: PathBuf,
     profile: bool,
+    bench_generate: bool,
+    /// nanoGPT's initialisation and LayerNorm ε (the default) or Keras's.
+    keras_init: bool,
 }
 
 fn parse() -> Result<Args, String> {
@@ -74,16 +83,23 @@ fn parse() -> Result<Args, String> {
         temperature: 0.8,
         top_k: 40,
         save: None,
+        load: None,
         data: PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/data/tinyshakespeare/input.txt"
         )),
         profile: false,
+        bench_generate: false,
+        keras_init: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         if flag == "--profile" {
             a.profile = true;
+            continue;
+        }
+        if flag == "--bench-generate" {
+            a.bench_generate = true;
             continue;
         }
         if flag == "--preset" {
@@ -128,6 +144,12 @@ fn parse() -> Result<Args, String> {
             }
             "--device" => a.device = v,
             "--save" => a.save = Some(PathBuf::from(v)),
+            "--load" => a.load = Some(PathBuf::from(v)),
+            "--init" => match v.as_str() {
+                "nanogpt" => a.keras_init = false,
+                "keras" => a.keras_init = true,
+                _ => return Err(bad("expected nanogpt or keras".into())),
+            },
             "--data" => a.data = PathBuf::from(v),
             _ => return Err(format!("unknown flag {flag}")),
         }
@@ -158,21 +180,57 @@ fn gpt(dev: &Device, a: &Args, vocab: usize) -> suanli::Result<Model> {
         }
     };
     h = drop(&h)?;
+    let eps = if a.keras_init { 1e-3 } else { 1e-5 };
+    let norm = || LayerNormalization::new().center(false).epsilon(eps);
     for _ in 0..a.layers {
-        let n = LayerNormalization::new().center(false).call(&h)?;
+        let n = norm().call(&h)?;
         let att = MultiHeadAttention::new(a.heads, e / a.heads)
             .causal(true)
             .use_bias(false)
             .call(&n)?;
         h = Add::new().call_on(&[&h, &drop(&att)?])?;
-        let n = LayerNormalization::new().center(false).call(&h)?;
+        let n = norm().call(&h)?;
         let m = Dense::new(4 * e, "gelu").use_bias(false).call(&n)?;
         let m = Dense::new(e, "linear").use_bias(false).call(&m)?;
         h = Add::new().call_on(&[&h, &drop(&m)?])?;
     }
-    let h = LayerNormalization::new().center(false).call(&h)?;
+    let h = norm().call(&h)?;
     let logits = wte.transposed().call(&h)?;
-    Model::with_seed(dev, a.seed).build(&[&ids, &positions], &[&logits])
+    let model = Model::with_seed(dev, a.seed).build(&[&ids, &positions], &[&logits])?;
+    if !a.keras_init {
+        nanogpt_init(&model, a)?;
+    }
+    Ok(model)
+}
+
+/// nanoGPT's initialisation: every matrix N(0, 0.02), the projections back into the residual
+/// stream (attention's output, the MLP's second matrix) N(0, 0.02/√(2·layers)), layer norms'
+/// scales 1.
+fn nanogpt_init(model: &Model, a: &Args) -> suanli::Result<()> {
+    let mut rng = suanli::random::Rng::new(a.seed ^ 0x6E47);
+    let residual = 0.02 / (2.0 * a.layers as f64).sqrt();
+    let values: Vec<Vec<f32>> = model
+        .weights()
+        .iter()
+        .map(|(name, t)| {
+            let n = t.numel();
+            // Dense layers come in pairs per block: the MLP's first, then its second.
+            let second_dense = name
+                .strip_prefix("dense")
+                .and_then(|r| r.split('/').next())
+                .map(|k| k.trim_start_matches('_').parse::<usize>().unwrap_or(0) % 2 == 1);
+            let std = if name.ends_with("/gamma") {
+                return vec![1.0; n];
+            } else if name.ends_with("/output_kernel") || second_dense == Some(true) {
+                residual
+            } else {
+                0.02
+            };
+            (0..n).map(|_| (std * rng.normal()) as f32).collect()
+        })
+        .collect();
+    let refs: Vec<&[f32]> = values.iter().map(Vec::as_slice).collect();
+    model.set_weights(&refs)
 }
 
 /// nanoGPT's schedule: linear warm-up over 100 steps, cosine decay to lr/10 at `iters`.
@@ -202,50 +260,74 @@ fn windows(
         .with_input_ids(&positions, &[a.block])
 }
 
-/// Samples `n` characters after a newline: each step predicts the window again and draws
-/// the next character from the last position's logits (temperature, top-k).
-fn sample(model: &Model, dev: &Device, text: &Text, a: &Args) -> suanli::Result<String> {
-    let tk = text.tokenizer();
-    let mut ids = tk.encode("\n")?;
-    let mut rng = suanli::random::Rng::new(a.seed);
-    let pos: Vec<f32> = (0..a.block).map(|p| p as f32).collect();
-    let pos = Tensor::from_slice(dev, &pos, &[1, a.block])?;
-    for _ in 0..a.sample {
-        let start = ids.len().saturating_sub(a.block);
-        let window = &ids[start..];
-        let mut x: Vec<f32> = window.iter().map(|&i| i as f32).collect();
-        x.resize(a.block, 0.0);
-        let x = Tensor::from_slice(dev, &x, &[1, a.block])?;
-        let logits = model.predict_inputs(&[&x, &pos])?.to_vec()?;
-        let v = tk.vocab_size();
-        let last = &logits[(window.len() - 1) * v..window.len() * v];
-        let mut order: Vec<usize> = (0..v).collect();
-        order.sort_by(|&i, &j| last[j].total_cmp(&last[i]));
-        order.truncate(a.top_k.clamp(1, v));
-        let m = last[order[0]] as f64;
-        let w: Vec<f64> = order
-            .iter()
-            .map(|&i| ((last[i] as f64 - m) / a.temperature.max(1e-6)).exp())
-            .collect();
-        let mut r = rng.uniform(0.0, w.iter().sum());
-        let mut pick = order[order.len() - 1];
-        for (k, &wk) in w.iter().enumerate() {
-            if r < wk {
-                pick = order[k];
-                break;
-            }
-            r -= wk;
-        }
-        ids.push(pick as u32);
+fn generate_options(a: &Args, kv_cache: bool) -> GenerateOptions {
+    GenerateOptions {
+        max_new_tokens: a.sample,
+        temperature: a.temperature as f32,
+        top_k: Some(a.top_k.max(1)),
+        seed: a.seed,
+        kv_cache,
     }
-    tk.decode(&ids)
+}
+
+/// Prints `--sample` characters after a newline as they are drawn.
+fn sample(model: &Model, text: &Text, a: &Args) -> suanli::Result<()> {
+    let tk = text.tokenizer();
+    let mut out = std::io::stdout();
+    let mut print = |id: u32| {
+        if let Ok(s) = tk.decode(&[id]) {
+            print!("{s}");
+            let _ = out.flush();
+        }
+        true
+    };
+    println!("---");
+    model.generate_streaming(
+        &tk.encode("\n")?,
+        &generate_options(a, true),
+        Some(&mut print),
+    )?;
+    println!("\n---");
+    Ok(())
+}
+
+/// Generation's tokens per second with the cache and by recomputing, alternating.
+fn bench_generate(model: &Model, text: &Text, a: &Args) -> suanli::Result<()> {
+    let prompt = text.tokenizer().encode("\n")?;
+    let (mut cached, mut again) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        for (kv, times) in [(true, &mut cached), (false, &mut again)] {
+            let t0 = Instant::now();
+            model.generate(&prompt, &generate_options(a, kv))?;
+            times.push(a.sample as f64 / t0.elapsed().as_secs_f64());
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (c, r) = (median(&mut cached), median(&mut again));
+    println!(
+        "generation of {} tokens (block {}): {c:.0} tokens/s with the KV cache, {r:.0} tokens/s recomputing the window ({:.1}x)",
+        a.sample,
+        a.block,
+        c / r
+    );
+    Ok(())
 }
 
 fn run(a: Args) -> suanli::Result<()> {
     let dev = Device::open(&a.device)?;
     let text = Text::open(&a.data)?;
     let vocab = text.tokenizer().vocab_size();
-    let mut model = gpt(&dev, &a, vocab)?;
+    let mut model = match &a.load {
+        Some(p) => {
+            let m = Model::load(&dev, p)?;
+            println!("loaded {}", p.display());
+            m
+        }
+        None => gpt(&dev, &a, vocab)?,
+    };
     model.compile(
         Optimizer::AdamW {
             lr: a.lr,
@@ -280,8 +362,9 @@ fn run(a: Args) -> suanli::Result<()> {
     let schedule = |step: u64| lr_at(&a, step);
     dev.set_profiling(a.profile);
     let mut done = 0;
-    while done < a.iters {
-        let steps = a.eval_interval.min(a.iters - done);
+    let iters = if a.load.is_some() { 0 } else { a.iters };
+    while done < iters {
+        let steps = a.eval_interval.min(iters - done);
         let train = windows(
             &dev,
             &text,
@@ -331,7 +414,10 @@ fn run(a: Args) -> suanli::Result<()> {
         println!("saved {}", p.display());
     }
     if a.sample > 0 {
-        println!("---\n{}\n---", sample(&model, &dev, &text, &a)?);
+        sample(&model, &text, &a)?;
+    }
+    if a.bench_generate && a.sample > 0 {
+        bench_generate(&model, &text, &a)?;
     }
     Ok(())
 }

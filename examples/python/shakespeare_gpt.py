@@ -10,7 +10,8 @@ weight decay on matrices, warm-up and cosine decay, global gradient clipping 1.0
     python3 examples/python/shakespeare_gpt.py --iters 100 --eval-interval 50 --sample 200
 
 Every --eval-interval iterations: the mean training loss, the validation loss on fixed
-random windows, and the time per iteration; then a sample, one character at a time.
+random windows, and the time per iteration; then a sample streamed from ``model.generate``
+(a KV cache on the device).
 """
 import argparse
 import os
@@ -21,6 +22,7 @@ import numpy as np
 import suanli as tf
 from suanli import keras
 from suanli.keras import layers
+from suanli.text import Tokenizer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -64,21 +66,19 @@ def main():
     ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "data", "tinyshakespeare", "input.txt"))
     a = ap.parse_args()
     keras.utils.set_random_seed(a.seed)
-    text = open(a.data, encoding="utf-8").read()
-    chars = sorted(set(text))
-    index = {c: i for i, c in enumerate(chars)}
-    ids = np.array([index[c] for c in text], dtype=np.int32)
+    tok = Tokenizer.from_file(a.data)
+    ids = np.array(tok.encode(open(a.data, encoding="utf-8").read()), dtype=np.int32)
     n = len(ids) * 9 // 10
     train, val = ids[:n], ids[n:]
 
-    model = gpt(len(chars), a.block, a.layers, a.heads, a.width)
+    model = gpt(tok.vocab_size, a.block, a.layers, a.heads, a.width)
     # nanoGPT's schedule: 100 warm-up steps to 1e-3, cosine decay to 1e-4 at the last one.
     schedule = keras.optimizers.schedules.CosineDecay(1e-5, decay_steps=max(a.iters - 100, 1), alpha=0.1, warmup_target=1e-3, warmup_steps=100)
     opt = keras.optimizers.AdamW(learning_rate=schedule, weight_decay=0.1, beta_2=0.99, epsilon=1e-8, global_clipnorm=1.0)
     opt.exclude_from_weight_decay(var_names=["gamma"])  # layer norms' scales: vectors
     model.compile(optimizer=opt, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     print(f"GPT ({a.layers} layers, {a.heads} heads, width {a.width}, block {a.block}): "
-          f"vocabulary {len(chars)}, {model.count_params()} parameters")
+          f"vocabulary {tok.vocab_size}, {model.count_params()} parameters")
     rng = np.random.default_rng(a.seed)
     vx, vy = windows(val, a.eval_batches * a.batch_size, a.block, np.random.default_rng(a.seed ^ 0x5EED))
     done = 0
@@ -93,18 +93,12 @@ def main():
         print(f"iter {done:>5}: train loss {hist.history['loss'][0]:.4f}, val loss {v:.4f}, "
               f"{steps * a.batch_size * a.block / secs:.0f} tokens/s, {secs * 1e3 / steps:.1f} ms/iter", flush=True)
     if a.sample:
-        out = [index["\n"]]
-        pos = np.arange(a.block, dtype=np.int32)[None]
-        for _ in range(a.sample):
-            w = out[-a.block:]
-            x = np.zeros((1, a.block), np.int32)
-            x[0, :len(w)] = w
-            logits = model.predict([x, pos], verbose=0)[0, len(w) - 1].astype(np.float64) / 0.8
-            top = np.argsort(logits)[-40:]
-            p = np.exp(logits[top] - logits[top].max())
-            out.append(int(rng.choice(top, p=p / p.sum())))
-        print("---\n" + "".join(chars[i] for i in out) + "\n---")
-
+        # Drawn on the device one character at a time, the keys and values of earlier
+        # positions cached there; printed as they come.
+        print("---")
+        model.generate(tok.encode("\n"), max_new_tokens=a.sample, temperature=0.8, top_k=40, seed=a.seed,
+                       callback=lambda i: print(tok.decode([i]), end="", flush=True))
+        print("\n---")
 
 if __name__ == "__main__":
     main()

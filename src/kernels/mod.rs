@@ -16,6 +16,7 @@
 //! [`prelude`] holds what the families share, [`registry`] lists them all.
 
 pub mod attention;
+pub mod attention_cache;
 pub mod batchnorm;
 pub mod clip;
 pub mod conv2d;
@@ -35,6 +36,7 @@ pub mod pool2d;
 pub mod prelude;
 pub mod reduce;
 pub mod registry;
+pub mod sample;
 pub mod softmax_xent;
 
 pub use prelude::{act_code, RowParams};

@@ -3,8 +3,8 @@
 
 use crate::kernels::prelude::{ACTIVATION, IM2COL, OPTIM_RULE};
 use crate::kernels::{
-    attention, batchnorm, clip, conv2d, elementwise, embedding, gather, layernorm, loss,
-    matmul_variant, merge, metric, optim, pool2d, reduce, softmax_xent,
+    attention, attention_cache, batchnorm, clip, conv2d, elementwise, embedding, gather, layernorm,
+    loss, matmul_variant, merge, metric, optim, pool2d, reduce, sample, softmax_xent,
 };
 use crate::services::pipeline::{KernelSpec, Shader};
 
@@ -14,6 +14,7 @@ pub const SHADERS: &[Shader] = &[
     OPTIM_RULE,
     IM2COL,
     attention::SHADER,
+    attention_cache::SHADER,
     batchnorm::SHADER,
     clip::SHADER,
     conv2d::SHADER,
@@ -36,12 +37,14 @@ pub const SHADERS: &[Shader] = &[
     pool2d::SHADER,
     reduce::SHADER,
     reduce::SHADER_SUBGROUP,
+    sample::SHADER,
     softmax_xent::SHADER,
 ];
 
 /// Every built-in kernel, by family.
 pub const KERNELS: &[&[KernelSpec]] = &[
     attention::KERNELS,
+    attention_cache::KERNELS,
     batchnorm::KERNELS,
     clip::KERNELS,
     conv2d::KERNELS,
@@ -57,5 +60,6 @@ pub const KERNELS: &[&[KernelSpec]] = &[
     optim::KERNELS,
     pool2d::KERNELS,
     reduce::KERNELS,
+    sample::KERNELS,
     softmax_xent::KERNELS,
 ];

@@ -90,6 +90,36 @@ pub(crate) struct Cx<'r> {
     pub(crate) slots: Vec<Slot>,
     /// Scratch tensors bound by the recorded work (kept alive with the program).
     pub(crate) keep: Vec<Tensor>,
+    /// Generation's key/value caches, while a model runs on new tokens only.
+    pub(crate) decode: Option<Decode>,
+}
+
+/// Generation's key/value caches ([`crate::nn::graph::generate`]): while a [`Cx`] holds
+/// them, the forward pass sees only the new tokens (rows `past..past + n` of each
+/// sequence), and each causal attention layer, in the order the walk reaches them, appends
+/// their keys and values to its cache and attends to every cached position. Layers that
+/// work per position need nothing of it.
+pub(crate) struct Decode {
+    /// Positions already cached.
+    pub(crate) past: usize,
+    /// Positions a cache holds per sequence.
+    pub(crate) cap: usize,
+    /// Keys and values of each attention layer, (batch, cap, width) each, made at first use.
+    pub(crate) caches: Vec<(Tensor, Tensor)>,
+    /// The cache the next attention layer of this pass takes.
+    pub(crate) next: usize,
+}
+
+/// An attention layer's cache for this pass, from [`Cx::kv_cache`].
+pub(crate) struct KvCache {
+    /// Keys, (batch, cap, width).
+    pub(crate) k: Tensor,
+    /// Values, as the keys.
+    pub(crate) v: Tensor,
+    /// Positions already cached.
+    pub(crate) past: usize,
+    /// Positions it holds per sequence.
+    pub(crate) cap: usize,
 }
 
 impl<'r> Cx<'r> {
@@ -101,7 +131,43 @@ impl<'r> Cx<'r> {
             mode,
             slots: Vec::new(),
             keep: Vec::new(),
+            decode: None,
         }
+    }
+
+    /// The next attention layer's key/value cache of `width` values per position, made
+    /// (zeros) at its first use; `None` unless generating with caches.
+    pub(crate) fn kv_cache(&mut self, width: usize) -> Result<Option<KvCache>> {
+        let device = self.device();
+        let batch = self.batch;
+        let Some(d) = self.decode.as_mut() else {
+            return Ok(None);
+        };
+        let k = d.next;
+        d.next += 1;
+        if d.caches.len() <= k {
+            let shape = [batch, d.cap, width];
+            let kc = Tensor::zeros(&device, &shape)?;
+            let vc = Tensor::zeros(&device, &shape)?;
+            d.caches.push((kc, vc));
+        }
+        let (kc, vc) = &d.caches[k];
+        if kc.shape() != [batch, d.cap, width] {
+            return Err(Error::Internal {
+                op: "generate",
+                message: format!(
+                    "attention cache {k} is {:?}, not ({batch}, {}, {width})",
+                    kc.shape(),
+                    d.cap
+                ),
+            });
+        }
+        Ok(Some(KvCache {
+            k: kc.clone(),
+            v: vc.clone(),
+            past: d.past,
+            cap: d.cap,
+        }))
     }
 
     /// The device.

@@ -37,6 +37,7 @@ pub mod spec;
 pub(crate) mod train;
 
 pub use graph::functional::{Call, Input, SymbolicTensor};
+pub use graph::generate::GenerateOptions;
 pub use graph::graph_config;
 pub use graph::model::{Model, Sequential};
 pub use graph::shared::{Share, Shared, Transposed};

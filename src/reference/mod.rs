@@ -18,6 +18,7 @@ mod merge;
 mod optim;
 mod pool;
 mod rows;
+mod sample;
 
 pub use activation::{activate, activate_grad, activate_grad_from_output, erf};
 pub use attention::{attention, attention_backward, AttnShape};
@@ -35,3 +36,4 @@ pub use pool::{
     PoolShape,
 };
 pub use rows::{max_rows, normalize, softmax, sum_cols, sum_rows, xent};
+pub use sample::{sample_token, sample_uniform};

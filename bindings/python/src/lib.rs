@@ -13,6 +13,7 @@ mod events;
 mod layers;
 mod model;
 mod tensor;
+mod text;
 mod train;
 
 #[pymodule]
@@ -27,11 +28,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::PyRawKernel>()?;
     m.add_class::<model::PyModel>()?;
     m.add_class::<events::PyEventWriter>()?;
+    m.add_class::<text::PyTokenizer>()?;
     m.add_function(wrap_pyfunction!(layers::layer_classes, m)?)?;
     m.add_function(wrap_pyfunction!(layers::check_layer, m)?)?;
     m.add_function(wrap_pyfunction!(layers::layer_output_shape, m)?)?;
     m.add_function(wrap_pyfunction!(layers::layer_weight_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(model::loss_value, m)?)?;
+    m.add_function(wrap_pyfunction!(text::generate, m)?)?;
     m.add_function(wrap_pyfunction!(device::devices, m)?)?;
     m.add_function(wrap_pyfunction!(device::is_gpu_available, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::asarray, m)?)?;

@@ -28,7 +28,7 @@ type Evaluated = (f64, Option<f64>, std::collections::BTreeMap<String, f64>);
 /// A Keras-style sequential model on one device.
 #[pyclass(module = "suanli._native", name = "Model")]
 pub struct PyModel {
-    inner: Sequential,
+    pub(crate) inner: Sequential,
     /// Epochs trained so far, and their history (saved with the model once compiled).
     history: History,
     /// The seed of the last `fit` (kept in checkpoints).

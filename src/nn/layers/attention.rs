@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::kernels::attention::{self, MAX_HEAD_SIZE};
+use crate::kernels::attention_cache::{self, CacheShape};
 use crate::kernels::matmul::{Epilogue, MatmulArgs};
 use crate::kernels::matmul_tune;
 use crate::nn::layer::{Back, Cx, Dx, Io, Layer, Position, Saved, WeightGrad, Weights};
@@ -344,9 +345,41 @@ impl Layer for AttentionLayer {
                 .map_or(Epilogue::None, |t| Epilogue::Bias(t.buffer())),
         )?;
         let o = cx.tensor(&[self.t, hd])?;
-        let lse = cx.scratch(&[cx.batch * self.heads * self.t])?;
-        let shape = self.shape(cx.batch);
-        attention::forward(cx.rec(), &shape, qkv.buffer(), o.buffer(), lse.buffer())?;
+        let lse = if let Some(cache) = cx.kv_cache(hd)? {
+            // Generation: these rows are the new tokens; the earlier ones are in the cache.
+            if !self.causal {
+                return Err(Error::InvalidArgument {
+                    op: "generate",
+                    name: "MultiHeadAttention",
+                    expected: "causal self-attention (use_causal_mask=True): a cache of keys and values needs later tokens never to change earlier ones".into(),
+                    found: "an attention without the causal mask".into(),
+                });
+            }
+            let s = CacheShape {
+                batch: cx.batch,
+                n: self.t,
+                past: cache.past,
+                heads: self.heads,
+                d: self.d,
+                cap: cache.cap,
+            };
+            attention_cache::append(
+                cx.rec(),
+                &s,
+                qkv.buffer(),
+                cache.k.buffer(),
+                cache.v.buffer(),
+            )?;
+            let scores = cx.scratch(&[s.scores_len()])?;
+            let kv = (cache.k.buffer(), cache.v.buffer());
+            attention_cache::attend(cx.rec(), &s, qkv.buffer(), kv, scores.buffer(), o.buffer())?;
+            scores
+        } else {
+            let lse = cx.scratch(&[cx.batch * self.heads * self.t])?;
+            let shape = self.shape(cx.batch);
+            attention::forward(cx.rec(), &shape, qkv.buffer(), o.buffer(), lse.buffer())?;
+            lse
+        };
         let y = cx.tensor(&[self.t, self.out])?;
         Self::gemm(
             cx,

@@ -511,6 +511,30 @@ class Sequential:
                 return layer
         raise ValueError(f"get_layer: no layer named {name!r}; the layers are {[getattr(l, 'name', None) for l in self.layers]}")
 
+    def generate(self, prompt_ids: Any, max_new_tokens: int = 100, temperature: float = 1.0, top_k: Optional[int] = None, seed: Optional[int] = None, callback: Any = None, use_cache: bool = True) -> np.ndarray:
+        """``prompt_ids`` continued by ``max_new_tokens`` token ids drawn on the device (nanoGPT's
+        ``generate``: logits / ``temperature``, the ``top_k`` largest kept, one draw; 0 is
+        greedy), as an int32 array: the prompt, then the new ids (a (1, n) prompt gives a
+        (1, n + new) array). The model takes token ids (T,) and optionally positions (T,),
+        and gives logits (T, vocabulary); earlier positions' keys and values stay on the
+        device (``use_cache=False`` recomputes the window each step). ``callback(id)`` is
+        called with each new id as it is drawn; returning False stops. ``seed`` defaults to
+        ``keras.utils.set_random_seed``'s."""
+        self._check_busy("generate")
+        ids = np.asarray(prompt_ids)
+        batched = ids.ndim == 2
+        if ids.ndim not in (1, 2) or (batched and ids.shape[0] != 1):
+            raise ValueError(f"generate: expected prompt ids of shape (n,) or (1, n); found {ids.shape}")
+        if ids.size and not np.issubdtype(ids.dtype, np.integer):
+            raise TypeError(f"generate: expected integer token ids; found dtype {ids.dtype}")
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"generate: expected top_k of at least 1 (None keeps every token); found {top_k}")
+        native = self._build()
+        out = _native.generate(native, [int(i) for i in ids.reshape(-1)], int(max_new_tokens), float(temperature),
+                               top_k, utils.seed() if seed is None else int(seed), bool(use_cache), callback)
+        out = np.asarray(out, dtype=np.int32)
+        return out[None] if batched else out
+
     def count_params(self) -> int:
         return self._build().param_count
 

@@ -1,0 +1,124 @@
+//! Text for language models: the character tokenizer (`suanli.text.Tokenizer`) and
+//! generation (`Model.generate` in Python calls [`generate`]).
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use suanli::data::Tokenizer;
+use suanli::nn::GenerateOptions;
+
+use crate::errors::IntoPy;
+use crate::model::PyModel;
+
+/// Characters ↔ token ids: id `i` is the `i`-th character of the sorted vocabulary of the
+/// text it was made from (nanoGPT's `shakespeare_char`).
+#[pyclass(module = "suanli._native", name = "Tokenizer")]
+pub struct PyTokenizer(Tokenizer);
+
+#[pymethods]
+impl PyTokenizer {
+    /// The tokenizer of the distinct characters of `text`.
+    #[new]
+    fn new(text: &str) -> Self {
+        PyTokenizer(Tokenizer::of(text))
+    }
+
+    /// The tokenizer of a UTF-8 file's characters (a file that is not UTF-8 is an error
+    /// naming the offset of the first bad byte).
+    #[staticmethod]
+    fn from_file(path: std::path::PathBuf) -> PyResult<Self> {
+        let text = suanli::data::Text::open(&path).py()?;
+        Ok(PyTokenizer(text.tokenizer().clone()))
+    }
+
+    /// The ids of `text` (a character outside the vocabulary is a ValueError naming it).
+    fn encode(&self, text: &str) -> PyResult<Vec<u32>> {
+        self.0.encode(text).py()
+    }
+
+    /// The text of `ids` (an id outside the vocabulary is a ValueError naming it).
+    fn decode(&self, ids: Vec<i64>) -> PyResult<String> {
+        let ids = ids
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| {
+                u32::try_from(id).map_err(|_| {
+                    PyValueError::new_err(format!(
+                        "Tokenizer.decode: expected ids below {}; found {id} at position {i}",
+                        self.0.vocab_size()
+                    ))
+                })
+            })
+            .collect::<PyResult<Vec<u32>>>()?;
+        self.0.decode(&ids).py()
+    }
+
+    /// How many ids there are.
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.0.vocab_size()
+    }
+
+    /// The characters, in id order.
+    #[getter]
+    fn chars(&self) -> String {
+        self.0.chars().iter().collect()
+    }
+}
+
+/// `prompt` continued by `max_new_tokens` tokens (see `Model::generate`); `callback(id)`
+/// per new token when given, stopping when it returns False (an exception it raises stops
+/// generation and propagates).
+#[pyfunction]
+#[pyo3(signature = (model, prompt, max_new_tokens, temperature, top_k, seed, kv_cache, callback = None))]
+#[allow(clippy::too_many_arguments)] // Python's keyword arguments, spelled out
+pub fn generate(
+    py: Python<'_>,
+    model: &PyModel,
+    prompt: Vec<i64>,
+    max_new_tokens: usize,
+    temperature: f32,
+    top_k: Option<usize>,
+    seed: u64,
+    kv_cache: bool,
+    callback: Option<Py<PyAny>>,
+) -> PyResult<Vec<u32>> {
+    let prompt = prompt
+        .iter()
+        .enumerate()
+        .map(|(i, &id)| {
+            u32::try_from(id).map_err(|_| {
+                PyValueError::new_err(format!(
+                    "generate prompt: expected token ids ≥ 0; found {id} at position {i}"
+                ))
+            })
+        })
+        .collect::<PyResult<Vec<u32>>>()?;
+    let options = GenerateOptions {
+        max_new_tokens,
+        temperature,
+        top_k,
+        seed,
+        kv_cache,
+    };
+    let inner = &model.inner;
+    let Some(cb) = callback else {
+        return py.detach(|| inner.generate(&prompt, &options)).py();
+    };
+    let mut raised: Option<PyErr> = None;
+    let out = py.detach(|| {
+        let mut f = |tok: u32| -> bool {
+            Python::attach(|py| match cb.call1(py, (tok,)) {
+                Ok(r) => !matches!(r.extract::<bool>(py), Ok(false)),
+                Err(e) => {
+                    raised = Some(e);
+                    false
+                }
+            })
+        };
+        inner.generate_streaming(&prompt, &options, Some(&mut f))
+    });
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    out.py()
+}
