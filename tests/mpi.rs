@@ -7,7 +7,7 @@
 //!   the two ranks' replicas are bit-identical: an MLP, a small CNN, and a graph that is not a
 //!   chain (built with the functional API: a residual block, `Add`, beside a second branch
 //!   from the input, `Concatenate`); with batch normalisation the ranks agree on the moving
-//!   statistics;
+//!   statistics; and the GPT of tests/gpt.rs (attention, tied embeddings, global clipping);
 //! - ranks started with different settings refuse to train, naming the setting;
 //! - a rank that returns an error, exits, is killed or hangs makes the other exit non-zero
 //!   within 60 s of the fault (timed from the line announcing it, whatever the steps before
@@ -245,6 +245,7 @@ fn mpi_worker() {
     let dev = common::own_device(None).expect("a test device");
     let (data, mut m) = match job.as_str() {
         "cnn" | "bn" => (cnn_data(&dev), common::smooth_cnn(&dev, 4, job == "bn")),
+        "gpt" => gpt_job(&dev),
         _ => {
             let (x, y) = rows(ROWS);
             let m = match job.as_str() {
@@ -258,6 +259,7 @@ fn mpi_worker() {
     let batch = match job.as_str() {
         "mismatch" if rank == 1 => 64,
         "cnn" | "bn" => CNN_BATCH,
+        "gpt" => GPT_BATCH,
         _ => BATCH,
     };
     let result = m.fit_distributed(
@@ -371,6 +373,61 @@ fn two_ranks_train_a_graph_model_like_one_device() {
         "a graph model on two ranks vs one device after 100 steps: relative L2 {rel:e}"
     );
     let init = weights(&graph_model(&dev), &dir.join("init.safetensors"));
+    let moved: f64 = init
+        .iter()
+        .zip(&want)
+        .map(|(a, b)| ((a - b) as f64).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    assert!(moved > 1e-2, "training barely moved the weights ({moved})");
+}
+
+/// The GPT job: tests/gpt.rs's small GPT (tied embeddings, AdamW, global clipping) on 40
+/// steps of 8 windows.
+const GPT_BATCH: usize = 8;
+
+fn gpt_job(dev: &suanli::Device) -> (Dataset, Model) {
+    let text = common::gpt::text();
+    let m = common::gpt::gpt(dev, text.tokenizer().vocab_size());
+    (common::gpt::windows(dev, &text, 40 * GPT_BATCH, 1), m)
+}
+
+/// The GPT (attention, layer norms, a matrix shared by the embedding and the output
+/// projection, clipping over every gradient) trains on two ranks as on one device.
+#[test]
+fn two_ranks_train_the_gpt_like_one_device() {
+    let Some(dev) = common::device() else {
+        return;
+    };
+    let dir = out_dir("gpt");
+    let o = worker("gpt", &dir);
+    assert!(o.status.success(), "{}", text(&o));
+    let got = tensors(&dir.join("rank0.safetensors"));
+    let r1 = tensors(&dir.join("rank1.safetensors"));
+    assert!(
+        got.iter()
+            .map(|v| v.to_bits())
+            .eq(r1.iter().map(|v| v.to_bits())),
+        "the two ranks' replicas differ"
+    );
+    let (data, mut m) = gpt_job(&dev);
+    let init = weights(&m, &dir.join("init.safetensors"));
+    m.fit(
+        &data,
+        FitOptions {
+            epochs: 1,
+            batch_size: GPT_BATCH,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let want = weights(&m, &dir.join("single.safetensors"));
+    let rel = common::rel_l2(&got, &want.iter().map(|&v| v as f64).collect::<Vec<_>>());
+    eprintln!("the GPT on two ranks vs one device after 40 steps: relative L2 {rel:e}");
+    assert!(
+        rel < 1e-5,
+        "the GPT on two ranks vs one device after 40 steps: relative L2 {rel:e}"
+    );
     let moved: f64 = init
         .iter()
         .zip(&want)
