@@ -21,7 +21,11 @@
 //! residual projections scaled by 1/√(2·layers), LayerNorm ε 1e-5, as benches/torch_gpt.py;
 //! keras: Keras's initializers and ε 1e-3), --profile (per-kernel GPU time and pooled memory after
 //! training), --bench-generate (generation's tokens per second with the KV cache and by
-//! recomputing the window, alternating, 3 rounds each, medians).
+//! recomputing the window, alternating, 3 rounds each, medians), --checkpoint PATH (weights,
+//! optimizer state and step after every interval, atomically), --resume PATH (continue such a
+//! run: the remaining intervals draw the same windows, so the result is the uninterrupted
+//! run's), --devices LIST (data-parallel over several devices, `gpu:0,gpu:1`; each computes
+//! its share of every batch).
 //!
 //! Every `--eval-interval` iterations it prints the mean training loss of those iterations,
 //! the validation loss on `--eval-batches` fixed random windows, and tokens per second. Each
@@ -34,6 +38,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use suanli::data::{Split, Text};
+use suanli::multi::{DeviceGroup, ParallelOptions};
 use suanli::nn::{
     Add, Call, Clip, DecayFilter, Dense, Dropout, Embedding, FitOptions, GenerateOptions, Input,
     LayerNormalization, Loss, Model, MultiHeadAttention, Optimizer, Share, SymbolicTensor,
@@ -58,6 +63,9 @@ struct Args {
     top_k: usize,
     save: Option<PathBuf>,
     load: Option<PathBuf>,
+    checkpoint: Option<PathBuf>,
+    resume: Option<PathBuf>,
+    devices: Option<String>,
     data: PathBuf,
     profile: bool,
     bench_generate: bool,
@@ -84,6 +92,9 @@ fn parse() -> Result<Args, String> {
         top_k: 40,
         save: None,
         load: None,
+        checkpoint: None,
+        resume: None,
+        devices: None,
         data: PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/data/tinyshakespeare/input.txt"
@@ -145,6 +156,9 @@ fn parse() -> Result<Args, String> {
             "--device" => a.device = v,
             "--save" => a.save = Some(PathBuf::from(v)),
             "--load" => a.load = Some(PathBuf::from(v)),
+            "--checkpoint" => a.checkpoint = Some(PathBuf::from(v)),
+            "--resume" => a.resume = Some(PathBuf::from(v)),
+            "--devices" => a.devices = Some(v),
             "--init" => match v.as_str() {
                 "nanogpt" => a.keras_init = false,
                 "keras" => a.keras_init = true,
@@ -317,36 +331,59 @@ fn bench_generate(model: &Model, text: &Text, a: &Args) -> suanli::Result<()> {
 }
 
 fn run(a: Args) -> suanli::Result<()> {
-    let dev = Device::open(&a.device)?;
+    let group = match &a.devices {
+        Some(list) => Some(DeviceGroup::parse(list)?),
+        None => None,
+    };
+    let dev = match &group {
+        Some(g) => g.devices()[0].clone(),
+        None => Device::open(&a.device)?,
+    };
     let text = Text::open(&a.data)?;
     let vocab = text.tokenizer().vocab_size();
-    let mut model = match &a.load {
-        Some(p) => {
-            let m = Model::load(&dev, p)?;
-            println!("loaded {}", p.display());
-            m
-        }
-        None => gpt(&dev, &a, vocab)?,
+    let mut done = 0;
+    let mut model = if let Some(p) = &a.resume {
+        // Weights, optimizer state and step count; the windows of the remaining intervals
+        // are drawn from the same seeds as in the first run.
+        let (m, ck) = Model::load_checkpoint(&dev, p)?;
+        done = ck.step as usize;
+        println!("resumed {} at iteration {done}", p.display());
+        m
+    } else {
+        let mut m = match &a.load {
+            Some(p) => {
+                let m = Model::load(&dev, p)?;
+                println!("loaded {}", p.display());
+                m
+            }
+            None => gpt(&dev, &a, vocab)?,
+        };
+        m.compile(
+            Optimizer::AdamW {
+                lr: a.lr,
+                weight_decay: 0.1,
+                beta1: 0.9,
+                beta2: 0.99,
+                eps: 1e-8,
+            },
+            Loss::SparseCategoricalCrossentropy,
+        )?;
+        m.set_weight_decay_filter(DecayFilter::MatricesOnly)?;
+        m.set_gradient_clipping(Clip::global_norm(1.0))?;
+        m
     };
-    model.compile(
-        Optimizer::AdamW {
-            lr: a.lr,
-            weight_decay: 0.1,
-            beta1: 0.9,
-            beta2: 0.99,
-            eps: 1e-8,
-        },
-        Loss::SparseCategoricalCrossentropy,
-    )?;
-    model.set_weight_decay_filter(DecayFilter::MatricesOnly)?;
-    model.set_gradient_clipping(Clip::global_norm(1.0))?;
     println!(
         "GPT ({} layers, {} heads, width {}, block {}) on {}: vocabulary {vocab}, {} training and {} validation characters, {} parameters",
         a.layers,
         a.heads,
         a.width,
         a.block,
-        dev.info().name,
+        group.as_ref().map_or(dev.info().name.clone(), |g| g
+            .devices()
+            .iter()
+            .map(|d| d.info().name.clone())
+            .collect::<Vec<_>>()
+            .join(" + ")),
         text.tokens(Split::Train).len(),
         text.tokens(Split::Validation).len(),
         model.param_count()
@@ -361,36 +398,42 @@ fn run(a: Args) -> suanli::Result<()> {
     )?;
     let schedule = |step: u64| lr_at(&a, step);
     dev.set_profiling(a.profile);
-    let mut done = 0;
     let iters = if a.load.is_some() { 0 } else { a.iters };
     while done < iters {
         let steps = a.eval_interval.min(iters - done);
-        let train = windows(
-            &dev,
-            &text,
-            Split::Train,
-            steps * a.batch,
-            &a,
-            a.seed + done as u64,
-        )?;
+        let opts = FitOptions {
+            epochs: 1,
+            batch_size: a.batch,
+            shuffle: false,
+            seed: a.seed + done as u64,
+            step_lr: Some(&schedule),
+            ..Default::default()
+        };
         let t0 = Instant::now();
-        let hist = model.fit(
-            &train,
-            FitOptions {
-                epochs: 1,
-                batch_size: a.batch,
-                shuffle: false,
-                seed: a.seed + done as u64,
-                step_lr: Some(&schedule),
-                ..Default::default()
-            },
-        )?;
+        let loss = match &group {
+            None => {
+                let train = windows(&dev, &text, Split::Train, steps * a.batch, &a, opts.seed)?;
+                model.fit(&train, opts)?.loss[0]
+            }
+            Some(g) => {
+                // The same windows on every device; each computes its share of each batch.
+                let sets = g
+                    .devices()
+                    .iter()
+                    .map(|d| windows(d, &text, Split::Train, steps * a.batch, &a, opts.seed))
+                    .collect::<suanli::Result<Vec<_>>>()?;
+                let p = model.fit_parallel(g, &sets, opts, &ParallelOptions::default())?;
+                p.history.loss[0]
+            }
+        };
         let secs = t0.elapsed().as_secs_f64();
         done += steps;
         let v = model.evaluate(&val, a.batch)?;
+        if let Some(p) = &a.checkpoint {
+            model.save_checkpoint(p, done / a.eval_interval, a.seed, &Default::default())?;
+        }
         println!(
-            "iter {done:>5}: train loss {:.4}, val loss {:.4}, {:.0} tokens/s, {:.1} ms/iter",
-            hist.loss[0],
+            "iter {done:>5}: train loss {loss:.4}, val loss {:.4}, {:.0} tokens/s, {:.1} ms/iter",
             v.loss,
             (steps * a.batch * a.block) as f64 / secs,
             secs * 1e3 / steps as f64
