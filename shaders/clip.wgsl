@@ -60,24 +60,37 @@ fn sumsq_forward(@builtin(local_invocation_id) lid: vec3<u32>) {
 @group(0) @binding(1) var<storage, read_write> cs_g: array<f32>;
 @group(0) @binding(2) var<uniform> cs_p: Params;
 
+var<workgroup> cs_scale: f32;
+
+// The factor is computed once per work-group (invocation 0 sums the slots, in order), not
+// once per element: with a global norm over every parameter's slot, each element summing
+// them made this pass cost as much as the rest of the optimizer.
 @compute @workgroup_size(256)
-fn scale_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn scale_forward(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    if (li == 0u) {
+        var s = 1.0;
+        if (cs_p.limit > 0.0) {
+            var t = 0.0;
+            for (var k = 0u; k < cs_p.count; k = k + 1u) {
+                t = t + cs_norms[cs_p.first + k];
+            }
+            let norm = sqrt(t);
+            if (norm > cs_p.limit) {
+                s = cs_p.limit / norm;
+            }
+        }
+        cs_scale = s;
+    }
+    workgroupBarrier();
     let i = gid.x + gid.y * nwg.x * WG;
     if (i >= cs_p.n) {
         return;
     }
-    var s = 1.0;
-    if (cs_p.limit > 0.0) {
-        var t = 0.0;
-        for (var k = 0u; k < cs_p.count; k = k + 1u) {
-            t = t + cs_norms[cs_p.first + k];
-        }
-        let norm = sqrt(t);
-        if (norm > cs_p.limit) {
-            s = cs_p.limit / norm;
-        }
-    }
-    var g = cs_g[i] * s;
+    var g = cs_g[i] * cs_scale;
     if (cs_p.value > 0.0) {
         g = clamp(g, -cs_p.value, cs_p.value);
     }

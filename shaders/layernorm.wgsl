@@ -3,12 +3,15 @@
 //   y = γ·x̂ + β,  x̂ = (x − μ)·r,  μ = mean(x),  r = 1/√(σ² + ε),  σ² the biased variance.
 // Needs the activation.wgsl prelude (the input gradient applies the previous layer's gate).
 //
-// layernorm_forward: one work-group per row (spilled onto y past 65,535 rows). The mean, then
+// layernorm_forward: LANES invocations per row, RW_WG / LANES rows per work-group (spilled onto
+//   y past 65,535 work-groups): on a GPU a work-group per row (LANES 64), on a software
+//   adapter an invocation per row (LANES 1: a CPU runs a work-group's invocations a SIMD batch
+//   at a time, so a barrier costs more than the row's few hundred additions). The mean, then
 //   the variance from the deviations (two passes, as llm.c's layernorm_forward: E[x²] − E[x]²
 //   cancels for rows far from zero), each a fixed-shape tree in workgroup memory, so the
 //   bits never depend on thread timing and no subgroup operation is needed. Saves μ and r per
 //   row for the backward pass: stats = [μ per row…, r per row…].
-// layernorm_backward: the input gradient, one work-group per row, with g = γ·dy:
+// layernorm_backward: the input gradient, LANES invocations per row as the forward pass, with g = γ·dy:
 //   dx = r·(g − mean(g) − x̂·mean(g·x̂))   (llm.c's layernorm_backward, dnorm_mean and
 //   dnorm_norm_mean), times the gate's derivative when GATE names one.
 // layernorm_params_backward, layernorm_params_combine: dγ = Σ_rows dy·x̂, dβ = Σ_rows dy.
@@ -35,6 +38,8 @@ struct Params {
 override HAS_GAMMA: bool = true;
 override HAS_BETA: bool = true;
 override GATE: u32 = 0u;
+// Invocations per row of the row kernels: a power of two dividing RW_WG (see the top).
+override LANES: u32 = 64u;
 
 // Invocations per row of the row kernels: enough to keep a GPU busy on a GPT's widths,
 // few enough that a narrow row wastes little.
@@ -45,11 +50,13 @@ const EL_WG: u32 = 256u;
 var<workgroup> s_a: array<f32, 64>;
 var<workgroup> s_b: array<f32, 64>;
 
-// Sums s_a and s_b into their element 0, a fixed tree. Called in uniform control flow; every
-// invocation may read element 0 afterwards (the last step ends with a barrier).
+// Sums each row's LANES elements of s_a and s_b into the row's first, a fixed tree. Called in
+// uniform control flow; every invocation may read its row's first element afterwards (the
+// last step ends with a barrier; with LANES 1 there is nothing to sum).
 fn tree_sum(li: u32) {
-    for (var stride = RW_WG / 2u; stride > 0u; stride /= 2u) {
-        if (li < stride) {
+    let lane = li % LANES;
+    for (var stride = LANES / 2u; stride > 0u; stride /= 2u) {
+        if (lane < stride) {
             s_a[li] += s_a[li + stride];
             s_b[li] += s_b[li + stride];
         }
@@ -57,8 +64,9 @@ fn tree_sum(li: u32) {
     }
 }
 
-fn row_of(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return wid.x + wid.y * nwg.x;
+// The work-group's first row.
+fn first_row(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return (wid.x + wid.y * nwg.x) * (RW_WG / LANES);
 }
 
 // ---- forward -------------------------------------------------------------------------------
@@ -75,32 +83,37 @@ fn layernorm_forward(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
 ) {
-    let row = row_of(wid, nwg);
-    if (row >= fw_p.rows) {
+    let first = first_row(wid, nwg);
+    if (first >= fw_p.rows) {
         return; // uniform across the work-group: the barriers below stay in uniform control flow
     }
+    let row = first + li / LANES;
+    let lane = li % LANES;
+    let head = li - lane; // the row's first slot in s_a, s_b
+    // Columns this invocation reads: none for a row past the end (it still meets the barriers).
     let e = fw_p.cols;
+    let end = select(0u, e, row < fw_p.rows);
     let base = row * e;
     var s = 0.0;
-    for (var c = li; c < e; c += RW_WG) {
+    for (var c = lane; c < end; c += LANES) {
         s += fw_x[base + c];
     }
     s_a[li] = s;
     s_b[li] = 0.0;
     workgroupBarrier();
     tree_sum(li);
-    let mean = s_a[0] / f32(e);
+    let mean = s_a[head] / f32(e);
     workgroupBarrier(); // everyone has read the sum before it is overwritten
     var q = 0.0;
-    for (var c = li; c < e; c += RW_WG) {
+    for (var c = lane; c < end; c += LANES) {
         let d = fw_x[base + c] - mean;
         q += d * d;
     }
     s_a[li] = q;
     workgroupBarrier();
     tree_sum(li);
-    let rstd = inverseSqrt(s_a[0] / f32(e) + fw_p.eps);
-    for (var c = li; c < e; c += RW_WG) {
+    let rstd = inverseSqrt(s_a[head] / f32(e) + fw_p.eps);
+    for (var c = lane; c < end; c += LANES) {
         var y = (fw_x[base + c] - mean) * rstd;
         if (HAS_GAMMA) {
             y *= fw_gamma[c];
@@ -110,7 +123,7 @@ fn layernorm_forward(
         }
         fw_y[base + c] = y;
     }
-    if (li == 0u) {
+    if (lane == 0u && row < fw_p.rows) {
         fw_stats[row] = mean;
         fw_stats[fw_p.rows + row] = rstd;
     }
@@ -139,17 +152,23 @@ fn layernorm_backward(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
 ) {
-    let row = row_of(wid, nwg);
-    if (row >= bx_p.rows) {
+    let first = first_row(wid, nwg);
+    if (first >= bx_p.rows) {
         return; // uniform across the work-group
     }
+    let row = first + li / LANES;
+    let lane = li % LANES;
+    let head = li - lane;
+    let live = row < bx_p.rows;
     let e = bx_p.cols;
+    let end = select(0u, e, live);
     let base = row * e;
-    let mean = bx_stats[row];
-    let rstd = bx_stats[bx_p.rows + row];
+    let at = min(row, bx_p.rows - 1u);
+    let mean = bx_stats[at];
+    let rstd = bx_stats[bx_p.rows + at];
     var a = 0.0;
     var b = 0.0;
-    for (var c = li; c < e; c += RW_WG) {
+    for (var c = lane; c < end; c += LANES) {
         let g = scaled_dy(base + c, c);
         a += g;
         b += g * (bx_x[base + c] - mean) * rstd;
@@ -158,9 +177,9 @@ fn layernorm_backward(
     s_b[li] = b;
     workgroupBarrier();
     tree_sum(li);
-    let mean_g = s_a[0] / f32(e);
-    let mean_gx = s_b[0] / f32(e);
-    for (var c = li; c < e; c += RW_WG) {
+    let mean_g = s_a[head] / f32(e);
+    let mean_gx = s_b[head] / f32(e);
+    for (var c = lane; c < end; c += LANES) {
         let j = base + c;
         let xhat = (bx_x[j] - mean) * rstd;
         var d = rstd * (scaled_dy(j, c) - mean_g - xhat * mean_gx);

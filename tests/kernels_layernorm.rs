@@ -2,7 +2,8 @@
 //! saved row statistics), the input gradient (with and without the previous layer's gate) and
 //! the parameter gradients, on 1, 7, 65 and 257 rows (257 crosses a chunk of the parameter
 //! gradients' reduction) of widths 1, 3, 24, 64, 128 and 385 (below, at and past the 64
-//! invocations a row gets), with γ and β each on and off; then rows far from zero (mean 50),
+//! invocations a row gets on a GPU), with γ and β each on and off, each row given 64, 4 or 1
+//! invocations; then rows far from zero (mean 50),
 //! where a one-pass variance would lose its digits. Outputs are poisoned with NaN first. The
 //! reference's gradients are checked by finite differences of its forward pass in f64; a
 //! shape one work-group past the grid's 65,535 checks the spill onto y; and two runs of the
@@ -139,15 +140,19 @@ fn forward_and_backward_against_the_reference() {
     for rows in [1usize, 7, 65, 257] {
         for cols in [1usize, 3, 24, 64, 128, 385] {
             for (scale, center) in [(true, true), (false, false), (true, false), (false, true)] {
-                seed += 10;
-                let s = LnShape {
-                    rows,
-                    cols,
-                    eps: EPS as f32,
-                    scale,
-                    center,
-                };
-                worst = worst.max(check(&dev, &s, seed, 0.0, TOL));
+                // Each row spread over a work-group, a few invocations, or one.
+                for lanes in [Some(64), Some(4), Some(1)] {
+                    seed += 10;
+                    let s = LnShape {
+                        rows,
+                        cols,
+                        eps: EPS as f32,
+                        scale,
+                        center,
+                        lanes,
+                    };
+                    worst = worst.max(check(&dev, &s, seed, 0.0, TOL));
+                }
             }
         }
     }
@@ -163,14 +168,17 @@ fn rows_far_from_zero() {
     let dev = dev_or_skip!();
     let mut worst: f64 = 0.0;
     for (rows, cols) in [(7usize, 24usize), (65, 64), (257, 385)] {
-        let s = LnShape {
-            rows,
-            cols,
-            eps: EPS as f32,
-            scale: true,
-            center: true,
-        };
-        worst = worst.max(check(&dev, &s, 40 + rows as u64, 50.0, 5e-5));
+        for lanes in [Some(64), Some(1)] {
+            let s = LnShape {
+                rows,
+                cols,
+                eps: EPS as f32,
+                scale: true,
+                center: true,
+                lanes,
+            };
+            worst = worst.max(check(&dev, &s, 40 + rows as u64, 50.0, 5e-5));
+        }
     }
     eprintln!("layernorm kernels, rows at mean 50: largest relative L2 error {worst:.2e}");
 }
@@ -179,12 +187,14 @@ fn rows_far_from_zero() {
 fn rows_past_one_grid_dimension() {
     let dev = dev_or_skip!();
     let rows = 65_536 + 1;
+    // A work-group per row, so the grid passes 65,535 work-groups.
     let s = LnShape {
         rows,
         cols: 2,
         eps: EPS as f32,
         scale: true,
         center: true,
+        lanes: Some(64),
     };
     let worst = check(&dev, &s, 7, 0.0, TOL);
     eprintln!("layernorm, {rows} rows: largest relative L2 error {worst:.2e}");
@@ -199,6 +209,7 @@ fn backward_is_bitwise_repeatable() {
         eps: EPS as f32,
         scale: true,
         center: true,
+        lanes: None,
     };
     let x = rows_of(s.rows, s.cols, 3, 50.0);
     let (gamma, beta) = (random_vec(s.cols, 4), random_vec(s.cols, 5));

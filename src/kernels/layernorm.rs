@@ -3,12 +3,15 @@
 //! `LayerNorm`), and its backward pass. The shader's header has the formulas; this module
 //! records them.
 //!
-//! Forward: one dispatch, a work-group per row, saving each row's mean and 1/√(σ² + ε).
-//! Backward: the input gradient (one dispatch, a work-group per row), and the parameter
+//! Forward: one dispatch, saving each row's mean and 1/√(σ² + ε). Backward: the input
+//! gradient (one dispatch), and the parameter
 //! gradients dγ = Σ dy·x̂, dβ = Σ dy as a sum per (chunk of rows, column) merged per column
 //! (two dispatches). Every reduction is a fixed tree or a fixed order, so results never depend
 //! on thread timing, and none uses subgroups or atomics, so every adapter runs them (GL
-//! included).
+//! included). The two row kernels give each row [`LnShape::lanes`] invocations: a work-group
+//! per row on GPUs, an invocation per row on software adapters, where a barrier costs more
+//! than the row's work (on lavapipe, a GPT's 768 rows of 128 take 15 ms a work-group per
+//! row).
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
@@ -85,6 +88,9 @@ pub struct LnShape {
     pub scale: bool,
     /// Keras's `center` (β exists).
     pub center: bool,
+    /// Invocations per row of the row kernels (1, 2, 4 … 64); `None`: the adapter's
+    /// ([`LnShape::lanes`]).
+    pub lanes: Option<usize>,
 }
 
 impl LnShape {
@@ -116,7 +122,27 @@ impl LnShape {
         }
     }
 
+    /// Invocations per row on `dev`: as given, else 1 on a software adapter and 64 (a
+    /// work-group) on others.
+    pub fn lanes(&self, dev: &crate::runtime::Device) -> usize {
+        self.lanes.unwrap_or(
+            if dev.info().kind == crate::device::adapter::DeviceKind::Software {
+                1
+            } else {
+                ROW_WG
+            },
+        )
+    }
+
     fn check(&self, rec: &dyn Record, op: &'static str) -> Result<()> {
+        if let Some(l) = self.lanes.filter(|l| !l.is_power_of_two() || *l > ROW_WG) {
+            return Err(Error::InvalidArgument {
+                op,
+                name: "lanes",
+                expected: format!("a power of two up to {ROW_WG}"),
+                found: l.to_string(),
+            });
+        }
         if self.rows == 0
             || self.cols == 0
             || !(self.eps > 0.0 && self.eps.is_finite())
@@ -133,17 +159,27 @@ impl LnShape {
         }
         // The row kernels: three passes over a row's columns and two 6-step trees; the
         // parameter gradients: a chunk, then the chunks.
-        let per_row = 3 * self.cols.div_ceil(ROW_WG) + 12;
+        let per_row = 3 * self.cols.div_ceil(self.lanes(rec.device())) + 12;
         let trips = per_row.max(CHUNK).max(self.chunks());
         check_loops(rec.device(), op, trips as u64, || format!("{self:?}"))
     }
 
-    fn constants(&self, gate: Option<Activation>) -> Result<Vec<(&'static str, f64)>> {
+    fn constants(
+        &self,
+        dev: &crate::runtime::Device,
+        gate: Option<Activation>,
+    ) -> Result<Vec<(&'static str, f64)>> {
         Ok(vec![
             ("HAS_GAMMA", self.scale as u32 as f64),
             ("HAS_BETA", self.center as u32 as f64),
             ("GATE", gate.map_or(Ok(0), act_code)? as f64),
+            ("LANES", self.lanes(dev) as f64),
         ])
+    }
+
+    /// Work-groups of the row kernels.
+    fn row_groups(&self, dev: &crate::runtime::Device) -> usize {
+        self.rows.div_ceil(ROW_WG / self.lanes(dev))
     }
 }
 
@@ -205,15 +241,16 @@ pub fn forward(
     stats: &wgpu::Buffer,
 ) -> Result<()> {
     s.check(rec, "layernorm")?;
+    let dev = rec.device().clone();
     let n = (s.rows * s.cols) as u64 * 4;
     let [g, b] = affine(s, gamma, beta, x)?;
     launch(
         rec,
         &FORWARD,
-        &s.constants(None)?,
+        &s.constants(&dev, None)?,
         &[(x, n), g, b, (y, n), (stats, s.stats() as u64 * 4)],
         s.params(0, 0.0),
-        Grid::Rows(s.rows),
+        Grid::Rows(s.row_groups(&dev)),
         8 * s.rows * s.cols,
     )
 }
@@ -233,6 +270,7 @@ pub fn backward(
     dx: &wgpu::Buffer,
 ) -> Result<()> {
     s.check(rec, "layernorm backward")?;
+    let dev = rec.device().clone();
     if let Some((a, _)) = gate {
         if !a.derivative_from_output() {
             return Err(Error::InvalidArgument {
@@ -256,7 +294,7 @@ pub fn backward(
     launch(
         rec,
         &BACKWARD,
-        &s.constants(gate.map(|g| g.0))?,
+        &s.constants(&dev, gate.map(|g| g.0))?,
         &[
             (dy, n),
             (x, n),
@@ -266,7 +304,7 @@ pub fn backward(
             (dx, n),
         ],
         s.params(0, alpha),
-        Grid::Rows(s.rows),
+        Grid::Rows(s.row_groups(&dev)),
         10 * s.rows * s.cols,
     )
 }
@@ -288,7 +326,7 @@ pub fn params_backward(
     let (n, c) = ((s.rows * s.cols) as u64 * 4, s.cols as u64 * 4);
     let pb = s.partials() as u64 * 4;
     let jobs = s.chunks() * s.cols;
-    let k = s.constants(None)?;
+    let k = s.constants(&rec.device().clone(), None)?;
     launch(
         rec,
         &PARAMS_BACKWARD,

@@ -210,6 +210,7 @@ impl LayerNormLayer {
             eps: self.cfg.epsilon,
             scale: self.cfg.scale,
             center: self.cfg.center,
+            lanes: None,
         }
     }
 
