@@ -25,7 +25,10 @@
 //! optimizer state and step after every interval, atomically), --resume PATH (continue such a
 //! run: the remaining intervals draw the same windows, so the result is the uninterrupted
 //! run's), --devices LIST (data-parallel over several devices, `gpu:0,gpu:1`; each computes
-//! its share of every batch).
+//! its share of every batch), --bench (instead of training: ms per iteration beside
+//! benches/torch_gpt.py's, the same recipe in PyTorch on the CPU with 2 threads, run by
+//! `$SUANLI_PEER_PYTHON` or `python3`; 3 alternating rounds of --bench-iters N (50)
+//! iterations, medians and their ratio).
 //!
 //! Every `--eval-interval` iterations it prints the mean training loss of those iterations,
 //! the validation loss on `--eval-batches` fixed random windows, and tokens per second. Each
@@ -69,6 +72,8 @@ struct Args {
     data: PathBuf,
     profile: bool,
     bench_generate: bool,
+    /// Iterations per round of `--bench` (0: no bench).
+    bench: usize,
     /// nanoGPT's initialisation and LayerNorm ε (the default) or Keras's.
     keras_init: bool,
 }
@@ -101,12 +106,17 @@ fn parse() -> Result<Args, String> {
         )),
         profile: false,
         bench_generate: false,
+        bench: 0,
         keras_init: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         if flag == "--profile" {
             a.profile = true;
+            continue;
+        }
+        if flag == "--bench" {
+            a.bench = a.bench.max(50);
             continue;
         }
         if flag == "--bench-generate" {
@@ -159,6 +169,7 @@ fn parse() -> Result<Args, String> {
             "--checkpoint" => a.checkpoint = Some(PathBuf::from(v)),
             "--resume" => a.resume = Some(PathBuf::from(v)),
             "--devices" => a.devices = Some(v),
+            "--bench-iters" => a.bench = n()?.max(1),
             "--init" => match v.as_str() {
                 "nanogpt" => a.keras_init = false,
                 "keras" => a.keras_init = true,
@@ -330,6 +341,96 @@ fn bench_generate(model: &Model, text: &Text, a: &Args) -> suanli::Result<()> {
     Ok(())
 }
 
+/// `--bench`: ms per iteration, ours beside PyTorch's, alternating rounds, medians.
+fn bench(model: &mut Model, dev: &Device, text: &Text, a: &Args) -> suanli::Result<()> {
+    let n = a.bench;
+    let data = windows(dev, text, Split::Train, n * a.batch, a, a.seed)?;
+    let schedule = |step: u64| lr_at(a, step);
+    let fit = |model: &mut Model| -> suanli::Result<f64> {
+        let t0 = Instant::now();
+        model.fit(
+            &data,
+            FitOptions {
+                epochs: 1,
+                batch_size: a.batch,
+                shuffle: false,
+                step_lr: Some(&schedule),
+                ..Default::default()
+            },
+        )?;
+        Ok(t0.elapsed().as_secs_f64() * 1e3 / n as f64)
+    };
+    fit(model)?; // compiles the kernels and tunes the matmuls
+    let python = std::env::var("SUANLI_PEER_PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/torch_gpt.py");
+    let torch = |python: &str| -> Option<f64> {
+        let it = n.to_string();
+        let mut cmd = std::process::Command::new(python);
+        cmd.arg(script).args([
+            "--iters",
+            &it,
+            "--eval-interval",
+            &it,
+            "--eval-batches",
+            "1",
+        ]);
+        cmd.args([
+            "--batch-size",
+            &a.batch.to_string(),
+            "--block",
+            &a.block.to_string(),
+        ]);
+        cmd.args([
+            "--layers",
+            &a.layers.to_string(),
+            "--heads",
+            &a.heads.to_string(),
+        ]);
+        cmd.args(["--width", &a.width.to_string(), "--threads", "2"]);
+        let out = cmd.output().ok().filter(|o| o.status.success())?;
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let last = text.lines().rfind(|l| l.contains("ms/iter"))?;
+        last.split(", ").last()?.split(' ').next()?.parse().ok()
+    };
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for round in 0..3 {
+        ours.push(fit(model)?);
+        if round == 0 || !theirs.is_empty() {
+            match torch(&python) {
+                Some(t) => theirs.push(t),
+                None if round == 0 => println!(
+                    "bench: {python} {script} did not run (is PyTorch installed? SUANLI_PEER_PYTHON names the interpreter): no side-by-side comparison"
+                ),
+                None => {}
+            }
+        }
+        println!(
+            "bench round {}: suanli {:.1} ms/iter{}",
+            round + 1,
+            ours[round],
+            theirs.get(round).map_or(String::new(), |t| format!(
+                ", PyTorch CPU (2 threads) {t:.1} ms/iter"
+            ))
+        );
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let o = median(&mut ours);
+    if theirs.is_empty() {
+        println!("bench: suanli median {o:.1} ms/iter on {}", dev.info().name);
+    } else {
+        let t = median(&mut theirs);
+        println!(
+            "bench: suanli median {o:.1} ms/iter on {} | PyTorch CPU (2 threads) {t:.1} ms/iter | suanli/PyTorch time ratio {:.2}",
+            dev.info().name,
+            o / t
+        );
+    }
+    Ok(())
+}
+
 fn run(a: Args) -> suanli::Result<()> {
     let group = match &a.devices {
         Some(list) => Some(DeviceGroup::parse(list)?),
@@ -398,6 +499,9 @@ fn run(a: Args) -> suanli::Result<()> {
     )?;
     let schedule = |step: u64| lr_at(&a, step);
     dev.set_profiling(a.profile);
+    if a.bench > 0 {
+        return bench(&mut model, &dev, &text, &a);
+    }
     let iters = if a.load.is_some() { 0 } else { a.iters };
     while done < iters {
         let steps = a.eval_interval.min(iters - done);
