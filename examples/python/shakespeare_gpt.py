@@ -22,7 +22,7 @@ import numpy as np
 import suanli as tf
 from suanli import keras
 from suanli.keras import layers
-from suanli.text import Tokenizer
+from suanli.text import Text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -44,11 +44,10 @@ def gpt(vocab, block, n_layers, heads, width):
     return keras.Model([tokens, positions], logits, name="gpt")
 
 
-def windows(ids, count, block, rng):
-    starts = rng.integers(0, len(ids) - block - 1, count)
-    x = np.stack([ids[s:s + block] for s in starts])
-    y = np.stack([ids[s + 1:s + block + 1] for s in starts])
-    return [x, np.broadcast_to(np.arange(block, dtype=np.int32), x.shape).copy()], y
+def with_positions(windows):
+    """(x, y) windows as the model's inputs: the ids and their positions 0..block-1."""
+    x, y = windows
+    return [x, np.broadcast_to(np.arange(x.shape[1], dtype=np.int32), x.shape).copy()], y
 
 
 def main():
@@ -66,10 +65,8 @@ def main():
     ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "data", "tinyshakespeare", "input.txt"))
     a = ap.parse_args()
     keras.utils.set_random_seed(a.seed)
-    tok = Tokenizer.from_file(a.data)
-    ids = np.array(tok.encode(open(a.data, encoding="utf-8").read()), dtype=np.int32)
-    n = len(ids) * 9 // 10
-    train, val = ids[:n], ids[n:]
+    text = Text.from_file(a.data)
+    tok = text.tokenizer
 
     model = gpt(tok.vocab_size, a.block, a.layers, a.heads, a.width)
     # nanoGPT's schedule: 100 warm-up steps to 1e-3, cosine decay to 1e-4 at the last one.
@@ -79,12 +76,12 @@ def main():
     model.compile(optimizer=opt, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     print(f"GPT ({a.layers} layers, {a.heads} heads, width {a.width}, block {a.block}): "
           f"vocabulary {tok.vocab_size}, {model.count_params()} parameters")
-    rng = np.random.default_rng(a.seed)
-    vx, vy = windows(val, a.eval_batches * a.batch_size, a.block, np.random.default_rng(a.seed ^ 0x5EED))
+    # The windows examples/shakespeare_gpt.rs draws for the same seeds.
+    vx, vy = with_positions(text.windows("val", a.eval_batches * a.batch_size, a.block, a.seed ^ 0x5EED))
     done = 0
     while done < a.iters:
         steps = min(a.eval_interval, a.iters - done)
-        x, y = windows(train, steps * a.batch_size, a.block, rng)
+        x, y = with_positions(text.windows("train", steps * a.batch_size, a.block, a.seed + done))
         t0 = time.perf_counter()
         hist = model.fit(x, y, batch_size=a.batch_size, epochs=1, shuffle=False, verbose=0)
         secs = time.perf_counter() - t0

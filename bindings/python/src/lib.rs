@@ -29,6 +29,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<model::PyModel>()?;
     m.add_class::<events::PyEventWriter>()?;
     m.add_class::<text::PyTokenizer>()?;
+    m.add_class::<text::PyText>()?;
     m.add_function(wrap_pyfunction!(layers::layer_classes, m)?)?;
     m.add_function(wrap_pyfunction!(layers::check_layer, m)?)?;
     m.add_function(wrap_pyfunction!(layers::layer_output_shape, m)?)?;

@@ -1,9 +1,12 @@
-//! Text for language models: the character tokenizer (`suanli.text.Tokenizer`) and
-//! generation (`Model.generate` in Python calls [`generate`]).
+//! Text for language models: the character tokenizer (`suanli.text.Tokenizer`), a text split
+//! 90/10 with its random windows (`suanli.text.Text`, the Rust examples' windows for the same
+//! seed) and generation (`Model.generate` in Python calls [`generate`]).
 
+use numpy::prelude::*;
+use numpy::{PyArray1, PyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use suanli::data::Tokenizer;
+use suanli::data::{Split, Text, Tokenizer};
 use suanli::nn::GenerateOptions;
 
 use crate::errors::IntoPy;
@@ -62,6 +65,69 @@ impl PyTokenizer {
     #[getter]
     fn chars(&self) -> String {
         self.0.chars().iter().collect()
+    }
+}
+
+/// Windows and their targets, as NumPy arrays.
+type Pair<'py> = (Bound<'py, PyArray2<i32>>, Bound<'py, PyArray2<i32>>);
+
+/// A UTF-8 text as token ids of its characters, split 90/10 as nanoGPT's `shakespeare_char`.
+#[pyclass(module = "suanli._native", name = "Text")]
+pub struct PyText(Text);
+
+fn split_of(split: &str) -> PyResult<Split> {
+    match split {
+        "train" => Ok(Split::Train),
+        "val" | "validation" => Ok(Split::Validation),
+        other => Err(PyValueError::new_err(format!(
+            "Text: expected split \"train\" or \"val\"; found {other:?}"
+        ))),
+    }
+}
+
+#[pymethods]
+impl PyText {
+    /// The text of a string (at least two characters).
+    #[new]
+    fn new(text: &str) -> PyResult<Self> {
+        Text::from_text(text).py().map(PyText)
+    }
+
+    /// The text of a UTF-8 file (not UTF-8: a ValueError naming the offset of the first bad
+    /// byte).
+    #[staticmethod]
+    fn from_file(path: std::path::PathBuf) -> PyResult<Self> {
+        Text::open(&path).py().map(PyText)
+    }
+
+    /// Its tokenizer.
+    #[getter]
+    fn tokenizer(&self) -> PyTokenizer {
+        PyTokenizer(self.0.tokenizer().clone())
+    }
+
+    /// The ids of a split (`"train"`, the first 90%, or `"val"`) as an int32 array.
+    fn tokens<'py>(&self, py: Python<'py>, split: &str) -> PyResult<Bound<'py, PyArray1<i32>>> {
+        let t = self.0.tokens(split_of(split)?);
+        Ok(PyArray1::from_iter(py, t.iter().map(|&i| i as i32)))
+    }
+
+    /// `count` random windows of `block` ids of a split and the ids one position on, drawn
+    /// from a generator seeded by `seed` (the windows the Rust side draws for that seed):
+    /// `(x, y)`, int32 arrays of shape (count, block).
+    fn windows<'py>(
+        &self,
+        py: Python<'py>,
+        split: &str,
+        count: usize,
+        block: usize,
+        seed: u64,
+    ) -> PyResult<Pair<'py>> {
+        let (x, y) = self.0.windows(split_of(split)?, count, block, seed).py()?;
+        let arr = |v: Vec<u32>| -> PyResult<Bound<'py, PyArray2<i32>>> {
+            PyArray1::from_iter(py, v.into_iter().map(|i| i as i32)).reshape([count, block])
+        };
+        Ok((arr(x)?, arr(y)?))
     }
 }
 

@@ -8,7 +8,7 @@ import pytest
 
 from suanli import keras
 from suanli.keras import layers
-from suanli.text import Tokenizer
+from suanli.text import Text, Tokenizer
 
 V, T = 7, 8
 
@@ -112,3 +112,32 @@ def test_tokenizer_round_trips_and_names_what_it_cannot_encode(tmp_path):
     f.write_bytes(b"ab\xff\xfe")
     with pytest.raises(ValueError, match="offset 2"):
         Tokenizer.from_file(str(f))
+
+
+def test_text_windows_are_the_split_shifted_by_one_and_seeded(tmp_path):
+    body = "".join(chr(97 + (i * 7) % 23) for i in range(1000))
+    text = Text(body)
+    tok = text.tokenizer
+    train, val = text.tokens("train"), text.tokens("val")
+    assert train.dtype == np.int32 and len(train) == 900 and len(val) == 100
+    assert tok.decode(train.tolist() + val.tolist()) == body
+    x, y = text.windows("train", 50, 16, 7)
+    assert x.shape == y.shape == (50, 16) and x.dtype == np.int32
+    assert (x[:, 1:] == y[:, :-1]).all()
+    joined = train.tobytes()
+    for row_x, row_y in zip(x, y):
+        window = np.concatenate([row_x, row_y[-1:]]).astype(np.int32).tobytes()
+        assert window in joined
+    again, _ = text.windows("train", 50, 16, 7)
+    other, _ = text.windows("train", 50, 16, 8)
+    assert (again == x).all() and not (other == x).all()
+    vx, _ = text.windows("val", 5, 99, 1)
+    assert vx.shape == (5, 99)
+    with pytest.raises(ValueError, match="block"):
+        text.windows("val", 5, 100, 1)
+    with pytest.raises(ValueError, match="split"):
+        text.windows("test", 5, 16, 1)
+    f = tmp_path / "bad.txt"
+    f.write_bytes(b"abc\xff")
+    with pytest.raises(ValueError, match="offset 3"):
+        Text.from_file(str(f))
