@@ -417,3 +417,23 @@ fn bad_requests_are_typed_errors_and_the_model_stays_usable() {
     );
     assert_eq!(m.generate(&[1], &o).unwrap().len(), 6);
 }
+
+#[test]
+fn ids_past_an_embedding_table_are_named_before_a_prediction() {
+    let Some(dev) = common::device() else { return };
+    let m = gpt(&dev, true);
+    let err = |k: usize, v: &[f32]| match m.check_input_ids(k, v, 4) {
+        Err(Error::InvalidArgument { found, .. }) => found,
+        other => panic!("expected a typed error, got {other:?}"),
+    };
+    assert!(m.check_input_ids(0, &[0.0, 12.0, 3.0, 4.0], 4).is_ok());
+    assert_eq!(
+        err(0, &[0.0, 1.0, 2.0, 3.0, 4.0, 13.0]),
+        "13 at sample 1, position 1"
+    );
+    assert_eq!(err(0, &[1.5]), "1.5 at sample 0, position 0");
+    assert_eq!(err(0, &[-1.0]), "-1 at sample 0, position 0");
+    // Positions: a sequence longer than the position table.
+    assert!(m.check_input_ids(1, &[23.0], 4).is_ok());
+    assert_eq!(err(1, &[0.0, 1.0, 24.0]), "24 at sample 0, position 2");
+}

@@ -296,7 +296,9 @@ impl PyModel {
                 let (m, sample) = convert::samples(x, "model(x)", false)?;
                 let mut shape = vec![m.rows];
                 shape.extend_from_slice(&sample);
+                let per: usize = sample.iter().product();
                 let data = m.into_f32();
+                self.inner.check_input_ids(0, &data, per).py()?;
                 py.detach(|| Tensor::from_slice(&dev, &data, &shape)).py()?
             }
         };
@@ -551,7 +553,11 @@ impl PyModel {
                 )));
             }
             rows = Some(m.rows);
-            inputs.push((m.cols, m.into_f32()));
+            let cols = m.cols;
+            let values = m.into_f32();
+            // Ids past an Embedding's table would read zeros: refused, as fit refuses them.
+            self.inner.check_input_ids(k, &values, cols).py()?;
+            inputs.push((cols, values));
         }
         let rows = rows.unwrap_or(0);
         let cols: usize = inputs.iter().map(|(c, _)| *c).sum();

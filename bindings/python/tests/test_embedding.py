@@ -31,11 +31,16 @@ def test_called_on_an_int_input_with_arguments_by_name(rng):
     y = emb(x)
     assert y.shape == (None, 2, 3, E)
     model = keras.Model(x, y)
-    ids = rng.integers(-2, V + 2, (4, 2, 3)).astype(np.int32)
+    ids = rng.integers(0, V, (4, 2, 3)).astype(np.int32)
     out = model.predict(ids, verbose=0)  # builds the model
     table = emb.get_weights()[0]
-    want = np.where(((ids >= 0) & (ids < V))[..., None], table[np.clip(ids, 0, V - 1)], 0.0)
-    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(out, table[ids])
+    # An id past the table (or below it) would read zeros: refused, naming where it is.
+    for bad in (V, -2):
+        wrong = ids.copy()
+        wrong[2, 1, 0] = bad
+        with pytest.raises(ValueError, match=f"{bad} at sample 2, position 3"):
+            model.predict(wrong, verbose=0)
     config = emb.get_config()
     assert (config["input_dim"], config["output_dim"]) == (V, E)
     assert config["embeddings_initializer"] == "normal" and config["mask_zero"] is False

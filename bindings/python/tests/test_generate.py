@@ -141,3 +141,15 @@ def test_text_windows_are_the_split_shifted_by_one_and_seeded(tmp_path):
     f.write_bytes(b"abc\xff")
     with pytest.raises(ValueError, match="offset 3"):
         Text.from_file(str(f))
+
+
+def test_predict_refuses_ids_past_an_embedding_table(cyclic):
+    pos = np.arange(T, dtype=np.int32)[None]
+    x = np.zeros((2, T), np.int32)
+    x[1, 3] = V
+    with pytest.raises(ValueError, match=r"7 at sample 1, position 3"):
+        cyclic.predict([x, np.repeat(pos, 2, axis=0)], verbose=0)
+    # Positions past the position table: the sequence is longer than the model knows.
+    with pytest.raises(ValueError, match=r"ids from 0 to 7"):
+        cyclic.predict([np.zeros((1, T), np.int32), pos + 1], verbose=0)
+    assert cyclic.predict([np.zeros((1, T), np.int32), pos], verbose=0).shape == (1, T, V)

@@ -140,6 +140,44 @@ impl Model {
         Ok(())
     }
 
+    /// The check `fit` makes of an integer id column, for values about to be predicted:
+    /// every value of input `input` (`per_sample` per sample, row-major) that an `Embedding`
+    /// reads directly must be a whole number selecting a row of its table. The kernel reads
+    /// zeros for any other value, so a prediction made from it would be silently wrong; the
+    /// error names the first such value by sample and position. Nothing is checked for
+    /// inputs no Embedding reads.
+    pub fn check_input_ids(&self, input: usize, values: &[f32], per_sample: usize) -> Result<()> {
+        for entry in &self.layers {
+            let (LayerConfig::Embedding(e), [Src::Input(k)]) =
+                (&entry.spec.config, entry.inbound.as_slice())
+            else {
+                continue;
+            };
+            if *k != input {
+                continue;
+            }
+            let rows = e.input_dim as f32;
+            let bad = values
+                .iter()
+                .position(|&v| !(v >= 0.0 && v < rows && v.fract() == 0.0));
+            if let Some(i) = bad {
+                let per = per_sample.max(1);
+                return Err(Error::InvalidArgument {
+                    op: "predict",
+                    name: "ids",
+                    expected: format!(
+                        "whole ids from 0 to {} (input_dim of the Embedding {:?}, reading input {:?})",
+                        e.input_dim - 1,
+                        entry.spec.name.as_deref().unwrap_or(""),
+                        self.input_names().get(input).map_or("", String::as_str)
+                    ),
+                    found: format!("{} at sample {}, position {}", values[i], i / per, i % per),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The output at layer `j` against its targets `t` under `loss`.
     fn check_output(
         &self,
