@@ -95,12 +95,12 @@ export RUST_LOG="${RUST_LOG:-warn}"
 if [ $small = 1 ]; then
     sizes="128,256"; epochs=2; rows="--train-rows 2048"; torch_sizes="128,256"
     cnn_epochs=2; cnn_rows="--train-rows 512"; conv_mode=tiny
-    gpt_cpu=(--iters 40 --eval-interval 20 --eval-batches 4 --sample 0); gpt_big=(--iters 4 --eval-interval 2 --eval-batches 1 --sample 0 --block 64 --batch-size 4)
+    gpt_cpu=(--iters 40 --eval-interval 20 --eval-batches 4 --sample 20 --bench-generate); gpt_big=(--iters 4 --eval-interval 2 --eval-batches 1 --sample 0 --block 64 --batch-size 4)
     attention_mode=tiny
 else
     sizes="512,1024,2048,4096,8192"; epochs=3; rows=""; torch_sizes="512,1024,2048,4096,8192"
     cnn_epochs=3; cnn_rows=""; conv_mode=quick
-    gpt_cpu=(--sample 200); gpt_big=(--iters 5000 --eval-interval 500 --eval-batches 100 --sample 200)
+    gpt_cpu=(--sample 500 --bench-generate); gpt_big=(--iters 5000 --eval-interval 500 --eval-batches 100 --sample 200)
     attention_mode=full
 fi
 peak_arg=(); [ -n "$peak" ] && peak_arg=(--peak-tflops "$peak")
