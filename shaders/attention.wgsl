@@ -1,305 +1,157 @@
-// Fused scaled dot-product attention in the FlashAttention manner, over a packed QKV tensor
-// (batch, T, stride) whose row t holds query, key and value of every head at q_off, k_off
-// and v_off (head h's d-th value at off + h*D + d): what one projection of width 3E gives.
-//
-// Forward (attention_forward): one invocation per query row, a workgroup per 64 rows of one
-// (batch, head); keys and values stream through workgroup memory in tiles of KT rows, and
-// the softmax is online: a running maximum m, sum l and accumulator acc rescaled once per
-// tile. A causal mask skips every tile past the workgroup's last query. Writes O (batch, T,
-// o_stride, head h at h*D) and the log-sum-exp of each row's scores (batch, head, T), all
-// backward needs: memory grows linearly with T, the T×T matrix is never stored.
-//
-// Backward recomputes the probabilities from the LSE: p = exp(s − lse). With
-// delta_i = Σ_d dO_i·O_i (computed by attention_backward_dq and stored for the second pass),
-// dp_ij = dO_i·v_j, ds_ij = p_ij (dp_ij − delta_i):
-//   attention_backward_dq  (a query per invocation, keys tiled):    dq_i = scale Σ_j ds_ij k_j
-//   attention_backward_dkv (a key per invocation, queries tiled):   dk_j = scale Σ_i ds_ij q_i,
-//                                                                    dv_j = Σ_i p_ij dO_i
-// Every sum runs in index order in one invocation: no atomics, the same bits every run.
-//
-// Head sizes up to MAXD (private arrays need a constant size); the host refuses larger ones.
+// The forward pass of fused attention; attention_common.wgsl (prepended by the crate) explains
+// the design and holds Params, the workgroup memory and the helpers.
 
-struct Params {
-    t: u32,         // sequence length (queries and keys)
-    heads: u32,     // heads
-    d: u32,         // head size
-    causal: u32,    // 1: key j is seen by queries i >= j only
-    stride: u32,    // floats per row of the QKV tensor (and of its gradient)
-    q_off: u32,     // where the queries start in a row
-    k_off: u32,     // keys
-    v_off: u32,     // values
-    o_stride: u32,  // floats per row of O and dO
-    scale: f32,     // the scores' multiplier, 1/sqrt(d) by default
-    _pad0: u32,
-    _pad1: u32,
-}
-
-const WQ: u32 = 64u;    // rows (queries or keys) per workgroup, one per invocation
-const KT: u32 = 16u;    // rows per tile through workgroup memory
-const MAXD: u32 = 128u; // the largest head size
-
-fn row_of(b: u32, t: u32, p: Params) -> u32 {
-    return b * p.t + t;
-}
-
-// ---- forward ------------------------------------------------------------------------------
 @group(0) @binding(0) var<storage, read> f_qkv: array<f32>;
 @group(0) @binding(1) var<storage, read_write> f_o: array<f32>;
 @group(0) @binding(2) var<storage, read_write> f_lse: array<f32>;
 @group(0) @binding(3) var<uniform> f_p: Params;
 
-var<workgroup> f_k: array<f32, 2048>; // KT * MAXD
-var<workgroup> f_v: array<f32, 2048>;
+var<workgroup> fs_m: array<vec4<f32>, 64>; // [tr][tc]: partial maxima, at the end sums
+
+// Floats b + d0 .. b + d0 + 3 of f_qkv, those at or past column n as 0.
+fn f_ld4(b: u32, d0: u32, n: u32) -> vec4<f32> {
+    let c = min(vec4<u32>(d0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(max(n, 1u) - 1u)) + vec4<u32>(b);
+    let x = vec4<f32>(f_qkv[c.x], f_qkv[c.y], f_qkv[c.z], f_qkv[c.w]);
+    return select(vec4<f32>(0.0), x, vec4<u32>(d0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(n));
+}
+
+fn f_blk(b: vec4<u32>, d0: u32, n: u32) -> mat4x4<f32> {
+    return transpose(mat4x4<f32>(f_ld4(b.x, d0, n), f_ld4(b.y, d0, n), f_ld4(b.z, d0, n), f_ld4(b.w, d0, n)));
+}
+
+// own0 := the 4 rows at b, columns d0..d0+31 (of d > 32).
+fn f_own(b: vec4<u32>, d0: u32, d: u32) {
+    for (var i = 0u; i < min(8u, d); i++) {
+        set_own(false, i, f_blk(b, d0 + 4u * i, d));
+    }
+}
+
+// Row i's columns col..col+3 of O (those below d).
+fn f_store(i: u32, col: u32, x: vec4<f32>, p: Params, h: u32, b: u32) {
+    let ob = (b * p.t + i) * p.o_stride + h * p.d + col;
+    if (col < p.d) { f_o[ob] = x.x; }
+    if (col + 1u < p.d) { f_o[ob + 1u] = x.y; }
+    if (col + 2u < p.d) { f_o[ob + 2u] = x.z; }
+    if (col + 3u < p.d) { f_o[ob + 3u] = x.w; }
+}
 
 @compute @workgroup_size(64)
 fn attention_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let p = f_p;
+    let dw4 = DW / 4u;
+    let bk = TILE4 / dw4; // keys per tile
+    let kc = bk / 8u;     // keys per invocation: 4, 2, 1
+    let nb = DW / 32u;    // chunks of 32 columns: 1, 2, 4
     let bh = wg.y;
     let b = bh / p.heads;
     let h = bh % p.heads;
-    let first = wg.x * WQ;
-    let i = first + lid;
-    let live = i < p.t;
-    var q: array<f32, 128>;
-    var acc: array<f32, 128>;
-    if (live) {
-        let base = row_of(b, i, p) * p.stride + p.q_off + h * p.d;
-        for (var d = 0u; d < p.d; d++) {
-            q[d] = f_qkv[base + d] * p.scale;
-            acc[d] = 0.0;
+    let first = wg.x * BQ;
+    let tr = lid / 8u;
+    let tc = lid % 8u;
+    let r0 = first + 4u * tr;
+    let rows = vec4<u32>(r0) + vec4<u32>(0u, 1u, 2u, 3u);
+    let qb = bases(b, r0, p.stride, p.q_off + h * p.d, p);
+    if (nb == 1u) {
+        for (var e = lid; e < TILE4; e += 64u) {
+            let i = min(first + e / 8u, p.t - 1u);
+            wc[e] = f_ld4((b * p.t + i) * p.stride + p.q_off + h * p.d, 4u * (e % 8u), p.d);
         }
+        workgroupBarrier();
+        stage_own(false, 2u, tr, p.d);
     }
-    var m = -3.0e38;
-    var l = 0.0;
+    var acc0 = mat4x4<f32>();
+    var acc1 = mat4x4<f32>();
+    var acc2 = mat4x4<f32>();
+    var acc3 = mat4x4<f32>();
+    var m = vec4<f32>(NONE);
+    var l = vec4<f32>(0.0); // the sums over this invocation's keys
     // Keys up to the workgroup's last query when causal, else all of them.
     var end = p.t;
     if (p.causal == 1u) {
-        end = min(p.t, first + WQ);
+        end = min(p.t, first + BQ);
     }
-    for (var t0 = 0u; t0 < end; t0 += KT) {
+    for (var t0 = 0u; t0 < end; t0 += bk) {
         workgroupBarrier();
-        for (var e = lid; e < KT * p.d; e += WQ) {
-            let j = t0 + e / p.d;
-            let d = e % p.d;
-            var kv = 0.0;
-            var vv = 0.0;
-            if (j < p.t) {
-                let base = row_of(b, j, p) * p.stride + h * p.d + d;
-                kv = f_qkv[base + p.k_off];
-                vv = f_qkv[base + p.v_off];
-            }
-            f_k[e] = kv;
-            f_v[e] = vv;
+        for (var e = lid; e < TILE4; e += 64u) {
+            let j = t0 + e / dw4;
+            let base = (b * p.t + min(j, p.t - 1u)) * p.stride + h * p.d;
+            let n = select(0u, p.d, j < p.t);
+            wa[e] = f_ld4(base + p.k_off, 4u * (e % dw4), n);
+            wb[e] = f_ld4(base + p.v_off, 4u * (e % dw4), n);
         }
         workgroupBarrier();
-        if (live) {
-            var s: array<f32, 16>;
-            var tile_max = -3.0e38;
-            for (var jj = 0u; jj < KT; jj++) {
-                let j = t0 + jj;
-                var sc = -3.0e38;
-                if (j < p.t && (p.causal == 0u || j <= i)) {
-                    sc = 0.0;
-                    for (var d = 0u; d < p.d; d++) {
-                        sc += q[d] * f_k[jj * p.d + d];
-                    }
-                    tile_max = max(tile_max, sc);
+        // The scores of keys tc + 8c of the tile, masked, into wc (a loop with a run-time bound,
+        // the tile's keys: see the prelude).
+        let kn = min(bk, end - t0);
+        let cn = min(kc, (kn + 7u) / 8u);
+        var mt = vec4<f32>(NONE);
+        for (var c = 0u; c < cn; c++) {
+            var s = vec4<f32>(0.0);
+            for (var ch = 0u; ch < nb; ch++) {
+                if (nb > 1u) {
+                    f_own(qb, 32u * ch, p.d);
                 }
-                s[jj] = sc;
+                s += dots_a((tc + 8u * c) * dw4 + 8u * ch);
             }
-            if (tile_max > -3.0e38) {
-                let m_new = max(m, tile_max);
-                let corr = exp(m - m_new);
-                l *= corr;
-                for (var d = 0u; d < p.d; d++) {
-                    acc[d] *= corr;
-                }
-                for (var jj = 0u; jj < KT; jj++) {
-                    if (s[jj] > -3.0e38) {
-                        let w = exp(s[jj] - m_new);
-                        l += w;
-                        for (var d = 0u; d < p.d; d++) {
-                            acc[d] += w * f_v[jj * p.d + d];
-                        }
-                    }
-                }
-                m = m_new;
-            }
+            s = masked(s, rows, t0 + tc + 8u * c, false, p);
+            wc[(tc + 8u * c) * 8u + tr] = s;
+            mt = max(mt, s);
         }
-    }
-    if (live) {
-        let ob = row_of(b, i, p) * p.o_stride + h * p.d;
-        let inv = 1.0 / l;
-        for (var d = 0u; d < p.d; d++) {
-            f_o[ob + d] = acc[d] * inv;
-        }
-        f_lse[bh * p.t + i] = m + log(l);
-    }
-}
-
-// ---- backward: dq (and delta) -------------------------------------------------------------
-@group(0) @binding(0) var<storage, read> q_qkv: array<f32>;
-@group(0) @binding(1) var<storage, read> q_o: array<f32>;
-@group(0) @binding(2) var<storage, read> q_do: array<f32>;
-@group(0) @binding(3) var<storage, read> q_lse: array<f32>;
-@group(0) @binding(4) var<storage, read_write> q_dqkv: array<f32>;
-@group(0) @binding(5) var<storage, read_write> q_delta: array<f32>;
-@group(0) @binding(6) var<uniform> q_p: Params;
-
-var<workgroup> q_k: array<f32, 2048>;
-var<workgroup> q_v: array<f32, 2048>;
-
-@compute @workgroup_size(64)
-fn attention_backward_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let p = q_p;
-    let bh = wg.y;
-    let b = bh / p.heads;
-    let h = bh % p.heads;
-    let first = wg.x * WQ;
-    let i = first + lid;
-    let live = i < p.t;
-    var q: array<f32, 128>;
-    var g: array<f32, 128>;
-    var dq: array<f32, 128>;
-    var lse = 0.0;
-    var delta = 0.0;
-    if (live) {
-        let qb = row_of(b, i, p) * p.stride + p.q_off + h * p.d;
-        let ob = row_of(b, i, p) * p.o_stride + h * p.d;
-        for (var d = 0u; d < p.d; d++) {
-            q[d] = q_qkv[qb + d] * p.scale;
-            g[d] = q_do[ob + d];
-            dq[d] = 0.0;
-            delta += g[d] * q_o[ob + d];
-        }
-        lse = q_lse[bh * p.t + i];
-        q_delta[bh * p.t + i] = delta;
-    }
-    var end = p.t;
-    if (p.causal == 1u) {
-        end = min(p.t, first + WQ);
-    }
-    for (var t0 = 0u; t0 < end; t0 += KT) {
+        fs_m[lid] = mt;
         workgroupBarrier();
-        for (var e = lid; e < KT * p.d; e += WQ) {
-            let j = t0 + e / p.d;
-            let d = e % p.d;
-            var kv = 0.0;
-            var vv = 0.0;
-            if (j < p.t) {
-                let base = row_of(b, j, p) * p.stride + h * p.d + d;
-                kv = q_qkv[base + p.k_off];
-                vv = q_qkv[base + p.v_off];
-            }
-            q_k[e] = kv;
-            q_v[e] = vv;
+        for (var u = 0u; u < 8u; u++) {
+            mt = max(mt, fs_m[8u * tr + u]);
         }
+        let m_new = max(m, mt);
+        let corr = exp(m - m_new);
+        l *= corr;
+        // The probabilities, in place (each invocation its own entries).
+        for (var c = 0u; c < cn; c++) {
+            let s = wc[(tc + 8u * c) * 8u + tr];
+            let w = select(vec4<f32>(0.0), exp(s - m_new), s > vec4<f32>(NONE));
+            l += w;
+            wc[(tc + 8u * c) * 8u + tr] = w;
+        }
+        acc0 = scale_rows(acc0, corr);
+        acc1 = scale_rows(acc1, corr);
+        acc2 = scale_rows(acc2, corr);
+        acc3 = scale_rows(acc3, corr);
+        m = m_new;
         workgroupBarrier();
-        if (live) {
-            for (var jj = 0u; jj < KT; jj++) {
-                let j = t0 + jj;
-                if (j < p.t && (p.causal == 0u || j <= i)) {
-                    var s = 0.0;
-                    var dp = 0.0;
-                    for (var d = 0u; d < p.d; d++) {
-                        s += q[d] * q_k[jj * p.d + d];
-                        dp += g[d] * q_v[jj * p.d + d];
-                    }
-                    let ds = exp(s - lse) * (dp - delta);
-                    for (var d = 0u; d < p.d; d++) {
-                        dq[d] += ds * q_k[jj * p.d + d];
-                    }
-                }
+        for (var jj = 0u; jj < kn; jj++) {
+            let w = wc[jj * 8u + tr];
+            let x = jj * dw4 + tc;
+            acc0 += outer(wb[x], w);
+            if (nb > 1u) {
+                acc1 += outer(wb[x + 8u], w);
+            }
+            if (nb > 2u) {
+                acc2 += outer(wb[x + 16u], w);
+                acc3 += outer(wb[x + 24u], w);
             }
         }
     }
-    if (live) {
-        let qb = row_of(b, i, p) * p.stride + p.q_off + h * p.d;
-        for (var d = 0u; d < p.d; d++) {
-            q_dqkv[qb + d] = dq[d] * p.scale;
+    // The row sums: the 8 invocations' parts, in tc order.
+    workgroupBarrier();
+    fs_m[lid] = l;
+    workgroupBarrier();
+    var ls = vec4<f32>(0.0);
+    for (var u = 0u; u < 8u; u++) {
+        ls += fs_m[8u * tr + u];
+    }
+    let inv = 1.0 / ls;
+    let lse = m + log(ls);
+    // The rows below T. Indexed by r: a copy, not the accumulators (an index unknown to the
+    // compiler would keep them out of registers).
+    let o = array<mat4x4<f32>, 4>(acc0, acc1, acc2, acc3);
+    for (var r = 0u; r < min(4u, p.t - min(r0, p.t)); r++) {
+        let i = r0 + r;
+        for (var n = 0u; n < nb; n++) {
+            f_store(i, 32u * n + 4u * tc, o[n][r] * inv[r], p, h, b);
+        }
+        if (tc == 0u) {
+            f_lse[bh * p.t + i] = lse[r];
         }
     }
 }
 
-// ---- backward: dk, dv -----------------------------------------------------------------------
-@group(0) @binding(0) var<storage, read> k_qkv: array<f32>;
-@group(0) @binding(1) var<storage, read> k_do: array<f32>;
-@group(0) @binding(2) var<storage, read> k_lse: array<f32>;
-@group(0) @binding(3) var<storage, read> k_delta: array<f32>;
-@group(0) @binding(4) var<storage, read_write> k_dqkv: array<f32>;
-@group(0) @binding(5) var<uniform> k_p: Params;
-
-var<workgroup> k_q: array<f32, 2048>;
-var<workgroup> k_g: array<f32, 2048>;
-
-@compute @workgroup_size(64)
-fn attention_backward_dkv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let p = k_p;
-    let bh = wg.y;
-    let b = bh / p.heads;
-    let h = bh % p.heads;
-    let first = wg.x * WQ;
-    let j = first + lid;
-    let live = j < p.t;
-    var kk: array<f32, 128>;
-    var vv: array<f32, 128>;
-    var dk: array<f32, 128>;
-    var dv: array<f32, 128>;
-    if (live) {
-        let base = row_of(b, j, p) * p.stride + h * p.d;
-        for (var d = 0u; d < p.d; d++) {
-            kk[d] = k_qkv[base + p.k_off + d];
-            vv[d] = k_qkv[base + p.v_off + d];
-            dk[d] = 0.0;
-            dv[d] = 0.0;
-        }
-    }
-    // Queries from the tile holding the workgroup's first key when causal, else all.
-    var start = 0u;
-    if (k_p.causal == 1u) {
-        start = (first / KT) * KT;
-    }
-    for (var t0 = start; t0 < p.t; t0 += KT) {
-        workgroupBarrier();
-        for (var e = lid; e < KT * p.d; e += WQ) {
-            let i = t0 + e / p.d;
-            let d = e % p.d;
-            var qv = 0.0;
-            var gv = 0.0;
-            if (i < p.t) {
-                qv = k_qkv[row_of(b, i, p) * p.stride + p.q_off + h * p.d + d] * p.scale;
-                gv = k_do[row_of(b, i, p) * p.o_stride + h * p.d + d];
-            }
-            k_q[e] = qv;
-            k_g[e] = gv;
-        }
-        workgroupBarrier();
-        if (live) {
-            for (var ii = 0u; ii < KT; ii++) {
-                let i = t0 + ii;
-                if (i < p.t && (p.causal == 0u || j <= i)) {
-                    var s = 0.0;
-                    var dp = 0.0;
-                    for (var d = 0u; d < p.d; d++) {
-                        s += k_q[ii * p.d + d] * kk[d];
-                        dp += k_g[ii * p.d + d] * vv[d];
-                    }
-                    let pr = exp(s - k_lse[bh * p.t + i]);
-                    let ds = pr * (dp - k_delta[bh * p.t + i]);
-                    for (var d = 0u; d < p.d; d++) {
-                        dv[d] += pr * k_g[ii * p.d + d];
-                        dk[d] += ds * k_q[ii * p.d + d];
-                    }
-                }
-            }
-        }
-    }
-    if (live) {
-        let base = row_of(b, j, p) * p.stride + h * p.d;
-        for (var d = 0u; d < p.d; d++) {
-            // k_q holds q·scale, so dk is already scaled.
-            k_dqkv[base + p.k_off + d] = dk[d];
-            k_dqkv[base + p.v_off + d] = dv[d];
-        }
-    }
-}

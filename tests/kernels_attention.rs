@@ -1,7 +1,8 @@
 //! The fused attention kernels against the f64 unfused definition (reference::attention),
 //! with every output poisoned (NaN) first: T not a multiple of any tile (1, 7, 65, 257),
 //! heads 1, 3, 4, head sizes 16, 24, 64, causal and not, batch 1 and 5, the packed layout
-//! and a padded one with the three blocks in another order. The reference's gradient is
+//! and a padded one with the three blocks in another order; head sizes 1 to 128 across the
+//! widths the kernels specialise for (32, 64, 128). The reference's gradient is
 //! itself checked by central finite differences; the kernels' results are the same bits
 //! every run; shapes they cannot take are typed errors.
 
@@ -112,6 +113,18 @@ fn fused_attention_matches_the_f64_definition_on_ragged_shapes() {
                     seed += 2;
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn head_sizes_from_1_to_128() {
+    let Some(dev) = common::device() else { return };
+    let mut seed = 70;
+    for &d in &[1usize, 5, 33, 100, 128] {
+        for causal in [true, false] {
+            check(&dev, &Shape::packed(2, 40, 2, d, causal), seed);
+            seed += 2;
         }
     }
 }

@@ -1,18 +1,34 @@
-//! `shaders/attention.wgsl`: fused scaled dot-product attention (FlashAttention's tiling
-//! and online softmax; the backward pass recomputes the probabilities from the saved
-//! log-sum-exp) over a packed QKV tensor, as one projection of width 3E produces it.
+//! `shaders/attention.wgsl` (forward) and `shaders/attention_backward.wgsl`, after their
+//! prelude `shaders/attention_common.wgsl`: fused scaled dot-product attention
+//! (FlashAttention's tiling and online softmax; the backward pass recomputes the
+//! probabilities from the saved log-sum-exp) over a packed QKV tensor, as one projection of
+//! width 3E produces it.
+//!
+//! Each kernel works like a small register-blocked GEMM: a workgroup of 64 invocations per
+//! 32 rows of one (batch, head), each invocation holding 4 rows in registers and computing
+//! 4×4 blocks of scores and of the output, so that every value loaded from workgroup memory
+//! feeds 16 multiply-adds (the prelude's comment has the details). The blocks' width, `DW`,
+//! is an override constant: the head size rounded up to 32, 64 or 128.
 //!
 //! Memory is linear in T: besides the output, forward saves one log-sum-exp per (batch,
 //! head, query), and backward one `delta = Σ dO·O` per row; the T×T scores exist only a
-//! tile at a time in workgroup memory. Every sum runs in order inside one invocation (a
-//! query's for dq, a key's for dk and dv), so results are the same bits every run.
+//! tile at a time in workgroup memory. Every sum has one order fixed by the shape (no
+//! atomics: dq is query-parallel, dk and dv key-parallel), so results are the same bits
+//! every run.
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
 use crate::services::pipeline::{Access, KernelSpec, Shader};
 
-/// attention.wgsl.
-pub const SHADER: Shader = crate::services::pipeline::shader!("attention");
+/// attention_common.wgsl, the prelude of both (listed for validation).
+pub const COMMON: Shader = crate::services::pipeline::shader!("attention_common");
+
+/// attention.wgsl: the forward pass.
+pub const SHADER: Shader = crate::services::pipeline::shader!("attention" after "attention_common");
+
+/// attention_backward.wgsl: the backward pass.
+pub const SHADER_BACKWARD: Shader =
+    crate::services::pipeline::shader!("attention_backward" after "attention_common");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 
@@ -25,14 +41,14 @@ pub const FORWARD: KernelSpec = KernelSpec {
 
 /// Backward, the queries' part: qkv, O, dO, LSE → dq (in dqkv), delta.
 pub const BACKWARD_DQ: KernelSpec = KernelSpec {
-    shader: SHADER,
+    shader: SHADER_BACKWARD,
     entry: "attention_backward_dq",
     bindings: &[RO, RO, RO, RO, RW, RW, U],
 };
 
 /// Backward, the keys' and values' part: qkv, dO, LSE, delta → dk, dv (in dqkv).
 pub const BACKWARD_DKV: KernelSpec = KernelSpec {
-    shader: SHADER,
+    shader: SHADER_BACKWARD,
     entry: "attention_backward_dkv",
     bindings: &[RO, RO, RO, RO, RW, U],
 };
@@ -40,10 +56,10 @@ pub const BACKWARD_DKV: KernelSpec = KernelSpec {
 /// Every entry point of this family.
 pub const KERNELS: &[KernelSpec] = &[FORWARD, BACKWARD_DQ, BACKWARD_DKV];
 
-/// Rows per workgroup (attention.wgsl's `WQ`).
-const WQ: usize = 64;
+/// Rows per workgroup (attention.wgsl's `BQ`).
+const WQ: usize = 32;
 
-/// The largest head size (attention.wgsl's `MAXD`: its private arrays' size).
+/// The largest head size (the widest `DW` of attention_common.wgsl).
 pub const MAX_HEAD_SIZE: usize = 128;
 
 /// The shape of an attention: `batch` sequences of `t` rows, `heads` heads of size `d`,
@@ -184,6 +200,12 @@ impl Shape {
         Ok([x as u32, y as u32, 1])
     }
 
+    /// The override constants: `DW`, the head size rounded up to 32, 64 or 128.
+    fn constants(&self) -> [(&'static str, f64); 1] {
+        let dw = self.d.next_power_of_two().max(32);
+        [("DW", dw as f64)]
+    }
+
     /// FLOPs of the forward pass (two products of t×t×d per head, halved when causal).
     fn flops(&self) -> f64 {
         let pairs = (self.t * self.t) as f64 * if self.causal { 0.5 } else { 1.0 };
@@ -223,7 +245,7 @@ pub fn forward(
 ) -> Result<()> {
     let p = s.check()?;
     let groups = s.groups(rec)?;
-    let pipe = rec.pipeline(&FORWARD, &[])?;
+    let pipe = rec.pipeline(&FORWARD, &s.constants())?;
     let buffers = [
         (qkv, bytes(s.qkv_len())),
         (o, bytes(s.o_len())),
@@ -250,7 +272,7 @@ pub fn backward(
     let p = s.check()?;
     let groups = s.groups(rec)?;
     let (nq, no, nl) = (bytes(s.qkv_len()), bytes(s.o_len()), bytes(s.lse_len()));
-    let pipe = rec.pipeline(&BACKWARD_DQ, &[])?;
+    let pipe = rec.pipeline(&BACKWARD_DQ, &s.constants())?;
     rec.declare_work(s.flops(), (nq * 2 + no * 2 + nl * 2) as f64);
     rec.dispatch(
         &pipe,
@@ -265,7 +287,7 @@ pub fn backward(
         Some(bytemuck::bytes_of(&p)),
         groups,
     )?;
-    let pipe = rec.pipeline(&BACKWARD_DKV, &[])?;
+    let pipe = rec.pipeline(&BACKWARD_DKV, &s.constants())?;
     rec.declare_work(1.5 * s.flops(), (nq * 2 + no + nl * 2) as f64);
     rec.dispatch(
         &pipe,
