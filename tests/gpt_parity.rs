@@ -17,10 +17,7 @@ mod common;
 
 use safetensors::{Dtype, SafeTensors};
 use suanli::data::Dataset;
-use suanli::nn::{
-    Add, Call, Clip, DecayFilter, Dense, Embedding, FitOptions, Input, LayerNormalization, Loss,
-    Model, MultiHeadAttention, Optimizer, Sequential, Share,
-};
+use suanli::nn::{Dense, FitOptions, Loss, Model, Optimizer, Sequential};
 use suanli::{Device, Tensor};
 
 /// The model of the fixture (benches/gpt_parity.py's constants).
@@ -105,45 +102,11 @@ impl Fixture {
 
 /// The GPT of examples/shakespeare_gpt.rs (its `gpt`), compiled with its recipe.
 fn gpt(dev: &Device, vocab: usize) -> Model {
-    let ids = Input::named(&[T], "tokens");
-    let positions = Input::named(&[T], "positions");
-    let wte = Embedding::new(vocab, E).shared().unwrap();
-    let tok = wte.call(&ids).unwrap();
-    let pos = Embedding::new(T, E).call(&positions).unwrap();
-    let mut h = Add::new().call_on(&[&tok, &pos]).unwrap();
-    for _ in 0..LAYERS {
-        let n = LayerNormalization::new().center(false).call(&h).unwrap();
-        let a = MultiHeadAttention::new(HEADS, E / HEADS)
-            .causal(true)
-            .use_bias(false)
-            .call(&n)
-            .unwrap();
-        h = Add::new().call_on(&[&h, &a]).unwrap();
-        let n = LayerNormalization::new().center(false).call(&h).unwrap();
-        let m = Dense::new(4 * E, "gelu").use_bias(false).call(&n).unwrap();
-        let m = Dense::new(E, "linear").use_bias(false).call(&m).unwrap();
-        h = Add::new().call_on(&[&h, &m]).unwrap();
-    }
-    let h = LayerNormalization::new().center(false).call(&h).unwrap();
-    let logits = wte.transposed().call(&h).unwrap();
-    let mut m = Model::with_seed(dev, 1337)
-        .build(&[&ids, &positions], &[&logits])
-        .unwrap();
-    m.compile(
-        Optimizer::AdamW {
-            lr: 1e-3,
-            weight_decay: 0.1,
-            beta1: 0.9,
-            beta2: 0.99,
-            eps: 1e-8,
-        },
-        Loss::SparseCategoricalCrossentropy,
-    )
-    .unwrap();
-    m.set_weight_decay_filter(DecayFilter::MatricesOnly)
-        .unwrap();
-    m.set_gradient_clipping(Clip::global_norm(1.0)).unwrap();
-    m
+    assert_eq!(
+        (T, E, LAYERS, HEADS),
+        (common::gpt::T, common::gpt::E, 2, 2)
+    );
+    common::gpt::gpt_with(dev, vocab, 1337, 1e-3)
 }
 
 fn rel(a: f64, b: f64) -> f64 {

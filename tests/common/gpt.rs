@@ -20,6 +20,11 @@ pub fn text() -> Text {
 }
 
 pub fn gpt(dev: &Device, vocab: usize) -> Model {
+    gpt_with(dev, vocab, 7, 3e-3)
+}
+
+/// The GPT with its initial weights drawn from `seed`, AdamW at learning rate `lr`.
+pub fn gpt_with(dev: &Device, vocab: usize, seed: u64, lr: f64) -> Model {
     let ids = Input::named(&[T], "tokens");
     let positions = Input::named(&[T], "positions");
     let wte = Embedding::new(vocab, E).shared().unwrap();
@@ -41,12 +46,12 @@ pub fn gpt(dev: &Device, vocab: usize) -> Model {
     }
     let h = LayerNormalization::new().center(false).call(&h).unwrap();
     let logits = wte.transposed().call(&h).unwrap();
-    let mut m = Model::with_seed(dev, 7)
+    let mut m = Model::with_seed(dev, seed)
         .build(&[&ids, &positions], &[&logits])
         .unwrap();
     m.compile(
         Optimizer::AdamW {
-            lr: 3e-3,
+            lr,
             weight_decay: 0.1,
             beta1: 0.9,
             beta2: 0.99,
