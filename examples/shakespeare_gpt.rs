@@ -25,168 +25,48 @@
 //! optimizer state and step after every interval, atomically), --resume PATH (continue such a
 //! run: the remaining intervals draw the same windows, so the result is the uninterrupted
 //! run's), --devices LIST (data-parallel over several devices, `gpu:0,gpu:1`; each computes
-//! its share of every batch), --bench (instead of training: ms per iteration beside
+//! its share of every batch), --mpi (one model across the processes of an MPI job, cargo
+//! feature `mpi`; see below), --bench (instead of training: ms per iteration beside
 //! benches/torch_gpt.py's, the same recipe in PyTorch on the CPU with 2 threads, run by
 //! `$SUANLI_PEER_PYTHON` or `python3`; 3 alternating rounds of --bench-iters N (50)
 //! iterations, medians and their ratio).
 //!
 //! Every `--eval-interval` iterations it prints the mean training loss of those iterations,
-//! the validation loss on `--eval-batches` fixed random windows, and tokens per second. Each
-//! interval's windows are drawn on the host from the seed and uploaded once (bytes). The
-//! sample is `Model::generate` after a newline, printed as it streams: one token per step,
-//! drawn on the device, with earlier positions' keys and values cached on the device.
+//! the validation loss on `--eval-batches` fixed random windows, and tokens per second. The
+//! windows are drawn on the device (`Text::device_windows`): each split is uploaded once,
+//! and each step's batch is one dispatch that draws every row's window from the seed, the
+//! optimizer step and the row, so a step costs the host nothing. The sample is
+//! `Model::generate` after a newline, printed as it streams: one token per step, drawn on
+//! the device, with earlier positions' keys and values cached on the device.
+//!
+//! Several processes (cargo feature `mpi`):
+//! ```text
+//! cargo build --release --features mpi --example shakespeare_gpt
+//! mpirun -n 2 target/release/examples/shakespeare_gpt --mpi --iters 200 --eval-interval 50
+//! ```
+//! --mpi trains one model across the processes (each on its local GPU, or --device/--devices),
+//! as `mnist_mlp --mpi` does: --batch-size is the global batch, each process trains its
+//! consecutive rows of it, and the gradients are averaged over all of them. A row's window
+//! is drawn from its number in the batch, so the processes draw different windows from the
+//! one seed and together train the windows one process would. Rank 0 prints, checkpoints,
+//! saves and samples.
+
+#[path = "gpt/args.rs"]
+mod args;
+#[path = "gpt/bench.rs"]
+mod bench;
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Instant;
 
-use suanli::data::{Split, Text};
+use args::Args;
+use suanli::data::{Dataset, Split, Text};
 use suanli::multi::{DeviceGroup, ParallelOptions};
 use suanli::nn::{
     Add, Call, Clip, DecayFilter, Dense, Dropout, Embedding, FitOptions, GenerateOptions, Input,
     LayerNormalization, Loss, Model, MultiHeadAttention, Optimizer, Share, SymbolicTensor,
 };
 use suanli::Device;
-
-struct Args {
-    iters: usize,
-    eval_interval: usize,
-    eval_batches: usize,
-    batch: usize,
-    block: usize,
-    layers: usize,
-    heads: usize,
-    width: usize,
-    dropout: f32,
-    lr: f64,
-    seed: u64,
-    device: String,
-    sample: usize,
-    temperature: f64,
-    top_k: usize,
-    save: Option<PathBuf>,
-    load: Option<PathBuf>,
-    checkpoint: Option<PathBuf>,
-    resume: Option<PathBuf>,
-    devices: Option<String>,
-    data: PathBuf,
-    profile: bool,
-    bench_generate: bool,
-    /// Iterations per round of `--bench` (0: no bench).
-    bench: usize,
-    /// nanoGPT's initialisation and LayerNorm ε (the default) or Keras's.
-    keras_init: bool,
-}
-
-fn parse() -> Result<Args, String> {
-    let mut a = Args {
-        iters: 2000,
-        eval_interval: 250,
-        eval_batches: 200,
-        batch: 12,
-        block: 64,
-        layers: 4,
-        heads: 4,
-        width: 128,
-        dropout: 0.0,
-        lr: 1e-3,
-        seed: 1337,
-        device: "auto".into(),
-        sample: 500,
-        temperature: 0.8,
-        top_k: 40,
-        save: None,
-        load: None,
-        checkpoint: None,
-        resume: None,
-        devices: None,
-        data: PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/data/tinyshakespeare/input.txt"
-        )),
-        profile: false,
-        bench_generate: false,
-        bench: 0,
-        keras_init: false,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        if flag == "--profile" {
-            a.profile = true;
-            continue;
-        }
-        if flag == "--bench" {
-            a.bench = a.bench.max(50);
-            continue;
-        }
-        if flag == "--bench-generate" {
-            a.bench_generate = true;
-            continue;
-        }
-        if flag == "--preset" {
-            match it.next().as_deref() {
-                Some("nanogpt") => {
-                    (a.layers, a.heads, a.width, a.block, a.batch) = (6, 6, 384, 256, 64);
-                    (a.dropout, a.iters, a.eval_interval) = (0.2, 5000, 500);
-                }
-                other => return Err(format!("--preset: expected nanogpt, found {other:?}")),
-            }
-            continue;
-        }
-        let v = it.next().ok_or(format!("{flag} needs a value"))?;
-        let bad = |e: String| format!("{flag} {v}: {e}");
-        let n = || v.parse::<usize>().map_err(|e| bad(e.to_string()));
-        match flag.as_str() {
-            "--iters" => a.iters = n()?,
-            "--eval-interval" => a.eval_interval = n()?.max(1),
-            "--eval-batches" => a.eval_batches = n()?.max(1),
-            "--batch-size" => a.batch = n()?,
-            "--block" => a.block = n()?,
-            "--layers" => a.layers = n()?,
-            "--heads" => a.heads = n()?,
-            "--width" => a.width = n()?,
-            "--sample" => a.sample = n()?,
-            "--top-k" => a.top_k = n()?,
-            "--seed" => a.seed = n()? as u64,
-            "--dropout" => {
-                a.dropout = v
-                    .parse()
-                    .map_err(|e: std::num::ParseFloatError| bad(e.to_string()))?
-            }
-            "--lr" => {
-                a.lr = v
-                    .parse()
-                    .map_err(|e: std::num::ParseFloatError| bad(e.to_string()))?
-            }
-            "--temperature" => {
-                a.temperature = v
-                    .parse()
-                    .map_err(|e: std::num::ParseFloatError| bad(e.to_string()))?
-            }
-            "--device" => a.device = v,
-            "--save" => a.save = Some(PathBuf::from(v)),
-            "--load" => a.load = Some(PathBuf::from(v)),
-            "--checkpoint" => a.checkpoint = Some(PathBuf::from(v)),
-            "--resume" => a.resume = Some(PathBuf::from(v)),
-            "--devices" => a.devices = Some(v),
-            "--bench-iters" => a.bench = n()?.max(1),
-            "--init" => match v.as_str() {
-                "nanogpt" => a.keras_init = false,
-                "keras" => a.keras_init = true,
-                _ => return Err(bad("expected nanogpt or keras".into())),
-            },
-            "--data" => a.data = PathBuf::from(v),
-            _ => return Err(format!("unknown flag {flag}")),
-        }
-    }
-    if a.heads == 0 || !a.width.is_multiple_of(a.heads) {
-        return Err(format!(
-            "--heads {} must divide --width {}",
-            a.heads, a.width
-        ));
-    }
-    Ok(a)
-}
 
 /// The GPT: token ids and position ids in, next-token logits per position out.
 fn gpt(dev: &Device, a: &Args, vocab: usize) -> suanli::Result<Model> {
@@ -272,6 +152,9 @@ fn lr_at(a: &Args, step: u64) -> f64 {
     min + 0.5 * (1.0 + (std::f64::consts::PI * ratio).cos()) * (a.lr - min)
 }
 
+/// `count` windows of `split` drawn on `dev` from `seed` (`Text::device_windows`: the split
+/// uploaded once, each step's windows drawn by the device from the seed, the optimizer step
+/// and the row), with the position ids the model's second input reads.
 fn windows(
     dev: &Device,
     text: &Text,
@@ -279,9 +162,9 @@ fn windows(
     count: usize,
     a: &Args,
     seed: u64,
-) -> suanli::Result<suanli::data::Dataset> {
+) -> suanli::Result<Dataset> {
     let positions: Vec<u32> = (0..count).flat_map(|_| 0..a.block as u32).collect();
-    text.windows_dataset(dev, split, count, a.block, seed)?
+    text.device_windows(dev, split, count, a.block, seed)?
         .with_input_ids(&positions, &[a.block])
 }
 
@@ -316,145 +199,102 @@ fn sample(model: &Model, text: &Text, a: &Args) -> suanli::Result<()> {
     Ok(())
 }
 
-/// Generation's tokens per second with the cache and by recomputing, alternating.
-fn bench_generate(model: &Model, text: &Text, a: &Args) -> suanli::Result<()> {
-    let prompt = text.tokenizer().encode("\n")?;
-    let (mut cached, mut again) = (Vec::new(), Vec::new());
-    for _ in 0..3 {
-        for (kv, times) in [(true, &mut cached), (false, &mut again)] {
-            let t0 = Instant::now();
-            model.generate(&prompt, &generate_options(a, kv))?;
-            times.push(a.sample as f64 / t0.elapsed().as_secs_f64());
-        }
-    }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let (c, r) = (median(&mut cached), median(&mut again));
-    println!(
-        "generation of {} tokens (block {}): {c:.0} tokens/s with the KV cache, {r:.0} tokens/s recomputing the window ({:.1}x)",
-        a.sample,
-        a.block,
-        c / r
-    );
-    Ok(())
+/// This process among the MPI job's (rank 0 of 1 without `--mpi`), and its devices.
+struct World {
+    root: bool,
+    dev: Device,
+    group: Option<DeviceGroup>,
+    #[cfg(feature = "mpi")]
+    mpi: Option<suanli::multi::mpi::Mpi>,
 }
 
-/// `--bench`: ms per iteration, ours beside PyTorch's, alternating rounds, medians.
-fn bench(model: &mut Model, dev: &Device, text: &Text, a: &Args) -> suanli::Result<()> {
-    let n = a.bench;
-    let data = windows(dev, text, Split::Train, n * a.batch, a, a.seed)?;
-    let schedule = |step: u64| lr_at(a, step);
-    let fit = |model: &mut Model| -> suanli::Result<f64> {
-        let t0 = Instant::now();
-        model.fit(
-            &data,
-            FitOptions {
-                epochs: 1,
-                batch_size: a.batch,
-                shuffle: false,
-                step_lr: Some(&schedule),
-                ..Default::default()
-            },
-        )?;
-        Ok(t0.elapsed().as_secs_f64() * 1e3 / n as f64)
+/// Joins the MPI job (with `--mpi`) and opens the devices.
+fn world(a: &Args) -> suanli::Result<World> {
+    #[cfg(feature = "mpi")]
+    let mpi = match a.mpi {
+        true => Some(suanli::multi::mpi::Mpi::init()?),
+        false => None,
     };
-    fit(model)?; // compiles the kernels and tunes the matmuls
-    let python = std::env::var("SUANLI_PEER_PYTHON").unwrap_or_else(|_| "python3".into());
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/torch_gpt.py");
-    let torch = |python: &str| -> Option<f64> {
-        let it = n.to_string();
-        let mut cmd = std::process::Command::new(python);
-        cmd.arg(script).args([
-            "--iters",
-            &it,
-            "--eval-interval",
-            &it,
-            "--eval-batches",
-            "1",
-        ]);
-        cmd.args([
-            "--batch-size",
-            &a.batch.to_string(),
-            "--block",
-            &a.block.to_string(),
-        ]);
-        cmd.args([
-            "--layers",
-            &a.layers.to_string(),
-            "--heads",
-            &a.heads.to_string(),
-        ]);
-        cmd.args(["--width", &a.width.to_string(), "--threads", "2"]);
-        let out = cmd.output().ok().filter(|o| o.status.success())?;
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        let last = text.lines().rfind(|l| l.contains("ms/iter"))?;
-        last.split(", ").last()?.split(' ').next()?.parse().ok()
-    };
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-    for round in 0..3 {
-        ours.push(fit(model)?);
-        if round == 0 || !theirs.is_empty() {
-            match torch(&python) {
-                Some(t) => theirs.push(t),
-                None if round == 0 => println!(
-                    "bench: {python} {script} did not run (is PyTorch installed? SUANLI_PEER_PYTHON names the interpreter): no side-by-side comparison"
-                ),
-                None => {}
-            }
-        }
-        println!(
-            "bench round {}: suanli {:.1} ms/iter{}",
-            round + 1,
-            ours[round],
-            theirs.get(round).map_or(String::new(), |t| format!(
-                ", PyTorch CPU (2 threads) {t:.1} ms/iter"
-            ))
-        );
-    }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let o = median(&mut ours);
-    if theirs.is_empty() {
-        println!("bench: suanli median {o:.1} ms/iter on {}", dev.info().name);
-    } else {
-        let t = median(&mut theirs);
-        println!(
-            "bench: suanli median {o:.1} ms/iter on {} | PyTorch CPU (2 threads) {t:.1} ms/iter | suanli/PyTorch time ratio {:.2}",
-            dev.info().name,
-            o / t
-        );
-    }
-    Ok(())
-}
-
-fn run(a: Args) -> suanli::Result<()> {
-    let group = match &a.devices {
+    #[cfg_attr(not(feature = "mpi"), allow(unused_mut))] // MPI may choose the device
+    let mut group = match &a.devices {
         Some(list) => Some(DeviceGroup::parse(list)?),
         None => None,
     };
+    #[cfg(feature = "mpi")]
+    let root = {
+        use suanli::multi::Exchange;
+        if let (Some(m), None) = (&mpi, &group) {
+            // A rank drives its local GPU (or --device).
+            let spec = (a.device != "auto").then_some(a.device.as_str());
+            group = Some(DeviceGroup::from_devices(vec![m.device(spec)?])?);
+        }
+        mpi.as_ref().is_none_or(|m| m.rank() == 0)
+    };
+    #[cfg(not(feature = "mpi"))]
+    let root = true;
     let dev = match &group {
         Some(g) => g.devices()[0].clone(),
         None => Device::open(&a.device)?,
     };
+    Ok(World {
+        root,
+        dev,
+        group,
+        #[cfg(feature = "mpi")]
+        mpi,
+    })
+}
+
+/// Prints on rank 0 only.
+macro_rules! say {
+    ($w:expr, $($t:tt)*) => {
+        if $w.root {
+            println!($($t)*);
+        }
+    };
+}
+
+/// One interval of `opts.batch_size`-row steps on the training windows of every device
+/// (`sets`: one per device of the group, or the one device's); its mean training loss.
+fn train(
+    w: &mut World,
+    model: &mut Model,
+    sets: &[Dataset],
+    opts: FitOptions<'_>,
+) -> suanli::Result<f64> {
+    let Some(g) = &w.group else {
+        return Ok(model.fit(&sets[0], opts)?.loss[0]);
+    };
+    // Each device computes its share of each batch (and each process its slice of it).
+    let popts = ParallelOptions::default();
+    #[cfg(feature = "mpi")]
+    if let Some(m) = w.mpi.as_mut() {
+        return Ok(model
+            .fit_distributed(g, sets, opts, &popts, m)?
+            .history
+            .loss[0]);
+    }
+    Ok(model.fit_parallel(g, sets, opts, &popts)?.history.loss[0])
+}
+
+fn run(a: Args) -> suanli::Result<()> {
+    let mut w = world(&a)?;
+    let dev = w.dev.clone();
     let text = Text::open(&a.data)?;
     let vocab = text.tokenizer().vocab_size();
     let mut done = 0;
     let mut model = if let Some(p) = &a.resume {
-        // Weights, optimizer state and step count; the windows of the remaining intervals
-        // are drawn from the same seeds as in the first run.
+        // Weights, optimizer state and step count; the remaining steps draw the windows the
+        // first run would have (they follow from the seed and the step).
         let (m, ck) = Model::load_checkpoint(&dev, p)?;
         done = ck.step as usize;
-        println!("resumed {} at iteration {done}", p.display());
+        say!(w, "resumed {} at iteration {done}", p.display());
         m
     } else {
         let mut m = match &a.load {
             Some(p) => {
                 let m = Model::load(&dev, p)?;
-                println!("loaded {}", p.display());
+                say!(w, "loaded {}", p.display());
                 m
             }
             None => gpt(&dev, &a, vocab)?,
@@ -473,13 +313,14 @@ fn run(a: Args) -> suanli::Result<()> {
         m.set_gradient_clipping(Clip::global_norm(1.0))?;
         m
     };
-    println!(
+    say!(
+        w,
         "GPT ({} layers, {} heads, width {}, block {}) on {}: vocabulary {vocab}, {} training and {} validation characters, {} parameters",
         a.layers,
         a.heads,
         a.width,
         a.block,
-        group.as_ref().map_or(dev.info().name.clone(), |g| g
+        w.group.as_ref().map_or(dev.info().name.clone(), |g| g
             .devices()
             .iter()
             .map(|d| d.info().name.clone())
@@ -500,11 +341,26 @@ fn run(a: Args) -> suanli::Result<()> {
     let schedule = |step: u64| lr_at(&a, step);
     dev.set_profiling(a.profile);
     if a.bench > 0 {
-        return bench(&mut model, &dev, &text, &a);
+        return bench::bench(&mut model, &dev, &text, &a);
     }
     let iters = if a.load.is_some() { 0 } else { a.iters };
+    // The training windows of an interval's length on every device, made once (the last
+    // interval may be shorter): every step draws new windows from the seed and its number.
+    let devices = w
+        .group
+        .as_ref()
+        .map_or(vec![dev.clone()], |g| g.devices().to_vec());
+    let mut sets: Vec<(usize, Vec<Dataset>)> = Vec::new();
     while done < iters {
         let steps = a.eval_interval.min(iters - done);
+        let t0 = Instant::now();
+        if !sets.iter().any(|(n, _)| *n == steps) {
+            let s = devices
+                .iter()
+                .map(|d| windows(d, &text, Split::Train, steps * a.batch, &a, a.seed))
+                .collect::<suanli::Result<Vec<_>>>()?;
+            sets.push((steps, s));
+        }
         let opts = FitOptions {
             epochs: 1,
             batch_size: a.batch,
@@ -513,35 +369,28 @@ fn run(a: Args) -> suanli::Result<()> {
             step_lr: Some(&schedule),
             ..Default::default()
         };
-        let t0 = Instant::now();
-        let loss = match &group {
-            None => {
-                let train = windows(&dev, &text, Split::Train, steps * a.batch, &a, opts.seed)?;
-                model.fit(&train, opts)?.loss[0]
-            }
-            Some(g) => {
-                // The same windows on every device; each computes its share of each batch.
-                let sets = g
-                    .devices()
-                    .iter()
-                    .map(|d| windows(d, &text, Split::Train, steps * a.batch, &a, opts.seed))
-                    .collect::<suanli::Result<Vec<_>>>()?;
-                let p = model.fit_parallel(g, &sets, opts, &ParallelOptions::default())?;
-                p.history.loss[0]
-            }
-        };
+        let set = &sets
+            .iter()
+            .find(|(n, _)| *n == steps)
+            .expect("made above")
+            .1;
+        let loss = train(&mut w, &mut model, set, opts)?;
         let secs = t0.elapsed().as_secs_f64();
         done += steps;
         let v = model.evaluate(&val, a.batch)?;
-        if let Some(p) = &a.checkpoint {
+        if let (Some(p), true) = (&a.checkpoint, w.root) {
             model.save_checkpoint(p, done / a.eval_interval, a.seed, &Default::default())?;
         }
-        println!(
+        say!(
+            w,
             "iter {done:>5}: train loss {loss:.4}, val loss {:.4}, {:.0} tokens/s, {:.1} ms/iter",
             v.loss,
             (steps * a.batch * a.block) as f64 / secs,
             secs * 1e3 / steps as f64
         );
+    }
+    if !w.root {
+        return Ok(());
     }
     if a.profile {
         dev.set_profiling(false);
@@ -564,14 +413,14 @@ fn run(a: Args) -> suanli::Result<()> {
         sample(&model, &text, &a)?;
     }
     if a.bench_generate && a.sample > 0 {
-        bench_generate(&model, &text, &a)?;
+        bench::bench_generate(&model, &text, &a)?;
     }
     Ok(())
 }
 
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
-    let a = match parse() {
+    let a = match args::parse() {
         Ok(a) => a,
         Err(e) => {
             eprintln!("shakespeare_gpt: {e}");

@@ -1,8 +1,8 @@
 //! Several processes through MPI (`cargo test --release --features mpi --test mpi`, with Open
-//! MPI or MPICH installed and `mnist_mlp` built with the feature). Each test launches
-//! `mpirun -n 2` on this test binary's ignored `mpi_worker` test (which reads its job from
-//! the environment) or on the `mnist_mlp` example, and checks what the processes wrote and
-//! how they ended:
+//! MPI or MPICH installed and `mnist_mlp` and `shakespeare_gpt` built with the feature). Each
+//! test launches `mpirun -n 2` on this test binary's ignored `mpi_worker` test (which reads its
+//! job from the environment) or on the `mnist_mlp` and `shakespeare_gpt` examples, and checks
+//! what the processes wrote and how they ended:
 //! - two ranks train the same weights as one device (1e-5 relative L2 after 100 steps), and
 //!   the two ranks' replicas are bit-identical: an MLP, a small CNN, and a graph that is not a
 //!   chain (built with the functional API: a residual block, `Add`, beside a second branch
@@ -12,7 +12,9 @@
 //! - a rank that returns an error, exits, is killed or hangs makes the other exit non-zero
 //!   within 60 s of the fault (timed from the line announcing it, whatever the steps before
 //!   it took on this machine), with a message naming it;
-//! - after a rank is killed, the last checkpoint resumes exactly.
+//! - after a rank is killed, the last checkpoint resumes exactly;
+//! - `shakespeare_gpt --mpi` (built with the feature too) prints and saves on rank 0 only, and
+//!   its two ranks, drawing their own windows on the device, train what one process trains.
 #![cfg(feature = "mpi")]
 
 mod common;
@@ -219,15 +221,21 @@ fn worker(job: &str, dir: &Path) -> Output {
 
 /// The `mnist_mlp` example built with the feature, next to this test binary.
 fn mnist_mlp() -> PathBuf {
+    example("mnist_mlp")
+}
+
+/// An example built with the feature, next to this test binary.
+fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let p = exe
         .parent()
         .and_then(Path::parent)
         .unwrap()
-        .join("examples/mnist_mlp");
+        .join("examples")
+        .join(name);
     assert!(
         p.exists(),
-        "{} is missing: cargo build --release --features mpi --example mnist_mlp",
+        "{} is missing: cargo build --release --features mpi --example {name}",
         p.display()
     );
     p
@@ -435,6 +443,65 @@ fn two_ranks_train_the_gpt_like_one_device() {
         .sum::<f64>()
         .sqrt();
     assert!(moved > 1e-2, "training barely moved the weights ({moved})");
+}
+
+/// `shakespeare_gpt --mpi` on two ranks: rank 0 alone prints and saves, and the two ranks,
+/// each drawing its rows' windows of every global batch on its device, train the weights
+/// the example trains in one process on the whole batches (the windows follow from the
+/// seed, the step and the row, whoever draws them).
+#[test]
+fn the_gpt_example_trains_on_two_ranks_like_one_process() {
+    if common::device().is_none() {
+        return;
+    }
+    let dir = out_dir("gpt-example");
+    let p = |f: &str| dir.join(f).to_str().unwrap().to_string();
+    let small = [
+        "--iters",
+        "6",
+        "--eval-interval",
+        "3",
+        "--eval-batches",
+        "1",
+        "--batch-size",
+        "6",
+        "--block",
+        "16",
+        "--layers",
+        "1",
+        "--heads",
+        "2",
+        "--width",
+        "32",
+        "--sample",
+        "0",
+    ];
+    let (two, one) = (p("two.safetensors"), p("one.safetensors"));
+    let args: Vec<&str> = ["--mpi", "--save", &two]
+        .iter()
+        .chain(&small)
+        .copied()
+        .collect();
+    let o = mpirun(&example("shakespeare_gpt"), &args, &[]).out;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    for line in ["iter     3:", "iter     6:", "saved "] {
+        assert_eq!(
+            t.matches(line).count(),
+            1,
+            "'{line}' not printed once:\n{t}"
+        );
+    }
+    let o = Command::new(example("shakespeare_gpt"))
+        .args(["--save", &one])
+        .args(small)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let (got, want) = (tensors(Path::new(&two)), tensors(Path::new(&one)));
+    let rel = common::rel_l2(&got, &want.iter().map(|&v| v as f64).collect::<Vec<_>>());
+    eprintln!("shakespeare_gpt on two ranks vs one process after 6 steps: relative L2 {rel:e}");
+    assert!(rel < 1e-5, "two ranks vs one process: relative L2 {rel:e}");
 }
 
 /// The images of the CNN jobs: 30 steps of 32, (8, 8, 2) each.

@@ -76,7 +76,8 @@ def main():
     model.compile(optimizer=opt, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     print(f"GPT ({a.layers} layers, {a.heads} heads, width {a.width}, block {a.block}): "
           f"vocabulary {tok.vocab_size}, {model.count_params()} parameters")
-    # The windows examples/shakespeare_gpt.rs draws for the same seeds.
+    # Random windows drawn on the host from the seeds (examples/shakespeare_gpt.rs draws its
+    # windows on the device instead: Text::device_windows).
     vx, vy = with_positions(text.windows("val", a.eval_batches * a.batch_size, a.block, a.seed ^ 0x5EED))
     done = 0
     while done < a.iters:

@@ -41,6 +41,10 @@ impl Column {
             Features::U8(b, pal, lookup) => gather::gather(rec, b, pal, *lookup, rows, out),
             Features::F32(t) => gather::gather_f32(rec, t, rows, out),
             Features::Ids(ids) => gather::gather_ids(rec, ids, rows, out),
+            Features::Windows(_) => Err(Error::Internal {
+                op: "gather",
+                message: "a text's windows as a column after the first".into(),
+            }),
         }
     }
 

@@ -7,6 +7,7 @@ use crate::data::features::{Column, Features, IdRecords, Targets};
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
 use crate::kernels::gather::{self, Lookup, PairParams, Rows, PALETTE_LEN};
+use crate::kernels::windows;
 use crate::memory::MemoryKind;
 use crate::ops::{ClassIndex, Labels};
 use crate::runtime::Device;
@@ -244,7 +245,8 @@ impl Dataset {
         self.target_tensor().set_memory_kind(MemoryKind::Datasets);
         match &self.features {
             Features::F32(t) | Features::U8(_, t, _) => t.set_memory_kind(MemoryKind::Datasets),
-            Features::Ids(_) => {} // an index buffer is a dataset's from the start
+            // An index buffer, and a text's tokens, are a dataset's from the start.
+            Features::Ids(_) | Features::Windows(_) => {}
         }
         self
     }
@@ -264,6 +266,8 @@ impl Dataset {
             Features::U8(_, _, Lookup::Multiply(_)) => "u8 * factor",
             Features::U8(_, _, Lookup::Divide(_)) => "u8 / factor",
             Features::U8(_, _, Lookup::Palette) => "u8 palette",
+            Features::Windows(w) if w.tokens.is_packed() => "u8 token windows",
+            Features::Windows(_) => "u32 token windows",
         }
     }
 
@@ -370,7 +374,7 @@ impl Dataset {
     pub(crate) fn gather_dispatches(&self) -> usize {
         let w =
             usize::from(self.weights.is_some()) + self.more_inputs.len() + self.more_targets.len();
-        if self.gathers_as_pair() {
+        if self.gathers_as_pair() || matches!(self.features, Features::Windows(_)) {
             1 + w
         } else {
             2 + w
@@ -418,6 +422,10 @@ impl Dataset {
         let [xr, yr] = self.selection(indices, offset, batch);
         let targets = self.target_tensor();
         match &self.features {
+            // Inputs and targets in one dispatch; the step's uniform says which windows.
+            Features::Windows(w) => {
+                return windows::windows(rec, &w.tokens, &w.draw(0, offset, batch), x, y)
+            }
             Features::U8(b, pal, lookup) if self.gathers_as_pair() => {
                 return gather::gather_pair(
                     rec,
@@ -439,28 +447,33 @@ impl Dataset {
     }
 
     /// The uniforms of [`Dataset::gather`]'s dispatches for another batch of rows (a
-    /// training step writes them into its parameter table).
+    /// training step writes them into its parameter table). `step` is the optimizer step
+    /// (0 when evaluating): a text's windows are drawn from it and the rows' numbers.
     pub(crate) fn gather_uniforms(
         &self,
         indices: &IndexBuffer,
         offset: usize,
         batch: usize,
-    ) -> Vec<Vec<u8>> {
+        step: u64,
+    ) -> Result<Vec<Vec<u8>>> {
         let [xr, yr] = self.selection(indices, offset, batch);
-        let mut u =
-            if let (true, Features::U8(_, _, lookup)) = (self.gathers_as_pair(), &self.features) {
-                vec![bytemuck::bytes_of(&PairParams::new(&xr, self.target_len(), *lookup)).to_vec()]
-            } else {
-                vec![
-                    bytemuck::bytes_of(&xr.params()).to_vec(),
-                    bytemuck::bytes_of(&yr.params()).to_vec(),
-                ]
-            };
+        let mut u = if let Features::Windows(w) = &self.features {
+            let p = windows::params(&w.tokens, &w.draw(step, offset, batch))?;
+            vec![bytemuck::bytes_of(&p).to_vec()]
+        } else if let (true, Features::U8(_, _, lookup)) = (self.gathers_as_pair(), &self.features)
+        {
+            vec![bytemuck::bytes_of(&PairParams::new(&xr, self.target_len(), *lookup)).to_vec()]
+        } else {
+            vec![
+                bytemuck::bytes_of(&xr.params()).to_vec(),
+                bytemuck::bytes_of(&yr.params()).to_vec(),
+            ]
+        };
         if self.weights.is_some() {
             let wr = self.weight_rows(indices, offset, batch);
             u.push(bytemuck::bytes_of(&wr.params()).to_vec());
         }
         u.extend(self.gather_more_uniforms(indices, offset, batch));
-        u
+        Ok(u)
     }
 }

@@ -6,6 +6,7 @@
 use crate::error::Result;
 use crate::exec::recorder::Recorder;
 use crate::kernels::gather::{self, Lookup, Rows, PALETTE_LEN};
+use crate::kernels::windows::{Draw, Tokens};
 use crate::ops::Labels;
 use crate::runtime::Device;
 use crate::tensor::{ByteBuffer, IndexBuffer, Tensor};
@@ -21,6 +22,32 @@ pub(crate) enum Features {
     F32(Tensor),
     /// Integer ids (token or class ids), gathered as floats (exact below 2^24).
     Ids(IndexBuffer),
+    /// A text's tokens, from which each step draws its windows (inputs and targets in one
+    /// dispatch, [`crate::kernels::windows`]) instead of gathering rows.
+    Windows(WindowSource),
+}
+
+/// Where a text dataset's windows come from: the tokens of one split on the device, the
+/// stream's seed, and the window length ([`crate::data::Text::device_windows`]).
+#[derive(Debug)]
+pub(crate) struct WindowSource {
+    pub(crate) tokens: Tokens,
+    pub(crate) seed: u64,
+    pub(crate) block: usize,
+}
+
+impl WindowSource {
+    /// The draw of rows `row0..row0 + batch` at step `step` (a training step's optimizer
+    /// step; 0 for evaluation).
+    pub(crate) fn draw(&self, step: u64, row0: usize, batch: usize) -> Draw {
+        Draw {
+            seed: self.seed,
+            step,
+            row0,
+            batch,
+            block: self.block,
+        }
+    }
 }
 
 impl Features {

@@ -3,14 +3,29 @@
 //! and the last 10% validate, and a batch is random windows of `block + 1` tokens (inputs
 //! and the next token at every position).
 //!
-//! Windows are drawn on the host from a seeded generator and uploaded as one id column per
-//! run of steps ([`Text::windows_dataset`]: bytes for vocabularies below 256), so a step
-//! reads them from the device like any dataset; drawing them on the device is still to do.
+//! Training draws the windows on the device ([`Text::device_windows`]): the split's tokens
+//! are uploaded once (one byte each below 256 ids, else a u32), and the dataset's gather is
+//! one dispatch of `shaders/windows.wgsl` that draws each row's window start from a
+//! counter-based hash of (seed, step, row) and writes the row's inputs and targets, the f32
+//! ids the model and the loss read. The step is the optimizer step a training step already
+//! writes into its parameter table (0 when evaluating: a fixed set of windows), the row the
+//! batch's offset plus the row's place in it, so a step costs the host nothing but the
+//! 48-byte uniform the table carries anyway: no drawing, no upload. Because the draw is a
+//! pure function of the three, a resumed run draws the uninterrupted run's windows, and
+//! the slices of one batch that other devices or MPI processes train (consecutive rows of
+//! it) draw different windows from one seed, so several processes train the windows one
+//! process would. The dataset's length is only how many windows make an epoch.
+//!
+//! [`Text::windows`] and [`Text::windows_dataset`] still draw windows on the host from a
+//! seeded generator (the Python binding's `Text.windows`, and data to inspect).
 
 use std::path::Path;
 
 use crate::data::dataset::Dataset;
+use crate::data::features::{Features, IdRecords, Targets, WindowSource};
 use crate::error::{Error, Result};
+use crate::kernels::windows::Tokens;
+use crate::ops::Labels;
 use crate::random::Rng;
 use crate::runtime::Device;
 
@@ -195,6 +210,63 @@ impl Text {
     ) -> Result<Dataset> {
         let (x, y) = self.windows(split, count, block, seed)?;
         Dataset::from_ids(device, &x, block, &y, block)
+    }
+
+    /// A dataset of `samples` windows of `block` tokens of `split` drawn on the device (see
+    /// the module docs): the split's tokens uploaded once, each step's windows drawn from
+    /// `seed`, the step and the rows, the inputs as the first input column (a model's token
+    /// ids) and the next tokens as labels per position, as [`Text::windows_dataset`] lays
+    /// them out. More columns (positions) are added as to any dataset. Its length is the
+    /// windows of an epoch; its [`Dataset::labels`] hold only the largest id a window can
+    /// hold (the bound a model checks its classes against), the labels being drawn too.
+    pub fn device_windows(
+        &self,
+        device: &Device,
+        split: Split,
+        samples: usize,
+        block: usize,
+        seed: u64,
+    ) -> Result<Dataset> {
+        let tokens = self.tokens(split);
+        if block == 0 || tokens.len() < block + 1 {
+            return Err(Error::InvalidArgument {
+                op: "Text::device_windows",
+                name: "block",
+                expected: format!(
+                    "at least 1 and below the split's {} tokens (a window and the token after it)",
+                    tokens.len()
+                ),
+                found: block.to_string(),
+            });
+        }
+        if samples == 0 {
+            return Err(Error::InvalidArgument {
+                op: "Text::device_windows",
+                name: "samples",
+                expected: "at least one window per epoch".into(),
+                found: "0".into(),
+            });
+        }
+        let source = WindowSource {
+            tokens: Tokens::new(device, tokens)?,
+            seed,
+            block,
+        };
+        // The labels' bound for the model's checks (the largest id any window can hold);
+        // the labels themselves are drawn with the windows.
+        let max = tokens.iter().copied().max().unwrap_or(0);
+        let bound = Labels::new(device, &[max])?;
+        let mut data = Dataset::assemble(
+            device,
+            Features::Windows(source),
+            Targets::Classes(bound, block),
+            samples,
+            block,
+        );
+        // Every id a window may hold, by its position in the split.
+        data.id_records
+            .push((0, IdRecords::new(tokens, tokens.len())));
+        Ok(data)
     }
 }
 

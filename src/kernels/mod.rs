@@ -38,6 +38,7 @@ pub mod reduce;
 pub mod registry;
 pub mod sample;
 pub mod softmax_xent;
+pub mod windows;
 
 pub use prelude::{act_code, RowParams};
 pub use registry::{KERNELS, SHADERS};

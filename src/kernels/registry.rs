@@ -4,7 +4,7 @@
 use crate::kernels::prelude::{ACTIVATION, IM2COL, OPTIM_RULE};
 use crate::kernels::{
     attention, attention_cache, batchnorm, clip, conv2d, elementwise, embedding, gather, layernorm,
-    loss, matmul_variant, merge, metric, optim, pool2d, reduce, sample, softmax_xent,
+    loss, matmul_variant, merge, metric, optim, pool2d, reduce, sample, softmax_xent, windows,
 };
 use crate::services::pipeline::{KernelSpec, Shader};
 
@@ -41,6 +41,7 @@ pub const SHADERS: &[Shader] = &[
     reduce::SHADER_SUBGROUP,
     sample::SHADER,
     softmax_xent::SHADER,
+    windows::SHADER,
 ];
 
 /// Every built-in kernel, by family.
@@ -64,4 +65,5 @@ pub const KERNELS: &[&[KernelSpec]] = &[
     reduce::KERNELS,
     sample::KERNELS,
     softmax_xent::KERNELS,
+    windows::KERNELS,
 ];

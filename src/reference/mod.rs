@@ -19,6 +19,7 @@ mod optim;
 mod pool;
 mod rows;
 mod sample;
+mod windows;
 
 pub use activation::{activate, activate_grad, activate_grad_from_output, erf};
 pub use attention::{attention, attention_backward, AttnShape};
@@ -37,3 +38,4 @@ pub use pool::{
 };
 pub use rows::{max_rows, normalize, softmax, sum_cols, sum_rows, xent};
 pub use sample::{sample_token, sample_uniform};
+pub use windows::{window_start, windows};

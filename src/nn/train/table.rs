@@ -169,7 +169,12 @@ impl<'l> Chunk<'l> {
 
     /// Writes step `step`'s uniform for each of `slots`.
     pub(crate) fn put(&mut self, step: usize, slots: &[Slot], u: &StepInputs<'_>) -> Result<()> {
-        let gather = u.data.gather_uniforms(u.idx, u.offset, u.batch);
+        // Only where a gather reads them: an optimizer-only program is put with no batch.
+        let gather = if slots.iter().any(|s| matches!(s, Slot::Gather(_))) {
+            u.data.gather_uniforms(u.idx, u.offset, u.batch, u.t)?
+        } else {
+            Vec::new()
+        };
         let need_rule = || {
             u.rule.ok_or_else(|| Error::Internal {
                 op: "step table",
