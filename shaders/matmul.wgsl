@@ -58,15 +58,87 @@ override ACCUMULATE: bool = false;
 override ACT: u32 = 0u;
 override OPT: u32 = 0u;  // optimizer rule applied to C (and the bias), 0 for none
 
+// ---- Batches and strides (BATCHED) ---------------------------------------------------------
+// A batched product computes one C per work-group z (z < count). Operand X's matrix z starts
+// at X.base + (z / heads)·X.outer + (z % heads)·X.inner and its stored rows are X.ld apart,
+// which lets attention read a packed QKV tensor directly: z = b·H + h, outer the sequence's
+// size, inner the head's columns, ld the packed row. The geometry travels in the uniform's
+// optimizer words, as bit patterns (`BatchedParams` in src/kernels/matmul_batch.rs; WGSL
+// cannot bind a second view of the uniform): a batched product has no fused update (the
+// host refuses it). Without BATCHED the offsets are zero and the strides the stored row
+// lengths, so the other kernels compile to what they were.
+override BATCHED: bool = false;
+
+// This work-group's offsets into a, b and c (in floats, and in vec4s for the aligned
+// kernels); set by batch_begin, zero otherwise.
+var<private> a_off: u32;
+var<private> b_off: u32;
+var<private> c_off: u32;
+var<private> a_off4: u32;
+var<private> b_off4: u32;
+
+fn batch_begin(z: u32) {
+    if (BATCHED) {
+        let heads = p.q.n;
+        let o = z / heads;
+        let i = z % heads;
+        a_off = bitcast<u32>(p.q.lr) + o * bitcast<u32>(p.q.beta1) + i * bitcast<u32>(p.q.beta2);
+        b_off = bitcast<u32>(p.q.weight_decay) + o * bitcast<u32>(p.q.step_size) + i * bitcast<u32>(p.q.bc2_sqrt);
+        c_off = p.q.nesterov + o * bitcast<u32>(p.q.rho) + i * bitcast<u32>(p.q.one_minus_beta1);
+        a_off4 = a_off / 4u;
+        b_off4 = b_off / 4u;
+    }
+}
+
+// Floats between stored rows of A ((M, K), or (K, M) with TRANS_A), of B ((K, N), or (N, K)
+// with TRANS_B) and of C.
+fn a_ld() -> u32 {
+    if (BATCHED) {
+        return bitcast<u32>(p.q.eps);
+    }
+    return select(p.k, p.m, TRANS_A);
+}
+
+fn b_ld() -> u32 {
+    if (BATCHED) {
+        return bitcast<u32>(p.q.momentum);
+    }
+    return select(p.n, p.k, TRANS_B);
+}
+
+fn c_ld() -> u32 {
+    if (BATCHED) {
+        return bitcast<u32>(p.q.one_minus_beta2);
+    }
+    return p.n;
+}
+
+// Strides of op(A) along k and along rows, of op(B) along k and along columns.
+fn a_ks() -> u32 {
+    return select(1u, a_ld(), TRANS_A);
+}
+
+fn a_ms() -> u32 {
+    return select(a_ld(), 1u, TRANS_A);
+}
+
+fn b_ks() -> u32 {
+    return select(b_ld(), 1u, TRANS_B);
+}
+
+fn b_ns() -> u32 {
+    return select(1u, b_ld(), TRANS_B);
+}
+
 // op(A)[row, kk], zero outside.
 fn load_a(row: u32, kk: u32) -> f32 {
     if (row >= p.m || kk >= p.k) {
         return 0.0;
     }
     if (TRANS_A) {
-        return a[kk * p.m + row];
+        return a[a_off + kk * a_ld() + row];
     }
-    return a[row * p.k + kk];
+    return a[a_off + row * a_ld() + kk];
 }
 
 // op(B)[kk, col], zero outside.
@@ -75,9 +147,9 @@ fn load_b(kk: u32, col: u32) -> f32 {
         return 0.0;
     }
     if (TRANS_B) {
-        return b[col * p.k + kk];
+        return b[b_off + col * b_ld() + kk];
     }
-    return b[kk * p.n + col];
+    return b[b_off + kk * b_ld() + col];
 }
 
 fn store_c(row: u32, col: u32, acc: f32) {
@@ -85,7 +157,9 @@ fn store_c(row: u32, col: u32, acc: f32) {
         return;
     }
     var v = acc;
+    // C's element (strided when batched); the optimizer states and the gate are never batched.
     let idx = row * p.n + col;
+    let ci = c_off + row * c_ld() + col;
     if (OPT != OPT_NONE) {
         // acc is the gradient of the parameter C[row, col]: one optimizer step in place.
         var s1 = 0.0;
@@ -96,14 +170,14 @@ fn store_c(row: u32, col: u32, acc: f32) {
         if (opt_uses_s2(OPT)) {
             s2 = st2[idx];
         }
-        let o = opt_apply(OPT, p.q, vec4<f32>(c[idx]), vec4<f32>(acc), vec4<f32>(s1), vec4<f32>(s2));
+        let o = opt_apply(OPT, p.q, vec4<f32>(c[ci]), vec4<f32>(acc), vec4<f32>(s1), vec4<f32>(s2));
         if (opt_uses_s1(OPT, p.q)) {
             st1[idx] = o.s1.x;
         }
         if (opt_uses_s2(OPT)) {
             st2[idx] = o.s2.x;
         }
-        c[idx] = o.theta.x;
+        c[ci] = o.theta.x;
         return;
     }
     if (EPI == 1u) {
@@ -114,9 +188,9 @@ fn store_c(row: u32, col: u32, acc: f32) {
         v *= activate_grad_from_output(GATE, aux[idx], p.alpha);
     }
     if (ACCUMULATE) {
-        v += c[idx];
+        v += c[ci];
     }
-    c[idx] = v;
+    c[ci] = v;
 }
 
 // EPI 2: the column sum `s` of op(B) for column `col`, written to aux, or with OPT the
@@ -149,6 +223,7 @@ fn store_colsum(col: u32, s: f32) {
 // zero), so lavapipe's loop limit of 65,535 iterations allows K up to 262,140.
 @compute @workgroup_size(16, 16)
 fn matmul_naive_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
+    batch_begin(gid.z);
     let row = gid.y;
     let col = gid.x;
     if (row >= p.m || col >= p.n) {
@@ -179,6 +254,7 @@ fn store_c4(row: u32, col0: u32, acc: vec4<f32>) {
     }
     var v = acc;
     let idx = (row * p.n + col0) / 4u;
+    let ci = (c_off + row * c_ld() + col0) / 4u;
     if (OPT != OPT_NONE) {
         // acc is the gradient of four parameters of C: one optimizer step in place.
         var s1 = vec4<f32>(0.0);
@@ -189,14 +265,14 @@ fn store_c4(row: u32, col0: u32, acc: vec4<f32>) {
         if (opt_uses_s2(OPT)) {
             s2 = st2_4[idx];
         }
-        let o = opt_apply(OPT, p.q, c4[idx], acc, s1, s2);
+        let o = opt_apply(OPT, p.q, c4[ci], acc, s1, s2);
         if (opt_uses_s1(OPT, p.q)) {
             st1_4[idx] = o.s1;
         }
         if (opt_uses_s2(OPT)) {
             st2_4[idx] = o.s2;
         }
-        c4[idx] = o.theta;
+        c4[ci] = o.theta;
         return;
     }
     if (EPI == 1u) {
@@ -209,9 +285,9 @@ fn store_c4(row: u32, col0: u32, acc: vec4<f32>) {
             activate_grad_from_output(GATE, y.z, p.alpha), activate_grad_from_output(GATE, y.w, p.alpha));
     }
     if (ACCUMULATE) {
-        v += c4[idx];
+        v += c4[ci];
     }
-    c4[idx] = v;
+    c4[ci] = v;
 }
 
 // store_colsum for four consecutive columns (N a multiple of 4, col0 too).
@@ -240,7 +316,7 @@ fn store_colsum4(col0: u32, s: vec4<f32>) {
 }
 
 fn sg_load_b4(kk: u32, bcol: vec4<u32>, bks: u32) -> vec4<f32> {
-    let base = kk * bks;
+    let base = b_off + kk * bks;
     return vec4<f32>(b[base + bcol.x], b[base + bcol.y], b[base + bcol.z], b[base + bcol.w]);
 }
 

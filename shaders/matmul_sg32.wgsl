@@ -31,6 +31,7 @@ fn matmul_sg32_narrow_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
+    batch_begin(wid.z);
     let row = (wid.x + wid.y * 32768u) * 32u + lane;
     var c0 = 0.0;
     var c1 = 0.0;
@@ -169,6 +170,7 @@ fn matmul_sg32_shallow_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
+    batch_begin(wid.z);
     let col = wid.x * 32u + lane;
     let row0 = wid.y * SHALLOW_ROWS;
     let b0 = load_b(0u, col);
@@ -220,15 +222,16 @@ fn matmul_sg32_r16_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
+    batch_begin(wid.z);
     let col0 = wid.x * 128u + lane * 4u;
     let row0 = wid.y * 16u;
     let klast = p.k - 1u;
     let mlast = p.m - 1u;
     // Strides of the stored layouts along k and along rows / columns.
-    let aks = select(1u, p.m, TRANS_A);
-    let ams = select(p.k, 1u, TRANS_A);
-    let bks = select(p.n, 1u, TRANS_B);
-    let bns = select(1u, p.k, TRANS_B);
+    let aks = a_ks();
+    let ams = a_ms();
+    let bks = b_ks();
+    let bns = b_ns();
     let cols = min(vec4<u32>(col0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(p.n - 1u));
     let bcol = cols * bns;
     let rb0 = min(row0 + 0u, mlast) * ams;
@@ -268,22 +271,22 @@ fn matmul_sg32_r16_forward(
         let kv = vec4<u32>(kb + (lane % 16u) * 4u) + vec4<u32>(0u, 1u, 2u, 3u);
         let live = vec4<f32>(kv < vec4<u32>(p.k));
         let kc = min(kv, vec4<u32>(klast)) * aks;
-        let x0 = live * vec4<f32>(a[rb0 + kc.x], a[rb0 + kc.y], a[rb0 + kc.z], a[rb0 + kc.w]);
-        let x1 = live * vec4<f32>(a[rb1 + kc.x], a[rb1 + kc.y], a[rb1 + kc.z], a[rb1 + kc.w]);
-        let x2 = live * vec4<f32>(a[rb2 + kc.x], a[rb2 + kc.y], a[rb2 + kc.z], a[rb2 + kc.w]);
-        let x3 = live * vec4<f32>(a[rb3 + kc.x], a[rb3 + kc.y], a[rb3 + kc.z], a[rb3 + kc.w]);
-        let x4 = live * vec4<f32>(a[rb4 + kc.x], a[rb4 + kc.y], a[rb4 + kc.z], a[rb4 + kc.w]);
-        let x5 = live * vec4<f32>(a[rb5 + kc.x], a[rb5 + kc.y], a[rb5 + kc.z], a[rb5 + kc.w]);
-        let x6 = live * vec4<f32>(a[rb6 + kc.x], a[rb6 + kc.y], a[rb6 + kc.z], a[rb6 + kc.w]);
-        let x7 = live * vec4<f32>(a[rb7 + kc.x], a[rb7 + kc.y], a[rb7 + kc.z], a[rb7 + kc.w]);
-        let x8 = live * vec4<f32>(a[rb8 + kc.x], a[rb8 + kc.y], a[rb8 + kc.z], a[rb8 + kc.w]);
-        let x9 = live * vec4<f32>(a[rb9 + kc.x], a[rb9 + kc.y], a[rb9 + kc.z], a[rb9 + kc.w]);
-        let x10 = live * vec4<f32>(a[rb10 + kc.x], a[rb10 + kc.y], a[rb10 + kc.z], a[rb10 + kc.w]);
-        let x11 = live * vec4<f32>(a[rb11 + kc.x], a[rb11 + kc.y], a[rb11 + kc.z], a[rb11 + kc.w]);
-        let x12 = live * vec4<f32>(a[rb12 + kc.x], a[rb12 + kc.y], a[rb12 + kc.z], a[rb12 + kc.w]);
-        let x13 = live * vec4<f32>(a[rb13 + kc.x], a[rb13 + kc.y], a[rb13 + kc.z], a[rb13 + kc.w]);
-        let x14 = live * vec4<f32>(a[rb14 + kc.x], a[rb14 + kc.y], a[rb14 + kc.z], a[rb14 + kc.w]);
-        let x15 = live * vec4<f32>(a[rb15 + kc.x], a[rb15 + kc.y], a[rb15 + kc.z], a[rb15 + kc.w]);
+        let x0 = live * vec4<f32>(a[a_off + rb0 + kc.x], a[a_off + rb0 + kc.y], a[a_off + rb0 + kc.z], a[a_off + rb0 + kc.w]);
+        let x1 = live * vec4<f32>(a[a_off + rb1 + kc.x], a[a_off + rb1 + kc.y], a[a_off + rb1 + kc.z], a[a_off + rb1 + kc.w]);
+        let x2 = live * vec4<f32>(a[a_off + rb2 + kc.x], a[a_off + rb2 + kc.y], a[a_off + rb2 + kc.z], a[a_off + rb2 + kc.w]);
+        let x3 = live * vec4<f32>(a[a_off + rb3 + kc.x], a[a_off + rb3 + kc.y], a[a_off + rb3 + kc.z], a[a_off + rb3 + kc.w]);
+        let x4 = live * vec4<f32>(a[a_off + rb4 + kc.x], a[a_off + rb4 + kc.y], a[a_off + rb4 + kc.z], a[a_off + rb4 + kc.w]);
+        let x5 = live * vec4<f32>(a[a_off + rb5 + kc.x], a[a_off + rb5 + kc.y], a[a_off + rb5 + kc.z], a[a_off + rb5 + kc.w]);
+        let x6 = live * vec4<f32>(a[a_off + rb6 + kc.x], a[a_off + rb6 + kc.y], a[a_off + rb6 + kc.z], a[a_off + rb6 + kc.w]);
+        let x7 = live * vec4<f32>(a[a_off + rb7 + kc.x], a[a_off + rb7 + kc.y], a[a_off + rb7 + kc.z], a[a_off + rb7 + kc.w]);
+        let x8 = live * vec4<f32>(a[a_off + rb8 + kc.x], a[a_off + rb8 + kc.y], a[a_off + rb8 + kc.z], a[a_off + rb8 + kc.w]);
+        let x9 = live * vec4<f32>(a[a_off + rb9 + kc.x], a[a_off + rb9 + kc.y], a[a_off + rb9 + kc.z], a[a_off + rb9 + kc.w]);
+        let x10 = live * vec4<f32>(a[a_off + rb10 + kc.x], a[a_off + rb10 + kc.y], a[a_off + rb10 + kc.z], a[a_off + rb10 + kc.w]);
+        let x11 = live * vec4<f32>(a[a_off + rb11 + kc.x], a[a_off + rb11 + kc.y], a[a_off + rb11 + kc.z], a[a_off + rb11 + kc.w]);
+        let x12 = live * vec4<f32>(a[a_off + rb12 + kc.x], a[a_off + rb12 + kc.y], a[a_off + rb12 + kc.z], a[a_off + rb12 + kc.w]);
+        let x13 = live * vec4<f32>(a[a_off + rb13 + kc.x], a[a_off + rb13 + kc.y], a[a_off + rb13 + kc.z], a[a_off + rb13 + kc.w]);
+        let x14 = live * vec4<f32>(a[a_off + rb14 + kc.x], a[a_off + rb14 + kc.y], a[a_off + rb14 + kc.z], a[a_off + rb14 + kc.w]);
+        let x15 = live * vec4<f32>(a[a_off + rb15 + kc.x], a[a_off + rb15 + kc.y], a[a_off + rb15 + kc.z], a[a_off + rb15 + kc.w]);
         {
             let kk = min(kb + 0u, klast);
             let b0 = sg_load_b4(kk, bcol, bks);
@@ -762,15 +765,16 @@ fn matmul_sg32_r32_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
+    batch_begin(wid.z);
     let col0 = wid.x * 128u + lane * 4u;
     let row0 = wid.y * 32u;
     let klast = p.k - 1u;
     let mlast = p.m - 1u;
     // Strides of the stored layouts along k and along rows / columns.
-    let aks = select(1u, p.m, TRANS_A);
-    let ams = select(p.k, 1u, TRANS_A);
-    let bks = select(p.n, 1u, TRANS_B);
-    let bns = select(1u, p.k, TRANS_B);
+    let aks = a_ks();
+    let ams = a_ms();
+    let bks = b_ks();
+    let bns = b_ns();
     let cols = min(vec4<u32>(col0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(p.n - 1u));
     let bcol = cols * bns;
     let rb0 = min(row0 + 0u, mlast) * ams;
@@ -842,38 +846,38 @@ fn matmul_sg32_r32_forward(
         let kv = vec4<u32>(kb + (lane % 16u) * 4u) + vec4<u32>(0u, 1u, 2u, 3u);
         let live = vec4<f32>(kv < vec4<u32>(p.k));
         let kc = min(kv, vec4<u32>(klast)) * aks;
-        let x0 = live * vec4<f32>(a[rb0 + kc.x], a[rb0 + kc.y], a[rb0 + kc.z], a[rb0 + kc.w]);
-        let x1 = live * vec4<f32>(a[rb1 + kc.x], a[rb1 + kc.y], a[rb1 + kc.z], a[rb1 + kc.w]);
-        let x2 = live * vec4<f32>(a[rb2 + kc.x], a[rb2 + kc.y], a[rb2 + kc.z], a[rb2 + kc.w]);
-        let x3 = live * vec4<f32>(a[rb3 + kc.x], a[rb3 + kc.y], a[rb3 + kc.z], a[rb3 + kc.w]);
-        let x4 = live * vec4<f32>(a[rb4 + kc.x], a[rb4 + kc.y], a[rb4 + kc.z], a[rb4 + kc.w]);
-        let x5 = live * vec4<f32>(a[rb5 + kc.x], a[rb5 + kc.y], a[rb5 + kc.z], a[rb5 + kc.w]);
-        let x6 = live * vec4<f32>(a[rb6 + kc.x], a[rb6 + kc.y], a[rb6 + kc.z], a[rb6 + kc.w]);
-        let x7 = live * vec4<f32>(a[rb7 + kc.x], a[rb7 + kc.y], a[rb7 + kc.z], a[rb7 + kc.w]);
-        let x8 = live * vec4<f32>(a[rb8 + kc.x], a[rb8 + kc.y], a[rb8 + kc.z], a[rb8 + kc.w]);
-        let x9 = live * vec4<f32>(a[rb9 + kc.x], a[rb9 + kc.y], a[rb9 + kc.z], a[rb9 + kc.w]);
-        let x10 = live * vec4<f32>(a[rb10 + kc.x], a[rb10 + kc.y], a[rb10 + kc.z], a[rb10 + kc.w]);
-        let x11 = live * vec4<f32>(a[rb11 + kc.x], a[rb11 + kc.y], a[rb11 + kc.z], a[rb11 + kc.w]);
-        let x12 = live * vec4<f32>(a[rb12 + kc.x], a[rb12 + kc.y], a[rb12 + kc.z], a[rb12 + kc.w]);
-        let x13 = live * vec4<f32>(a[rb13 + kc.x], a[rb13 + kc.y], a[rb13 + kc.z], a[rb13 + kc.w]);
-        let x14 = live * vec4<f32>(a[rb14 + kc.x], a[rb14 + kc.y], a[rb14 + kc.z], a[rb14 + kc.w]);
-        let x15 = live * vec4<f32>(a[rb15 + kc.x], a[rb15 + kc.y], a[rb15 + kc.z], a[rb15 + kc.w]);
-        let x16 = live * vec4<f32>(a[rb16 + kc.x], a[rb16 + kc.y], a[rb16 + kc.z], a[rb16 + kc.w]);
-        let x17 = live * vec4<f32>(a[rb17 + kc.x], a[rb17 + kc.y], a[rb17 + kc.z], a[rb17 + kc.w]);
-        let x18 = live * vec4<f32>(a[rb18 + kc.x], a[rb18 + kc.y], a[rb18 + kc.z], a[rb18 + kc.w]);
-        let x19 = live * vec4<f32>(a[rb19 + kc.x], a[rb19 + kc.y], a[rb19 + kc.z], a[rb19 + kc.w]);
-        let x20 = live * vec4<f32>(a[rb20 + kc.x], a[rb20 + kc.y], a[rb20 + kc.z], a[rb20 + kc.w]);
-        let x21 = live * vec4<f32>(a[rb21 + kc.x], a[rb21 + kc.y], a[rb21 + kc.z], a[rb21 + kc.w]);
-        let x22 = live * vec4<f32>(a[rb22 + kc.x], a[rb22 + kc.y], a[rb22 + kc.z], a[rb22 + kc.w]);
-        let x23 = live * vec4<f32>(a[rb23 + kc.x], a[rb23 + kc.y], a[rb23 + kc.z], a[rb23 + kc.w]);
-        let x24 = live * vec4<f32>(a[rb24 + kc.x], a[rb24 + kc.y], a[rb24 + kc.z], a[rb24 + kc.w]);
-        let x25 = live * vec4<f32>(a[rb25 + kc.x], a[rb25 + kc.y], a[rb25 + kc.z], a[rb25 + kc.w]);
-        let x26 = live * vec4<f32>(a[rb26 + kc.x], a[rb26 + kc.y], a[rb26 + kc.z], a[rb26 + kc.w]);
-        let x27 = live * vec4<f32>(a[rb27 + kc.x], a[rb27 + kc.y], a[rb27 + kc.z], a[rb27 + kc.w]);
-        let x28 = live * vec4<f32>(a[rb28 + kc.x], a[rb28 + kc.y], a[rb28 + kc.z], a[rb28 + kc.w]);
-        let x29 = live * vec4<f32>(a[rb29 + kc.x], a[rb29 + kc.y], a[rb29 + kc.z], a[rb29 + kc.w]);
-        let x30 = live * vec4<f32>(a[rb30 + kc.x], a[rb30 + kc.y], a[rb30 + kc.z], a[rb30 + kc.w]);
-        let x31 = live * vec4<f32>(a[rb31 + kc.x], a[rb31 + kc.y], a[rb31 + kc.z], a[rb31 + kc.w]);
+        let x0 = live * vec4<f32>(a[a_off + rb0 + kc.x], a[a_off + rb0 + kc.y], a[a_off + rb0 + kc.z], a[a_off + rb0 + kc.w]);
+        let x1 = live * vec4<f32>(a[a_off + rb1 + kc.x], a[a_off + rb1 + kc.y], a[a_off + rb1 + kc.z], a[a_off + rb1 + kc.w]);
+        let x2 = live * vec4<f32>(a[a_off + rb2 + kc.x], a[a_off + rb2 + kc.y], a[a_off + rb2 + kc.z], a[a_off + rb2 + kc.w]);
+        let x3 = live * vec4<f32>(a[a_off + rb3 + kc.x], a[a_off + rb3 + kc.y], a[a_off + rb3 + kc.z], a[a_off + rb3 + kc.w]);
+        let x4 = live * vec4<f32>(a[a_off + rb4 + kc.x], a[a_off + rb4 + kc.y], a[a_off + rb4 + kc.z], a[a_off + rb4 + kc.w]);
+        let x5 = live * vec4<f32>(a[a_off + rb5 + kc.x], a[a_off + rb5 + kc.y], a[a_off + rb5 + kc.z], a[a_off + rb5 + kc.w]);
+        let x6 = live * vec4<f32>(a[a_off + rb6 + kc.x], a[a_off + rb6 + kc.y], a[a_off + rb6 + kc.z], a[a_off + rb6 + kc.w]);
+        let x7 = live * vec4<f32>(a[a_off + rb7 + kc.x], a[a_off + rb7 + kc.y], a[a_off + rb7 + kc.z], a[a_off + rb7 + kc.w]);
+        let x8 = live * vec4<f32>(a[a_off + rb8 + kc.x], a[a_off + rb8 + kc.y], a[a_off + rb8 + kc.z], a[a_off + rb8 + kc.w]);
+        let x9 = live * vec4<f32>(a[a_off + rb9 + kc.x], a[a_off + rb9 + kc.y], a[a_off + rb9 + kc.z], a[a_off + rb9 + kc.w]);
+        let x10 = live * vec4<f32>(a[a_off + rb10 + kc.x], a[a_off + rb10 + kc.y], a[a_off + rb10 + kc.z], a[a_off + rb10 + kc.w]);
+        let x11 = live * vec4<f32>(a[a_off + rb11 + kc.x], a[a_off + rb11 + kc.y], a[a_off + rb11 + kc.z], a[a_off + rb11 + kc.w]);
+        let x12 = live * vec4<f32>(a[a_off + rb12 + kc.x], a[a_off + rb12 + kc.y], a[a_off + rb12 + kc.z], a[a_off + rb12 + kc.w]);
+        let x13 = live * vec4<f32>(a[a_off + rb13 + kc.x], a[a_off + rb13 + kc.y], a[a_off + rb13 + kc.z], a[a_off + rb13 + kc.w]);
+        let x14 = live * vec4<f32>(a[a_off + rb14 + kc.x], a[a_off + rb14 + kc.y], a[a_off + rb14 + kc.z], a[a_off + rb14 + kc.w]);
+        let x15 = live * vec4<f32>(a[a_off + rb15 + kc.x], a[a_off + rb15 + kc.y], a[a_off + rb15 + kc.z], a[a_off + rb15 + kc.w]);
+        let x16 = live * vec4<f32>(a[a_off + rb16 + kc.x], a[a_off + rb16 + kc.y], a[a_off + rb16 + kc.z], a[a_off + rb16 + kc.w]);
+        let x17 = live * vec4<f32>(a[a_off + rb17 + kc.x], a[a_off + rb17 + kc.y], a[a_off + rb17 + kc.z], a[a_off + rb17 + kc.w]);
+        let x18 = live * vec4<f32>(a[a_off + rb18 + kc.x], a[a_off + rb18 + kc.y], a[a_off + rb18 + kc.z], a[a_off + rb18 + kc.w]);
+        let x19 = live * vec4<f32>(a[a_off + rb19 + kc.x], a[a_off + rb19 + kc.y], a[a_off + rb19 + kc.z], a[a_off + rb19 + kc.w]);
+        let x20 = live * vec4<f32>(a[a_off + rb20 + kc.x], a[a_off + rb20 + kc.y], a[a_off + rb20 + kc.z], a[a_off + rb20 + kc.w]);
+        let x21 = live * vec4<f32>(a[a_off + rb21 + kc.x], a[a_off + rb21 + kc.y], a[a_off + rb21 + kc.z], a[a_off + rb21 + kc.w]);
+        let x22 = live * vec4<f32>(a[a_off + rb22 + kc.x], a[a_off + rb22 + kc.y], a[a_off + rb22 + kc.z], a[a_off + rb22 + kc.w]);
+        let x23 = live * vec4<f32>(a[a_off + rb23 + kc.x], a[a_off + rb23 + kc.y], a[a_off + rb23 + kc.z], a[a_off + rb23 + kc.w]);
+        let x24 = live * vec4<f32>(a[a_off + rb24 + kc.x], a[a_off + rb24 + kc.y], a[a_off + rb24 + kc.z], a[a_off + rb24 + kc.w]);
+        let x25 = live * vec4<f32>(a[a_off + rb25 + kc.x], a[a_off + rb25 + kc.y], a[a_off + rb25 + kc.z], a[a_off + rb25 + kc.w]);
+        let x26 = live * vec4<f32>(a[a_off + rb26 + kc.x], a[a_off + rb26 + kc.y], a[a_off + rb26 + kc.z], a[a_off + rb26 + kc.w]);
+        let x27 = live * vec4<f32>(a[a_off + rb27 + kc.x], a[a_off + rb27 + kc.y], a[a_off + rb27 + kc.z], a[a_off + rb27 + kc.w]);
+        let x28 = live * vec4<f32>(a[a_off + rb28 + kc.x], a[a_off + rb28 + kc.y], a[a_off + rb28 + kc.z], a[a_off + rb28 + kc.w]);
+        let x29 = live * vec4<f32>(a[a_off + rb29 + kc.x], a[a_off + rb29 + kc.y], a[a_off + rb29 + kc.z], a[a_off + rb29 + kc.w]);
+        let x30 = live * vec4<f32>(a[a_off + rb30 + kc.x], a[a_off + rb30 + kc.y], a[a_off + rb30 + kc.z], a[a_off + rb30 + kc.w]);
+        let x31 = live * vec4<f32>(a[a_off + rb31 + kc.x], a[a_off + rb31 + kc.y], a[a_off + rb31 + kc.z], a[a_off + rb31 + kc.w]);
         {
             let kk = min(kb + 0u, klast);
             let b0 = sg_load_b4(kk, bcol, bks);
@@ -1624,35 +1628,38 @@ fn matmul_sg32v4_r16_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
+    batch_begin(wid.z);
     // Alignment (checked on the host): N a multiple of 4 always (vec4 stores), and K for NN,
     // M for TN (A stored (K, M)), K for NT (B stored (N, K)): every vec4 lies inside one row.
     let col0 = wid.x * 128u + lane * 4u;
     let row0 = wid.y * 16u;
     let mlast = p.m - 1u;
     let kv4 = p.k / 4u; // vec4s per row of a (M, K) or (N, K) matrix
+    let lda4 = a_ld() / 4u;
+    let ldb4 = b_ld() / 4u;
     let nv = p.n / 4u;  // vec4s per row of a (K, N) matrix
     let mv = p.m / 4u;  // vec4s per row of a (K, M) matrix
     let cv = min(col0, p.n - 4u) / 4u;
-    let bc0 = min(col0, p.n - 1u) * kv4;
-    let bc1 = min(col0 + 1u, p.n - 1u) * kv4;
-    let bc2 = min(col0 + 2u, p.n - 1u) * kv4;
-    let bc3 = min(col0 + 3u, p.n - 1u) * kv4;
-    let ra0 = min(row0 + 0u, mlast) * kv4;
-    let ra1 = min(row0 + 1u, mlast) * kv4;
-    let ra2 = min(row0 + 2u, mlast) * kv4;
-    let ra3 = min(row0 + 3u, mlast) * kv4;
-    let ra4 = min(row0 + 4u, mlast) * kv4;
-    let ra5 = min(row0 + 5u, mlast) * kv4;
-    let ra6 = min(row0 + 6u, mlast) * kv4;
-    let ra7 = min(row0 + 7u, mlast) * kv4;
-    let ra8 = min(row0 + 8u, mlast) * kv4;
-    let ra9 = min(row0 + 9u, mlast) * kv4;
-    let ra10 = min(row0 + 10u, mlast) * kv4;
-    let ra11 = min(row0 + 11u, mlast) * kv4;
-    let ra12 = min(row0 + 12u, mlast) * kv4;
-    let ra13 = min(row0 + 13u, mlast) * kv4;
-    let ra14 = min(row0 + 14u, mlast) * kv4;
-    let ra15 = min(row0 + 15u, mlast) * kv4;
+    let bc0 = min(col0, p.n - 1u) * ldb4;
+    let bc1 = min(col0 + 1u, p.n - 1u) * ldb4;
+    let bc2 = min(col0 + 2u, p.n - 1u) * ldb4;
+    let bc3 = min(col0 + 3u, p.n - 1u) * ldb4;
+    let ra0 = min(row0 + 0u, mlast) * lda4;
+    let ra1 = min(row0 + 1u, mlast) * lda4;
+    let ra2 = min(row0 + 2u, mlast) * lda4;
+    let ra3 = min(row0 + 3u, mlast) * lda4;
+    let ra4 = min(row0 + 4u, mlast) * lda4;
+    let ra5 = min(row0 + 5u, mlast) * lda4;
+    let ra6 = min(row0 + 6u, mlast) * lda4;
+    let ra7 = min(row0 + 7u, mlast) * lda4;
+    let ra8 = min(row0 + 8u, mlast) * lda4;
+    let ra9 = min(row0 + 9u, mlast) * lda4;
+    let ra10 = min(row0 + 10u, mlast) * lda4;
+    let ra11 = min(row0 + 11u, mlast) * lda4;
+    let ra12 = min(row0 + 12u, mlast) * lda4;
+    let ra13 = min(row0 + 13u, mlast) * lda4;
+    let ra14 = min(row0 + 14u, mlast) * lda4;
+    let ra15 = min(row0 + 15u, mlast) * lda4;
     let rg0 = min(row0 / 4u + 0u, mv - 1u);
     let rg1 = min(row0 / 4u + 1u, mv - 1u);
     let rg2 = min(row0 / 4u + 2u, mv - 1u);
@@ -1694,26 +1701,26 @@ fn matmul_sg32v4_r16_forward(
         if (TRANS_A) {
             let ka = kb + (lane % 16u) * 4u;
             let lv = vec4<f32>(vec4<u32>(ka) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
-            let kq0 = min(ka, p.k - 1u) * mv;
-            let kq1 = min(ka + 1u, p.k - 1u) * mv;
-            let kq2 = min(ka + 2u, p.k - 1u) * mv;
-            let kq3 = min(ka + 3u, p.k - 1u) * mv;
-            let q0_0 = a4[kq0 + rg0];
-            let q0_1 = a4[kq0 + rg1];
-            let q0_2 = a4[kq0 + rg2];
-            let q0_3 = a4[kq0 + rg3];
-            let q1_0 = a4[kq1 + rg0];
-            let q1_1 = a4[kq1 + rg1];
-            let q1_2 = a4[kq1 + rg2];
-            let q1_3 = a4[kq1 + rg3];
-            let q2_0 = a4[kq2 + rg0];
-            let q2_1 = a4[kq2 + rg1];
-            let q2_2 = a4[kq2 + rg2];
-            let q2_3 = a4[kq2 + rg3];
-            let q3_0 = a4[kq3 + rg0];
-            let q3_1 = a4[kq3 + rg1];
-            let q3_2 = a4[kq3 + rg2];
-            let q3_3 = a4[kq3 + rg3];
+            let kq0 = min(ka, p.k - 1u) * lda4;
+            let kq1 = min(ka + 1u, p.k - 1u) * lda4;
+            let kq2 = min(ka + 2u, p.k - 1u) * lda4;
+            let kq3 = min(ka + 3u, p.k - 1u) * lda4;
+            let q0_0 = a4[a_off4 + kq0 + rg0];
+            let q0_1 = a4[a_off4 + kq0 + rg1];
+            let q0_2 = a4[a_off4 + kq0 + rg2];
+            let q0_3 = a4[a_off4 + kq0 + rg3];
+            let q1_0 = a4[a_off4 + kq1 + rg0];
+            let q1_1 = a4[a_off4 + kq1 + rg1];
+            let q1_2 = a4[a_off4 + kq1 + rg2];
+            let q1_3 = a4[a_off4 + kq1 + rg3];
+            let q2_0 = a4[a_off4 + kq2 + rg0];
+            let q2_1 = a4[a_off4 + kq2 + rg1];
+            let q2_2 = a4[a_off4 + kq2 + rg2];
+            let q2_3 = a4[a_off4 + kq2 + rg3];
+            let q3_0 = a4[a_off4 + kq3 + rg0];
+            let q3_1 = a4[a_off4 + kq3 + rg1];
+            let q3_2 = a4[a_off4 + kq3 + rg2];
+            let q3_3 = a4[a_off4 + kq3 + rg3];
             x0 = lv * vec4<f32>(q0_0.x, q1_0.x, q2_0.x, q3_0.x);
             x1 = lv * vec4<f32>(q0_0.y, q1_0.y, q2_0.y, q3_0.y);
             x2 = lv * vec4<f32>(q0_0.z, q1_0.z, q2_0.z, q3_0.z);
@@ -1734,22 +1741,22 @@ fn matmul_sg32v4_r16_forward(
             let ka = kb / 4u + (lane % 16u);
             let alive = ka < kv4;
             let kac = min(ka, kv4 - 1u);
-            x0 = select(vec4<f32>(0.0), a4[ra0 + kac], alive);
-            x1 = select(vec4<f32>(0.0), a4[ra1 + kac], alive);
-            x2 = select(vec4<f32>(0.0), a4[ra2 + kac], alive);
-            x3 = select(vec4<f32>(0.0), a4[ra3 + kac], alive);
-            x4 = select(vec4<f32>(0.0), a4[ra4 + kac], alive);
-            x5 = select(vec4<f32>(0.0), a4[ra5 + kac], alive);
-            x6 = select(vec4<f32>(0.0), a4[ra6 + kac], alive);
-            x7 = select(vec4<f32>(0.0), a4[ra7 + kac], alive);
-            x8 = select(vec4<f32>(0.0), a4[ra8 + kac], alive);
-            x9 = select(vec4<f32>(0.0), a4[ra9 + kac], alive);
-            x10 = select(vec4<f32>(0.0), a4[ra10 + kac], alive);
-            x11 = select(vec4<f32>(0.0), a4[ra11 + kac], alive);
-            x12 = select(vec4<f32>(0.0), a4[ra12 + kac], alive);
-            x13 = select(vec4<f32>(0.0), a4[ra13 + kac], alive);
-            x14 = select(vec4<f32>(0.0), a4[ra14 + kac], alive);
-            x15 = select(vec4<f32>(0.0), a4[ra15 + kac], alive);
+            x0 = select(vec4<f32>(0.0), a4[a_off4 + ra0 + kac], alive);
+            x1 = select(vec4<f32>(0.0), a4[a_off4 + ra1 + kac], alive);
+            x2 = select(vec4<f32>(0.0), a4[a_off4 + ra2 + kac], alive);
+            x3 = select(vec4<f32>(0.0), a4[a_off4 + ra3 + kac], alive);
+            x4 = select(vec4<f32>(0.0), a4[a_off4 + ra4 + kac], alive);
+            x5 = select(vec4<f32>(0.0), a4[a_off4 + ra5 + kac], alive);
+            x6 = select(vec4<f32>(0.0), a4[a_off4 + ra6 + kac], alive);
+            x7 = select(vec4<f32>(0.0), a4[a_off4 + ra7 + kac], alive);
+            x8 = select(vec4<f32>(0.0), a4[a_off4 + ra8 + kac], alive);
+            x9 = select(vec4<f32>(0.0), a4[a_off4 + ra9 + kac], alive);
+            x10 = select(vec4<f32>(0.0), a4[a_off4 + ra10 + kac], alive);
+            x11 = select(vec4<f32>(0.0), a4[a_off4 + ra11 + kac], alive);
+            x12 = select(vec4<f32>(0.0), a4[a_off4 + ra12 + kac], alive);
+            x13 = select(vec4<f32>(0.0), a4[a_off4 + ra13 + kac], alive);
+            x14 = select(vec4<f32>(0.0), a4[a_off4 + ra14 + kac], alive);
+            x15 = select(vec4<f32>(0.0), a4[a_off4 + ra15 + kac], alive);
         }
         {
             let kk = kb + 0u;
@@ -1761,20 +1768,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 0u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 0u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -1808,20 +1815,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 1u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 1u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -1855,20 +1862,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 2u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 2u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -1902,20 +1909,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 3u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 3u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -1949,20 +1956,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 4u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 4u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -1996,20 +2003,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 5u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 5u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2043,20 +2050,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 6u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 6u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2090,20 +2097,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 7u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 7u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2137,20 +2144,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 8u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 8u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2184,20 +2191,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 9u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 9u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2231,20 +2238,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 10u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 10u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2278,20 +2285,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 11u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 11u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2325,20 +2332,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 12u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 12u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2372,20 +2379,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 13u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 13u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2419,20 +2426,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 14u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 14u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2466,20 +2473,20 @@ fn matmul_sg32v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 15u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 15u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2530,51 +2537,54 @@ fn matmul_sg32v4_r32_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
+    batch_begin(wid.z);
     // Alignment (checked on the host): N a multiple of 4 always (vec4 stores), and K for NN,
     // M for TN (A stored (K, M)), K for NT (B stored (N, K)): every vec4 lies inside one row.
     let col0 = wid.x * 128u + lane * 4u;
     let row0 = wid.y * 32u;
     let mlast = p.m - 1u;
     let kv4 = p.k / 4u; // vec4s per row of a (M, K) or (N, K) matrix
+    let lda4 = a_ld() / 4u;
+    let ldb4 = b_ld() / 4u;
     let nv = p.n / 4u;  // vec4s per row of a (K, N) matrix
     let mv = p.m / 4u;  // vec4s per row of a (K, M) matrix
     let cv = min(col0, p.n - 4u) / 4u;
-    let bc0 = min(col0, p.n - 1u) * kv4;
-    let bc1 = min(col0 + 1u, p.n - 1u) * kv4;
-    let bc2 = min(col0 + 2u, p.n - 1u) * kv4;
-    let bc3 = min(col0 + 3u, p.n - 1u) * kv4;
-    let ra0 = min(row0 + 0u, mlast) * kv4;
-    let ra1 = min(row0 + 1u, mlast) * kv4;
-    let ra2 = min(row0 + 2u, mlast) * kv4;
-    let ra3 = min(row0 + 3u, mlast) * kv4;
-    let ra4 = min(row0 + 4u, mlast) * kv4;
-    let ra5 = min(row0 + 5u, mlast) * kv4;
-    let ra6 = min(row0 + 6u, mlast) * kv4;
-    let ra7 = min(row0 + 7u, mlast) * kv4;
-    let ra8 = min(row0 + 8u, mlast) * kv4;
-    let ra9 = min(row0 + 9u, mlast) * kv4;
-    let ra10 = min(row0 + 10u, mlast) * kv4;
-    let ra11 = min(row0 + 11u, mlast) * kv4;
-    let ra12 = min(row0 + 12u, mlast) * kv4;
-    let ra13 = min(row0 + 13u, mlast) * kv4;
-    let ra14 = min(row0 + 14u, mlast) * kv4;
-    let ra15 = min(row0 + 15u, mlast) * kv4;
-    let ra16 = min(row0 + 16u, mlast) * kv4;
-    let ra17 = min(row0 + 17u, mlast) * kv4;
-    let ra18 = min(row0 + 18u, mlast) * kv4;
-    let ra19 = min(row0 + 19u, mlast) * kv4;
-    let ra20 = min(row0 + 20u, mlast) * kv4;
-    let ra21 = min(row0 + 21u, mlast) * kv4;
-    let ra22 = min(row0 + 22u, mlast) * kv4;
-    let ra23 = min(row0 + 23u, mlast) * kv4;
-    let ra24 = min(row0 + 24u, mlast) * kv4;
-    let ra25 = min(row0 + 25u, mlast) * kv4;
-    let ra26 = min(row0 + 26u, mlast) * kv4;
-    let ra27 = min(row0 + 27u, mlast) * kv4;
-    let ra28 = min(row0 + 28u, mlast) * kv4;
-    let ra29 = min(row0 + 29u, mlast) * kv4;
-    let ra30 = min(row0 + 30u, mlast) * kv4;
-    let ra31 = min(row0 + 31u, mlast) * kv4;
+    let bc0 = min(col0, p.n - 1u) * ldb4;
+    let bc1 = min(col0 + 1u, p.n - 1u) * ldb4;
+    let bc2 = min(col0 + 2u, p.n - 1u) * ldb4;
+    let bc3 = min(col0 + 3u, p.n - 1u) * ldb4;
+    let ra0 = min(row0 + 0u, mlast) * lda4;
+    let ra1 = min(row0 + 1u, mlast) * lda4;
+    let ra2 = min(row0 + 2u, mlast) * lda4;
+    let ra3 = min(row0 + 3u, mlast) * lda4;
+    let ra4 = min(row0 + 4u, mlast) * lda4;
+    let ra5 = min(row0 + 5u, mlast) * lda4;
+    let ra6 = min(row0 + 6u, mlast) * lda4;
+    let ra7 = min(row0 + 7u, mlast) * lda4;
+    let ra8 = min(row0 + 8u, mlast) * lda4;
+    let ra9 = min(row0 + 9u, mlast) * lda4;
+    let ra10 = min(row0 + 10u, mlast) * lda4;
+    let ra11 = min(row0 + 11u, mlast) * lda4;
+    let ra12 = min(row0 + 12u, mlast) * lda4;
+    let ra13 = min(row0 + 13u, mlast) * lda4;
+    let ra14 = min(row0 + 14u, mlast) * lda4;
+    let ra15 = min(row0 + 15u, mlast) * lda4;
+    let ra16 = min(row0 + 16u, mlast) * lda4;
+    let ra17 = min(row0 + 17u, mlast) * lda4;
+    let ra18 = min(row0 + 18u, mlast) * lda4;
+    let ra19 = min(row0 + 19u, mlast) * lda4;
+    let ra20 = min(row0 + 20u, mlast) * lda4;
+    let ra21 = min(row0 + 21u, mlast) * lda4;
+    let ra22 = min(row0 + 22u, mlast) * lda4;
+    let ra23 = min(row0 + 23u, mlast) * lda4;
+    let ra24 = min(row0 + 24u, mlast) * lda4;
+    let ra25 = min(row0 + 25u, mlast) * lda4;
+    let ra26 = min(row0 + 26u, mlast) * lda4;
+    let ra27 = min(row0 + 27u, mlast) * lda4;
+    let ra28 = min(row0 + 28u, mlast) * lda4;
+    let ra29 = min(row0 + 29u, mlast) * lda4;
+    let ra30 = min(row0 + 30u, mlast) * lda4;
+    let ra31 = min(row0 + 31u, mlast) * lda4;
     let rg0 = min(row0 / 4u + 0u, mv - 1u);
     let rg1 = min(row0 / 4u + 1u, mv - 1u);
     let rg2 = min(row0 / 4u + 2u, mv - 1u);
@@ -2652,42 +2662,42 @@ fn matmul_sg32v4_r32_forward(
         if (TRANS_A) {
             let ka = kb + (lane % 16u) * 4u;
             let lv = vec4<f32>(vec4<u32>(ka) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
-            let kq0 = min(ka, p.k - 1u) * mv;
-            let kq1 = min(ka + 1u, p.k - 1u) * mv;
-            let kq2 = min(ka + 2u, p.k - 1u) * mv;
-            let kq3 = min(ka + 3u, p.k - 1u) * mv;
-            let q0_0 = a4[kq0 + rg0];
-            let q0_1 = a4[kq0 + rg1];
-            let q0_2 = a4[kq0 + rg2];
-            let q0_3 = a4[kq0 + rg3];
-            let q0_4 = a4[kq0 + rg4];
-            let q0_5 = a4[kq0 + rg5];
-            let q0_6 = a4[kq0 + rg6];
-            let q0_7 = a4[kq0 + rg7];
-            let q1_0 = a4[kq1 + rg0];
-            let q1_1 = a4[kq1 + rg1];
-            let q1_2 = a4[kq1 + rg2];
-            let q1_3 = a4[kq1 + rg3];
-            let q1_4 = a4[kq1 + rg4];
-            let q1_5 = a4[kq1 + rg5];
-            let q1_6 = a4[kq1 + rg6];
-            let q1_7 = a4[kq1 + rg7];
-            let q2_0 = a4[kq2 + rg0];
-            let q2_1 = a4[kq2 + rg1];
-            let q2_2 = a4[kq2 + rg2];
-            let q2_3 = a4[kq2 + rg3];
-            let q2_4 = a4[kq2 + rg4];
-            let q2_5 = a4[kq2 + rg5];
-            let q2_6 = a4[kq2 + rg6];
-            let q2_7 = a4[kq2 + rg7];
-            let q3_0 = a4[kq3 + rg0];
-            let q3_1 = a4[kq3 + rg1];
-            let q3_2 = a4[kq3 + rg2];
-            let q3_3 = a4[kq3 + rg3];
-            let q3_4 = a4[kq3 + rg4];
-            let q3_5 = a4[kq3 + rg5];
-            let q3_6 = a4[kq3 + rg6];
-            let q3_7 = a4[kq3 + rg7];
+            let kq0 = min(ka, p.k - 1u) * lda4;
+            let kq1 = min(ka + 1u, p.k - 1u) * lda4;
+            let kq2 = min(ka + 2u, p.k - 1u) * lda4;
+            let kq3 = min(ka + 3u, p.k - 1u) * lda4;
+            let q0_0 = a4[a_off4 + kq0 + rg0];
+            let q0_1 = a4[a_off4 + kq0 + rg1];
+            let q0_2 = a4[a_off4 + kq0 + rg2];
+            let q0_3 = a4[a_off4 + kq0 + rg3];
+            let q0_4 = a4[a_off4 + kq0 + rg4];
+            let q0_5 = a4[a_off4 + kq0 + rg5];
+            let q0_6 = a4[a_off4 + kq0 + rg6];
+            let q0_7 = a4[a_off4 + kq0 + rg7];
+            let q1_0 = a4[a_off4 + kq1 + rg0];
+            let q1_1 = a4[a_off4 + kq1 + rg1];
+            let q1_2 = a4[a_off4 + kq1 + rg2];
+            let q1_3 = a4[a_off4 + kq1 + rg3];
+            let q1_4 = a4[a_off4 + kq1 + rg4];
+            let q1_5 = a4[a_off4 + kq1 + rg5];
+            let q1_6 = a4[a_off4 + kq1 + rg6];
+            let q1_7 = a4[a_off4 + kq1 + rg7];
+            let q2_0 = a4[a_off4 + kq2 + rg0];
+            let q2_1 = a4[a_off4 + kq2 + rg1];
+            let q2_2 = a4[a_off4 + kq2 + rg2];
+            let q2_3 = a4[a_off4 + kq2 + rg3];
+            let q2_4 = a4[a_off4 + kq2 + rg4];
+            let q2_5 = a4[a_off4 + kq2 + rg5];
+            let q2_6 = a4[a_off4 + kq2 + rg6];
+            let q2_7 = a4[a_off4 + kq2 + rg7];
+            let q3_0 = a4[a_off4 + kq3 + rg0];
+            let q3_1 = a4[a_off4 + kq3 + rg1];
+            let q3_2 = a4[a_off4 + kq3 + rg2];
+            let q3_3 = a4[a_off4 + kq3 + rg3];
+            let q3_4 = a4[a_off4 + kq3 + rg4];
+            let q3_5 = a4[a_off4 + kq3 + rg5];
+            let q3_6 = a4[a_off4 + kq3 + rg6];
+            let q3_7 = a4[a_off4 + kq3 + rg7];
             x0 = lv * vec4<f32>(q0_0.x, q1_0.x, q2_0.x, q3_0.x);
             x1 = lv * vec4<f32>(q0_0.y, q1_0.y, q2_0.y, q3_0.y);
             x2 = lv * vec4<f32>(q0_0.z, q1_0.z, q2_0.z, q3_0.z);
@@ -2724,38 +2734,38 @@ fn matmul_sg32v4_r32_forward(
             let ka = kb / 4u + (lane % 16u);
             let alive = ka < kv4;
             let kac = min(ka, kv4 - 1u);
-            x0 = select(vec4<f32>(0.0), a4[ra0 + kac], alive);
-            x1 = select(vec4<f32>(0.0), a4[ra1 + kac], alive);
-            x2 = select(vec4<f32>(0.0), a4[ra2 + kac], alive);
-            x3 = select(vec4<f32>(0.0), a4[ra3 + kac], alive);
-            x4 = select(vec4<f32>(0.0), a4[ra4 + kac], alive);
-            x5 = select(vec4<f32>(0.0), a4[ra5 + kac], alive);
-            x6 = select(vec4<f32>(0.0), a4[ra6 + kac], alive);
-            x7 = select(vec4<f32>(0.0), a4[ra7 + kac], alive);
-            x8 = select(vec4<f32>(0.0), a4[ra8 + kac], alive);
-            x9 = select(vec4<f32>(0.0), a4[ra9 + kac], alive);
-            x10 = select(vec4<f32>(0.0), a4[ra10 + kac], alive);
-            x11 = select(vec4<f32>(0.0), a4[ra11 + kac], alive);
-            x12 = select(vec4<f32>(0.0), a4[ra12 + kac], alive);
-            x13 = select(vec4<f32>(0.0), a4[ra13 + kac], alive);
-            x14 = select(vec4<f32>(0.0), a4[ra14 + kac], alive);
-            x15 = select(vec4<f32>(0.0), a4[ra15 + kac], alive);
-            x16 = select(vec4<f32>(0.0), a4[ra16 + kac], alive);
-            x17 = select(vec4<f32>(0.0), a4[ra17 + kac], alive);
-            x18 = select(vec4<f32>(0.0), a4[ra18 + kac], alive);
-            x19 = select(vec4<f32>(0.0), a4[ra19 + kac], alive);
-            x20 = select(vec4<f32>(0.0), a4[ra20 + kac], alive);
-            x21 = select(vec4<f32>(0.0), a4[ra21 + kac], alive);
-            x22 = select(vec4<f32>(0.0), a4[ra22 + kac], alive);
-            x23 = select(vec4<f32>(0.0), a4[ra23 + kac], alive);
-            x24 = select(vec4<f32>(0.0), a4[ra24 + kac], alive);
-            x25 = select(vec4<f32>(0.0), a4[ra25 + kac], alive);
-            x26 = select(vec4<f32>(0.0), a4[ra26 + kac], alive);
-            x27 = select(vec4<f32>(0.0), a4[ra27 + kac], alive);
-            x28 = select(vec4<f32>(0.0), a4[ra28 + kac], alive);
-            x29 = select(vec4<f32>(0.0), a4[ra29 + kac], alive);
-            x30 = select(vec4<f32>(0.0), a4[ra30 + kac], alive);
-            x31 = select(vec4<f32>(0.0), a4[ra31 + kac], alive);
+            x0 = select(vec4<f32>(0.0), a4[a_off4 + ra0 + kac], alive);
+            x1 = select(vec4<f32>(0.0), a4[a_off4 + ra1 + kac], alive);
+            x2 = select(vec4<f32>(0.0), a4[a_off4 + ra2 + kac], alive);
+            x3 = select(vec4<f32>(0.0), a4[a_off4 + ra3 + kac], alive);
+            x4 = select(vec4<f32>(0.0), a4[a_off4 + ra4 + kac], alive);
+            x5 = select(vec4<f32>(0.0), a4[a_off4 + ra5 + kac], alive);
+            x6 = select(vec4<f32>(0.0), a4[a_off4 + ra6 + kac], alive);
+            x7 = select(vec4<f32>(0.0), a4[a_off4 + ra7 + kac], alive);
+            x8 = select(vec4<f32>(0.0), a4[a_off4 + ra8 + kac], alive);
+            x9 = select(vec4<f32>(0.0), a4[a_off4 + ra9 + kac], alive);
+            x10 = select(vec4<f32>(0.0), a4[a_off4 + ra10 + kac], alive);
+            x11 = select(vec4<f32>(0.0), a4[a_off4 + ra11 + kac], alive);
+            x12 = select(vec4<f32>(0.0), a4[a_off4 + ra12 + kac], alive);
+            x13 = select(vec4<f32>(0.0), a4[a_off4 + ra13 + kac], alive);
+            x14 = select(vec4<f32>(0.0), a4[a_off4 + ra14 + kac], alive);
+            x15 = select(vec4<f32>(0.0), a4[a_off4 + ra15 + kac], alive);
+            x16 = select(vec4<f32>(0.0), a4[a_off4 + ra16 + kac], alive);
+            x17 = select(vec4<f32>(0.0), a4[a_off4 + ra17 + kac], alive);
+            x18 = select(vec4<f32>(0.0), a4[a_off4 + ra18 + kac], alive);
+            x19 = select(vec4<f32>(0.0), a4[a_off4 + ra19 + kac], alive);
+            x20 = select(vec4<f32>(0.0), a4[a_off4 + ra20 + kac], alive);
+            x21 = select(vec4<f32>(0.0), a4[a_off4 + ra21 + kac], alive);
+            x22 = select(vec4<f32>(0.0), a4[a_off4 + ra22 + kac], alive);
+            x23 = select(vec4<f32>(0.0), a4[a_off4 + ra23 + kac], alive);
+            x24 = select(vec4<f32>(0.0), a4[a_off4 + ra24 + kac], alive);
+            x25 = select(vec4<f32>(0.0), a4[a_off4 + ra25 + kac], alive);
+            x26 = select(vec4<f32>(0.0), a4[a_off4 + ra26 + kac], alive);
+            x27 = select(vec4<f32>(0.0), a4[a_off4 + ra27 + kac], alive);
+            x28 = select(vec4<f32>(0.0), a4[a_off4 + ra28 + kac], alive);
+            x29 = select(vec4<f32>(0.0), a4[a_off4 + ra29 + kac], alive);
+            x30 = select(vec4<f32>(0.0), a4[a_off4 + ra30 + kac], alive);
+            x31 = select(vec4<f32>(0.0), a4[a_off4 + ra31 + kac], alive);
         }
         {
             let kk = kb + 0u;
@@ -2767,20 +2777,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 0u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 0u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2830,20 +2840,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 1u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 1u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2893,20 +2903,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 2u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 2u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2956,20 +2966,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 3u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 3u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -3019,20 +3029,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 4u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 4u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -3082,20 +3092,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 5u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 5u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -3145,20 +3155,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 6u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 6u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -3208,20 +3218,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 7u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 7u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -3271,20 +3281,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 8u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 8u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -3334,20 +3344,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 9u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 9u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -3397,20 +3407,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 10u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 10u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -3460,20 +3470,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 11u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 11u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -3523,20 +3533,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 12u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 12u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -3586,20 +3596,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 13u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 13u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -3649,20 +3659,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 14u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 14u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -3712,20 +3722,20 @@ fn matmul_sg32v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 15u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 15u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }

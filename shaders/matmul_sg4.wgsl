@@ -31,6 +31,7 @@ fn matmul_sg4_narrow_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
+    batch_begin(wid.z);
     let row = (wid.x + wid.y * 32768u) * 4u + lane;
     var c0 = 0.0;
     var c1 = 0.0;
@@ -199,6 +200,7 @@ fn matmul_sg4_shallow_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
+    batch_begin(wid.z);
     let col = wid.x * 4u + lane;
     let row0 = wid.y * SHALLOW_ROWS;
     let b0 = load_b(0u, col);
@@ -253,15 +255,16 @@ fn matmul_sg4_r16_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
+    batch_begin(wid.z);
     let col0 = wid.x * 16u + lane * 4u;
     let row0 = wid.y * 16u;
     let klast = p.k - 1u;
     let mlast = p.m - 1u;
     // Strides of the stored layouts along k and along rows / columns.
-    let aks = select(1u, p.m, TRANS_A);
-    let ams = select(p.k, 1u, TRANS_A);
-    let bks = select(p.n, 1u, TRANS_B);
-    let bns = select(1u, p.k, TRANS_B);
+    let aks = a_ks();
+    let ams = a_ms();
+    let bks = b_ks();
+    let bns = b_ns();
     let cols = min(vec4<u32>(col0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(p.n - 1u));
     let bcol = cols * bns;
     let rb0 = min(row0 + 0u, mlast) * ams;
@@ -301,22 +304,22 @@ fn matmul_sg4_r16_forward(
         let kv = vec4<u32>(kb + lane * 4u) + vec4<u32>(0u, 1u, 2u, 3u);
         let live = vec4<f32>(kv < vec4<u32>(p.k));
         let kc = min(kv, vec4<u32>(klast)) * aks;
-        let x0 = live * vec4<f32>(a[rb0 + kc.x], a[rb0 + kc.y], a[rb0 + kc.z], a[rb0 + kc.w]);
-        let x1 = live * vec4<f32>(a[rb1 + kc.x], a[rb1 + kc.y], a[rb1 + kc.z], a[rb1 + kc.w]);
-        let x2 = live * vec4<f32>(a[rb2 + kc.x], a[rb2 + kc.y], a[rb2 + kc.z], a[rb2 + kc.w]);
-        let x3 = live * vec4<f32>(a[rb3 + kc.x], a[rb3 + kc.y], a[rb3 + kc.z], a[rb3 + kc.w]);
-        let x4 = live * vec4<f32>(a[rb4 + kc.x], a[rb4 + kc.y], a[rb4 + kc.z], a[rb4 + kc.w]);
-        let x5 = live * vec4<f32>(a[rb5 + kc.x], a[rb5 + kc.y], a[rb5 + kc.z], a[rb5 + kc.w]);
-        let x6 = live * vec4<f32>(a[rb6 + kc.x], a[rb6 + kc.y], a[rb6 + kc.z], a[rb6 + kc.w]);
-        let x7 = live * vec4<f32>(a[rb7 + kc.x], a[rb7 + kc.y], a[rb7 + kc.z], a[rb7 + kc.w]);
-        let x8 = live * vec4<f32>(a[rb8 + kc.x], a[rb8 + kc.y], a[rb8 + kc.z], a[rb8 + kc.w]);
-        let x9 = live * vec4<f32>(a[rb9 + kc.x], a[rb9 + kc.y], a[rb9 + kc.z], a[rb9 + kc.w]);
-        let x10 = live * vec4<f32>(a[rb10 + kc.x], a[rb10 + kc.y], a[rb10 + kc.z], a[rb10 + kc.w]);
-        let x11 = live * vec4<f32>(a[rb11 + kc.x], a[rb11 + kc.y], a[rb11 + kc.z], a[rb11 + kc.w]);
-        let x12 = live * vec4<f32>(a[rb12 + kc.x], a[rb12 + kc.y], a[rb12 + kc.z], a[rb12 + kc.w]);
-        let x13 = live * vec4<f32>(a[rb13 + kc.x], a[rb13 + kc.y], a[rb13 + kc.z], a[rb13 + kc.w]);
-        let x14 = live * vec4<f32>(a[rb14 + kc.x], a[rb14 + kc.y], a[rb14 + kc.z], a[rb14 + kc.w]);
-        let x15 = live * vec4<f32>(a[rb15 + kc.x], a[rb15 + kc.y], a[rb15 + kc.z], a[rb15 + kc.w]);
+        let x0 = live * vec4<f32>(a[a_off + rb0 + kc.x], a[a_off + rb0 + kc.y], a[a_off + rb0 + kc.z], a[a_off + rb0 + kc.w]);
+        let x1 = live * vec4<f32>(a[a_off + rb1 + kc.x], a[a_off + rb1 + kc.y], a[a_off + rb1 + kc.z], a[a_off + rb1 + kc.w]);
+        let x2 = live * vec4<f32>(a[a_off + rb2 + kc.x], a[a_off + rb2 + kc.y], a[a_off + rb2 + kc.z], a[a_off + rb2 + kc.w]);
+        let x3 = live * vec4<f32>(a[a_off + rb3 + kc.x], a[a_off + rb3 + kc.y], a[a_off + rb3 + kc.z], a[a_off + rb3 + kc.w]);
+        let x4 = live * vec4<f32>(a[a_off + rb4 + kc.x], a[a_off + rb4 + kc.y], a[a_off + rb4 + kc.z], a[a_off + rb4 + kc.w]);
+        let x5 = live * vec4<f32>(a[a_off + rb5 + kc.x], a[a_off + rb5 + kc.y], a[a_off + rb5 + kc.z], a[a_off + rb5 + kc.w]);
+        let x6 = live * vec4<f32>(a[a_off + rb6 + kc.x], a[a_off + rb6 + kc.y], a[a_off + rb6 + kc.z], a[a_off + rb6 + kc.w]);
+        let x7 = live * vec4<f32>(a[a_off + rb7 + kc.x], a[a_off + rb7 + kc.y], a[a_off + rb7 + kc.z], a[a_off + rb7 + kc.w]);
+        let x8 = live * vec4<f32>(a[a_off + rb8 + kc.x], a[a_off + rb8 + kc.y], a[a_off + rb8 + kc.z], a[a_off + rb8 + kc.w]);
+        let x9 = live * vec4<f32>(a[a_off + rb9 + kc.x], a[a_off + rb9 + kc.y], a[a_off + rb9 + kc.z], a[a_off + rb9 + kc.w]);
+        let x10 = live * vec4<f32>(a[a_off + rb10 + kc.x], a[a_off + rb10 + kc.y], a[a_off + rb10 + kc.z], a[a_off + rb10 + kc.w]);
+        let x11 = live * vec4<f32>(a[a_off + rb11 + kc.x], a[a_off + rb11 + kc.y], a[a_off + rb11 + kc.z], a[a_off + rb11 + kc.w]);
+        let x12 = live * vec4<f32>(a[a_off + rb12 + kc.x], a[a_off + rb12 + kc.y], a[a_off + rb12 + kc.z], a[a_off + rb12 + kc.w]);
+        let x13 = live * vec4<f32>(a[a_off + rb13 + kc.x], a[a_off + rb13 + kc.y], a[a_off + rb13 + kc.z], a[a_off + rb13 + kc.w]);
+        let x14 = live * vec4<f32>(a[a_off + rb14 + kc.x], a[a_off + rb14 + kc.y], a[a_off + rb14 + kc.z], a[a_off + rb14 + kc.w]);
+        let x15 = live * vec4<f32>(a[a_off + rb15 + kc.x], a[a_off + rb15 + kc.y], a[a_off + rb15 + kc.z], a[a_off + rb15 + kc.w]);
         {
             let kk = min(kb + 0u, klast);
             let b0 = sg_load_b4(kk, bcol, bks);
@@ -459,15 +462,16 @@ fn matmul_sg4_r32_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
+    batch_begin(wid.z);
     let col0 = wid.x * 16u + lane * 4u;
     let row0 = wid.y * 32u;
     let klast = p.k - 1u;
     let mlast = p.m - 1u;
     // Strides of the stored layouts along k and along rows / columns.
-    let aks = select(1u, p.m, TRANS_A);
-    let ams = select(p.k, 1u, TRANS_A);
-    let bks = select(p.n, 1u, TRANS_B);
-    let bns = select(1u, p.k, TRANS_B);
+    let aks = a_ks();
+    let ams = a_ms();
+    let bks = b_ks();
+    let bns = b_ns();
     let cols = min(vec4<u32>(col0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(p.n - 1u));
     let bcol = cols * bns;
     let rb0 = min(row0 + 0u, mlast) * ams;
@@ -539,38 +543,38 @@ fn matmul_sg4_r32_forward(
         let kv = vec4<u32>(kb + lane * 4u) + vec4<u32>(0u, 1u, 2u, 3u);
         let live = vec4<f32>(kv < vec4<u32>(p.k));
         let kc = min(kv, vec4<u32>(klast)) * aks;
-        let x0 = live * vec4<f32>(a[rb0 + kc.x], a[rb0 + kc.y], a[rb0 + kc.z], a[rb0 + kc.w]);
-        let x1 = live * vec4<f32>(a[rb1 + kc.x], a[rb1 + kc.y], a[rb1 + kc.z], a[rb1 + kc.w]);
-        let x2 = live * vec4<f32>(a[rb2 + kc.x], a[rb2 + kc.y], a[rb2 + kc.z], a[rb2 + kc.w]);
-        let x3 = live * vec4<f32>(a[rb3 + kc.x], a[rb3 + kc.y], a[rb3 + kc.z], a[rb3 + kc.w]);
-        let x4 = live * vec4<f32>(a[rb4 + kc.x], a[rb4 + kc.y], a[rb4 + kc.z], a[rb4 + kc.w]);
-        let x5 = live * vec4<f32>(a[rb5 + kc.x], a[rb5 + kc.y], a[rb5 + kc.z], a[rb5 + kc.w]);
-        let x6 = live * vec4<f32>(a[rb6 + kc.x], a[rb6 + kc.y], a[rb6 + kc.z], a[rb6 + kc.w]);
-        let x7 = live * vec4<f32>(a[rb7 + kc.x], a[rb7 + kc.y], a[rb7 + kc.z], a[rb7 + kc.w]);
-        let x8 = live * vec4<f32>(a[rb8 + kc.x], a[rb8 + kc.y], a[rb8 + kc.z], a[rb8 + kc.w]);
-        let x9 = live * vec4<f32>(a[rb9 + kc.x], a[rb9 + kc.y], a[rb9 + kc.z], a[rb9 + kc.w]);
-        let x10 = live * vec4<f32>(a[rb10 + kc.x], a[rb10 + kc.y], a[rb10 + kc.z], a[rb10 + kc.w]);
-        let x11 = live * vec4<f32>(a[rb11 + kc.x], a[rb11 + kc.y], a[rb11 + kc.z], a[rb11 + kc.w]);
-        let x12 = live * vec4<f32>(a[rb12 + kc.x], a[rb12 + kc.y], a[rb12 + kc.z], a[rb12 + kc.w]);
-        let x13 = live * vec4<f32>(a[rb13 + kc.x], a[rb13 + kc.y], a[rb13 + kc.z], a[rb13 + kc.w]);
-        let x14 = live * vec4<f32>(a[rb14 + kc.x], a[rb14 + kc.y], a[rb14 + kc.z], a[rb14 + kc.w]);
-        let x15 = live * vec4<f32>(a[rb15 + kc.x], a[rb15 + kc.y], a[rb15 + kc.z], a[rb15 + kc.w]);
-        let x16 = live * vec4<f32>(a[rb16 + kc.x], a[rb16 + kc.y], a[rb16 + kc.z], a[rb16 + kc.w]);
-        let x17 = live * vec4<f32>(a[rb17 + kc.x], a[rb17 + kc.y], a[rb17 + kc.z], a[rb17 + kc.w]);
-        let x18 = live * vec4<f32>(a[rb18 + kc.x], a[rb18 + kc.y], a[rb18 + kc.z], a[rb18 + kc.w]);
-        let x19 = live * vec4<f32>(a[rb19 + kc.x], a[rb19 + kc.y], a[rb19 + kc.z], a[rb19 + kc.w]);
-        let x20 = live * vec4<f32>(a[rb20 + kc.x], a[rb20 + kc.y], a[rb20 + kc.z], a[rb20 + kc.w]);
-        let x21 = live * vec4<f32>(a[rb21 + kc.x], a[rb21 + kc.y], a[rb21 + kc.z], a[rb21 + kc.w]);
-        let x22 = live * vec4<f32>(a[rb22 + kc.x], a[rb22 + kc.y], a[rb22 + kc.z], a[rb22 + kc.w]);
-        let x23 = live * vec4<f32>(a[rb23 + kc.x], a[rb23 + kc.y], a[rb23 + kc.z], a[rb23 + kc.w]);
-        let x24 = live * vec4<f32>(a[rb24 + kc.x], a[rb24 + kc.y], a[rb24 + kc.z], a[rb24 + kc.w]);
-        let x25 = live * vec4<f32>(a[rb25 + kc.x], a[rb25 + kc.y], a[rb25 + kc.z], a[rb25 + kc.w]);
-        let x26 = live * vec4<f32>(a[rb26 + kc.x], a[rb26 + kc.y], a[rb26 + kc.z], a[rb26 + kc.w]);
-        let x27 = live * vec4<f32>(a[rb27 + kc.x], a[rb27 + kc.y], a[rb27 + kc.z], a[rb27 + kc.w]);
-        let x28 = live * vec4<f32>(a[rb28 + kc.x], a[rb28 + kc.y], a[rb28 + kc.z], a[rb28 + kc.w]);
-        let x29 = live * vec4<f32>(a[rb29 + kc.x], a[rb29 + kc.y], a[rb29 + kc.z], a[rb29 + kc.w]);
-        let x30 = live * vec4<f32>(a[rb30 + kc.x], a[rb30 + kc.y], a[rb30 + kc.z], a[rb30 + kc.w]);
-        let x31 = live * vec4<f32>(a[rb31 + kc.x], a[rb31 + kc.y], a[rb31 + kc.z], a[rb31 + kc.w]);
+        let x0 = live * vec4<f32>(a[a_off + rb0 + kc.x], a[a_off + rb0 + kc.y], a[a_off + rb0 + kc.z], a[a_off + rb0 + kc.w]);
+        let x1 = live * vec4<f32>(a[a_off + rb1 + kc.x], a[a_off + rb1 + kc.y], a[a_off + rb1 + kc.z], a[a_off + rb1 + kc.w]);
+        let x2 = live * vec4<f32>(a[a_off + rb2 + kc.x], a[a_off + rb2 + kc.y], a[a_off + rb2 + kc.z], a[a_off + rb2 + kc.w]);
+        let x3 = live * vec4<f32>(a[a_off + rb3 + kc.x], a[a_off + rb3 + kc.y], a[a_off + rb3 + kc.z], a[a_off + rb3 + kc.w]);
+        let x4 = live * vec4<f32>(a[a_off + rb4 + kc.x], a[a_off + rb4 + kc.y], a[a_off + rb4 + kc.z], a[a_off + rb4 + kc.w]);
+        let x5 = live * vec4<f32>(a[a_off + rb5 + kc.x], a[a_off + rb5 + kc.y], a[a_off + rb5 + kc.z], a[a_off + rb5 + kc.w]);
+        let x6 = live * vec4<f32>(a[a_off + rb6 + kc.x], a[a_off + rb6 + kc.y], a[a_off + rb6 + kc.z], a[a_off + rb6 + kc.w]);
+        let x7 = live * vec4<f32>(a[a_off + rb7 + kc.x], a[a_off + rb7 + kc.y], a[a_off + rb7 + kc.z], a[a_off + rb7 + kc.w]);
+        let x8 = live * vec4<f32>(a[a_off + rb8 + kc.x], a[a_off + rb8 + kc.y], a[a_off + rb8 + kc.z], a[a_off + rb8 + kc.w]);
+        let x9 = live * vec4<f32>(a[a_off + rb9 + kc.x], a[a_off + rb9 + kc.y], a[a_off + rb9 + kc.z], a[a_off + rb9 + kc.w]);
+        let x10 = live * vec4<f32>(a[a_off + rb10 + kc.x], a[a_off + rb10 + kc.y], a[a_off + rb10 + kc.z], a[a_off + rb10 + kc.w]);
+        let x11 = live * vec4<f32>(a[a_off + rb11 + kc.x], a[a_off + rb11 + kc.y], a[a_off + rb11 + kc.z], a[a_off + rb11 + kc.w]);
+        let x12 = live * vec4<f32>(a[a_off + rb12 + kc.x], a[a_off + rb12 + kc.y], a[a_off + rb12 + kc.z], a[a_off + rb12 + kc.w]);
+        let x13 = live * vec4<f32>(a[a_off + rb13 + kc.x], a[a_off + rb13 + kc.y], a[a_off + rb13 + kc.z], a[a_off + rb13 + kc.w]);
+        let x14 = live * vec4<f32>(a[a_off + rb14 + kc.x], a[a_off + rb14 + kc.y], a[a_off + rb14 + kc.z], a[a_off + rb14 + kc.w]);
+        let x15 = live * vec4<f32>(a[a_off + rb15 + kc.x], a[a_off + rb15 + kc.y], a[a_off + rb15 + kc.z], a[a_off + rb15 + kc.w]);
+        let x16 = live * vec4<f32>(a[a_off + rb16 + kc.x], a[a_off + rb16 + kc.y], a[a_off + rb16 + kc.z], a[a_off + rb16 + kc.w]);
+        let x17 = live * vec4<f32>(a[a_off + rb17 + kc.x], a[a_off + rb17 + kc.y], a[a_off + rb17 + kc.z], a[a_off + rb17 + kc.w]);
+        let x18 = live * vec4<f32>(a[a_off + rb18 + kc.x], a[a_off + rb18 + kc.y], a[a_off + rb18 + kc.z], a[a_off + rb18 + kc.w]);
+        let x19 = live * vec4<f32>(a[a_off + rb19 + kc.x], a[a_off + rb19 + kc.y], a[a_off + rb19 + kc.z], a[a_off + rb19 + kc.w]);
+        let x20 = live * vec4<f32>(a[a_off + rb20 + kc.x], a[a_off + rb20 + kc.y], a[a_off + rb20 + kc.z], a[a_off + rb20 + kc.w]);
+        let x21 = live * vec4<f32>(a[a_off + rb21 + kc.x], a[a_off + rb21 + kc.y], a[a_off + rb21 + kc.z], a[a_off + rb21 + kc.w]);
+        let x22 = live * vec4<f32>(a[a_off + rb22 + kc.x], a[a_off + rb22 + kc.y], a[a_off + rb22 + kc.z], a[a_off + rb22 + kc.w]);
+        let x23 = live * vec4<f32>(a[a_off + rb23 + kc.x], a[a_off + rb23 + kc.y], a[a_off + rb23 + kc.z], a[a_off + rb23 + kc.w]);
+        let x24 = live * vec4<f32>(a[a_off + rb24 + kc.x], a[a_off + rb24 + kc.y], a[a_off + rb24 + kc.z], a[a_off + rb24 + kc.w]);
+        let x25 = live * vec4<f32>(a[a_off + rb25 + kc.x], a[a_off + rb25 + kc.y], a[a_off + rb25 + kc.z], a[a_off + rb25 + kc.w]);
+        let x26 = live * vec4<f32>(a[a_off + rb26 + kc.x], a[a_off + rb26 + kc.y], a[a_off + rb26 + kc.z], a[a_off + rb26 + kc.w]);
+        let x27 = live * vec4<f32>(a[a_off + rb27 + kc.x], a[a_off + rb27 + kc.y], a[a_off + rb27 + kc.z], a[a_off + rb27 + kc.w]);
+        let x28 = live * vec4<f32>(a[a_off + rb28 + kc.x], a[a_off + rb28 + kc.y], a[a_off + rb28 + kc.z], a[a_off + rb28 + kc.w]);
+        let x29 = live * vec4<f32>(a[a_off + rb29 + kc.x], a[a_off + rb29 + kc.y], a[a_off + rb29 + kc.z], a[a_off + rb29 + kc.w]);
+        let x30 = live * vec4<f32>(a[a_off + rb30 + kc.x], a[a_off + rb30 + kc.y], a[a_off + rb30 + kc.z], a[a_off + rb30 + kc.w]);
+        let x31 = live * vec4<f32>(a[a_off + rb31 + kc.x], a[a_off + rb31 + kc.y], a[a_off + rb31 + kc.z], a[a_off + rb31 + kc.w]);
         {
             let kk = min(kb + 0u, klast);
             let b0 = sg_load_b4(kk, bcol, bks);
@@ -793,15 +797,16 @@ fn matmul_sg4_r64_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
+    batch_begin(wid.z);
     let col0 = wid.x * 16u + lane * 4u;
     let row0 = wid.y * 64u;
     let klast = p.k - 1u;
     let mlast = p.m - 1u;
     // Strides of the stored layouts along k and along rows / columns.
-    let aks = select(1u, p.m, TRANS_A);
-    let ams = select(p.k, 1u, TRANS_A);
-    let bks = select(p.n, 1u, TRANS_B);
-    let bns = select(1u, p.k, TRANS_B);
+    let aks = a_ks();
+    let ams = a_ms();
+    let bks = b_ks();
+    let bns = b_ns();
     let cols = min(vec4<u32>(col0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(p.n - 1u));
     let bcol = cols * bns;
     let rb0 = min(row0 + 0u, mlast) * ams;
@@ -937,70 +942,70 @@ fn matmul_sg4_r64_forward(
         let kv = vec4<u32>(kb + lane * 4u) + vec4<u32>(0u, 1u, 2u, 3u);
         let live = vec4<f32>(kv < vec4<u32>(p.k));
         let kc = min(kv, vec4<u32>(klast)) * aks;
-        let x0 = live * vec4<f32>(a[rb0 + kc.x], a[rb0 + kc.y], a[rb0 + kc.z], a[rb0 + kc.w]);
-        let x1 = live * vec4<f32>(a[rb1 + kc.x], a[rb1 + kc.y], a[rb1 + kc.z], a[rb1 + kc.w]);
-        let x2 = live * vec4<f32>(a[rb2 + kc.x], a[rb2 + kc.y], a[rb2 + kc.z], a[rb2 + kc.w]);
-        let x3 = live * vec4<f32>(a[rb3 + kc.x], a[rb3 + kc.y], a[rb3 + kc.z], a[rb3 + kc.w]);
-        let x4 = live * vec4<f32>(a[rb4 + kc.x], a[rb4 + kc.y], a[rb4 + kc.z], a[rb4 + kc.w]);
-        let x5 = live * vec4<f32>(a[rb5 + kc.x], a[rb5 + kc.y], a[rb5 + kc.z], a[rb5 + kc.w]);
-        let x6 = live * vec4<f32>(a[rb6 + kc.x], a[rb6 + kc.y], a[rb6 + kc.z], a[rb6 + kc.w]);
-        let x7 = live * vec4<f32>(a[rb7 + kc.x], a[rb7 + kc.y], a[rb7 + kc.z], a[rb7 + kc.w]);
-        let x8 = live * vec4<f32>(a[rb8 + kc.x], a[rb8 + kc.y], a[rb8 + kc.z], a[rb8 + kc.w]);
-        let x9 = live * vec4<f32>(a[rb9 + kc.x], a[rb9 + kc.y], a[rb9 + kc.z], a[rb9 + kc.w]);
-        let x10 = live * vec4<f32>(a[rb10 + kc.x], a[rb10 + kc.y], a[rb10 + kc.z], a[rb10 + kc.w]);
-        let x11 = live * vec4<f32>(a[rb11 + kc.x], a[rb11 + kc.y], a[rb11 + kc.z], a[rb11 + kc.w]);
-        let x12 = live * vec4<f32>(a[rb12 + kc.x], a[rb12 + kc.y], a[rb12 + kc.z], a[rb12 + kc.w]);
-        let x13 = live * vec4<f32>(a[rb13 + kc.x], a[rb13 + kc.y], a[rb13 + kc.z], a[rb13 + kc.w]);
-        let x14 = live * vec4<f32>(a[rb14 + kc.x], a[rb14 + kc.y], a[rb14 + kc.z], a[rb14 + kc.w]);
-        let x15 = live * vec4<f32>(a[rb15 + kc.x], a[rb15 + kc.y], a[rb15 + kc.z], a[rb15 + kc.w]);
-        let x16 = live * vec4<f32>(a[rb16 + kc.x], a[rb16 + kc.y], a[rb16 + kc.z], a[rb16 + kc.w]);
-        let x17 = live * vec4<f32>(a[rb17 + kc.x], a[rb17 + kc.y], a[rb17 + kc.z], a[rb17 + kc.w]);
-        let x18 = live * vec4<f32>(a[rb18 + kc.x], a[rb18 + kc.y], a[rb18 + kc.z], a[rb18 + kc.w]);
-        let x19 = live * vec4<f32>(a[rb19 + kc.x], a[rb19 + kc.y], a[rb19 + kc.z], a[rb19 + kc.w]);
-        let x20 = live * vec4<f32>(a[rb20 + kc.x], a[rb20 + kc.y], a[rb20 + kc.z], a[rb20 + kc.w]);
-        let x21 = live * vec4<f32>(a[rb21 + kc.x], a[rb21 + kc.y], a[rb21 + kc.z], a[rb21 + kc.w]);
-        let x22 = live * vec4<f32>(a[rb22 + kc.x], a[rb22 + kc.y], a[rb22 + kc.z], a[rb22 + kc.w]);
-        let x23 = live * vec4<f32>(a[rb23 + kc.x], a[rb23 + kc.y], a[rb23 + kc.z], a[rb23 + kc.w]);
-        let x24 = live * vec4<f32>(a[rb24 + kc.x], a[rb24 + kc.y], a[rb24 + kc.z], a[rb24 + kc.w]);
-        let x25 = live * vec4<f32>(a[rb25 + kc.x], a[rb25 + kc.y], a[rb25 + kc.z], a[rb25 + kc.w]);
-        let x26 = live * vec4<f32>(a[rb26 + kc.x], a[rb26 + kc.y], a[rb26 + kc.z], a[rb26 + kc.w]);
-        let x27 = live * vec4<f32>(a[rb27 + kc.x], a[rb27 + kc.y], a[rb27 + kc.z], a[rb27 + kc.w]);
-        let x28 = live * vec4<f32>(a[rb28 + kc.x], a[rb28 + kc.y], a[rb28 + kc.z], a[rb28 + kc.w]);
-        let x29 = live * vec4<f32>(a[rb29 + kc.x], a[rb29 + kc.y], a[rb29 + kc.z], a[rb29 + kc.w]);
-        let x30 = live * vec4<f32>(a[rb30 + kc.x], a[rb30 + kc.y], a[rb30 + kc.z], a[rb30 + kc.w]);
-        let x31 = live * vec4<f32>(a[rb31 + kc.x], a[rb31 + kc.y], a[rb31 + kc.z], a[rb31 + kc.w]);
-        let x32 = live * vec4<f32>(a[rb32 + kc.x], a[rb32 + kc.y], a[rb32 + kc.z], a[rb32 + kc.w]);
-        let x33 = live * vec4<f32>(a[rb33 + kc.x], a[rb33 + kc.y], a[rb33 + kc.z], a[rb33 + kc.w]);
-        let x34 = live * vec4<f32>(a[rb34 + kc.x], a[rb34 + kc.y], a[rb34 + kc.z], a[rb34 + kc.w]);
-        let x35 = live * vec4<f32>(a[rb35 + kc.x], a[rb35 + kc.y], a[rb35 + kc.z], a[rb35 + kc.w]);
-        let x36 = live * vec4<f32>(a[rb36 + kc.x], a[rb36 + kc.y], a[rb36 + kc.z], a[rb36 + kc.w]);
-        let x37 = live * vec4<f32>(a[rb37 + kc.x], a[rb37 + kc.y], a[rb37 + kc.z], a[rb37 + kc.w]);
-        let x38 = live * vec4<f32>(a[rb38 + kc.x], a[rb38 + kc.y], a[rb38 + kc.z], a[rb38 + kc.w]);
-        let x39 = live * vec4<f32>(a[rb39 + kc.x], a[rb39 + kc.y], a[rb39 + kc.z], a[rb39 + kc.w]);
-        let x40 = live * vec4<f32>(a[rb40 + kc.x], a[rb40 + kc.y], a[rb40 + kc.z], a[rb40 + kc.w]);
-        let x41 = live * vec4<f32>(a[rb41 + kc.x], a[rb41 + kc.y], a[rb41 + kc.z], a[rb41 + kc.w]);
-        let x42 = live * vec4<f32>(a[rb42 + kc.x], a[rb42 + kc.y], a[rb42 + kc.z], a[rb42 + kc.w]);
-        let x43 = live * vec4<f32>(a[rb43 + kc.x], a[rb43 + kc.y], a[rb43 + kc.z], a[rb43 + kc.w]);
-        let x44 = live * vec4<f32>(a[rb44 + kc.x], a[rb44 + kc.y], a[rb44 + kc.z], a[rb44 + kc.w]);
-        let x45 = live * vec4<f32>(a[rb45 + kc.x], a[rb45 + kc.y], a[rb45 + kc.z], a[rb45 + kc.w]);
-        let x46 = live * vec4<f32>(a[rb46 + kc.x], a[rb46 + kc.y], a[rb46 + kc.z], a[rb46 + kc.w]);
-        let x47 = live * vec4<f32>(a[rb47 + kc.x], a[rb47 + kc.y], a[rb47 + kc.z], a[rb47 + kc.w]);
-        let x48 = live * vec4<f32>(a[rb48 + kc.x], a[rb48 + kc.y], a[rb48 + kc.z], a[rb48 + kc.w]);
-        let x49 = live * vec4<f32>(a[rb49 + kc.x], a[rb49 + kc.y], a[rb49 + kc.z], a[rb49 + kc.w]);
-        let x50 = live * vec4<f32>(a[rb50 + kc.x], a[rb50 + kc.y], a[rb50 + kc.z], a[rb50 + kc.w]);
-        let x51 = live * vec4<f32>(a[rb51 + kc.x], a[rb51 + kc.y], a[rb51 + kc.z], a[rb51 + kc.w]);
-        let x52 = live * vec4<f32>(a[rb52 + kc.x], a[rb52 + kc.y], a[rb52 + kc.z], a[rb52 + kc.w]);
-        let x53 = live * vec4<f32>(a[rb53 + kc.x], a[rb53 + kc.y], a[rb53 + kc.z], a[rb53 + kc.w]);
-        let x54 = live * vec4<f32>(a[rb54 + kc.x], a[rb54 + kc.y], a[rb54 + kc.z], a[rb54 + kc.w]);
-        let x55 = live * vec4<f32>(a[rb55 + kc.x], a[rb55 + kc.y], a[rb55 + kc.z], a[rb55 + kc.w]);
-        let x56 = live * vec4<f32>(a[rb56 + kc.x], a[rb56 + kc.y], a[rb56 + kc.z], a[rb56 + kc.w]);
-        let x57 = live * vec4<f32>(a[rb57 + kc.x], a[rb57 + kc.y], a[rb57 + kc.z], a[rb57 + kc.w]);
-        let x58 = live * vec4<f32>(a[rb58 + kc.x], a[rb58 + kc.y], a[rb58 + kc.z], a[rb58 + kc.w]);
-        let x59 = live * vec4<f32>(a[rb59 + kc.x], a[rb59 + kc.y], a[rb59 + kc.z], a[rb59 + kc.w]);
-        let x60 = live * vec4<f32>(a[rb60 + kc.x], a[rb60 + kc.y], a[rb60 + kc.z], a[rb60 + kc.w]);
-        let x61 = live * vec4<f32>(a[rb61 + kc.x], a[rb61 + kc.y], a[rb61 + kc.z], a[rb61 + kc.w]);
-        let x62 = live * vec4<f32>(a[rb62 + kc.x], a[rb62 + kc.y], a[rb62 + kc.z], a[rb62 + kc.w]);
-        let x63 = live * vec4<f32>(a[rb63 + kc.x], a[rb63 + kc.y], a[rb63 + kc.z], a[rb63 + kc.w]);
+        let x0 = live * vec4<f32>(a[a_off + rb0 + kc.x], a[a_off + rb0 + kc.y], a[a_off + rb0 + kc.z], a[a_off + rb0 + kc.w]);
+        let x1 = live * vec4<f32>(a[a_off + rb1 + kc.x], a[a_off + rb1 + kc.y], a[a_off + rb1 + kc.z], a[a_off + rb1 + kc.w]);
+        let x2 = live * vec4<f32>(a[a_off + rb2 + kc.x], a[a_off + rb2 + kc.y], a[a_off + rb2 + kc.z], a[a_off + rb2 + kc.w]);
+        let x3 = live * vec4<f32>(a[a_off + rb3 + kc.x], a[a_off + rb3 + kc.y], a[a_off + rb3 + kc.z], a[a_off + rb3 + kc.w]);
+        let x4 = live * vec4<f32>(a[a_off + rb4 + kc.x], a[a_off + rb4 + kc.y], a[a_off + rb4 + kc.z], a[a_off + rb4 + kc.w]);
+        let x5 = live * vec4<f32>(a[a_off + rb5 + kc.x], a[a_off + rb5 + kc.y], a[a_off + rb5 + kc.z], a[a_off + rb5 + kc.w]);
+        let x6 = live * vec4<f32>(a[a_off + rb6 + kc.x], a[a_off + rb6 + kc.y], a[a_off + rb6 + kc.z], a[a_off + rb6 + kc.w]);
+        let x7 = live * vec4<f32>(a[a_off + rb7 + kc.x], a[a_off + rb7 + kc.y], a[a_off + rb7 + kc.z], a[a_off + rb7 + kc.w]);
+        let x8 = live * vec4<f32>(a[a_off + rb8 + kc.x], a[a_off + rb8 + kc.y], a[a_off + rb8 + kc.z], a[a_off + rb8 + kc.w]);
+        let x9 = live * vec4<f32>(a[a_off + rb9 + kc.x], a[a_off + rb9 + kc.y], a[a_off + rb9 + kc.z], a[a_off + rb9 + kc.w]);
+        let x10 = live * vec4<f32>(a[a_off + rb10 + kc.x], a[a_off + rb10 + kc.y], a[a_off + rb10 + kc.z], a[a_off + rb10 + kc.w]);
+        let x11 = live * vec4<f32>(a[a_off + rb11 + kc.x], a[a_off + rb11 + kc.y], a[a_off + rb11 + kc.z], a[a_off + rb11 + kc.w]);
+        let x12 = live * vec4<f32>(a[a_off + rb12 + kc.x], a[a_off + rb12 + kc.y], a[a_off + rb12 + kc.z], a[a_off + rb12 + kc.w]);
+        let x13 = live * vec4<f32>(a[a_off + rb13 + kc.x], a[a_off + rb13 + kc.y], a[a_off + rb13 + kc.z], a[a_off + rb13 + kc.w]);
+        let x14 = live * vec4<f32>(a[a_off + rb14 + kc.x], a[a_off + rb14 + kc.y], a[a_off + rb14 + kc.z], a[a_off + rb14 + kc.w]);
+        let x15 = live * vec4<f32>(a[a_off + rb15 + kc.x], a[a_off + rb15 + kc.y], a[a_off + rb15 + kc.z], a[a_off + rb15 + kc.w]);
+        let x16 = live * vec4<f32>(a[a_off + rb16 + kc.x], a[a_off + rb16 + kc.y], a[a_off + rb16 + kc.z], a[a_off + rb16 + kc.w]);
+        let x17 = live * vec4<f32>(a[a_off + rb17 + kc.x], a[a_off + rb17 + kc.y], a[a_off + rb17 + kc.z], a[a_off + rb17 + kc.w]);
+        let x18 = live * vec4<f32>(a[a_off + rb18 + kc.x], a[a_off + rb18 + kc.y], a[a_off + rb18 + kc.z], a[a_off + rb18 + kc.w]);
+        let x19 = live * vec4<f32>(a[a_off + rb19 + kc.x], a[a_off + rb19 + kc.y], a[a_off + rb19 + kc.z], a[a_off + rb19 + kc.w]);
+        let x20 = live * vec4<f32>(a[a_off + rb20 + kc.x], a[a_off + rb20 + kc.y], a[a_off + rb20 + kc.z], a[a_off + rb20 + kc.w]);
+        let x21 = live * vec4<f32>(a[a_off + rb21 + kc.x], a[a_off + rb21 + kc.y], a[a_off + rb21 + kc.z], a[a_off + rb21 + kc.w]);
+        let x22 = live * vec4<f32>(a[a_off + rb22 + kc.x], a[a_off + rb22 + kc.y], a[a_off + rb22 + kc.z], a[a_off + rb22 + kc.w]);
+        let x23 = live * vec4<f32>(a[a_off + rb23 + kc.x], a[a_off + rb23 + kc.y], a[a_off + rb23 + kc.z], a[a_off + rb23 + kc.w]);
+        let x24 = live * vec4<f32>(a[a_off + rb24 + kc.x], a[a_off + rb24 + kc.y], a[a_off + rb24 + kc.z], a[a_off + rb24 + kc.w]);
+        let x25 = live * vec4<f32>(a[a_off + rb25 + kc.x], a[a_off + rb25 + kc.y], a[a_off + rb25 + kc.z], a[a_off + rb25 + kc.w]);
+        let x26 = live * vec4<f32>(a[a_off + rb26 + kc.x], a[a_off + rb26 + kc.y], a[a_off + rb26 + kc.z], a[a_off + rb26 + kc.w]);
+        let x27 = live * vec4<f32>(a[a_off + rb27 + kc.x], a[a_off + rb27 + kc.y], a[a_off + rb27 + kc.z], a[a_off + rb27 + kc.w]);
+        let x28 = live * vec4<f32>(a[a_off + rb28 + kc.x], a[a_off + rb28 + kc.y], a[a_off + rb28 + kc.z], a[a_off + rb28 + kc.w]);
+        let x29 = live * vec4<f32>(a[a_off + rb29 + kc.x], a[a_off + rb29 + kc.y], a[a_off + rb29 + kc.z], a[a_off + rb29 + kc.w]);
+        let x30 = live * vec4<f32>(a[a_off + rb30 + kc.x], a[a_off + rb30 + kc.y], a[a_off + rb30 + kc.z], a[a_off + rb30 + kc.w]);
+        let x31 = live * vec4<f32>(a[a_off + rb31 + kc.x], a[a_off + rb31 + kc.y], a[a_off + rb31 + kc.z], a[a_off + rb31 + kc.w]);
+        let x32 = live * vec4<f32>(a[a_off + rb32 + kc.x], a[a_off + rb32 + kc.y], a[a_off + rb32 + kc.z], a[a_off + rb32 + kc.w]);
+        let x33 = live * vec4<f32>(a[a_off + rb33 + kc.x], a[a_off + rb33 + kc.y], a[a_off + rb33 + kc.z], a[a_off + rb33 + kc.w]);
+        let x34 = live * vec4<f32>(a[a_off + rb34 + kc.x], a[a_off + rb34 + kc.y], a[a_off + rb34 + kc.z], a[a_off + rb34 + kc.w]);
+        let x35 = live * vec4<f32>(a[a_off + rb35 + kc.x], a[a_off + rb35 + kc.y], a[a_off + rb35 + kc.z], a[a_off + rb35 + kc.w]);
+        let x36 = live * vec4<f32>(a[a_off + rb36 + kc.x], a[a_off + rb36 + kc.y], a[a_off + rb36 + kc.z], a[a_off + rb36 + kc.w]);
+        let x37 = live * vec4<f32>(a[a_off + rb37 + kc.x], a[a_off + rb37 + kc.y], a[a_off + rb37 + kc.z], a[a_off + rb37 + kc.w]);
+        let x38 = live * vec4<f32>(a[a_off + rb38 + kc.x], a[a_off + rb38 + kc.y], a[a_off + rb38 + kc.z], a[a_off + rb38 + kc.w]);
+        let x39 = live * vec4<f32>(a[a_off + rb39 + kc.x], a[a_off + rb39 + kc.y], a[a_off + rb39 + kc.z], a[a_off + rb39 + kc.w]);
+        let x40 = live * vec4<f32>(a[a_off + rb40 + kc.x], a[a_off + rb40 + kc.y], a[a_off + rb40 + kc.z], a[a_off + rb40 + kc.w]);
+        let x41 = live * vec4<f32>(a[a_off + rb41 + kc.x], a[a_off + rb41 + kc.y], a[a_off + rb41 + kc.z], a[a_off + rb41 + kc.w]);
+        let x42 = live * vec4<f32>(a[a_off + rb42 + kc.x], a[a_off + rb42 + kc.y], a[a_off + rb42 + kc.z], a[a_off + rb42 + kc.w]);
+        let x43 = live * vec4<f32>(a[a_off + rb43 + kc.x], a[a_off + rb43 + kc.y], a[a_off + rb43 + kc.z], a[a_off + rb43 + kc.w]);
+        let x44 = live * vec4<f32>(a[a_off + rb44 + kc.x], a[a_off + rb44 + kc.y], a[a_off + rb44 + kc.z], a[a_off + rb44 + kc.w]);
+        let x45 = live * vec4<f32>(a[a_off + rb45 + kc.x], a[a_off + rb45 + kc.y], a[a_off + rb45 + kc.z], a[a_off + rb45 + kc.w]);
+        let x46 = live * vec4<f32>(a[a_off + rb46 + kc.x], a[a_off + rb46 + kc.y], a[a_off + rb46 + kc.z], a[a_off + rb46 + kc.w]);
+        let x47 = live * vec4<f32>(a[a_off + rb47 + kc.x], a[a_off + rb47 + kc.y], a[a_off + rb47 + kc.z], a[a_off + rb47 + kc.w]);
+        let x48 = live * vec4<f32>(a[a_off + rb48 + kc.x], a[a_off + rb48 + kc.y], a[a_off + rb48 + kc.z], a[a_off + rb48 + kc.w]);
+        let x49 = live * vec4<f32>(a[a_off + rb49 + kc.x], a[a_off + rb49 + kc.y], a[a_off + rb49 + kc.z], a[a_off + rb49 + kc.w]);
+        let x50 = live * vec4<f32>(a[a_off + rb50 + kc.x], a[a_off + rb50 + kc.y], a[a_off + rb50 + kc.z], a[a_off + rb50 + kc.w]);
+        let x51 = live * vec4<f32>(a[a_off + rb51 + kc.x], a[a_off + rb51 + kc.y], a[a_off + rb51 + kc.z], a[a_off + rb51 + kc.w]);
+        let x52 = live * vec4<f32>(a[a_off + rb52 + kc.x], a[a_off + rb52 + kc.y], a[a_off + rb52 + kc.z], a[a_off + rb52 + kc.w]);
+        let x53 = live * vec4<f32>(a[a_off + rb53 + kc.x], a[a_off + rb53 + kc.y], a[a_off + rb53 + kc.z], a[a_off + rb53 + kc.w]);
+        let x54 = live * vec4<f32>(a[a_off + rb54 + kc.x], a[a_off + rb54 + kc.y], a[a_off + rb54 + kc.z], a[a_off + rb54 + kc.w]);
+        let x55 = live * vec4<f32>(a[a_off + rb55 + kc.x], a[a_off + rb55 + kc.y], a[a_off + rb55 + kc.z], a[a_off + rb55 + kc.w]);
+        let x56 = live * vec4<f32>(a[a_off + rb56 + kc.x], a[a_off + rb56 + kc.y], a[a_off + rb56 + kc.z], a[a_off + rb56 + kc.w]);
+        let x57 = live * vec4<f32>(a[a_off + rb57 + kc.x], a[a_off + rb57 + kc.y], a[a_off + rb57 + kc.z], a[a_off + rb57 + kc.w]);
+        let x58 = live * vec4<f32>(a[a_off + rb58 + kc.x], a[a_off + rb58 + kc.y], a[a_off + rb58 + kc.z], a[a_off + rb58 + kc.w]);
+        let x59 = live * vec4<f32>(a[a_off + rb59 + kc.x], a[a_off + rb59 + kc.y], a[a_off + rb59 + kc.z], a[a_off + rb59 + kc.w]);
+        let x60 = live * vec4<f32>(a[a_off + rb60 + kc.x], a[a_off + rb60 + kc.y], a[a_off + rb60 + kc.z], a[a_off + rb60 + kc.w]);
+        let x61 = live * vec4<f32>(a[a_off + rb61 + kc.x], a[a_off + rb61 + kc.y], a[a_off + rb61 + kc.z], a[a_off + rb61 + kc.w]);
+        let x62 = live * vec4<f32>(a[a_off + rb62 + kc.x], a[a_off + rb62 + kc.y], a[a_off + rb62 + kc.z], a[a_off + rb62 + kc.w]);
+        let x63 = live * vec4<f32>(a[a_off + rb63 + kc.x], a[a_off + rb63 + kc.y], a[a_off + rb63 + kc.z], a[a_off + rb63 + kc.w]);
         {
             let kk = min(kb + 0u, klast);
             let b0 = sg_load_b4(kk, bcol, bks);
@@ -1383,35 +1388,38 @@ fn matmul_sg4v4_r16_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
+    batch_begin(wid.z);
     // Alignment (checked on the host): N a multiple of 4 always (vec4 stores), and K for NN,
     // M for TN (A stored (K, M)), K for NT (B stored (N, K)): every vec4 lies inside one row.
     let col0 = wid.x * 16u + lane * 4u;
     let row0 = wid.y * 16u;
     let mlast = p.m - 1u;
     let kv4 = p.k / 4u; // vec4s per row of a (M, K) or (N, K) matrix
+    let lda4 = a_ld() / 4u;
+    let ldb4 = b_ld() / 4u;
     let nv = p.n / 4u;  // vec4s per row of a (K, N) matrix
     let mv = p.m / 4u;  // vec4s per row of a (K, M) matrix
     let cv = min(col0, p.n - 4u) / 4u;
-    let bc0 = min(col0, p.n - 1u) * kv4;
-    let bc1 = min(col0 + 1u, p.n - 1u) * kv4;
-    let bc2 = min(col0 + 2u, p.n - 1u) * kv4;
-    let bc3 = min(col0 + 3u, p.n - 1u) * kv4;
-    let ra0 = min(row0 + 0u, mlast) * kv4;
-    let ra1 = min(row0 + 1u, mlast) * kv4;
-    let ra2 = min(row0 + 2u, mlast) * kv4;
-    let ra3 = min(row0 + 3u, mlast) * kv4;
-    let ra4 = min(row0 + 4u, mlast) * kv4;
-    let ra5 = min(row0 + 5u, mlast) * kv4;
-    let ra6 = min(row0 + 6u, mlast) * kv4;
-    let ra7 = min(row0 + 7u, mlast) * kv4;
-    let ra8 = min(row0 + 8u, mlast) * kv4;
-    let ra9 = min(row0 + 9u, mlast) * kv4;
-    let ra10 = min(row0 + 10u, mlast) * kv4;
-    let ra11 = min(row0 + 11u, mlast) * kv4;
-    let ra12 = min(row0 + 12u, mlast) * kv4;
-    let ra13 = min(row0 + 13u, mlast) * kv4;
-    let ra14 = min(row0 + 14u, mlast) * kv4;
-    let ra15 = min(row0 + 15u, mlast) * kv4;
+    let bc0 = min(col0, p.n - 1u) * ldb4;
+    let bc1 = min(col0 + 1u, p.n - 1u) * ldb4;
+    let bc2 = min(col0 + 2u, p.n - 1u) * ldb4;
+    let bc3 = min(col0 + 3u, p.n - 1u) * ldb4;
+    let ra0 = min(row0 + 0u, mlast) * lda4;
+    let ra1 = min(row0 + 1u, mlast) * lda4;
+    let ra2 = min(row0 + 2u, mlast) * lda4;
+    let ra3 = min(row0 + 3u, mlast) * lda4;
+    let ra4 = min(row0 + 4u, mlast) * lda4;
+    let ra5 = min(row0 + 5u, mlast) * lda4;
+    let ra6 = min(row0 + 6u, mlast) * lda4;
+    let ra7 = min(row0 + 7u, mlast) * lda4;
+    let ra8 = min(row0 + 8u, mlast) * lda4;
+    let ra9 = min(row0 + 9u, mlast) * lda4;
+    let ra10 = min(row0 + 10u, mlast) * lda4;
+    let ra11 = min(row0 + 11u, mlast) * lda4;
+    let ra12 = min(row0 + 12u, mlast) * lda4;
+    let ra13 = min(row0 + 13u, mlast) * lda4;
+    let ra14 = min(row0 + 14u, mlast) * lda4;
+    let ra15 = min(row0 + 15u, mlast) * lda4;
     let rg0 = min(row0 / 4u + 0u, mv - 1u);
     let rg1 = min(row0 / 4u + 1u, mv - 1u);
     let rg2 = min(row0 / 4u + 2u, mv - 1u);
@@ -1453,26 +1461,26 @@ fn matmul_sg4v4_r16_forward(
         if (TRANS_A) {
             let ka = kb + lane * 4u;
             let lv = vec4<f32>(vec4<u32>(ka) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
-            let kq0 = min(ka, p.k - 1u) * mv;
-            let kq1 = min(ka + 1u, p.k - 1u) * mv;
-            let kq2 = min(ka + 2u, p.k - 1u) * mv;
-            let kq3 = min(ka + 3u, p.k - 1u) * mv;
-            let q0_0 = a4[kq0 + rg0];
-            let q0_1 = a4[kq0 + rg1];
-            let q0_2 = a4[kq0 + rg2];
-            let q0_3 = a4[kq0 + rg3];
-            let q1_0 = a4[kq1 + rg0];
-            let q1_1 = a4[kq1 + rg1];
-            let q1_2 = a4[kq1 + rg2];
-            let q1_3 = a4[kq1 + rg3];
-            let q2_0 = a4[kq2 + rg0];
-            let q2_1 = a4[kq2 + rg1];
-            let q2_2 = a4[kq2 + rg2];
-            let q2_3 = a4[kq2 + rg3];
-            let q3_0 = a4[kq3 + rg0];
-            let q3_1 = a4[kq3 + rg1];
-            let q3_2 = a4[kq3 + rg2];
-            let q3_3 = a4[kq3 + rg3];
+            let kq0 = min(ka, p.k - 1u) * lda4;
+            let kq1 = min(ka + 1u, p.k - 1u) * lda4;
+            let kq2 = min(ka + 2u, p.k - 1u) * lda4;
+            let kq3 = min(ka + 3u, p.k - 1u) * lda4;
+            let q0_0 = a4[a_off4 + kq0 + rg0];
+            let q0_1 = a4[a_off4 + kq0 + rg1];
+            let q0_2 = a4[a_off4 + kq0 + rg2];
+            let q0_3 = a4[a_off4 + kq0 + rg3];
+            let q1_0 = a4[a_off4 + kq1 + rg0];
+            let q1_1 = a4[a_off4 + kq1 + rg1];
+            let q1_2 = a4[a_off4 + kq1 + rg2];
+            let q1_3 = a4[a_off4 + kq1 + rg3];
+            let q2_0 = a4[a_off4 + kq2 + rg0];
+            let q2_1 = a4[a_off4 + kq2 + rg1];
+            let q2_2 = a4[a_off4 + kq2 + rg2];
+            let q2_3 = a4[a_off4 + kq2 + rg3];
+            let q3_0 = a4[a_off4 + kq3 + rg0];
+            let q3_1 = a4[a_off4 + kq3 + rg1];
+            let q3_2 = a4[a_off4 + kq3 + rg2];
+            let q3_3 = a4[a_off4 + kq3 + rg3];
             x0 = lv * vec4<f32>(q0_0.x, q1_0.x, q2_0.x, q3_0.x);
             x1 = lv * vec4<f32>(q0_0.y, q1_0.y, q2_0.y, q3_0.y);
             x2 = lv * vec4<f32>(q0_0.z, q1_0.z, q2_0.z, q3_0.z);
@@ -1493,22 +1501,22 @@ fn matmul_sg4v4_r16_forward(
             let ka = kb / 4u + lane;
             let alive = ka < kv4;
             let kac = min(ka, kv4 - 1u);
-            x0 = select(vec4<f32>(0.0), a4[ra0 + kac], alive);
-            x1 = select(vec4<f32>(0.0), a4[ra1 + kac], alive);
-            x2 = select(vec4<f32>(0.0), a4[ra2 + kac], alive);
-            x3 = select(vec4<f32>(0.0), a4[ra3 + kac], alive);
-            x4 = select(vec4<f32>(0.0), a4[ra4 + kac], alive);
-            x5 = select(vec4<f32>(0.0), a4[ra5 + kac], alive);
-            x6 = select(vec4<f32>(0.0), a4[ra6 + kac], alive);
-            x7 = select(vec4<f32>(0.0), a4[ra7 + kac], alive);
-            x8 = select(vec4<f32>(0.0), a4[ra8 + kac], alive);
-            x9 = select(vec4<f32>(0.0), a4[ra9 + kac], alive);
-            x10 = select(vec4<f32>(0.0), a4[ra10 + kac], alive);
-            x11 = select(vec4<f32>(0.0), a4[ra11 + kac], alive);
-            x12 = select(vec4<f32>(0.0), a4[ra12 + kac], alive);
-            x13 = select(vec4<f32>(0.0), a4[ra13 + kac], alive);
-            x14 = select(vec4<f32>(0.0), a4[ra14 + kac], alive);
-            x15 = select(vec4<f32>(0.0), a4[ra15 + kac], alive);
+            x0 = select(vec4<f32>(0.0), a4[a_off4 + ra0 + kac], alive);
+            x1 = select(vec4<f32>(0.0), a4[a_off4 + ra1 + kac], alive);
+            x2 = select(vec4<f32>(0.0), a4[a_off4 + ra2 + kac], alive);
+            x3 = select(vec4<f32>(0.0), a4[a_off4 + ra3 + kac], alive);
+            x4 = select(vec4<f32>(0.0), a4[a_off4 + ra4 + kac], alive);
+            x5 = select(vec4<f32>(0.0), a4[a_off4 + ra5 + kac], alive);
+            x6 = select(vec4<f32>(0.0), a4[a_off4 + ra6 + kac], alive);
+            x7 = select(vec4<f32>(0.0), a4[a_off4 + ra7 + kac], alive);
+            x8 = select(vec4<f32>(0.0), a4[a_off4 + ra8 + kac], alive);
+            x9 = select(vec4<f32>(0.0), a4[a_off4 + ra9 + kac], alive);
+            x10 = select(vec4<f32>(0.0), a4[a_off4 + ra10 + kac], alive);
+            x11 = select(vec4<f32>(0.0), a4[a_off4 + ra11 + kac], alive);
+            x12 = select(vec4<f32>(0.0), a4[a_off4 + ra12 + kac], alive);
+            x13 = select(vec4<f32>(0.0), a4[a_off4 + ra13 + kac], alive);
+            x14 = select(vec4<f32>(0.0), a4[a_off4 + ra14 + kac], alive);
+            x15 = select(vec4<f32>(0.0), a4[a_off4 + ra15 + kac], alive);
         }
         {
             let kk = kb + 0u;
@@ -1520,20 +1528,20 @@ fn matmul_sg4v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 0u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 0u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -1567,20 +1575,20 @@ fn matmul_sg4v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 1u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 1u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -1614,20 +1622,20 @@ fn matmul_sg4v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 2u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 2u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -1661,20 +1669,20 @@ fn matmul_sg4v4_r16_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 3u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 3u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -1725,51 +1733,54 @@ fn matmul_sg4v4_r32_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
+    batch_begin(wid.z);
     // Alignment (checked on the host): N a multiple of 4 always (vec4 stores), and K for NN,
     // M for TN (A stored (K, M)), K for NT (B stored (N, K)): every vec4 lies inside one row.
     let col0 = wid.x * 16u + lane * 4u;
     let row0 = wid.y * 32u;
     let mlast = p.m - 1u;
     let kv4 = p.k / 4u; // vec4s per row of a (M, K) or (N, K) matrix
+    let lda4 = a_ld() / 4u;
+    let ldb4 = b_ld() / 4u;
     let nv = p.n / 4u;  // vec4s per row of a (K, N) matrix
     let mv = p.m / 4u;  // vec4s per row of a (K, M) matrix
     let cv = min(col0, p.n - 4u) / 4u;
-    let bc0 = min(col0, p.n - 1u) * kv4;
-    let bc1 = min(col0 + 1u, p.n - 1u) * kv4;
-    let bc2 = min(col0 + 2u, p.n - 1u) * kv4;
-    let bc3 = min(col0 + 3u, p.n - 1u) * kv4;
-    let ra0 = min(row0 + 0u, mlast) * kv4;
-    let ra1 = min(row0 + 1u, mlast) * kv4;
-    let ra2 = min(row0 + 2u, mlast) * kv4;
-    let ra3 = min(row0 + 3u, mlast) * kv4;
-    let ra4 = min(row0 + 4u, mlast) * kv4;
-    let ra5 = min(row0 + 5u, mlast) * kv4;
-    let ra6 = min(row0 + 6u, mlast) * kv4;
-    let ra7 = min(row0 + 7u, mlast) * kv4;
-    let ra8 = min(row0 + 8u, mlast) * kv4;
-    let ra9 = min(row0 + 9u, mlast) * kv4;
-    let ra10 = min(row0 + 10u, mlast) * kv4;
-    let ra11 = min(row0 + 11u, mlast) * kv4;
-    let ra12 = min(row0 + 12u, mlast) * kv4;
-    let ra13 = min(row0 + 13u, mlast) * kv4;
-    let ra14 = min(row0 + 14u, mlast) * kv4;
-    let ra15 = min(row0 + 15u, mlast) * kv4;
-    let ra16 = min(row0 + 16u, mlast) * kv4;
-    let ra17 = min(row0 + 17u, mlast) * kv4;
-    let ra18 = min(row0 + 18u, mlast) * kv4;
-    let ra19 = min(row0 + 19u, mlast) * kv4;
-    let ra20 = min(row0 + 20u, mlast) * kv4;
-    let ra21 = min(row0 + 21u, mlast) * kv4;
-    let ra22 = min(row0 + 22u, mlast) * kv4;
-    let ra23 = min(row0 + 23u, mlast) * kv4;
-    let ra24 = min(row0 + 24u, mlast) * kv4;
-    let ra25 = min(row0 + 25u, mlast) * kv4;
-    let ra26 = min(row0 + 26u, mlast) * kv4;
-    let ra27 = min(row0 + 27u, mlast) * kv4;
-    let ra28 = min(row0 + 28u, mlast) * kv4;
-    let ra29 = min(row0 + 29u, mlast) * kv4;
-    let ra30 = min(row0 + 30u, mlast) * kv4;
-    let ra31 = min(row0 + 31u, mlast) * kv4;
+    let bc0 = min(col0, p.n - 1u) * ldb4;
+    let bc1 = min(col0 + 1u, p.n - 1u) * ldb4;
+    let bc2 = min(col0 + 2u, p.n - 1u) * ldb4;
+    let bc3 = min(col0 + 3u, p.n - 1u) * ldb4;
+    let ra0 = min(row0 + 0u, mlast) * lda4;
+    let ra1 = min(row0 + 1u, mlast) * lda4;
+    let ra2 = min(row0 + 2u, mlast) * lda4;
+    let ra3 = min(row0 + 3u, mlast) * lda4;
+    let ra4 = min(row0 + 4u, mlast) * lda4;
+    let ra5 = min(row0 + 5u, mlast) * lda4;
+    let ra6 = min(row0 + 6u, mlast) * lda4;
+    let ra7 = min(row0 + 7u, mlast) * lda4;
+    let ra8 = min(row0 + 8u, mlast) * lda4;
+    let ra9 = min(row0 + 9u, mlast) * lda4;
+    let ra10 = min(row0 + 10u, mlast) * lda4;
+    let ra11 = min(row0 + 11u, mlast) * lda4;
+    let ra12 = min(row0 + 12u, mlast) * lda4;
+    let ra13 = min(row0 + 13u, mlast) * lda4;
+    let ra14 = min(row0 + 14u, mlast) * lda4;
+    let ra15 = min(row0 + 15u, mlast) * lda4;
+    let ra16 = min(row0 + 16u, mlast) * lda4;
+    let ra17 = min(row0 + 17u, mlast) * lda4;
+    let ra18 = min(row0 + 18u, mlast) * lda4;
+    let ra19 = min(row0 + 19u, mlast) * lda4;
+    let ra20 = min(row0 + 20u, mlast) * lda4;
+    let ra21 = min(row0 + 21u, mlast) * lda4;
+    let ra22 = min(row0 + 22u, mlast) * lda4;
+    let ra23 = min(row0 + 23u, mlast) * lda4;
+    let ra24 = min(row0 + 24u, mlast) * lda4;
+    let ra25 = min(row0 + 25u, mlast) * lda4;
+    let ra26 = min(row0 + 26u, mlast) * lda4;
+    let ra27 = min(row0 + 27u, mlast) * lda4;
+    let ra28 = min(row0 + 28u, mlast) * lda4;
+    let ra29 = min(row0 + 29u, mlast) * lda4;
+    let ra30 = min(row0 + 30u, mlast) * lda4;
+    let ra31 = min(row0 + 31u, mlast) * lda4;
     let rg0 = min(row0 / 4u + 0u, mv - 1u);
     let rg1 = min(row0 / 4u + 1u, mv - 1u);
     let rg2 = min(row0 / 4u + 2u, mv - 1u);
@@ -1847,42 +1858,42 @@ fn matmul_sg4v4_r32_forward(
         if (TRANS_A) {
             let ka = kb + lane * 4u;
             let lv = vec4<f32>(vec4<u32>(ka) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
-            let kq0 = min(ka, p.k - 1u) * mv;
-            let kq1 = min(ka + 1u, p.k - 1u) * mv;
-            let kq2 = min(ka + 2u, p.k - 1u) * mv;
-            let kq3 = min(ka + 3u, p.k - 1u) * mv;
-            let q0_0 = a4[kq0 + rg0];
-            let q0_1 = a4[kq0 + rg1];
-            let q0_2 = a4[kq0 + rg2];
-            let q0_3 = a4[kq0 + rg3];
-            let q0_4 = a4[kq0 + rg4];
-            let q0_5 = a4[kq0 + rg5];
-            let q0_6 = a4[kq0 + rg6];
-            let q0_7 = a4[kq0 + rg7];
-            let q1_0 = a4[kq1 + rg0];
-            let q1_1 = a4[kq1 + rg1];
-            let q1_2 = a4[kq1 + rg2];
-            let q1_3 = a4[kq1 + rg3];
-            let q1_4 = a4[kq1 + rg4];
-            let q1_5 = a4[kq1 + rg5];
-            let q1_6 = a4[kq1 + rg6];
-            let q1_7 = a4[kq1 + rg7];
-            let q2_0 = a4[kq2 + rg0];
-            let q2_1 = a4[kq2 + rg1];
-            let q2_2 = a4[kq2 + rg2];
-            let q2_3 = a4[kq2 + rg3];
-            let q2_4 = a4[kq2 + rg4];
-            let q2_5 = a4[kq2 + rg5];
-            let q2_6 = a4[kq2 + rg6];
-            let q2_7 = a4[kq2 + rg7];
-            let q3_0 = a4[kq3 + rg0];
-            let q3_1 = a4[kq3 + rg1];
-            let q3_2 = a4[kq3 + rg2];
-            let q3_3 = a4[kq3 + rg3];
-            let q3_4 = a4[kq3 + rg4];
-            let q3_5 = a4[kq3 + rg5];
-            let q3_6 = a4[kq3 + rg6];
-            let q3_7 = a4[kq3 + rg7];
+            let kq0 = min(ka, p.k - 1u) * lda4;
+            let kq1 = min(ka + 1u, p.k - 1u) * lda4;
+            let kq2 = min(ka + 2u, p.k - 1u) * lda4;
+            let kq3 = min(ka + 3u, p.k - 1u) * lda4;
+            let q0_0 = a4[a_off4 + kq0 + rg0];
+            let q0_1 = a4[a_off4 + kq0 + rg1];
+            let q0_2 = a4[a_off4 + kq0 + rg2];
+            let q0_3 = a4[a_off4 + kq0 + rg3];
+            let q0_4 = a4[a_off4 + kq0 + rg4];
+            let q0_5 = a4[a_off4 + kq0 + rg5];
+            let q0_6 = a4[a_off4 + kq0 + rg6];
+            let q0_7 = a4[a_off4 + kq0 + rg7];
+            let q1_0 = a4[a_off4 + kq1 + rg0];
+            let q1_1 = a4[a_off4 + kq1 + rg1];
+            let q1_2 = a4[a_off4 + kq1 + rg2];
+            let q1_3 = a4[a_off4 + kq1 + rg3];
+            let q1_4 = a4[a_off4 + kq1 + rg4];
+            let q1_5 = a4[a_off4 + kq1 + rg5];
+            let q1_6 = a4[a_off4 + kq1 + rg6];
+            let q1_7 = a4[a_off4 + kq1 + rg7];
+            let q2_0 = a4[a_off4 + kq2 + rg0];
+            let q2_1 = a4[a_off4 + kq2 + rg1];
+            let q2_2 = a4[a_off4 + kq2 + rg2];
+            let q2_3 = a4[a_off4 + kq2 + rg3];
+            let q2_4 = a4[a_off4 + kq2 + rg4];
+            let q2_5 = a4[a_off4 + kq2 + rg5];
+            let q2_6 = a4[a_off4 + kq2 + rg6];
+            let q2_7 = a4[a_off4 + kq2 + rg7];
+            let q3_0 = a4[a_off4 + kq3 + rg0];
+            let q3_1 = a4[a_off4 + kq3 + rg1];
+            let q3_2 = a4[a_off4 + kq3 + rg2];
+            let q3_3 = a4[a_off4 + kq3 + rg3];
+            let q3_4 = a4[a_off4 + kq3 + rg4];
+            let q3_5 = a4[a_off4 + kq3 + rg5];
+            let q3_6 = a4[a_off4 + kq3 + rg6];
+            let q3_7 = a4[a_off4 + kq3 + rg7];
             x0 = lv * vec4<f32>(q0_0.x, q1_0.x, q2_0.x, q3_0.x);
             x1 = lv * vec4<f32>(q0_0.y, q1_0.y, q2_0.y, q3_0.y);
             x2 = lv * vec4<f32>(q0_0.z, q1_0.z, q2_0.z, q3_0.z);
@@ -1919,38 +1930,38 @@ fn matmul_sg4v4_r32_forward(
             let ka = kb / 4u + lane;
             let alive = ka < kv4;
             let kac = min(ka, kv4 - 1u);
-            x0 = select(vec4<f32>(0.0), a4[ra0 + kac], alive);
-            x1 = select(vec4<f32>(0.0), a4[ra1 + kac], alive);
-            x2 = select(vec4<f32>(0.0), a4[ra2 + kac], alive);
-            x3 = select(vec4<f32>(0.0), a4[ra3 + kac], alive);
-            x4 = select(vec4<f32>(0.0), a4[ra4 + kac], alive);
-            x5 = select(vec4<f32>(0.0), a4[ra5 + kac], alive);
-            x6 = select(vec4<f32>(0.0), a4[ra6 + kac], alive);
-            x7 = select(vec4<f32>(0.0), a4[ra7 + kac], alive);
-            x8 = select(vec4<f32>(0.0), a4[ra8 + kac], alive);
-            x9 = select(vec4<f32>(0.0), a4[ra9 + kac], alive);
-            x10 = select(vec4<f32>(0.0), a4[ra10 + kac], alive);
-            x11 = select(vec4<f32>(0.0), a4[ra11 + kac], alive);
-            x12 = select(vec4<f32>(0.0), a4[ra12 + kac], alive);
-            x13 = select(vec4<f32>(0.0), a4[ra13 + kac], alive);
-            x14 = select(vec4<f32>(0.0), a4[ra14 + kac], alive);
-            x15 = select(vec4<f32>(0.0), a4[ra15 + kac], alive);
-            x16 = select(vec4<f32>(0.0), a4[ra16 + kac], alive);
-            x17 = select(vec4<f32>(0.0), a4[ra17 + kac], alive);
-            x18 = select(vec4<f32>(0.0), a4[ra18 + kac], alive);
-            x19 = select(vec4<f32>(0.0), a4[ra19 + kac], alive);
-            x20 = select(vec4<f32>(0.0), a4[ra20 + kac], alive);
-            x21 = select(vec4<f32>(0.0), a4[ra21 + kac], alive);
-            x22 = select(vec4<f32>(0.0), a4[ra22 + kac], alive);
-            x23 = select(vec4<f32>(0.0), a4[ra23 + kac], alive);
-            x24 = select(vec4<f32>(0.0), a4[ra24 + kac], alive);
-            x25 = select(vec4<f32>(0.0), a4[ra25 + kac], alive);
-            x26 = select(vec4<f32>(0.0), a4[ra26 + kac], alive);
-            x27 = select(vec4<f32>(0.0), a4[ra27 + kac], alive);
-            x28 = select(vec4<f32>(0.0), a4[ra28 + kac], alive);
-            x29 = select(vec4<f32>(0.0), a4[ra29 + kac], alive);
-            x30 = select(vec4<f32>(0.0), a4[ra30 + kac], alive);
-            x31 = select(vec4<f32>(0.0), a4[ra31 + kac], alive);
+            x0 = select(vec4<f32>(0.0), a4[a_off4 + ra0 + kac], alive);
+            x1 = select(vec4<f32>(0.0), a4[a_off4 + ra1 + kac], alive);
+            x2 = select(vec4<f32>(0.0), a4[a_off4 + ra2 + kac], alive);
+            x3 = select(vec4<f32>(0.0), a4[a_off4 + ra3 + kac], alive);
+            x4 = select(vec4<f32>(0.0), a4[a_off4 + ra4 + kac], alive);
+            x5 = select(vec4<f32>(0.0), a4[a_off4 + ra5 + kac], alive);
+            x6 = select(vec4<f32>(0.0), a4[a_off4 + ra6 + kac], alive);
+            x7 = select(vec4<f32>(0.0), a4[a_off4 + ra7 + kac], alive);
+            x8 = select(vec4<f32>(0.0), a4[a_off4 + ra8 + kac], alive);
+            x9 = select(vec4<f32>(0.0), a4[a_off4 + ra9 + kac], alive);
+            x10 = select(vec4<f32>(0.0), a4[a_off4 + ra10 + kac], alive);
+            x11 = select(vec4<f32>(0.0), a4[a_off4 + ra11 + kac], alive);
+            x12 = select(vec4<f32>(0.0), a4[a_off4 + ra12 + kac], alive);
+            x13 = select(vec4<f32>(0.0), a4[a_off4 + ra13 + kac], alive);
+            x14 = select(vec4<f32>(0.0), a4[a_off4 + ra14 + kac], alive);
+            x15 = select(vec4<f32>(0.0), a4[a_off4 + ra15 + kac], alive);
+            x16 = select(vec4<f32>(0.0), a4[a_off4 + ra16 + kac], alive);
+            x17 = select(vec4<f32>(0.0), a4[a_off4 + ra17 + kac], alive);
+            x18 = select(vec4<f32>(0.0), a4[a_off4 + ra18 + kac], alive);
+            x19 = select(vec4<f32>(0.0), a4[a_off4 + ra19 + kac], alive);
+            x20 = select(vec4<f32>(0.0), a4[a_off4 + ra20 + kac], alive);
+            x21 = select(vec4<f32>(0.0), a4[a_off4 + ra21 + kac], alive);
+            x22 = select(vec4<f32>(0.0), a4[a_off4 + ra22 + kac], alive);
+            x23 = select(vec4<f32>(0.0), a4[a_off4 + ra23 + kac], alive);
+            x24 = select(vec4<f32>(0.0), a4[a_off4 + ra24 + kac], alive);
+            x25 = select(vec4<f32>(0.0), a4[a_off4 + ra25 + kac], alive);
+            x26 = select(vec4<f32>(0.0), a4[a_off4 + ra26 + kac], alive);
+            x27 = select(vec4<f32>(0.0), a4[a_off4 + ra27 + kac], alive);
+            x28 = select(vec4<f32>(0.0), a4[a_off4 + ra28 + kac], alive);
+            x29 = select(vec4<f32>(0.0), a4[a_off4 + ra29 + kac], alive);
+            x30 = select(vec4<f32>(0.0), a4[a_off4 + ra30 + kac], alive);
+            x31 = select(vec4<f32>(0.0), a4[a_off4 + ra31 + kac], alive);
         }
         {
             let kk = kb + 0u;
@@ -1962,20 +1973,20 @@ fn matmul_sg4v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 0u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 0u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2025,20 +2036,20 @@ fn matmul_sg4v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 1u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 1u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2088,20 +2099,20 @@ fn matmul_sg4v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 2u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 2u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2151,20 +2162,20 @@ fn matmul_sg4v4_r32_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 3u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 3u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2247,83 +2258,86 @@ fn matmul_sg4v4_r64_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
+    batch_begin(wid.z);
     // Alignment (checked on the host): N a multiple of 4 always (vec4 stores), and K for NN,
     // M for TN (A stored (K, M)), K for NT (B stored (N, K)): every vec4 lies inside one row.
     let col0 = wid.x * 16u + lane * 4u;
     let row0 = wid.y * 64u;
     let mlast = p.m - 1u;
     let kv4 = p.k / 4u; // vec4s per row of a (M, K) or (N, K) matrix
+    let lda4 = a_ld() / 4u;
+    let ldb4 = b_ld() / 4u;
     let nv = p.n / 4u;  // vec4s per row of a (K, N) matrix
     let mv = p.m / 4u;  // vec4s per row of a (K, M) matrix
     let cv = min(col0, p.n - 4u) / 4u;
-    let bc0 = min(col0, p.n - 1u) * kv4;
-    let bc1 = min(col0 + 1u, p.n - 1u) * kv4;
-    let bc2 = min(col0 + 2u, p.n - 1u) * kv4;
-    let bc3 = min(col0 + 3u, p.n - 1u) * kv4;
-    let ra0 = min(row0 + 0u, mlast) * kv4;
-    let ra1 = min(row0 + 1u, mlast) * kv4;
-    let ra2 = min(row0 + 2u, mlast) * kv4;
-    let ra3 = min(row0 + 3u, mlast) * kv4;
-    let ra4 = min(row0 + 4u, mlast) * kv4;
-    let ra5 = min(row0 + 5u, mlast) * kv4;
-    let ra6 = min(row0 + 6u, mlast) * kv4;
-    let ra7 = min(row0 + 7u, mlast) * kv4;
-    let ra8 = min(row0 + 8u, mlast) * kv4;
-    let ra9 = min(row0 + 9u, mlast) * kv4;
-    let ra10 = min(row0 + 10u, mlast) * kv4;
-    let ra11 = min(row0 + 11u, mlast) * kv4;
-    let ra12 = min(row0 + 12u, mlast) * kv4;
-    let ra13 = min(row0 + 13u, mlast) * kv4;
-    let ra14 = min(row0 + 14u, mlast) * kv4;
-    let ra15 = min(row0 + 15u, mlast) * kv4;
-    let ra16 = min(row0 + 16u, mlast) * kv4;
-    let ra17 = min(row0 + 17u, mlast) * kv4;
-    let ra18 = min(row0 + 18u, mlast) * kv4;
-    let ra19 = min(row0 + 19u, mlast) * kv4;
-    let ra20 = min(row0 + 20u, mlast) * kv4;
-    let ra21 = min(row0 + 21u, mlast) * kv4;
-    let ra22 = min(row0 + 22u, mlast) * kv4;
-    let ra23 = min(row0 + 23u, mlast) * kv4;
-    let ra24 = min(row0 + 24u, mlast) * kv4;
-    let ra25 = min(row0 + 25u, mlast) * kv4;
-    let ra26 = min(row0 + 26u, mlast) * kv4;
-    let ra27 = min(row0 + 27u, mlast) * kv4;
-    let ra28 = min(row0 + 28u, mlast) * kv4;
-    let ra29 = min(row0 + 29u, mlast) * kv4;
-    let ra30 = min(row0 + 30u, mlast) * kv4;
-    let ra31 = min(row0 + 31u, mlast) * kv4;
-    let ra32 = min(row0 + 32u, mlast) * kv4;
-    let ra33 = min(row0 + 33u, mlast) * kv4;
-    let ra34 = min(row0 + 34u, mlast) * kv4;
-    let ra35 = min(row0 + 35u, mlast) * kv4;
-    let ra36 = min(row0 + 36u, mlast) * kv4;
-    let ra37 = min(row0 + 37u, mlast) * kv4;
-    let ra38 = min(row0 + 38u, mlast) * kv4;
-    let ra39 = min(row0 + 39u, mlast) * kv4;
-    let ra40 = min(row0 + 40u, mlast) * kv4;
-    let ra41 = min(row0 + 41u, mlast) * kv4;
-    let ra42 = min(row0 + 42u, mlast) * kv4;
-    let ra43 = min(row0 + 43u, mlast) * kv4;
-    let ra44 = min(row0 + 44u, mlast) * kv4;
-    let ra45 = min(row0 + 45u, mlast) * kv4;
-    let ra46 = min(row0 + 46u, mlast) * kv4;
-    let ra47 = min(row0 + 47u, mlast) * kv4;
-    let ra48 = min(row0 + 48u, mlast) * kv4;
-    let ra49 = min(row0 + 49u, mlast) * kv4;
-    let ra50 = min(row0 + 50u, mlast) * kv4;
-    let ra51 = min(row0 + 51u, mlast) * kv4;
-    let ra52 = min(row0 + 52u, mlast) * kv4;
-    let ra53 = min(row0 + 53u, mlast) * kv4;
-    let ra54 = min(row0 + 54u, mlast) * kv4;
-    let ra55 = min(row0 + 55u, mlast) * kv4;
-    let ra56 = min(row0 + 56u, mlast) * kv4;
-    let ra57 = min(row0 + 57u, mlast) * kv4;
-    let ra58 = min(row0 + 58u, mlast) * kv4;
-    let ra59 = min(row0 + 59u, mlast) * kv4;
-    let ra60 = min(row0 + 60u, mlast) * kv4;
-    let ra61 = min(row0 + 61u, mlast) * kv4;
-    let ra62 = min(row0 + 62u, mlast) * kv4;
-    let ra63 = min(row0 + 63u, mlast) * kv4;
+    let bc0 = min(col0, p.n - 1u) * ldb4;
+    let bc1 = min(col0 + 1u, p.n - 1u) * ldb4;
+    let bc2 = min(col0 + 2u, p.n - 1u) * ldb4;
+    let bc3 = min(col0 + 3u, p.n - 1u) * ldb4;
+    let ra0 = min(row0 + 0u, mlast) * lda4;
+    let ra1 = min(row0 + 1u, mlast) * lda4;
+    let ra2 = min(row0 + 2u, mlast) * lda4;
+    let ra3 = min(row0 + 3u, mlast) * lda4;
+    let ra4 = min(row0 + 4u, mlast) * lda4;
+    let ra5 = min(row0 + 5u, mlast) * lda4;
+    let ra6 = min(row0 + 6u, mlast) * lda4;
+    let ra7 = min(row0 + 7u, mlast) * lda4;
+    let ra8 = min(row0 + 8u, mlast) * lda4;
+    let ra9 = min(row0 + 9u, mlast) * lda4;
+    let ra10 = min(row0 + 10u, mlast) * lda4;
+    let ra11 = min(row0 + 11u, mlast) * lda4;
+    let ra12 = min(row0 + 12u, mlast) * lda4;
+    let ra13 = min(row0 + 13u, mlast) * lda4;
+    let ra14 = min(row0 + 14u, mlast) * lda4;
+    let ra15 = min(row0 + 15u, mlast) * lda4;
+    let ra16 = min(row0 + 16u, mlast) * lda4;
+    let ra17 = min(row0 + 17u, mlast) * lda4;
+    let ra18 = min(row0 + 18u, mlast) * lda4;
+    let ra19 = min(row0 + 19u, mlast) * lda4;
+    let ra20 = min(row0 + 20u, mlast) * lda4;
+    let ra21 = min(row0 + 21u, mlast) * lda4;
+    let ra22 = min(row0 + 22u, mlast) * lda4;
+    let ra23 = min(row0 + 23u, mlast) * lda4;
+    let ra24 = min(row0 + 24u, mlast) * lda4;
+    let ra25 = min(row0 + 25u, mlast) * lda4;
+    let ra26 = min(row0 + 26u, mlast) * lda4;
+    let ra27 = min(row0 + 27u, mlast) * lda4;
+    let ra28 = min(row0 + 28u, mlast) * lda4;
+    let ra29 = min(row0 + 29u, mlast) * lda4;
+    let ra30 = min(row0 + 30u, mlast) * lda4;
+    let ra31 = min(row0 + 31u, mlast) * lda4;
+    let ra32 = min(row0 + 32u, mlast) * lda4;
+    let ra33 = min(row0 + 33u, mlast) * lda4;
+    let ra34 = min(row0 + 34u, mlast) * lda4;
+    let ra35 = min(row0 + 35u, mlast) * lda4;
+    let ra36 = min(row0 + 36u, mlast) * lda4;
+    let ra37 = min(row0 + 37u, mlast) * lda4;
+    let ra38 = min(row0 + 38u, mlast) * lda4;
+    let ra39 = min(row0 + 39u, mlast) * lda4;
+    let ra40 = min(row0 + 40u, mlast) * lda4;
+    let ra41 = min(row0 + 41u, mlast) * lda4;
+    let ra42 = min(row0 + 42u, mlast) * lda4;
+    let ra43 = min(row0 + 43u, mlast) * lda4;
+    let ra44 = min(row0 + 44u, mlast) * lda4;
+    let ra45 = min(row0 + 45u, mlast) * lda4;
+    let ra46 = min(row0 + 46u, mlast) * lda4;
+    let ra47 = min(row0 + 47u, mlast) * lda4;
+    let ra48 = min(row0 + 48u, mlast) * lda4;
+    let ra49 = min(row0 + 49u, mlast) * lda4;
+    let ra50 = min(row0 + 50u, mlast) * lda4;
+    let ra51 = min(row0 + 51u, mlast) * lda4;
+    let ra52 = min(row0 + 52u, mlast) * lda4;
+    let ra53 = min(row0 + 53u, mlast) * lda4;
+    let ra54 = min(row0 + 54u, mlast) * lda4;
+    let ra55 = min(row0 + 55u, mlast) * lda4;
+    let ra56 = min(row0 + 56u, mlast) * lda4;
+    let ra57 = min(row0 + 57u, mlast) * lda4;
+    let ra58 = min(row0 + 58u, mlast) * lda4;
+    let ra59 = min(row0 + 59u, mlast) * lda4;
+    let ra60 = min(row0 + 60u, mlast) * lda4;
+    let ra61 = min(row0 + 61u, mlast) * lda4;
+    let ra62 = min(row0 + 62u, mlast) * lda4;
+    let ra63 = min(row0 + 63u, mlast) * lda4;
     let rg0 = min(row0 / 4u + 0u, mv - 1u);
     let rg1 = min(row0 / 4u + 1u, mv - 1u);
     let rg2 = min(row0 / 4u + 2u, mv - 1u);
@@ -2473,74 +2487,74 @@ fn matmul_sg4v4_r64_forward(
         if (TRANS_A) {
             let ka = kb + lane * 4u;
             let lv = vec4<f32>(vec4<u32>(ka) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
-            let kq0 = min(ka, p.k - 1u) * mv;
-            let kq1 = min(ka + 1u, p.k - 1u) * mv;
-            let kq2 = min(ka + 2u, p.k - 1u) * mv;
-            let kq3 = min(ka + 3u, p.k - 1u) * mv;
-            let q0_0 = a4[kq0 + rg0];
-            let q0_1 = a4[kq0 + rg1];
-            let q0_2 = a4[kq0 + rg2];
-            let q0_3 = a4[kq0 + rg3];
-            let q0_4 = a4[kq0 + rg4];
-            let q0_5 = a4[kq0 + rg5];
-            let q0_6 = a4[kq0 + rg6];
-            let q0_7 = a4[kq0 + rg7];
-            let q0_8 = a4[kq0 + rg8];
-            let q0_9 = a4[kq0 + rg9];
-            let q0_10 = a4[kq0 + rg10];
-            let q0_11 = a4[kq0 + rg11];
-            let q0_12 = a4[kq0 + rg12];
-            let q0_13 = a4[kq0 + rg13];
-            let q0_14 = a4[kq0 + rg14];
-            let q0_15 = a4[kq0 + rg15];
-            let q1_0 = a4[kq1 + rg0];
-            let q1_1 = a4[kq1 + rg1];
-            let q1_2 = a4[kq1 + rg2];
-            let q1_3 = a4[kq1 + rg3];
-            let q1_4 = a4[kq1 + rg4];
-            let q1_5 = a4[kq1 + rg5];
-            let q1_6 = a4[kq1 + rg6];
-            let q1_7 = a4[kq1 + rg7];
-            let q1_8 = a4[kq1 + rg8];
-            let q1_9 = a4[kq1 + rg9];
-            let q1_10 = a4[kq1 + rg10];
-            let q1_11 = a4[kq1 + rg11];
-            let q1_12 = a4[kq1 + rg12];
-            let q1_13 = a4[kq1 + rg13];
-            let q1_14 = a4[kq1 + rg14];
-            let q1_15 = a4[kq1 + rg15];
-            let q2_0 = a4[kq2 + rg0];
-            let q2_1 = a4[kq2 + rg1];
-            let q2_2 = a4[kq2 + rg2];
-            let q2_3 = a4[kq2 + rg3];
-            let q2_4 = a4[kq2 + rg4];
-            let q2_5 = a4[kq2 + rg5];
-            let q2_6 = a4[kq2 + rg6];
-            let q2_7 = a4[kq2 + rg7];
-            let q2_8 = a4[kq2 + rg8];
-            let q2_9 = a4[kq2 + rg9];
-            let q2_10 = a4[kq2 + rg10];
-            let q2_11 = a4[kq2 + rg11];
-            let q2_12 = a4[kq2 + rg12];
-            let q2_13 = a4[kq2 + rg13];
-            let q2_14 = a4[kq2 + rg14];
-            let q2_15 = a4[kq2 + rg15];
-            let q3_0 = a4[kq3 + rg0];
-            let q3_1 = a4[kq3 + rg1];
-            let q3_2 = a4[kq3 + rg2];
-            let q3_3 = a4[kq3 + rg3];
-            let q3_4 = a4[kq3 + rg4];
-            let q3_5 = a4[kq3 + rg5];
-            let q3_6 = a4[kq3 + rg6];
-            let q3_7 = a4[kq3 + rg7];
-            let q3_8 = a4[kq3 + rg8];
-            let q3_9 = a4[kq3 + rg9];
-            let q3_10 = a4[kq3 + rg10];
-            let q3_11 = a4[kq3 + rg11];
-            let q3_12 = a4[kq3 + rg12];
-            let q3_13 = a4[kq3 + rg13];
-            let q3_14 = a4[kq3 + rg14];
-            let q3_15 = a4[kq3 + rg15];
+            let kq0 = min(ka, p.k - 1u) * lda4;
+            let kq1 = min(ka + 1u, p.k - 1u) * lda4;
+            let kq2 = min(ka + 2u, p.k - 1u) * lda4;
+            let kq3 = min(ka + 3u, p.k - 1u) * lda4;
+            let q0_0 = a4[a_off4 + kq0 + rg0];
+            let q0_1 = a4[a_off4 + kq0 + rg1];
+            let q0_2 = a4[a_off4 + kq0 + rg2];
+            let q0_3 = a4[a_off4 + kq0 + rg3];
+            let q0_4 = a4[a_off4 + kq0 + rg4];
+            let q0_5 = a4[a_off4 + kq0 + rg5];
+            let q0_6 = a4[a_off4 + kq0 + rg6];
+            let q0_7 = a4[a_off4 + kq0 + rg7];
+            let q0_8 = a4[a_off4 + kq0 + rg8];
+            let q0_9 = a4[a_off4 + kq0 + rg9];
+            let q0_10 = a4[a_off4 + kq0 + rg10];
+            let q0_11 = a4[a_off4 + kq0 + rg11];
+            let q0_12 = a4[a_off4 + kq0 + rg12];
+            let q0_13 = a4[a_off4 + kq0 + rg13];
+            let q0_14 = a4[a_off4 + kq0 + rg14];
+            let q0_15 = a4[a_off4 + kq0 + rg15];
+            let q1_0 = a4[a_off4 + kq1 + rg0];
+            let q1_1 = a4[a_off4 + kq1 + rg1];
+            let q1_2 = a4[a_off4 + kq1 + rg2];
+            let q1_3 = a4[a_off4 + kq1 + rg3];
+            let q1_4 = a4[a_off4 + kq1 + rg4];
+            let q1_5 = a4[a_off4 + kq1 + rg5];
+            let q1_6 = a4[a_off4 + kq1 + rg6];
+            let q1_7 = a4[a_off4 + kq1 + rg7];
+            let q1_8 = a4[a_off4 + kq1 + rg8];
+            let q1_9 = a4[a_off4 + kq1 + rg9];
+            let q1_10 = a4[a_off4 + kq1 + rg10];
+            let q1_11 = a4[a_off4 + kq1 + rg11];
+            let q1_12 = a4[a_off4 + kq1 + rg12];
+            let q1_13 = a4[a_off4 + kq1 + rg13];
+            let q1_14 = a4[a_off4 + kq1 + rg14];
+            let q1_15 = a4[a_off4 + kq1 + rg15];
+            let q2_0 = a4[a_off4 + kq2 + rg0];
+            let q2_1 = a4[a_off4 + kq2 + rg1];
+            let q2_2 = a4[a_off4 + kq2 + rg2];
+            let q2_3 = a4[a_off4 + kq2 + rg3];
+            let q2_4 = a4[a_off4 + kq2 + rg4];
+            let q2_5 = a4[a_off4 + kq2 + rg5];
+            let q2_6 = a4[a_off4 + kq2 + rg6];
+            let q2_7 = a4[a_off4 + kq2 + rg7];
+            let q2_8 = a4[a_off4 + kq2 + rg8];
+            let q2_9 = a4[a_off4 + kq2 + rg9];
+            let q2_10 = a4[a_off4 + kq2 + rg10];
+            let q2_11 = a4[a_off4 + kq2 + rg11];
+            let q2_12 = a4[a_off4 + kq2 + rg12];
+            let q2_13 = a4[a_off4 + kq2 + rg13];
+            let q2_14 = a4[a_off4 + kq2 + rg14];
+            let q2_15 = a4[a_off4 + kq2 + rg15];
+            let q3_0 = a4[a_off4 + kq3 + rg0];
+            let q3_1 = a4[a_off4 + kq3 + rg1];
+            let q3_2 = a4[a_off4 + kq3 + rg2];
+            let q3_3 = a4[a_off4 + kq3 + rg3];
+            let q3_4 = a4[a_off4 + kq3 + rg4];
+            let q3_5 = a4[a_off4 + kq3 + rg5];
+            let q3_6 = a4[a_off4 + kq3 + rg6];
+            let q3_7 = a4[a_off4 + kq3 + rg7];
+            let q3_8 = a4[a_off4 + kq3 + rg8];
+            let q3_9 = a4[a_off4 + kq3 + rg9];
+            let q3_10 = a4[a_off4 + kq3 + rg10];
+            let q3_11 = a4[a_off4 + kq3 + rg11];
+            let q3_12 = a4[a_off4 + kq3 + rg12];
+            let q3_13 = a4[a_off4 + kq3 + rg13];
+            let q3_14 = a4[a_off4 + kq3 + rg14];
+            let q3_15 = a4[a_off4 + kq3 + rg15];
             x0 = lv * vec4<f32>(q0_0.x, q1_0.x, q2_0.x, q3_0.x);
             x1 = lv * vec4<f32>(q0_0.y, q1_0.y, q2_0.y, q3_0.y);
             x2 = lv * vec4<f32>(q0_0.z, q1_0.z, q2_0.z, q3_0.z);
@@ -2609,70 +2623,70 @@ fn matmul_sg4v4_r64_forward(
             let ka = kb / 4u + lane;
             let alive = ka < kv4;
             let kac = min(ka, kv4 - 1u);
-            x0 = select(vec4<f32>(0.0), a4[ra0 + kac], alive);
-            x1 = select(vec4<f32>(0.0), a4[ra1 + kac], alive);
-            x2 = select(vec4<f32>(0.0), a4[ra2 + kac], alive);
-            x3 = select(vec4<f32>(0.0), a4[ra3 + kac], alive);
-            x4 = select(vec4<f32>(0.0), a4[ra4 + kac], alive);
-            x5 = select(vec4<f32>(0.0), a4[ra5 + kac], alive);
-            x6 = select(vec4<f32>(0.0), a4[ra6 + kac], alive);
-            x7 = select(vec4<f32>(0.0), a4[ra7 + kac], alive);
-            x8 = select(vec4<f32>(0.0), a4[ra8 + kac], alive);
-            x9 = select(vec4<f32>(0.0), a4[ra9 + kac], alive);
-            x10 = select(vec4<f32>(0.0), a4[ra10 + kac], alive);
-            x11 = select(vec4<f32>(0.0), a4[ra11 + kac], alive);
-            x12 = select(vec4<f32>(0.0), a4[ra12 + kac], alive);
-            x13 = select(vec4<f32>(0.0), a4[ra13 + kac], alive);
-            x14 = select(vec4<f32>(0.0), a4[ra14 + kac], alive);
-            x15 = select(vec4<f32>(0.0), a4[ra15 + kac], alive);
-            x16 = select(vec4<f32>(0.0), a4[ra16 + kac], alive);
-            x17 = select(vec4<f32>(0.0), a4[ra17 + kac], alive);
-            x18 = select(vec4<f32>(0.0), a4[ra18 + kac], alive);
-            x19 = select(vec4<f32>(0.0), a4[ra19 + kac], alive);
-            x20 = select(vec4<f32>(0.0), a4[ra20 + kac], alive);
-            x21 = select(vec4<f32>(0.0), a4[ra21 + kac], alive);
-            x22 = select(vec4<f32>(0.0), a4[ra22 + kac], alive);
-            x23 = select(vec4<f32>(0.0), a4[ra23 + kac], alive);
-            x24 = select(vec4<f32>(0.0), a4[ra24 + kac], alive);
-            x25 = select(vec4<f32>(0.0), a4[ra25 + kac], alive);
-            x26 = select(vec4<f32>(0.0), a4[ra26 + kac], alive);
-            x27 = select(vec4<f32>(0.0), a4[ra27 + kac], alive);
-            x28 = select(vec4<f32>(0.0), a4[ra28 + kac], alive);
-            x29 = select(vec4<f32>(0.0), a4[ra29 + kac], alive);
-            x30 = select(vec4<f32>(0.0), a4[ra30 + kac], alive);
-            x31 = select(vec4<f32>(0.0), a4[ra31 + kac], alive);
-            x32 = select(vec4<f32>(0.0), a4[ra32 + kac], alive);
-            x33 = select(vec4<f32>(0.0), a4[ra33 + kac], alive);
-            x34 = select(vec4<f32>(0.0), a4[ra34 + kac], alive);
-            x35 = select(vec4<f32>(0.0), a4[ra35 + kac], alive);
-            x36 = select(vec4<f32>(0.0), a4[ra36 + kac], alive);
-            x37 = select(vec4<f32>(0.0), a4[ra37 + kac], alive);
-            x38 = select(vec4<f32>(0.0), a4[ra38 + kac], alive);
-            x39 = select(vec4<f32>(0.0), a4[ra39 + kac], alive);
-            x40 = select(vec4<f32>(0.0), a4[ra40 + kac], alive);
-            x41 = select(vec4<f32>(0.0), a4[ra41 + kac], alive);
-            x42 = select(vec4<f32>(0.0), a4[ra42 + kac], alive);
-            x43 = select(vec4<f32>(0.0), a4[ra43 + kac], alive);
-            x44 = select(vec4<f32>(0.0), a4[ra44 + kac], alive);
-            x45 = select(vec4<f32>(0.0), a4[ra45 + kac], alive);
-            x46 = select(vec4<f32>(0.0), a4[ra46 + kac], alive);
-            x47 = select(vec4<f32>(0.0), a4[ra47 + kac], alive);
-            x48 = select(vec4<f32>(0.0), a4[ra48 + kac], alive);
-            x49 = select(vec4<f32>(0.0), a4[ra49 + kac], alive);
-            x50 = select(vec4<f32>(0.0), a4[ra50 + kac], alive);
-            x51 = select(vec4<f32>(0.0), a4[ra51 + kac], alive);
-            x52 = select(vec4<f32>(0.0), a4[ra52 + kac], alive);
-            x53 = select(vec4<f32>(0.0), a4[ra53 + kac], alive);
-            x54 = select(vec4<f32>(0.0), a4[ra54 + kac], alive);
-            x55 = select(vec4<f32>(0.0), a4[ra55 + kac], alive);
-            x56 = select(vec4<f32>(0.0), a4[ra56 + kac], alive);
-            x57 = select(vec4<f32>(0.0), a4[ra57 + kac], alive);
-            x58 = select(vec4<f32>(0.0), a4[ra58 + kac], alive);
-            x59 = select(vec4<f32>(0.0), a4[ra59 + kac], alive);
-            x60 = select(vec4<f32>(0.0), a4[ra60 + kac], alive);
-            x61 = select(vec4<f32>(0.0), a4[ra61 + kac], alive);
-            x62 = select(vec4<f32>(0.0), a4[ra62 + kac], alive);
-            x63 = select(vec4<f32>(0.0), a4[ra63 + kac], alive);
+            x0 = select(vec4<f32>(0.0), a4[a_off4 + ra0 + kac], alive);
+            x1 = select(vec4<f32>(0.0), a4[a_off4 + ra1 + kac], alive);
+            x2 = select(vec4<f32>(0.0), a4[a_off4 + ra2 + kac], alive);
+            x3 = select(vec4<f32>(0.0), a4[a_off4 + ra3 + kac], alive);
+            x4 = select(vec4<f32>(0.0), a4[a_off4 + ra4 + kac], alive);
+            x5 = select(vec4<f32>(0.0), a4[a_off4 + ra5 + kac], alive);
+            x6 = select(vec4<f32>(0.0), a4[a_off4 + ra6 + kac], alive);
+            x7 = select(vec4<f32>(0.0), a4[a_off4 + ra7 + kac], alive);
+            x8 = select(vec4<f32>(0.0), a4[a_off4 + ra8 + kac], alive);
+            x9 = select(vec4<f32>(0.0), a4[a_off4 + ra9 + kac], alive);
+            x10 = select(vec4<f32>(0.0), a4[a_off4 + ra10 + kac], alive);
+            x11 = select(vec4<f32>(0.0), a4[a_off4 + ra11 + kac], alive);
+            x12 = select(vec4<f32>(0.0), a4[a_off4 + ra12 + kac], alive);
+            x13 = select(vec4<f32>(0.0), a4[a_off4 + ra13 + kac], alive);
+            x14 = select(vec4<f32>(0.0), a4[a_off4 + ra14 + kac], alive);
+            x15 = select(vec4<f32>(0.0), a4[a_off4 + ra15 + kac], alive);
+            x16 = select(vec4<f32>(0.0), a4[a_off4 + ra16 + kac], alive);
+            x17 = select(vec4<f32>(0.0), a4[a_off4 + ra17 + kac], alive);
+            x18 = select(vec4<f32>(0.0), a4[a_off4 + ra18 + kac], alive);
+            x19 = select(vec4<f32>(0.0), a4[a_off4 + ra19 + kac], alive);
+            x20 = select(vec4<f32>(0.0), a4[a_off4 + ra20 + kac], alive);
+            x21 = select(vec4<f32>(0.0), a4[a_off4 + ra21 + kac], alive);
+            x22 = select(vec4<f32>(0.0), a4[a_off4 + ra22 + kac], alive);
+            x23 = select(vec4<f32>(0.0), a4[a_off4 + ra23 + kac], alive);
+            x24 = select(vec4<f32>(0.0), a4[a_off4 + ra24 + kac], alive);
+            x25 = select(vec4<f32>(0.0), a4[a_off4 + ra25 + kac], alive);
+            x26 = select(vec4<f32>(0.0), a4[a_off4 + ra26 + kac], alive);
+            x27 = select(vec4<f32>(0.0), a4[a_off4 + ra27 + kac], alive);
+            x28 = select(vec4<f32>(0.0), a4[a_off4 + ra28 + kac], alive);
+            x29 = select(vec4<f32>(0.0), a4[a_off4 + ra29 + kac], alive);
+            x30 = select(vec4<f32>(0.0), a4[a_off4 + ra30 + kac], alive);
+            x31 = select(vec4<f32>(0.0), a4[a_off4 + ra31 + kac], alive);
+            x32 = select(vec4<f32>(0.0), a4[a_off4 + ra32 + kac], alive);
+            x33 = select(vec4<f32>(0.0), a4[a_off4 + ra33 + kac], alive);
+            x34 = select(vec4<f32>(0.0), a4[a_off4 + ra34 + kac], alive);
+            x35 = select(vec4<f32>(0.0), a4[a_off4 + ra35 + kac], alive);
+            x36 = select(vec4<f32>(0.0), a4[a_off4 + ra36 + kac], alive);
+            x37 = select(vec4<f32>(0.0), a4[a_off4 + ra37 + kac], alive);
+            x38 = select(vec4<f32>(0.0), a4[a_off4 + ra38 + kac], alive);
+            x39 = select(vec4<f32>(0.0), a4[a_off4 + ra39 + kac], alive);
+            x40 = select(vec4<f32>(0.0), a4[a_off4 + ra40 + kac], alive);
+            x41 = select(vec4<f32>(0.0), a4[a_off4 + ra41 + kac], alive);
+            x42 = select(vec4<f32>(0.0), a4[a_off4 + ra42 + kac], alive);
+            x43 = select(vec4<f32>(0.0), a4[a_off4 + ra43 + kac], alive);
+            x44 = select(vec4<f32>(0.0), a4[a_off4 + ra44 + kac], alive);
+            x45 = select(vec4<f32>(0.0), a4[a_off4 + ra45 + kac], alive);
+            x46 = select(vec4<f32>(0.0), a4[a_off4 + ra46 + kac], alive);
+            x47 = select(vec4<f32>(0.0), a4[a_off4 + ra47 + kac], alive);
+            x48 = select(vec4<f32>(0.0), a4[a_off4 + ra48 + kac], alive);
+            x49 = select(vec4<f32>(0.0), a4[a_off4 + ra49 + kac], alive);
+            x50 = select(vec4<f32>(0.0), a4[a_off4 + ra50 + kac], alive);
+            x51 = select(vec4<f32>(0.0), a4[a_off4 + ra51 + kac], alive);
+            x52 = select(vec4<f32>(0.0), a4[a_off4 + ra52 + kac], alive);
+            x53 = select(vec4<f32>(0.0), a4[a_off4 + ra53 + kac], alive);
+            x54 = select(vec4<f32>(0.0), a4[a_off4 + ra54 + kac], alive);
+            x55 = select(vec4<f32>(0.0), a4[a_off4 + ra55 + kac], alive);
+            x56 = select(vec4<f32>(0.0), a4[a_off4 + ra56 + kac], alive);
+            x57 = select(vec4<f32>(0.0), a4[a_off4 + ra57 + kac], alive);
+            x58 = select(vec4<f32>(0.0), a4[a_off4 + ra58 + kac], alive);
+            x59 = select(vec4<f32>(0.0), a4[a_off4 + ra59 + kac], alive);
+            x60 = select(vec4<f32>(0.0), a4[a_off4 + ra60 + kac], alive);
+            x61 = select(vec4<f32>(0.0), a4[a_off4 + ra61 + kac], alive);
+            x62 = select(vec4<f32>(0.0), a4[a_off4 + ra62 + kac], alive);
+            x63 = select(vec4<f32>(0.0), a4[a_off4 + ra63 + kac], alive);
         }
         {
             let kk = kb + 0u;
@@ -2684,20 +2698,20 @@ fn matmul_sg4v4_r64_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 0u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 0u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2779,20 +2793,20 @@ fn matmul_sg4v4_r64_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 1u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 1u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2874,20 +2888,20 @@ fn matmul_sg4v4_r64_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 2u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 2u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }
@@ -2969,20 +2983,20 @@ fn matmul_sg4v4_r64_forward(
             if (TRANS_B) {
                 // B stored (N, K): a vec4 over k per column, transposed in registers.
                 let kq = min(kk, p.k - 4u) / 4u;
-                let t0 = select(vec4<f32>(0.0), b4[bc0 + kq], live);
-                let t1 = select(vec4<f32>(0.0), b4[bc1 + kq], live);
-                let t2 = select(vec4<f32>(0.0), b4[bc2 + kq], live);
-                let t3 = select(vec4<f32>(0.0), b4[bc3 + kq], live);
+                let t0 = select(vec4<f32>(0.0), b4[b_off4 + bc0 + kq], live);
+                let t1 = select(vec4<f32>(0.0), b4[b_off4 + bc1 + kq], live);
+                let t2 = select(vec4<f32>(0.0), b4[b_off4 + bc2 + kq], live);
+                let t3 = select(vec4<f32>(0.0), b4[b_off4 + bc3 + kq], live);
                 b0 = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
                 b1 = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
                 b2 = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
                 b3 = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
             } else {
-                let rowb = min(kk, p.k - 1u) * nv + cv;
-                b0 = select(vec4<f32>(0.0), b4[rowb], live);
-                b1 = select(vec4<f32>(0.0), b4[min(kk + 1u, p.k - 1u) * nv + cv], live);
-                b2 = select(vec4<f32>(0.0), b4[min(kk + 2u, p.k - 1u) * nv + cv], live);
-                b3 = select(vec4<f32>(0.0), b4[min(kk + 3u, p.k - 1u) * nv + cv], live);
+                let rowb = min(kk, p.k - 1u) * ldb4 + cv;
+                b0 = select(vec4<f32>(0.0), b4[b_off4 + rowb], live);
+                b1 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 1u, p.k - 1u) * ldb4 + cv], live);
+                b2 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 2u, p.k - 1u) * ldb4 + cv], live);
+                b3 = select(vec4<f32>(0.0), b4[b_off4 + min(kk + 3u, p.k - 1u) * ldb4 + cv], live);
             }
             { let s = subgroupBroadcast(x0, 3u); c0 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c0)))); }
             { let s = subgroupBroadcast(x1, 3u); c1 = fma(vec4<f32>(s.w), b3, fma(vec4<f32>(s.z), b2, fma(vec4<f32>(s.y), b1, fma(vec4<f32>(s.x), b0, c1)))); }

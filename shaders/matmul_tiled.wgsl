@@ -21,6 +21,7 @@ var<workgroup> sb_128x128: array<vec4<f32>, 512>; // [buffer][k][col/4]
 // Work-group y counts blocks of 32768 work-groups (a grid dimension holds 65,535).
 @compute @workgroup_size(64)
 fn matmul_rb_narrow_forward(@builtin(global_invocation_id) gid: vec3<u32>) {
+    batch_begin(gid.z);
     let row = gid.x + gid.y * 2097152u;
     var c0 = 0.0;
     var c1 = 0.0;
@@ -309,6 +310,7 @@ fn matmul_rb8x4_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_id) lid: vec3<u32>,
 ) {
+    batch_begin(wid.z);
     let row0 = wid.y * 64u + lid.y * 8u;
     let colw = wid.x * 32u; // the work-group's first column
     let klast = p.k - 1u;
@@ -324,10 +326,10 @@ fn matmul_rb8x4_forward(
     var c6_0 = vec4<f32>(0.0);
     var c7_0 = vec4<f32>(0.0);
     var bsum0 = vec4<f32>(0.0);
-    let aks = select(1u, p.m, TRANS_A);
-    let ams = select(p.k, 1u, TRANS_A);
-    let bks = select(p.n, 1u, TRANS_B);
-    let bns = select(1u, p.k, TRANS_B);
+    let aks = a_ks();
+    let ams = a_ms();
+    let bks = b_ks();
+    let bns = b_ns();
     let ra0 = min(row0 + 0u, mlast) * ams;
     let ra1 = min(row0 + 1u, mlast) * ams;
     let ra2 = min(row0 + 2u, mlast) * ams;
@@ -340,22 +342,22 @@ fn matmul_rb8x4_forward(
     for (var k0 = 0u; k0 < p.k; k0 += 4u) {
         let live = vec4<f32>(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
         let kc = min(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(klast)) * aks;
-        let x0 = live * vec4<f32>(a[ra0 + kc.x], a[ra0 + kc.y], a[ra0 + kc.z], a[ra0 + kc.w]);
-        let x1 = live * vec4<f32>(a[ra1 + kc.x], a[ra1 + kc.y], a[ra1 + kc.z], a[ra1 + kc.w]);
-        let x2 = live * vec4<f32>(a[ra2 + kc.x], a[ra2 + kc.y], a[ra2 + kc.z], a[ra2 + kc.w]);
-        let x3 = live * vec4<f32>(a[ra3 + kc.x], a[ra3 + kc.y], a[ra3 + kc.z], a[ra3 + kc.w]);
-        let x4 = live * vec4<f32>(a[ra4 + kc.x], a[ra4 + kc.y], a[ra4 + kc.z], a[ra4 + kc.w]);
-        let x5 = live * vec4<f32>(a[ra5 + kc.x], a[ra5 + kc.y], a[ra5 + kc.z], a[ra5 + kc.w]);
-        let x6 = live * vec4<f32>(a[ra6 + kc.x], a[ra6 + kc.y], a[ra6 + kc.z], a[ra6 + kc.w]);
-        let x7 = live * vec4<f32>(a[ra7 + kc.x], a[ra7 + kc.y], a[ra7 + kc.z], a[ra7 + kc.w]);
+        let x0 = live * vec4<f32>(a[a_off + ra0 + kc.x], a[a_off + ra0 + kc.y], a[a_off + ra0 + kc.z], a[a_off + ra0 + kc.w]);
+        let x1 = live * vec4<f32>(a[a_off + ra1 + kc.x], a[a_off + ra1 + kc.y], a[a_off + ra1 + kc.z], a[a_off + ra1 + kc.w]);
+        let x2 = live * vec4<f32>(a[a_off + ra2 + kc.x], a[a_off + ra2 + kc.y], a[a_off + ra2 + kc.z], a[a_off + ra2 + kc.w]);
+        let x3 = live * vec4<f32>(a[a_off + ra3 + kc.x], a[a_off + ra3 + kc.y], a[a_off + ra3 + kc.z], a[a_off + ra3 + kc.w]);
+        let x4 = live * vec4<f32>(a[a_off + ra4 + kc.x], a[a_off + ra4 + kc.y], a[a_off + ra4 + kc.z], a[a_off + ra4 + kc.w]);
+        let x5 = live * vec4<f32>(a[a_off + ra5 + kc.x], a[a_off + ra5 + kc.y], a[a_off + ra5 + kc.z], a[a_off + ra5 + kc.w]);
+        let x6 = live * vec4<f32>(a[a_off + ra6 + kc.x], a[a_off + ra6 + kc.y], a[a_off + ra6 + kc.z], a[a_off + ra6 + kc.w]);
+        let x7 = live * vec4<f32>(a[a_off + ra7 + kc.x], a[a_off + ra7 + kc.y], a[a_off + ra7 + kc.z], a[a_off + ra7 + kc.w]);
         let kb0 = min(k0 + 0u, klast) * bks;
         let kb1 = min(k0 + 1u, klast) * bks;
         let kb2 = min(k0 + 2u, klast) * bks;
         let kb3 = min(k0 + 3u, klast) * bks;
-        let b0_0 = vec4<f32>(b[kb0 + bc0.x], b[kb0 + bc0.y], b[kb0 + bc0.z], b[kb0 + bc0.w]);
-        let b1_0 = vec4<f32>(b[kb1 + bc0.x], b[kb1 + bc0.y], b[kb1 + bc0.z], b[kb1 + bc0.w]);
-        let b2_0 = vec4<f32>(b[kb2 + bc0.x], b[kb2 + bc0.y], b[kb2 + bc0.z], b[kb2 + bc0.w]);
-        let b3_0 = vec4<f32>(b[kb3 + bc0.x], b[kb3 + bc0.y], b[kb3 + bc0.z], b[kb3 + bc0.w]);
+        let b0_0 = vec4<f32>(b[b_off + kb0 + bc0.x], b[b_off + kb0 + bc0.y], b[b_off + kb0 + bc0.z], b[b_off + kb0 + bc0.w]);
+        let b1_0 = vec4<f32>(b[b_off + kb1 + bc0.x], b[b_off + kb1 + bc0.y], b[b_off + kb1 + bc0.z], b[b_off + kb1 + bc0.w]);
+        let b2_0 = vec4<f32>(b[b_off + kb2 + bc0.x], b[b_off + kb2 + bc0.y], b[b_off + kb2 + bc0.z], b[b_off + kb2 + bc0.w]);
+        let b3_0 = vec4<f32>(b[b_off + kb3 + bc0.x], b[b_off + kb3 + bc0.y], b[b_off + kb3 + bc0.z], b[b_off + kb3 + bc0.w]);
         c0_0 = fma(vec4<f32>(x0.x), b0_0, c0_0);
         c1_0 = fma(vec4<f32>(x1.x), b0_0, c1_0);
         c2_0 = fma(vec4<f32>(x2.x), b0_0, c2_0);
@@ -413,6 +415,7 @@ fn matmul_rb8x4v4_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_id) lid: vec3<u32>,
 ) {
+    batch_begin(wid.z);
     let row0 = wid.y * 64u + lid.y * 8u;
     let colw = wid.x * 32u; // the work-group's first column
     let klast = p.k - 1u;
@@ -429,23 +432,25 @@ fn matmul_rb8x4v4_forward(
     var c7_0 = vec4<f32>(0.0);
     var bsum0 = vec4<f32>(0.0);
     let kv4 = p.k / 4u;
+    let lda4 = a_ld() / 4u;
+    let ldb4 = b_ld() / 4u;
     let nv = p.n / 4u;
     let mv = p.m / 4u;
-    let ra0 = min(row0 + 0u, mlast) * kv4;
-    let ra1 = min(row0 + 1u, mlast) * kv4;
-    let ra2 = min(row0 + 2u, mlast) * kv4;
-    let ra3 = min(row0 + 3u, mlast) * kv4;
-    let ra4 = min(row0 + 4u, mlast) * kv4;
-    let ra5 = min(row0 + 5u, mlast) * kv4;
-    let ra6 = min(row0 + 6u, mlast) * kv4;
-    let ra7 = min(row0 + 7u, mlast) * kv4;
+    let ra0 = min(row0 + 0u, mlast) * lda4;
+    let ra1 = min(row0 + 1u, mlast) * lda4;
+    let ra2 = min(row0 + 2u, mlast) * lda4;
+    let ra3 = min(row0 + 3u, mlast) * lda4;
+    let ra4 = min(row0 + 4u, mlast) * lda4;
+    let ra5 = min(row0 + 5u, mlast) * lda4;
+    let ra6 = min(row0 + 6u, mlast) * lda4;
+    let ra7 = min(row0 + 7u, mlast) * lda4;
     let rq0 = min(row0 / 4u + 0u, mv - 1u);
     let rq1 = min(row0 / 4u + 1u, mv - 1u);
     let cv0 = min(col0, p.n - 4u) / 4u;
-    let bt0_0 = min(col0 + 0u, nlast) * kv4;
-    let bt0_1 = min(col0 + 1u, nlast) * kv4;
-    let bt0_2 = min(col0 + 2u, nlast) * kv4;
-    let bt0_3 = min(col0 + 3u, nlast) * kv4;
+    let bt0_0 = min(col0 + 0u, nlast) * ldb4;
+    let bt0_1 = min(col0 + 1u, nlast) * ldb4;
+    let bt0_2 = min(col0 + 2u, nlast) * ldb4;
+    let bt0_3 = min(col0 + 3u, nlast) * ldb4;
     for (var k0 = 0u; k0 < p.k; k0 += 4u) {
         let live = vec4<f32>(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
         var x0: vec4<f32>;
@@ -457,18 +462,18 @@ fn matmul_rb8x4v4_forward(
         var x6: vec4<f32>;
         var x7: vec4<f32>;
         if (TRANS_A) {
-            let kq0 = min(k0 + 0u, klast) * mv;
-            let kq1 = min(k0 + 1u, klast) * mv;
-            let kq2 = min(k0 + 2u, klast) * mv;
-            let kq3 = min(k0 + 3u, klast) * mv;
-            let q0_0 = a4[kq0 + rq0];
-            let q0_1 = a4[kq0 + rq1];
-            let q1_0 = a4[kq1 + rq0];
-            let q1_1 = a4[kq1 + rq1];
-            let q2_0 = a4[kq2 + rq0];
-            let q2_1 = a4[kq2 + rq1];
-            let q3_0 = a4[kq3 + rq0];
-            let q3_1 = a4[kq3 + rq1];
+            let kq0 = min(k0 + 0u, klast) * lda4;
+            let kq1 = min(k0 + 1u, klast) * lda4;
+            let kq2 = min(k0 + 2u, klast) * lda4;
+            let kq3 = min(k0 + 3u, klast) * lda4;
+            let q0_0 = a4[a_off4 + kq0 + rq0];
+            let q0_1 = a4[a_off4 + kq0 + rq1];
+            let q1_0 = a4[a_off4 + kq1 + rq0];
+            let q1_1 = a4[a_off4 + kq1 + rq1];
+            let q2_0 = a4[a_off4 + kq2 + rq0];
+            let q2_1 = a4[a_off4 + kq2 + rq1];
+            let q3_0 = a4[a_off4 + kq3 + rq0];
+            let q3_1 = a4[a_off4 + kq3 + rq1];
             x0 = live * vec4<f32>(q0_0.x, q1_0.x, q2_0.x, q3_0.x);
             x1 = live * vec4<f32>(q0_0.y, q1_0.y, q2_0.y, q3_0.y);
             x2 = live * vec4<f32>(q0_0.z, q1_0.z, q2_0.z, q3_0.z);
@@ -479,14 +484,14 @@ fn matmul_rb8x4v4_forward(
             x7 = live * vec4<f32>(q0_1.w, q1_1.w, q2_1.w, q3_1.w);
         } else {
             let ka = min(k0 / 4u, kv4 - 1u);
-            x0 = a4[ra0 + ka];
-            x1 = a4[ra1 + ka];
-            x2 = a4[ra2 + ka];
-            x3 = a4[ra3 + ka];
-            x4 = a4[ra4 + ka];
-            x5 = a4[ra5 + ka];
-            x6 = a4[ra6 + ka];
-            x7 = a4[ra7 + ka];
+            x0 = a4[a_off4 + ra0 + ka];
+            x1 = a4[a_off4 + ra1 + ka];
+            x2 = a4[a_off4 + ra2 + ka];
+            x3 = a4[a_off4 + ra3 + ka];
+            x4 = a4[a_off4 + ra4 + ka];
+            x5 = a4[a_off4 + ra5 + ka];
+            x6 = a4[a_off4 + ra6 + ka];
+            x7 = a4[a_off4 + ra7 + ka];
         }
         var b0_0: vec4<f32>;
         var b1_0: vec4<f32>;
@@ -494,19 +499,19 @@ fn matmul_rb8x4v4_forward(
         var b3_0: vec4<f32>;
         if (TRANS_B) {
             let kq = min(k0 / 4u, kv4 - 1u);
-            let t0_0 = b4[bt0_0 + kq];
-            let t0_1 = b4[bt0_1 + kq];
-            let t0_2 = b4[bt0_2 + kq];
-            let t0_3 = b4[bt0_3 + kq];
+            let t0_0 = b4[b_off4 + bt0_0 + kq];
+            let t0_1 = b4[b_off4 + bt0_1 + kq];
+            let t0_2 = b4[b_off4 + bt0_2 + kq];
+            let t0_3 = b4[b_off4 + bt0_3 + kq];
             b0_0 = vec4<f32>(t0_0.x, t0_1.x, t0_2.x, t0_3.x);
             b1_0 = vec4<f32>(t0_0.y, t0_1.y, t0_2.y, t0_3.y);
             b2_0 = vec4<f32>(t0_0.z, t0_1.z, t0_2.z, t0_3.z);
             b3_0 = vec4<f32>(t0_0.w, t0_1.w, t0_2.w, t0_3.w);
         } else {
-            b0_0 = live[0] * b4[min(k0 + 0u, klast) * nv + cv0];
-            b1_0 = live[1] * b4[min(k0 + 1u, klast) * nv + cv0];
-            b2_0 = live[2] * b4[min(k0 + 2u, klast) * nv + cv0];
-            b3_0 = live[3] * b4[min(k0 + 3u, klast) * nv + cv0];
+            b0_0 = live[0] * b4[b_off4 + min(k0 + 0u, klast) * ldb4 + cv0];
+            b1_0 = live[1] * b4[b_off4 + min(k0 + 1u, klast) * ldb4 + cv0];
+            b2_0 = live[2] * b4[b_off4 + min(k0 + 2u, klast) * ldb4 + cv0];
+            b3_0 = live[3] * b4[b_off4 + min(k0 + 3u, klast) * ldb4 + cv0];
         }
         c0_0 = fma(vec4<f32>(x0.x), b0_0, c0_0);
         c1_0 = fma(vec4<f32>(x1.x), b0_0, c1_0);
@@ -562,6 +567,7 @@ fn matmul_rb8x8_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_id) lid: vec3<u32>,
 ) {
+    batch_begin(wid.z);
     let row0 = wid.y * 64u + lid.y * 8u;
     let colw = wid.x * 64u; // the work-group's first column
     let klast = p.k - 1u;
@@ -587,10 +593,10 @@ fn matmul_rb8x8_forward(
     var c7_1 = vec4<f32>(0.0);
     var bsum0 = vec4<f32>(0.0);
     var bsum1 = vec4<f32>(0.0);
-    let aks = select(1u, p.m, TRANS_A);
-    let ams = select(p.k, 1u, TRANS_A);
-    let bks = select(p.n, 1u, TRANS_B);
-    let bns = select(1u, p.k, TRANS_B);
+    let aks = a_ks();
+    let ams = a_ms();
+    let bks = b_ks();
+    let bns = b_ns();
     let ra0 = min(row0 + 0u, mlast) * ams;
     let ra1 = min(row0 + 1u, mlast) * ams;
     let ra2 = min(row0 + 2u, mlast) * ams;
@@ -604,26 +610,26 @@ fn matmul_rb8x8_forward(
     for (var k0 = 0u; k0 < p.k; k0 += 4u) {
         let live = vec4<f32>(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
         let kc = min(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(klast)) * aks;
-        let x0 = live * vec4<f32>(a[ra0 + kc.x], a[ra0 + kc.y], a[ra0 + kc.z], a[ra0 + kc.w]);
-        let x1 = live * vec4<f32>(a[ra1 + kc.x], a[ra1 + kc.y], a[ra1 + kc.z], a[ra1 + kc.w]);
-        let x2 = live * vec4<f32>(a[ra2 + kc.x], a[ra2 + kc.y], a[ra2 + kc.z], a[ra2 + kc.w]);
-        let x3 = live * vec4<f32>(a[ra3 + kc.x], a[ra3 + kc.y], a[ra3 + kc.z], a[ra3 + kc.w]);
-        let x4 = live * vec4<f32>(a[ra4 + kc.x], a[ra4 + kc.y], a[ra4 + kc.z], a[ra4 + kc.w]);
-        let x5 = live * vec4<f32>(a[ra5 + kc.x], a[ra5 + kc.y], a[ra5 + kc.z], a[ra5 + kc.w]);
-        let x6 = live * vec4<f32>(a[ra6 + kc.x], a[ra6 + kc.y], a[ra6 + kc.z], a[ra6 + kc.w]);
-        let x7 = live * vec4<f32>(a[ra7 + kc.x], a[ra7 + kc.y], a[ra7 + kc.z], a[ra7 + kc.w]);
+        let x0 = live * vec4<f32>(a[a_off + ra0 + kc.x], a[a_off + ra0 + kc.y], a[a_off + ra0 + kc.z], a[a_off + ra0 + kc.w]);
+        let x1 = live * vec4<f32>(a[a_off + ra1 + kc.x], a[a_off + ra1 + kc.y], a[a_off + ra1 + kc.z], a[a_off + ra1 + kc.w]);
+        let x2 = live * vec4<f32>(a[a_off + ra2 + kc.x], a[a_off + ra2 + kc.y], a[a_off + ra2 + kc.z], a[a_off + ra2 + kc.w]);
+        let x3 = live * vec4<f32>(a[a_off + ra3 + kc.x], a[a_off + ra3 + kc.y], a[a_off + ra3 + kc.z], a[a_off + ra3 + kc.w]);
+        let x4 = live * vec4<f32>(a[a_off + ra4 + kc.x], a[a_off + ra4 + kc.y], a[a_off + ra4 + kc.z], a[a_off + ra4 + kc.w]);
+        let x5 = live * vec4<f32>(a[a_off + ra5 + kc.x], a[a_off + ra5 + kc.y], a[a_off + ra5 + kc.z], a[a_off + ra5 + kc.w]);
+        let x6 = live * vec4<f32>(a[a_off + ra6 + kc.x], a[a_off + ra6 + kc.y], a[a_off + ra6 + kc.z], a[a_off + ra6 + kc.w]);
+        let x7 = live * vec4<f32>(a[a_off + ra7 + kc.x], a[a_off + ra7 + kc.y], a[a_off + ra7 + kc.z], a[a_off + ra7 + kc.w]);
         let kb0 = min(k0 + 0u, klast) * bks;
         let kb1 = min(k0 + 1u, klast) * bks;
         let kb2 = min(k0 + 2u, klast) * bks;
         let kb3 = min(k0 + 3u, klast) * bks;
-        let b0_0 = vec4<f32>(b[kb0 + bc0.x], b[kb0 + bc0.y], b[kb0 + bc0.z], b[kb0 + bc0.w]);
-        let b0_1 = vec4<f32>(b[kb0 + bc1.x], b[kb0 + bc1.y], b[kb0 + bc1.z], b[kb0 + bc1.w]);
-        let b1_0 = vec4<f32>(b[kb1 + bc0.x], b[kb1 + bc0.y], b[kb1 + bc0.z], b[kb1 + bc0.w]);
-        let b1_1 = vec4<f32>(b[kb1 + bc1.x], b[kb1 + bc1.y], b[kb1 + bc1.z], b[kb1 + bc1.w]);
-        let b2_0 = vec4<f32>(b[kb2 + bc0.x], b[kb2 + bc0.y], b[kb2 + bc0.z], b[kb2 + bc0.w]);
-        let b2_1 = vec4<f32>(b[kb2 + bc1.x], b[kb2 + bc1.y], b[kb2 + bc1.z], b[kb2 + bc1.w]);
-        let b3_0 = vec4<f32>(b[kb3 + bc0.x], b[kb3 + bc0.y], b[kb3 + bc0.z], b[kb3 + bc0.w]);
-        let b3_1 = vec4<f32>(b[kb3 + bc1.x], b[kb3 + bc1.y], b[kb3 + bc1.z], b[kb3 + bc1.w]);
+        let b0_0 = vec4<f32>(b[b_off + kb0 + bc0.x], b[b_off + kb0 + bc0.y], b[b_off + kb0 + bc0.z], b[b_off + kb0 + bc0.w]);
+        let b0_1 = vec4<f32>(b[b_off + kb0 + bc1.x], b[b_off + kb0 + bc1.y], b[b_off + kb0 + bc1.z], b[b_off + kb0 + bc1.w]);
+        let b1_0 = vec4<f32>(b[b_off + kb1 + bc0.x], b[b_off + kb1 + bc0.y], b[b_off + kb1 + bc0.z], b[b_off + kb1 + bc0.w]);
+        let b1_1 = vec4<f32>(b[b_off + kb1 + bc1.x], b[b_off + kb1 + bc1.y], b[b_off + kb1 + bc1.z], b[b_off + kb1 + bc1.w]);
+        let b2_0 = vec4<f32>(b[b_off + kb2 + bc0.x], b[b_off + kb2 + bc0.y], b[b_off + kb2 + bc0.z], b[b_off + kb2 + bc0.w]);
+        let b2_1 = vec4<f32>(b[b_off + kb2 + bc1.x], b[b_off + kb2 + bc1.y], b[b_off + kb2 + bc1.z], b[b_off + kb2 + bc1.w]);
+        let b3_0 = vec4<f32>(b[b_off + kb3 + bc0.x], b[b_off + kb3 + bc0.y], b[b_off + kb3 + bc0.z], b[b_off + kb3 + bc0.w]);
+        let b3_1 = vec4<f32>(b[b_off + kb3 + bc1.x], b[b_off + kb3 + bc1.y], b[b_off + kb3 + bc1.z], b[b_off + kb3 + bc1.w]);
         c0_0 = fma(vec4<f32>(x0.x), b0_0, c0_0);
         c0_1 = fma(vec4<f32>(x0.x), b0_1, c0_1);
         c1_0 = fma(vec4<f32>(x1.x), b0_0, c1_0);
@@ -726,6 +732,7 @@ fn matmul_rb8x8v4_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_id) lid: vec3<u32>,
 ) {
+    batch_begin(wid.z);
     let row0 = wid.y * 64u + lid.y * 8u;
     let colw = wid.x * 64u; // the work-group's first column
     let klast = p.k - 1u;
@@ -752,28 +759,30 @@ fn matmul_rb8x8v4_forward(
     var bsum0 = vec4<f32>(0.0);
     var bsum1 = vec4<f32>(0.0);
     let kv4 = p.k / 4u;
+    let lda4 = a_ld() / 4u;
+    let ldb4 = b_ld() / 4u;
     let nv = p.n / 4u;
     let mv = p.m / 4u;
-    let ra0 = min(row0 + 0u, mlast) * kv4;
-    let ra1 = min(row0 + 1u, mlast) * kv4;
-    let ra2 = min(row0 + 2u, mlast) * kv4;
-    let ra3 = min(row0 + 3u, mlast) * kv4;
-    let ra4 = min(row0 + 4u, mlast) * kv4;
-    let ra5 = min(row0 + 5u, mlast) * kv4;
-    let ra6 = min(row0 + 6u, mlast) * kv4;
-    let ra7 = min(row0 + 7u, mlast) * kv4;
+    let ra0 = min(row0 + 0u, mlast) * lda4;
+    let ra1 = min(row0 + 1u, mlast) * lda4;
+    let ra2 = min(row0 + 2u, mlast) * lda4;
+    let ra3 = min(row0 + 3u, mlast) * lda4;
+    let ra4 = min(row0 + 4u, mlast) * lda4;
+    let ra5 = min(row0 + 5u, mlast) * lda4;
+    let ra6 = min(row0 + 6u, mlast) * lda4;
+    let ra7 = min(row0 + 7u, mlast) * lda4;
     let rq0 = min(row0 / 4u + 0u, mv - 1u);
     let rq1 = min(row0 / 4u + 1u, mv - 1u);
     let cv0 = min(col0, p.n - 4u) / 4u;
-    let bt0_0 = min(col0 + 0u, nlast) * kv4;
-    let bt0_1 = min(col0 + 1u, nlast) * kv4;
-    let bt0_2 = min(col0 + 2u, nlast) * kv4;
-    let bt0_3 = min(col0 + 3u, nlast) * kv4;
+    let bt0_0 = min(col0 + 0u, nlast) * ldb4;
+    let bt0_1 = min(col0 + 1u, nlast) * ldb4;
+    let bt0_2 = min(col0 + 2u, nlast) * ldb4;
+    let bt0_3 = min(col0 + 3u, nlast) * ldb4;
     let cv1 = min(col1, p.n - 4u) / 4u;
-    let bt1_0 = min(col1 + 0u, nlast) * kv4;
-    let bt1_1 = min(col1 + 1u, nlast) * kv4;
-    let bt1_2 = min(col1 + 2u, nlast) * kv4;
-    let bt1_3 = min(col1 + 3u, nlast) * kv4;
+    let bt1_0 = min(col1 + 0u, nlast) * ldb4;
+    let bt1_1 = min(col1 + 1u, nlast) * ldb4;
+    let bt1_2 = min(col1 + 2u, nlast) * ldb4;
+    let bt1_3 = min(col1 + 3u, nlast) * ldb4;
     for (var k0 = 0u; k0 < p.k; k0 += 4u) {
         let live = vec4<f32>(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
         var x0: vec4<f32>;
@@ -785,18 +794,18 @@ fn matmul_rb8x8v4_forward(
         var x6: vec4<f32>;
         var x7: vec4<f32>;
         if (TRANS_A) {
-            let kq0 = min(k0 + 0u, klast) * mv;
-            let kq1 = min(k0 + 1u, klast) * mv;
-            let kq2 = min(k0 + 2u, klast) * mv;
-            let kq3 = min(k0 + 3u, klast) * mv;
-            let q0_0 = a4[kq0 + rq0];
-            let q0_1 = a4[kq0 + rq1];
-            let q1_0 = a4[kq1 + rq0];
-            let q1_1 = a4[kq1 + rq1];
-            let q2_0 = a4[kq2 + rq0];
-            let q2_1 = a4[kq2 + rq1];
-            let q3_0 = a4[kq3 + rq0];
-            let q3_1 = a4[kq3 + rq1];
+            let kq0 = min(k0 + 0u, klast) * lda4;
+            let kq1 = min(k0 + 1u, klast) * lda4;
+            let kq2 = min(k0 + 2u, klast) * lda4;
+            let kq3 = min(k0 + 3u, klast) * lda4;
+            let q0_0 = a4[a_off4 + kq0 + rq0];
+            let q0_1 = a4[a_off4 + kq0 + rq1];
+            let q1_0 = a4[a_off4 + kq1 + rq0];
+            let q1_1 = a4[a_off4 + kq1 + rq1];
+            let q2_0 = a4[a_off4 + kq2 + rq0];
+            let q2_1 = a4[a_off4 + kq2 + rq1];
+            let q3_0 = a4[a_off4 + kq3 + rq0];
+            let q3_1 = a4[a_off4 + kq3 + rq1];
             x0 = live * vec4<f32>(q0_0.x, q1_0.x, q2_0.x, q3_0.x);
             x1 = live * vec4<f32>(q0_0.y, q1_0.y, q2_0.y, q3_0.y);
             x2 = live * vec4<f32>(q0_0.z, q1_0.z, q2_0.z, q3_0.z);
@@ -807,14 +816,14 @@ fn matmul_rb8x8v4_forward(
             x7 = live * vec4<f32>(q0_1.w, q1_1.w, q2_1.w, q3_1.w);
         } else {
             let ka = min(k0 / 4u, kv4 - 1u);
-            x0 = a4[ra0 + ka];
-            x1 = a4[ra1 + ka];
-            x2 = a4[ra2 + ka];
-            x3 = a4[ra3 + ka];
-            x4 = a4[ra4 + ka];
-            x5 = a4[ra5 + ka];
-            x6 = a4[ra6 + ka];
-            x7 = a4[ra7 + ka];
+            x0 = a4[a_off4 + ra0 + ka];
+            x1 = a4[a_off4 + ra1 + ka];
+            x2 = a4[a_off4 + ra2 + ka];
+            x3 = a4[a_off4 + ra3 + ka];
+            x4 = a4[a_off4 + ra4 + ka];
+            x5 = a4[a_off4 + ra5 + ka];
+            x6 = a4[a_off4 + ra6 + ka];
+            x7 = a4[a_off4 + ra7 + ka];
         }
         var b0_0: vec4<f32>;
         var b0_1: vec4<f32>;
@@ -826,14 +835,14 @@ fn matmul_rb8x8v4_forward(
         var b3_1: vec4<f32>;
         if (TRANS_B) {
             let kq = min(k0 / 4u, kv4 - 1u);
-            let t0_0 = b4[bt0_0 + kq];
-            let t0_1 = b4[bt0_1 + kq];
-            let t0_2 = b4[bt0_2 + kq];
-            let t0_3 = b4[bt0_3 + kq];
-            let t1_0 = b4[bt1_0 + kq];
-            let t1_1 = b4[bt1_1 + kq];
-            let t1_2 = b4[bt1_2 + kq];
-            let t1_3 = b4[bt1_3 + kq];
+            let t0_0 = b4[b_off4 + bt0_0 + kq];
+            let t0_1 = b4[b_off4 + bt0_1 + kq];
+            let t0_2 = b4[b_off4 + bt0_2 + kq];
+            let t0_3 = b4[b_off4 + bt0_3 + kq];
+            let t1_0 = b4[b_off4 + bt1_0 + kq];
+            let t1_1 = b4[b_off4 + bt1_1 + kq];
+            let t1_2 = b4[b_off4 + bt1_2 + kq];
+            let t1_3 = b4[b_off4 + bt1_3 + kq];
             b0_0 = vec4<f32>(t0_0.x, t0_1.x, t0_2.x, t0_3.x);
             b0_1 = vec4<f32>(t1_0.x, t1_1.x, t1_2.x, t1_3.x);
             b1_0 = vec4<f32>(t0_0.y, t0_1.y, t0_2.y, t0_3.y);
@@ -843,14 +852,14 @@ fn matmul_rb8x8v4_forward(
             b3_0 = vec4<f32>(t0_0.w, t0_1.w, t0_2.w, t0_3.w);
             b3_1 = vec4<f32>(t1_0.w, t1_1.w, t1_2.w, t1_3.w);
         } else {
-            b0_0 = live[0] * b4[min(k0 + 0u, klast) * nv + cv0];
-            b0_1 = live[0] * b4[min(k0 + 0u, klast) * nv + cv1];
-            b1_0 = live[1] * b4[min(k0 + 1u, klast) * nv + cv0];
-            b1_1 = live[1] * b4[min(k0 + 1u, klast) * nv + cv1];
-            b2_0 = live[2] * b4[min(k0 + 2u, klast) * nv + cv0];
-            b2_1 = live[2] * b4[min(k0 + 2u, klast) * nv + cv1];
-            b3_0 = live[3] * b4[min(k0 + 3u, klast) * nv + cv0];
-            b3_1 = live[3] * b4[min(k0 + 3u, klast) * nv + cv1];
+            b0_0 = live[0] * b4[b_off4 + min(k0 + 0u, klast) * ldb4 + cv0];
+            b0_1 = live[0] * b4[b_off4 + min(k0 + 0u, klast) * ldb4 + cv1];
+            b1_0 = live[1] * b4[b_off4 + min(k0 + 1u, klast) * ldb4 + cv0];
+            b1_1 = live[1] * b4[b_off4 + min(k0 + 1u, klast) * ldb4 + cv1];
+            b2_0 = live[2] * b4[b_off4 + min(k0 + 2u, klast) * ldb4 + cv0];
+            b2_1 = live[2] * b4[b_off4 + min(k0 + 2u, klast) * ldb4 + cv1];
+            b3_0 = live[3] * b4[b_off4 + min(k0 + 3u, klast) * ldb4 + cv0];
+            b3_1 = live[3] * b4[b_off4 + min(k0 + 3u, klast) * ldb4 + cv1];
         }
         c0_0 = fma(vec4<f32>(x0.x), b0_0, c0_0);
         c0_1 = fma(vec4<f32>(x0.x), b0_1, c0_1);
@@ -948,6 +957,7 @@ fn matmul_rb16x8_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_id) lid: vec3<u32>,
 ) {
+    batch_begin(wid.z);
     let row0 = wid.y * 128u + lid.y * 16u;
     let colw = wid.x * 64u; // the work-group's first column
     let klast = p.k - 1u;
@@ -989,10 +999,10 @@ fn matmul_rb16x8_forward(
     var c15_1 = vec4<f32>(0.0);
     var bsum0 = vec4<f32>(0.0);
     var bsum1 = vec4<f32>(0.0);
-    let aks = select(1u, p.m, TRANS_A);
-    let ams = select(p.k, 1u, TRANS_A);
-    let bks = select(p.n, 1u, TRANS_B);
-    let bns = select(1u, p.k, TRANS_B);
+    let aks = a_ks();
+    let ams = a_ms();
+    let bks = b_ks();
+    let bns = b_ns();
     let ra0 = min(row0 + 0u, mlast) * ams;
     let ra1 = min(row0 + 1u, mlast) * ams;
     let ra2 = min(row0 + 2u, mlast) * ams;
@@ -1014,34 +1024,34 @@ fn matmul_rb16x8_forward(
     for (var k0 = 0u; k0 < p.k; k0 += 4u) {
         let live = vec4<f32>(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
         let kc = min(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(klast)) * aks;
-        let x0 = live * vec4<f32>(a[ra0 + kc.x], a[ra0 + kc.y], a[ra0 + kc.z], a[ra0 + kc.w]);
-        let x1 = live * vec4<f32>(a[ra1 + kc.x], a[ra1 + kc.y], a[ra1 + kc.z], a[ra1 + kc.w]);
-        let x2 = live * vec4<f32>(a[ra2 + kc.x], a[ra2 + kc.y], a[ra2 + kc.z], a[ra2 + kc.w]);
-        let x3 = live * vec4<f32>(a[ra3 + kc.x], a[ra3 + kc.y], a[ra3 + kc.z], a[ra3 + kc.w]);
-        let x4 = live * vec4<f32>(a[ra4 + kc.x], a[ra4 + kc.y], a[ra4 + kc.z], a[ra4 + kc.w]);
-        let x5 = live * vec4<f32>(a[ra5 + kc.x], a[ra5 + kc.y], a[ra5 + kc.z], a[ra5 + kc.w]);
-        let x6 = live * vec4<f32>(a[ra6 + kc.x], a[ra6 + kc.y], a[ra6 + kc.z], a[ra6 + kc.w]);
-        let x7 = live * vec4<f32>(a[ra7 + kc.x], a[ra7 + kc.y], a[ra7 + kc.z], a[ra7 + kc.w]);
-        let x8 = live * vec4<f32>(a[ra8 + kc.x], a[ra8 + kc.y], a[ra8 + kc.z], a[ra8 + kc.w]);
-        let x9 = live * vec4<f32>(a[ra9 + kc.x], a[ra9 + kc.y], a[ra9 + kc.z], a[ra9 + kc.w]);
-        let x10 = live * vec4<f32>(a[ra10 + kc.x], a[ra10 + kc.y], a[ra10 + kc.z], a[ra10 + kc.w]);
-        let x11 = live * vec4<f32>(a[ra11 + kc.x], a[ra11 + kc.y], a[ra11 + kc.z], a[ra11 + kc.w]);
-        let x12 = live * vec4<f32>(a[ra12 + kc.x], a[ra12 + kc.y], a[ra12 + kc.z], a[ra12 + kc.w]);
-        let x13 = live * vec4<f32>(a[ra13 + kc.x], a[ra13 + kc.y], a[ra13 + kc.z], a[ra13 + kc.w]);
-        let x14 = live * vec4<f32>(a[ra14 + kc.x], a[ra14 + kc.y], a[ra14 + kc.z], a[ra14 + kc.w]);
-        let x15 = live * vec4<f32>(a[ra15 + kc.x], a[ra15 + kc.y], a[ra15 + kc.z], a[ra15 + kc.w]);
+        let x0 = live * vec4<f32>(a[a_off + ra0 + kc.x], a[a_off + ra0 + kc.y], a[a_off + ra0 + kc.z], a[a_off + ra0 + kc.w]);
+        let x1 = live * vec4<f32>(a[a_off + ra1 + kc.x], a[a_off + ra1 + kc.y], a[a_off + ra1 + kc.z], a[a_off + ra1 + kc.w]);
+        let x2 = live * vec4<f32>(a[a_off + ra2 + kc.x], a[a_off + ra2 + kc.y], a[a_off + ra2 + kc.z], a[a_off + ra2 + kc.w]);
+        let x3 = live * vec4<f32>(a[a_off + ra3 + kc.x], a[a_off + ra3 + kc.y], a[a_off + ra3 + kc.z], a[a_off + ra3 + kc.w]);
+        let x4 = live * vec4<f32>(a[a_off + ra4 + kc.x], a[a_off + ra4 + kc.y], a[a_off + ra4 + kc.z], a[a_off + ra4 + kc.w]);
+        let x5 = live * vec4<f32>(a[a_off + ra5 + kc.x], a[a_off + ra5 + kc.y], a[a_off + ra5 + kc.z], a[a_off + ra5 + kc.w]);
+        let x6 = live * vec4<f32>(a[a_off + ra6 + kc.x], a[a_off + ra6 + kc.y], a[a_off + ra6 + kc.z], a[a_off + ra6 + kc.w]);
+        let x7 = live * vec4<f32>(a[a_off + ra7 + kc.x], a[a_off + ra7 + kc.y], a[a_off + ra7 + kc.z], a[a_off + ra7 + kc.w]);
+        let x8 = live * vec4<f32>(a[a_off + ra8 + kc.x], a[a_off + ra8 + kc.y], a[a_off + ra8 + kc.z], a[a_off + ra8 + kc.w]);
+        let x9 = live * vec4<f32>(a[a_off + ra9 + kc.x], a[a_off + ra9 + kc.y], a[a_off + ra9 + kc.z], a[a_off + ra9 + kc.w]);
+        let x10 = live * vec4<f32>(a[a_off + ra10 + kc.x], a[a_off + ra10 + kc.y], a[a_off + ra10 + kc.z], a[a_off + ra10 + kc.w]);
+        let x11 = live * vec4<f32>(a[a_off + ra11 + kc.x], a[a_off + ra11 + kc.y], a[a_off + ra11 + kc.z], a[a_off + ra11 + kc.w]);
+        let x12 = live * vec4<f32>(a[a_off + ra12 + kc.x], a[a_off + ra12 + kc.y], a[a_off + ra12 + kc.z], a[a_off + ra12 + kc.w]);
+        let x13 = live * vec4<f32>(a[a_off + ra13 + kc.x], a[a_off + ra13 + kc.y], a[a_off + ra13 + kc.z], a[a_off + ra13 + kc.w]);
+        let x14 = live * vec4<f32>(a[a_off + ra14 + kc.x], a[a_off + ra14 + kc.y], a[a_off + ra14 + kc.z], a[a_off + ra14 + kc.w]);
+        let x15 = live * vec4<f32>(a[a_off + ra15 + kc.x], a[a_off + ra15 + kc.y], a[a_off + ra15 + kc.z], a[a_off + ra15 + kc.w]);
         let kb0 = min(k0 + 0u, klast) * bks;
         let kb1 = min(k0 + 1u, klast) * bks;
         let kb2 = min(k0 + 2u, klast) * bks;
         let kb3 = min(k0 + 3u, klast) * bks;
-        let b0_0 = vec4<f32>(b[kb0 + bc0.x], b[kb0 + bc0.y], b[kb0 + bc0.z], b[kb0 + bc0.w]);
-        let b0_1 = vec4<f32>(b[kb0 + bc1.x], b[kb0 + bc1.y], b[kb0 + bc1.z], b[kb0 + bc1.w]);
-        let b1_0 = vec4<f32>(b[kb1 + bc0.x], b[kb1 + bc0.y], b[kb1 + bc0.z], b[kb1 + bc0.w]);
-        let b1_1 = vec4<f32>(b[kb1 + bc1.x], b[kb1 + bc1.y], b[kb1 + bc1.z], b[kb1 + bc1.w]);
-        let b2_0 = vec4<f32>(b[kb2 + bc0.x], b[kb2 + bc0.y], b[kb2 + bc0.z], b[kb2 + bc0.w]);
-        let b2_1 = vec4<f32>(b[kb2 + bc1.x], b[kb2 + bc1.y], b[kb2 + bc1.z], b[kb2 + bc1.w]);
-        let b3_0 = vec4<f32>(b[kb3 + bc0.x], b[kb3 + bc0.y], b[kb3 + bc0.z], b[kb3 + bc0.w]);
-        let b3_1 = vec4<f32>(b[kb3 + bc1.x], b[kb3 + bc1.y], b[kb3 + bc1.z], b[kb3 + bc1.w]);
+        let b0_0 = vec4<f32>(b[b_off + kb0 + bc0.x], b[b_off + kb0 + bc0.y], b[b_off + kb0 + bc0.z], b[b_off + kb0 + bc0.w]);
+        let b0_1 = vec4<f32>(b[b_off + kb0 + bc1.x], b[b_off + kb0 + bc1.y], b[b_off + kb0 + bc1.z], b[b_off + kb0 + bc1.w]);
+        let b1_0 = vec4<f32>(b[b_off + kb1 + bc0.x], b[b_off + kb1 + bc0.y], b[b_off + kb1 + bc0.z], b[b_off + kb1 + bc0.w]);
+        let b1_1 = vec4<f32>(b[b_off + kb1 + bc1.x], b[b_off + kb1 + bc1.y], b[b_off + kb1 + bc1.z], b[b_off + kb1 + bc1.w]);
+        let b2_0 = vec4<f32>(b[b_off + kb2 + bc0.x], b[b_off + kb2 + bc0.y], b[b_off + kb2 + bc0.z], b[b_off + kb2 + bc0.w]);
+        let b2_1 = vec4<f32>(b[b_off + kb2 + bc1.x], b[b_off + kb2 + bc1.y], b[b_off + kb2 + bc1.z], b[b_off + kb2 + bc1.w]);
+        let b3_0 = vec4<f32>(b[b_off + kb3 + bc0.x], b[b_off + kb3 + bc0.y], b[b_off + kb3 + bc0.z], b[b_off + kb3 + bc0.w]);
+        let b3_1 = vec4<f32>(b[b_off + kb3 + bc1.x], b[b_off + kb3 + bc1.y], b[b_off + kb3 + bc1.z], b[b_off + kb3 + bc1.w]);
         c0_0 = fma(vec4<f32>(x0.x), b0_0, c0_0);
         c0_1 = fma(vec4<f32>(x0.x), b0_1, c0_1);
         c1_0 = fma(vec4<f32>(x1.x), b0_0, c1_0);
@@ -1224,6 +1234,7 @@ fn matmul_rb16x8v4_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_id) lid: vec3<u32>,
 ) {
+    batch_begin(wid.z);
     let row0 = wid.y * 128u + lid.y * 16u;
     let colw = wid.x * 64u; // the work-group's first column
     let klast = p.k - 1u;
@@ -1266,38 +1277,40 @@ fn matmul_rb16x8v4_forward(
     var bsum0 = vec4<f32>(0.0);
     var bsum1 = vec4<f32>(0.0);
     let kv4 = p.k / 4u;
+    let lda4 = a_ld() / 4u;
+    let ldb4 = b_ld() / 4u;
     let nv = p.n / 4u;
     let mv = p.m / 4u;
-    let ra0 = min(row0 + 0u, mlast) * kv4;
-    let ra1 = min(row0 + 1u, mlast) * kv4;
-    let ra2 = min(row0 + 2u, mlast) * kv4;
-    let ra3 = min(row0 + 3u, mlast) * kv4;
-    let ra4 = min(row0 + 4u, mlast) * kv4;
-    let ra5 = min(row0 + 5u, mlast) * kv4;
-    let ra6 = min(row0 + 6u, mlast) * kv4;
-    let ra7 = min(row0 + 7u, mlast) * kv4;
-    let ra8 = min(row0 + 8u, mlast) * kv4;
-    let ra9 = min(row0 + 9u, mlast) * kv4;
-    let ra10 = min(row0 + 10u, mlast) * kv4;
-    let ra11 = min(row0 + 11u, mlast) * kv4;
-    let ra12 = min(row0 + 12u, mlast) * kv4;
-    let ra13 = min(row0 + 13u, mlast) * kv4;
-    let ra14 = min(row0 + 14u, mlast) * kv4;
-    let ra15 = min(row0 + 15u, mlast) * kv4;
+    let ra0 = min(row0 + 0u, mlast) * lda4;
+    let ra1 = min(row0 + 1u, mlast) * lda4;
+    let ra2 = min(row0 + 2u, mlast) * lda4;
+    let ra3 = min(row0 + 3u, mlast) * lda4;
+    let ra4 = min(row0 + 4u, mlast) * lda4;
+    let ra5 = min(row0 + 5u, mlast) * lda4;
+    let ra6 = min(row0 + 6u, mlast) * lda4;
+    let ra7 = min(row0 + 7u, mlast) * lda4;
+    let ra8 = min(row0 + 8u, mlast) * lda4;
+    let ra9 = min(row0 + 9u, mlast) * lda4;
+    let ra10 = min(row0 + 10u, mlast) * lda4;
+    let ra11 = min(row0 + 11u, mlast) * lda4;
+    let ra12 = min(row0 + 12u, mlast) * lda4;
+    let ra13 = min(row0 + 13u, mlast) * lda4;
+    let ra14 = min(row0 + 14u, mlast) * lda4;
+    let ra15 = min(row0 + 15u, mlast) * lda4;
     let rq0 = min(row0 / 4u + 0u, mv - 1u);
     let rq1 = min(row0 / 4u + 1u, mv - 1u);
     let rq2 = min(row0 / 4u + 2u, mv - 1u);
     let rq3 = min(row0 / 4u + 3u, mv - 1u);
     let cv0 = min(col0, p.n - 4u) / 4u;
-    let bt0_0 = min(col0 + 0u, nlast) * kv4;
-    let bt0_1 = min(col0 + 1u, nlast) * kv4;
-    let bt0_2 = min(col0 + 2u, nlast) * kv4;
-    let bt0_3 = min(col0 + 3u, nlast) * kv4;
+    let bt0_0 = min(col0 + 0u, nlast) * ldb4;
+    let bt0_1 = min(col0 + 1u, nlast) * ldb4;
+    let bt0_2 = min(col0 + 2u, nlast) * ldb4;
+    let bt0_3 = min(col0 + 3u, nlast) * ldb4;
     let cv1 = min(col1, p.n - 4u) / 4u;
-    let bt1_0 = min(col1 + 0u, nlast) * kv4;
-    let bt1_1 = min(col1 + 1u, nlast) * kv4;
-    let bt1_2 = min(col1 + 2u, nlast) * kv4;
-    let bt1_3 = min(col1 + 3u, nlast) * kv4;
+    let bt1_0 = min(col1 + 0u, nlast) * ldb4;
+    let bt1_1 = min(col1 + 1u, nlast) * ldb4;
+    let bt1_2 = min(col1 + 2u, nlast) * ldb4;
+    let bt1_3 = min(col1 + 3u, nlast) * ldb4;
     for (var k0 = 0u; k0 < p.k; k0 += 4u) {
         let live = vec4<f32>(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
         var x0: vec4<f32>;
@@ -1317,26 +1330,26 @@ fn matmul_rb16x8v4_forward(
         var x14: vec4<f32>;
         var x15: vec4<f32>;
         if (TRANS_A) {
-            let kq0 = min(k0 + 0u, klast) * mv;
-            let kq1 = min(k0 + 1u, klast) * mv;
-            let kq2 = min(k0 + 2u, klast) * mv;
-            let kq3 = min(k0 + 3u, klast) * mv;
-            let q0_0 = a4[kq0 + rq0];
-            let q0_1 = a4[kq0 + rq1];
-            let q0_2 = a4[kq0 + rq2];
-            let q0_3 = a4[kq0 + rq3];
-            let q1_0 = a4[kq1 + rq0];
-            let q1_1 = a4[kq1 + rq1];
-            let q1_2 = a4[kq1 + rq2];
-            let q1_3 = a4[kq1 + rq3];
-            let q2_0 = a4[kq2 + rq0];
-            let q2_1 = a4[kq2 + rq1];
-            let q2_2 = a4[kq2 + rq2];
-            let q2_3 = a4[kq2 + rq3];
-            let q3_0 = a4[kq3 + rq0];
-            let q3_1 = a4[kq3 + rq1];
-            let q3_2 = a4[kq3 + rq2];
-            let q3_3 = a4[kq3 + rq3];
+            let kq0 = min(k0 + 0u, klast) * lda4;
+            let kq1 = min(k0 + 1u, klast) * lda4;
+            let kq2 = min(k0 + 2u, klast) * lda4;
+            let kq3 = min(k0 + 3u, klast) * lda4;
+            let q0_0 = a4[a_off4 + kq0 + rq0];
+            let q0_1 = a4[a_off4 + kq0 + rq1];
+            let q0_2 = a4[a_off4 + kq0 + rq2];
+            let q0_3 = a4[a_off4 + kq0 + rq3];
+            let q1_0 = a4[a_off4 + kq1 + rq0];
+            let q1_1 = a4[a_off4 + kq1 + rq1];
+            let q1_2 = a4[a_off4 + kq1 + rq2];
+            let q1_3 = a4[a_off4 + kq1 + rq3];
+            let q2_0 = a4[a_off4 + kq2 + rq0];
+            let q2_1 = a4[a_off4 + kq2 + rq1];
+            let q2_2 = a4[a_off4 + kq2 + rq2];
+            let q2_3 = a4[a_off4 + kq2 + rq3];
+            let q3_0 = a4[a_off4 + kq3 + rq0];
+            let q3_1 = a4[a_off4 + kq3 + rq1];
+            let q3_2 = a4[a_off4 + kq3 + rq2];
+            let q3_3 = a4[a_off4 + kq3 + rq3];
             x0 = live * vec4<f32>(q0_0.x, q1_0.x, q2_0.x, q3_0.x);
             x1 = live * vec4<f32>(q0_0.y, q1_0.y, q2_0.y, q3_0.y);
             x2 = live * vec4<f32>(q0_0.z, q1_0.z, q2_0.z, q3_0.z);
@@ -1355,22 +1368,22 @@ fn matmul_rb16x8v4_forward(
             x15 = live * vec4<f32>(q0_3.w, q1_3.w, q2_3.w, q3_3.w);
         } else {
             let ka = min(k0 / 4u, kv4 - 1u);
-            x0 = a4[ra0 + ka];
-            x1 = a4[ra1 + ka];
-            x2 = a4[ra2 + ka];
-            x3 = a4[ra3 + ka];
-            x4 = a4[ra4 + ka];
-            x5 = a4[ra5 + ka];
-            x6 = a4[ra6 + ka];
-            x7 = a4[ra7 + ka];
-            x8 = a4[ra8 + ka];
-            x9 = a4[ra9 + ka];
-            x10 = a4[ra10 + ka];
-            x11 = a4[ra11 + ka];
-            x12 = a4[ra12 + ka];
-            x13 = a4[ra13 + ka];
-            x14 = a4[ra14 + ka];
-            x15 = a4[ra15 + ka];
+            x0 = a4[a_off4 + ra0 + ka];
+            x1 = a4[a_off4 + ra1 + ka];
+            x2 = a4[a_off4 + ra2 + ka];
+            x3 = a4[a_off4 + ra3 + ka];
+            x4 = a4[a_off4 + ra4 + ka];
+            x5 = a4[a_off4 + ra5 + ka];
+            x6 = a4[a_off4 + ra6 + ka];
+            x7 = a4[a_off4 + ra7 + ka];
+            x8 = a4[a_off4 + ra8 + ka];
+            x9 = a4[a_off4 + ra9 + ka];
+            x10 = a4[a_off4 + ra10 + ka];
+            x11 = a4[a_off4 + ra11 + ka];
+            x12 = a4[a_off4 + ra12 + ka];
+            x13 = a4[a_off4 + ra13 + ka];
+            x14 = a4[a_off4 + ra14 + ka];
+            x15 = a4[a_off4 + ra15 + ka];
         }
         var b0_0: vec4<f32>;
         var b0_1: vec4<f32>;
@@ -1382,14 +1395,14 @@ fn matmul_rb16x8v4_forward(
         var b3_1: vec4<f32>;
         if (TRANS_B) {
             let kq = min(k0 / 4u, kv4 - 1u);
-            let t0_0 = b4[bt0_0 + kq];
-            let t0_1 = b4[bt0_1 + kq];
-            let t0_2 = b4[bt0_2 + kq];
-            let t0_3 = b4[bt0_3 + kq];
-            let t1_0 = b4[bt1_0 + kq];
-            let t1_1 = b4[bt1_1 + kq];
-            let t1_2 = b4[bt1_2 + kq];
-            let t1_3 = b4[bt1_3 + kq];
+            let t0_0 = b4[b_off4 + bt0_0 + kq];
+            let t0_1 = b4[b_off4 + bt0_1 + kq];
+            let t0_2 = b4[b_off4 + bt0_2 + kq];
+            let t0_3 = b4[b_off4 + bt0_3 + kq];
+            let t1_0 = b4[b_off4 + bt1_0 + kq];
+            let t1_1 = b4[b_off4 + bt1_1 + kq];
+            let t1_2 = b4[b_off4 + bt1_2 + kq];
+            let t1_3 = b4[b_off4 + bt1_3 + kq];
             b0_0 = vec4<f32>(t0_0.x, t0_1.x, t0_2.x, t0_3.x);
             b0_1 = vec4<f32>(t1_0.x, t1_1.x, t1_2.x, t1_3.x);
             b1_0 = vec4<f32>(t0_0.y, t0_1.y, t0_2.y, t0_3.y);
@@ -1399,14 +1412,14 @@ fn matmul_rb16x8v4_forward(
             b3_0 = vec4<f32>(t0_0.w, t0_1.w, t0_2.w, t0_3.w);
             b3_1 = vec4<f32>(t1_0.w, t1_1.w, t1_2.w, t1_3.w);
         } else {
-            b0_0 = live[0] * b4[min(k0 + 0u, klast) * nv + cv0];
-            b0_1 = live[0] * b4[min(k0 + 0u, klast) * nv + cv1];
-            b1_0 = live[1] * b4[min(k0 + 1u, klast) * nv + cv0];
-            b1_1 = live[1] * b4[min(k0 + 1u, klast) * nv + cv1];
-            b2_0 = live[2] * b4[min(k0 + 2u, klast) * nv + cv0];
-            b2_1 = live[2] * b4[min(k0 + 2u, klast) * nv + cv1];
-            b3_0 = live[3] * b4[min(k0 + 3u, klast) * nv + cv0];
-            b3_1 = live[3] * b4[min(k0 + 3u, klast) * nv + cv1];
+            b0_0 = live[0] * b4[b_off4 + min(k0 + 0u, klast) * ldb4 + cv0];
+            b0_1 = live[0] * b4[b_off4 + min(k0 + 0u, klast) * ldb4 + cv1];
+            b1_0 = live[1] * b4[b_off4 + min(k0 + 1u, klast) * ldb4 + cv0];
+            b1_1 = live[1] * b4[b_off4 + min(k0 + 1u, klast) * ldb4 + cv1];
+            b2_0 = live[2] * b4[b_off4 + min(k0 + 2u, klast) * ldb4 + cv0];
+            b2_1 = live[2] * b4[b_off4 + min(k0 + 2u, klast) * ldb4 + cv1];
+            b3_0 = live[3] * b4[b_off4 + min(k0 + 3u, klast) * ldb4 + cv0];
+            b3_1 = live[3] * b4[b_off4 + min(k0 + 3u, klast) * ldb4 + cv1];
         }
         c0_0 = fma(vec4<f32>(x0.x), b0_0, c0_0);
         c0_1 = fma(vec4<f32>(x0.x), b0_1, c0_1);
@@ -1584,6 +1597,7 @@ fn matmul_t64x64_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
 ) {
+    batch_begin(wid.z);
     let tx = li % 16u;
     let ty = li / 16u;
     let row0 = wid.y * 64u;
@@ -1597,10 +1611,10 @@ fn matmul_t64x64_forward(
     var c0_2_0 = vec4<f32>(0.0);
     var c0_3_0 = vec4<f32>(0.0);
     var bsum0 = vec4<f32>(0.0);
-    let aks = select(1u, p.m, TRANS_A);
-    let ams = select(p.k, 1u, TRANS_A);
-    let bks = select(p.n, 1u, TRANS_B);
-    let bns = select(1u, p.k, TRANS_B);
+    let aks = a_ks();
+    let ams = a_ms();
+    let bks = b_ks();
+    let bns = b_ns();
     var pa0: f32;
     var pa1: f32;
     var pa2: f32;
@@ -1613,42 +1627,42 @@ fn matmul_t64x64_forward(
           let rr = select(e / 16u, e % 64u, TRANS_A);
           let kk = select(e % 16u, e / 64u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa0 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa0 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 256u);
           let rr = select(e / 16u, e % 64u, TRANS_A);
           let kk = select(e % 16u, e / 64u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa1 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa1 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 512u);
           let rr = select(e / 16u, e % 64u, TRANS_A);
           let kk = select(e % 16u, e / 64u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa2 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa2 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 768u);
           let rr = select(e / 16u, e % 64u, TRANS_A);
           let kk = select(e % 16u, e / 64u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa3 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa3 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 0u);
           let kk = select(e / 64u, e % 16u, TRANS_B);
           let cc = select(e % 64u, e / 16u, TRANS_B);
           let ok = 0u + kk < p.k && col0 + cc < p.n;
-          pb0 = select(0.0, b[min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+          pb0 = select(0.0, b[b_off + min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
         { let e = (li + 256u);
           let kk = select(e / 64u, e % 16u, TRANS_B);
           let cc = select(e % 64u, e / 16u, TRANS_B);
           let ok = 0u + kk < p.k && col0 + cc < p.n;
-          pb1 = select(0.0, b[min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+          pb1 = select(0.0, b[b_off + min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
         { let e = (li + 512u);
           let kk = select(e / 64u, e % 16u, TRANS_B);
           let cc = select(e % 64u, e / 16u, TRANS_B);
           let ok = 0u + kk < p.k && col0 + cc < p.n;
-          pb2 = select(0.0, b[min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+          pb2 = select(0.0, b[b_off + min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
         { let e = (li + 768u);
           let kk = select(e / 64u, e % 16u, TRANS_B);
           let cc = select(e % 64u, e / 16u, TRANS_B);
           let ok = 0u + kk < p.k && col0 + cc < p.n;
-          pb3 = select(0.0, b[min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+          pb3 = select(0.0, b[b_off + min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
         { let e = li + 0u;
           let rr = select(e / 16u, e % 64u, TRANS_A);
           let kk = select(e % 16u, e / 64u, TRANS_A);
@@ -1691,42 +1705,42 @@ fn matmul_t64x64_forward(
               let rr = select(e / 16u, e % 64u, TRANS_A);
               let kk = select(e % 16u, e / 64u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa0 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa0 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 256u);
               let rr = select(e / 16u, e % 64u, TRANS_A);
               let kk = select(e % 16u, e / 64u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa1 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa1 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 512u);
               let rr = select(e / 16u, e % 64u, TRANS_A);
               let kk = select(e % 16u, e / 64u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa2 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa2 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 768u);
               let rr = select(e / 16u, e % 64u, TRANS_A);
               let kk = select(e % 16u, e / 64u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa3 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa3 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 0u);
               let kk = select(e / 64u, e % 16u, TRANS_B);
               let cc = select(e % 64u, e / 16u, TRANS_B);
               let ok = k1 + kk < p.k && col0 + cc < p.n;
-              pb0 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+              pb0 = select(0.0, b[b_off + min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
             { let e = (li + 256u);
               let kk = select(e / 64u, e % 16u, TRANS_B);
               let cc = select(e % 64u, e / 16u, TRANS_B);
               let ok = k1 + kk < p.k && col0 + cc < p.n;
-              pb1 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+              pb1 = select(0.0, b[b_off + min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
             { let e = (li + 512u);
               let kk = select(e / 64u, e % 16u, TRANS_B);
               let cc = select(e % 64u, e / 16u, TRANS_B);
               let ok = k1 + kk < p.k && col0 + cc < p.n;
-              pb2 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+              pb2 = select(0.0, b[b_off + min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
             { let e = (li + 768u);
               let kk = select(e / 64u, e % 16u, TRANS_B);
               let cc = select(e % 64u, e / 16u, TRANS_B);
               let ok = k1 + kk < p.k && col0 + cc < p.n;
-              pb3 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+              pb3 = select(0.0, b[b_off + min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
         }
         let sab = cur * 256u;
         let sbb = cur * 256u;
@@ -1896,6 +1910,7 @@ fn matmul_t64x64v4_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
 ) {
+    batch_begin(wid.z);
     let tx = li % 16u;
     let ty = li / 16u;
     let row0 = wid.y * 64u;
@@ -1910,6 +1925,8 @@ fn matmul_t64x64v4_forward(
     var c0_3_0 = vec4<f32>(0.0);
     var bsum0 = vec4<f32>(0.0);
     let kv4 = p.k / 4u;
+    let lda4 = a_ld() / 4u;
+    let ldb4 = b_ld() / 4u;
     let nv = p.n / 4u;
     let mv = p.m / 4u;
     var pa0: vec4<f32>;
@@ -1918,21 +1935,21 @@ fn matmul_t64x64v4_forward(
           if (TRANS_A) {
               let kk = e / 16u;  let q = e % 16u;
               let ok = 0u + kk < p.k && e < 256u;
-              pa0 = select(vec4<f32>(0.0), a4[min(0u + kk, klast) * mv + min(row0 / 4u + q, mv - 1u)], ok);
+              pa0 = select(vec4<f32>(0.0), a4[a_off4 + min(0u + kk, klast) * lda4 + min(row0 / 4u + q, mv - 1u)], ok);
           } else {
               let rr = e / 4u;  let q = e % 4u;
               let ok = row0 + rr < p.m && 0u / 4u + q < kv4 && e < 256u;
-              pa0 = select(vec4<f32>(0.0), a4[min(row0 + rr, mlast) * kv4 + min(0u / 4u + q, kv4 - 1u)], ok);
+              pa0 = select(vec4<f32>(0.0), a4[a_off4 + min(row0 + rr, mlast) * lda4 + min(0u / 4u + q, kv4 - 1u)], ok);
           } }
         { let e = (li + 0u);
           if (TRANS_B) {
               let cc = e / 4u;  let q = e % 4u;
               let ok = col0 + cc < p.n && 0u / 4u + q < kv4 && e < 256u;
-              pb0 = select(vec4<f32>(0.0), b4[min(col0 + cc, nlast) * kv4 + min(0u / 4u + q, kv4 - 1u)], ok);
+              pb0 = select(vec4<f32>(0.0), b4[b_off4 + min(col0 + cc, nlast) * ldb4 + min(0u / 4u + q, kv4 - 1u)], ok);
           } else {
               let kk = e / 16u;  let q = e % 16u;
               let ok = 0u + kk < p.k && e < 256u;
-              pb0 = select(vec4<f32>(0.0), b4[min(0u + kk, klast) * nv + min(col0 / 4u + q, nv - 1u)], ok);
+              pb0 = select(vec4<f32>(0.0), b4[b_off4 + min(0u + kk, klast) * ldb4 + min(col0 / 4u + q, nv - 1u)], ok);
           } }
         { let e = li + 0u;
           if (e < 256u) {
@@ -1968,21 +1985,21 @@ fn matmul_t64x64v4_forward(
               if (TRANS_A) {
                   let kk = e / 16u;  let q = e % 16u;
                   let ok = k1 + kk < p.k && e < 256u;
-                  pa0 = select(vec4<f32>(0.0), a4[min(k1 + kk, klast) * mv + min(row0 / 4u + q, mv - 1u)], ok);
+                  pa0 = select(vec4<f32>(0.0), a4[a_off4 + min(k1 + kk, klast) * lda4 + min(row0 / 4u + q, mv - 1u)], ok);
               } else {
                   let rr = e / 4u;  let q = e % 4u;
                   let ok = row0 + rr < p.m && k1 / 4u + q < kv4 && e < 256u;
-                  pa0 = select(vec4<f32>(0.0), a4[min(row0 + rr, mlast) * kv4 + min(k1 / 4u + q, kv4 - 1u)], ok);
+                  pa0 = select(vec4<f32>(0.0), a4[a_off4 + min(row0 + rr, mlast) * lda4 + min(k1 / 4u + q, kv4 - 1u)], ok);
               } }
             { let e = (li + 0u);
               if (TRANS_B) {
                   let cc = e / 4u;  let q = e % 4u;
                   let ok = col0 + cc < p.n && k1 / 4u + q < kv4 && e < 256u;
-                  pb0 = select(vec4<f32>(0.0), b4[min(col0 + cc, nlast) * kv4 + min(k1 / 4u + q, kv4 - 1u)], ok);
+                  pb0 = select(vec4<f32>(0.0), b4[b_off4 + min(col0 + cc, nlast) * ldb4 + min(k1 / 4u + q, kv4 - 1u)], ok);
               } else {
                   let kk = e / 16u;  let q = e % 16u;
                   let ok = k1 + kk < p.k && e < 256u;
-                  pb0 = select(vec4<f32>(0.0), b4[min(k1 + kk, klast) * nv + min(col0 / 4u + q, nv - 1u)], ok);
+                  pb0 = select(vec4<f32>(0.0), b4[b_off4 + min(k1 + kk, klast) * ldb4 + min(col0 / 4u + q, nv - 1u)], ok);
               } }
         }
         let sab = cur * 256u;
@@ -2142,6 +2159,7 @@ fn matmul_t128x64_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
 ) {
+    batch_begin(wid.z);
     let tx = li % 16u;
     let ty = li / 16u;
     let row0 = wid.y * 128u;
@@ -2159,10 +2177,10 @@ fn matmul_t128x64_forward(
     var c1_2_0 = vec4<f32>(0.0);
     var c1_3_0 = vec4<f32>(0.0);
     var bsum0 = vec4<f32>(0.0);
-    let aks = select(1u, p.m, TRANS_A);
-    let ams = select(p.k, 1u, TRANS_A);
-    let bks = select(p.n, 1u, TRANS_B);
-    let bns = select(1u, p.k, TRANS_B);
+    let aks = a_ks();
+    let ams = a_ms();
+    let bks = b_ks();
+    let bns = b_ns();
     var pa0: f32;
     var pa1: f32;
     var pa2: f32;
@@ -2179,62 +2197,62 @@ fn matmul_t128x64_forward(
           let rr = select(e / 16u, e % 128u, TRANS_A);
           let kk = select(e % 16u, e / 128u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa0 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa0 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 256u);
           let rr = select(e / 16u, e % 128u, TRANS_A);
           let kk = select(e % 16u, e / 128u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa1 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa1 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 512u);
           let rr = select(e / 16u, e % 128u, TRANS_A);
           let kk = select(e % 16u, e / 128u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa2 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa2 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 768u);
           let rr = select(e / 16u, e % 128u, TRANS_A);
           let kk = select(e % 16u, e / 128u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa3 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa3 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 1024u);
           let rr = select(e / 16u, e % 128u, TRANS_A);
           let kk = select(e % 16u, e / 128u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa4 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa4 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 1280u);
           let rr = select(e / 16u, e % 128u, TRANS_A);
           let kk = select(e % 16u, e / 128u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa5 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa5 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 1536u);
           let rr = select(e / 16u, e % 128u, TRANS_A);
           let kk = select(e % 16u, e / 128u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa6 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa6 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 1792u);
           let rr = select(e / 16u, e % 128u, TRANS_A);
           let kk = select(e % 16u, e / 128u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa7 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa7 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 0u);
           let kk = select(e / 64u, e % 16u, TRANS_B);
           let cc = select(e % 64u, e / 16u, TRANS_B);
           let ok = 0u + kk < p.k && col0 + cc < p.n;
-          pb0 = select(0.0, b[min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+          pb0 = select(0.0, b[b_off + min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
         { let e = (li + 256u);
           let kk = select(e / 64u, e % 16u, TRANS_B);
           let cc = select(e % 64u, e / 16u, TRANS_B);
           let ok = 0u + kk < p.k && col0 + cc < p.n;
-          pb1 = select(0.0, b[min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+          pb1 = select(0.0, b[b_off + min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
         { let e = (li + 512u);
           let kk = select(e / 64u, e % 16u, TRANS_B);
           let cc = select(e % 64u, e / 16u, TRANS_B);
           let ok = 0u + kk < p.k && col0 + cc < p.n;
-          pb2 = select(0.0, b[min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+          pb2 = select(0.0, b[b_off + min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
         { let e = (li + 768u);
           let kk = select(e / 64u, e % 16u, TRANS_B);
           let cc = select(e % 64u, e / 16u, TRANS_B);
           let ok = 0u + kk < p.k && col0 + cc < p.n;
-          pb3 = select(0.0, b[min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+          pb3 = select(0.0, b[b_off + min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
         { let e = li + 0u;
           let rr = select(e / 16u, e % 128u, TRANS_A);
           let kk = select(e % 16u, e / 128u, TRANS_A);
@@ -2293,62 +2311,62 @@ fn matmul_t128x64_forward(
               let rr = select(e / 16u, e % 128u, TRANS_A);
               let kk = select(e % 16u, e / 128u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa0 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa0 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 256u);
               let rr = select(e / 16u, e % 128u, TRANS_A);
               let kk = select(e % 16u, e / 128u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa1 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa1 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 512u);
               let rr = select(e / 16u, e % 128u, TRANS_A);
               let kk = select(e % 16u, e / 128u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa2 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa2 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 768u);
               let rr = select(e / 16u, e % 128u, TRANS_A);
               let kk = select(e % 16u, e / 128u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa3 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa3 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 1024u);
               let rr = select(e / 16u, e % 128u, TRANS_A);
               let kk = select(e % 16u, e / 128u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa4 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa4 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 1280u);
               let rr = select(e / 16u, e % 128u, TRANS_A);
               let kk = select(e % 16u, e / 128u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa5 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa5 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 1536u);
               let rr = select(e / 16u, e % 128u, TRANS_A);
               let kk = select(e % 16u, e / 128u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa6 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa6 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 1792u);
               let rr = select(e / 16u, e % 128u, TRANS_A);
               let kk = select(e % 16u, e / 128u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa7 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa7 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 0u);
               let kk = select(e / 64u, e % 16u, TRANS_B);
               let cc = select(e % 64u, e / 16u, TRANS_B);
               let ok = k1 + kk < p.k && col0 + cc < p.n;
-              pb0 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+              pb0 = select(0.0, b[b_off + min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
             { let e = (li + 256u);
               let kk = select(e / 64u, e % 16u, TRANS_B);
               let cc = select(e % 64u, e / 16u, TRANS_B);
               let ok = k1 + kk < p.k && col0 + cc < p.n;
-              pb1 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+              pb1 = select(0.0, b[b_off + min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
             { let e = (li + 512u);
               let kk = select(e / 64u, e % 16u, TRANS_B);
               let cc = select(e % 64u, e / 16u, TRANS_B);
               let ok = k1 + kk < p.k && col0 + cc < p.n;
-              pb2 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+              pb2 = select(0.0, b[b_off + min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
             { let e = (li + 768u);
               let kk = select(e / 64u, e % 16u, TRANS_B);
               let cc = select(e % 64u, e / 16u, TRANS_B);
               let ok = k1 + kk < p.k && col0 + cc < p.n;
-              pb3 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+              pb3 = select(0.0, b[b_off + min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
         }
         let sab = cur * 512u;
         let sbb = cur * 256u;
@@ -2630,6 +2648,7 @@ fn matmul_t128x64v4_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
 ) {
+    batch_begin(wid.z);
     let tx = li % 16u;
     let ty = li / 16u;
     let row0 = wid.y * 128u;
@@ -2648,6 +2667,8 @@ fn matmul_t128x64v4_forward(
     var c1_3_0 = vec4<f32>(0.0);
     var bsum0 = vec4<f32>(0.0);
     let kv4 = p.k / 4u;
+    let lda4 = a_ld() / 4u;
+    let ldb4 = b_ld() / 4u;
     let nv = p.n / 4u;
     let mv = p.m / 4u;
     var pa0: vec4<f32>;
@@ -2657,31 +2678,31 @@ fn matmul_t128x64v4_forward(
           if (TRANS_A) {
               let kk = e / 32u;  let q = e % 32u;
               let ok = 0u + kk < p.k && e < 512u;
-              pa0 = select(vec4<f32>(0.0), a4[min(0u + kk, klast) * mv + min(row0 / 4u + q, mv - 1u)], ok);
+              pa0 = select(vec4<f32>(0.0), a4[a_off4 + min(0u + kk, klast) * lda4 + min(row0 / 4u + q, mv - 1u)], ok);
           } else {
               let rr = e / 4u;  let q = e % 4u;
               let ok = row0 + rr < p.m && 0u / 4u + q < kv4 && e < 512u;
-              pa0 = select(vec4<f32>(0.0), a4[min(row0 + rr, mlast) * kv4 + min(0u / 4u + q, kv4 - 1u)], ok);
+              pa0 = select(vec4<f32>(0.0), a4[a_off4 + min(row0 + rr, mlast) * lda4 + min(0u / 4u + q, kv4 - 1u)], ok);
           } }
         { let e = (li + 256u);
           if (TRANS_A) {
               let kk = e / 32u;  let q = e % 32u;
               let ok = 0u + kk < p.k && e < 512u;
-              pa1 = select(vec4<f32>(0.0), a4[min(0u + kk, klast) * mv + min(row0 / 4u + q, mv - 1u)], ok);
+              pa1 = select(vec4<f32>(0.0), a4[a_off4 + min(0u + kk, klast) * lda4 + min(row0 / 4u + q, mv - 1u)], ok);
           } else {
               let rr = e / 4u;  let q = e % 4u;
               let ok = row0 + rr < p.m && 0u / 4u + q < kv4 && e < 512u;
-              pa1 = select(vec4<f32>(0.0), a4[min(row0 + rr, mlast) * kv4 + min(0u / 4u + q, kv4 - 1u)], ok);
+              pa1 = select(vec4<f32>(0.0), a4[a_off4 + min(row0 + rr, mlast) * lda4 + min(0u / 4u + q, kv4 - 1u)], ok);
           } }
         { let e = (li + 0u);
           if (TRANS_B) {
               let cc = e / 4u;  let q = e % 4u;
               let ok = col0 + cc < p.n && 0u / 4u + q < kv4 && e < 256u;
-              pb0 = select(vec4<f32>(0.0), b4[min(col0 + cc, nlast) * kv4 + min(0u / 4u + q, kv4 - 1u)], ok);
+              pb0 = select(vec4<f32>(0.0), b4[b_off4 + min(col0 + cc, nlast) * ldb4 + min(0u / 4u + q, kv4 - 1u)], ok);
           } else {
               let kk = e / 16u;  let q = e % 16u;
               let ok = 0u + kk < p.k && e < 256u;
-              pb0 = select(vec4<f32>(0.0), b4[min(0u + kk, klast) * nv + min(col0 / 4u + q, nv - 1u)], ok);
+              pb0 = select(vec4<f32>(0.0), b4[b_off4 + min(0u + kk, klast) * ldb4 + min(col0 / 4u + q, nv - 1u)], ok);
           } }
         { let e = li + 0u;
           if (e < 512u) {
@@ -2729,31 +2750,31 @@ fn matmul_t128x64v4_forward(
               if (TRANS_A) {
                   let kk = e / 32u;  let q = e % 32u;
                   let ok = k1 + kk < p.k && e < 512u;
-                  pa0 = select(vec4<f32>(0.0), a4[min(k1 + kk, klast) * mv + min(row0 / 4u + q, mv - 1u)], ok);
+                  pa0 = select(vec4<f32>(0.0), a4[a_off4 + min(k1 + kk, klast) * lda4 + min(row0 / 4u + q, mv - 1u)], ok);
               } else {
                   let rr = e / 4u;  let q = e % 4u;
                   let ok = row0 + rr < p.m && k1 / 4u + q < kv4 && e < 512u;
-                  pa0 = select(vec4<f32>(0.0), a4[min(row0 + rr, mlast) * kv4 + min(k1 / 4u + q, kv4 - 1u)], ok);
+                  pa0 = select(vec4<f32>(0.0), a4[a_off4 + min(row0 + rr, mlast) * lda4 + min(k1 / 4u + q, kv4 - 1u)], ok);
               } }
             { let e = (li + 256u);
               if (TRANS_A) {
                   let kk = e / 32u;  let q = e % 32u;
                   let ok = k1 + kk < p.k && e < 512u;
-                  pa1 = select(vec4<f32>(0.0), a4[min(k1 + kk, klast) * mv + min(row0 / 4u + q, mv - 1u)], ok);
+                  pa1 = select(vec4<f32>(0.0), a4[a_off4 + min(k1 + kk, klast) * lda4 + min(row0 / 4u + q, mv - 1u)], ok);
               } else {
                   let rr = e / 4u;  let q = e % 4u;
                   let ok = row0 + rr < p.m && k1 / 4u + q < kv4 && e < 512u;
-                  pa1 = select(vec4<f32>(0.0), a4[min(row0 + rr, mlast) * kv4 + min(k1 / 4u + q, kv4 - 1u)], ok);
+                  pa1 = select(vec4<f32>(0.0), a4[a_off4 + min(row0 + rr, mlast) * lda4 + min(k1 / 4u + q, kv4 - 1u)], ok);
               } }
             { let e = (li + 0u);
               if (TRANS_B) {
                   let cc = e / 4u;  let q = e % 4u;
                   let ok = col0 + cc < p.n && k1 / 4u + q < kv4 && e < 256u;
-                  pb0 = select(vec4<f32>(0.0), b4[min(col0 + cc, nlast) * kv4 + min(k1 / 4u + q, kv4 - 1u)], ok);
+                  pb0 = select(vec4<f32>(0.0), b4[b_off4 + min(col0 + cc, nlast) * ldb4 + min(k1 / 4u + q, kv4 - 1u)], ok);
               } else {
                   let kk = e / 16u;  let q = e % 16u;
                   let ok = k1 + kk < p.k && e < 256u;
-                  pb0 = select(vec4<f32>(0.0), b4[min(k1 + kk, klast) * nv + min(col0 / 4u + q, nv - 1u)], ok);
+                  pb0 = select(vec4<f32>(0.0), b4[b_off4 + min(k1 + kk, klast) * ldb4 + min(col0 / 4u + q, nv - 1u)], ok);
               } }
         }
         let sab = cur * 512u;
@@ -3021,6 +3042,7 @@ fn matmul_t128x128_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
 ) {
+    batch_begin(wid.z);
     let tx = li % 16u;
     let ty = li / 16u;
     let row0 = wid.y * 128u;
@@ -3047,10 +3069,10 @@ fn matmul_t128x128_forward(
     var c1_3_1 = vec4<f32>(0.0);
     var bsum0 = vec4<f32>(0.0);
     var bsum1 = vec4<f32>(0.0);
-    let aks = select(1u, p.m, TRANS_A);
-    let ams = select(p.k, 1u, TRANS_A);
-    let bks = select(p.n, 1u, TRANS_B);
-    let bns = select(1u, p.k, TRANS_B);
+    let aks = a_ks();
+    let ams = a_ms();
+    let bks = b_ks();
+    let bns = b_ns();
     var pa0: f32;
     var pa1: f32;
     var pa2: f32;
@@ -3063,42 +3085,42 @@ fn matmul_t128x128_forward(
           let rr = select(e / 8u, e % 128u, TRANS_A);
           let kk = select(e % 8u, e / 128u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa0 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa0 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 256u);
           let rr = select(e / 8u, e % 128u, TRANS_A);
           let kk = select(e % 8u, e / 128u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa1 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa1 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 512u);
           let rr = select(e / 8u, e % 128u, TRANS_A);
           let kk = select(e % 8u, e / 128u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa2 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa2 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 768u);
           let rr = select(e / 8u, e % 128u, TRANS_A);
           let kk = select(e % 8u, e / 128u, TRANS_A);
           let ok = row0 + rr < p.m && 0u + kk < p.k;
-          pa3 = select(0.0, a[min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
+          pa3 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(0u + kk, klast) * aks], ok); }
         { let e = (li + 0u);
           let kk = select(e / 128u, e % 8u, TRANS_B);
           let cc = select(e % 128u, e / 8u, TRANS_B);
           let ok = 0u + kk < p.k && col0 + cc < p.n;
-          pb0 = select(0.0, b[min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+          pb0 = select(0.0, b[b_off + min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
         { let e = (li + 256u);
           let kk = select(e / 128u, e % 8u, TRANS_B);
           let cc = select(e % 128u, e / 8u, TRANS_B);
           let ok = 0u + kk < p.k && col0 + cc < p.n;
-          pb1 = select(0.0, b[min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+          pb1 = select(0.0, b[b_off + min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
         { let e = (li + 512u);
           let kk = select(e / 128u, e % 8u, TRANS_B);
           let cc = select(e % 128u, e / 8u, TRANS_B);
           let ok = 0u + kk < p.k && col0 + cc < p.n;
-          pb2 = select(0.0, b[min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+          pb2 = select(0.0, b[b_off + min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
         { let e = (li + 768u);
           let kk = select(e / 128u, e % 8u, TRANS_B);
           let cc = select(e % 128u, e / 8u, TRANS_B);
           let ok = 0u + kk < p.k && col0 + cc < p.n;
-          pb3 = select(0.0, b[min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+          pb3 = select(0.0, b[b_off + min(0u + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
         { let e = li + 0u;
           let rr = select(e / 8u, e % 128u, TRANS_A);
           let kk = select(e % 8u, e / 128u, TRANS_A);
@@ -3141,42 +3163,42 @@ fn matmul_t128x128_forward(
               let rr = select(e / 8u, e % 128u, TRANS_A);
               let kk = select(e % 8u, e / 128u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa0 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa0 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 256u);
               let rr = select(e / 8u, e % 128u, TRANS_A);
               let kk = select(e % 8u, e / 128u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa1 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa1 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 512u);
               let rr = select(e / 8u, e % 128u, TRANS_A);
               let kk = select(e % 8u, e / 128u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa2 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa2 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 768u);
               let rr = select(e / 8u, e % 128u, TRANS_A);
               let kk = select(e % 8u, e / 128u, TRANS_A);
               let ok = row0 + rr < p.m && k1 + kk < p.k;
-              pa3 = select(0.0, a[min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
+              pa3 = select(0.0, a[a_off + min(row0 + rr, mlast) * ams + min(k1 + kk, klast) * aks], ok); }
             { let e = (li + 0u);
               let kk = select(e / 128u, e % 8u, TRANS_B);
               let cc = select(e % 128u, e / 8u, TRANS_B);
               let ok = k1 + kk < p.k && col0 + cc < p.n;
-              pb0 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+              pb0 = select(0.0, b[b_off + min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
             { let e = (li + 256u);
               let kk = select(e / 128u, e % 8u, TRANS_B);
               let cc = select(e % 128u, e / 8u, TRANS_B);
               let ok = k1 + kk < p.k && col0 + cc < p.n;
-              pb1 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+              pb1 = select(0.0, b[b_off + min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
             { let e = (li + 512u);
               let kk = select(e / 128u, e % 8u, TRANS_B);
               let cc = select(e % 128u, e / 8u, TRANS_B);
               let ok = k1 + kk < p.k && col0 + cc < p.n;
-              pb2 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+              pb2 = select(0.0, b[b_off + min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
             { let e = (li + 768u);
               let kk = select(e / 128u, e % 8u, TRANS_B);
               let cc = select(e % 128u, e / 8u, TRANS_B);
               let ok = k1 + kk < p.k && col0 + cc < p.n;
-              pb3 = select(0.0, b[min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
+              pb3 = select(0.0, b[b_off + min(k1 + kk, klast) * bks + min(col0 + cc, nlast) * bns], ok); }
         }
         let sab = cur * 256u;
         let sbb = cur * 256u;
@@ -3448,6 +3470,7 @@ fn matmul_t128x128v4_forward(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
 ) {
+    batch_begin(wid.z);
     let tx = li % 16u;
     let ty = li / 16u;
     let row0 = wid.y * 128u;
@@ -3475,6 +3498,8 @@ fn matmul_t128x128v4_forward(
     var bsum0 = vec4<f32>(0.0);
     var bsum1 = vec4<f32>(0.0);
     let kv4 = p.k / 4u;
+    let lda4 = a_ld() / 4u;
+    let ldb4 = b_ld() / 4u;
     let nv = p.n / 4u;
     let mv = p.m / 4u;
     var pa0: vec4<f32>;
@@ -3483,21 +3508,21 @@ fn matmul_t128x128v4_forward(
           if (TRANS_A) {
               let kk = e / 32u;  let q = e % 32u;
               let ok = 0u + kk < p.k && e < 256u;
-              pa0 = select(vec4<f32>(0.0), a4[min(0u + kk, klast) * mv + min(row0 / 4u + q, mv - 1u)], ok);
+              pa0 = select(vec4<f32>(0.0), a4[a_off4 + min(0u + kk, klast) * lda4 + min(row0 / 4u + q, mv - 1u)], ok);
           } else {
               let rr = e / 2u;  let q = e % 2u;
               let ok = row0 + rr < p.m && 0u / 4u + q < kv4 && e < 256u;
-              pa0 = select(vec4<f32>(0.0), a4[min(row0 + rr, mlast) * kv4 + min(0u / 4u + q, kv4 - 1u)], ok);
+              pa0 = select(vec4<f32>(0.0), a4[a_off4 + min(row0 + rr, mlast) * lda4 + min(0u / 4u + q, kv4 - 1u)], ok);
           } }
         { let e = (li + 0u);
           if (TRANS_B) {
               let cc = e / 2u;  let q = e % 2u;
               let ok = col0 + cc < p.n && 0u / 4u + q < kv4 && e < 256u;
-              pb0 = select(vec4<f32>(0.0), b4[min(col0 + cc, nlast) * kv4 + min(0u / 4u + q, kv4 - 1u)], ok);
+              pb0 = select(vec4<f32>(0.0), b4[b_off4 + min(col0 + cc, nlast) * ldb4 + min(0u / 4u + q, kv4 - 1u)], ok);
           } else {
               let kk = e / 32u;  let q = e % 32u;
               let ok = 0u + kk < p.k && e < 256u;
-              pb0 = select(vec4<f32>(0.0), b4[min(0u + kk, klast) * nv + min(col0 / 4u + q, nv - 1u)], ok);
+              pb0 = select(vec4<f32>(0.0), b4[b_off4 + min(0u + kk, klast) * ldb4 + min(col0 / 4u + q, nv - 1u)], ok);
           } }
         { let e = li + 0u;
           if (e < 256u) {
@@ -3533,21 +3558,21 @@ fn matmul_t128x128v4_forward(
               if (TRANS_A) {
                   let kk = e / 32u;  let q = e % 32u;
                   let ok = k1 + kk < p.k && e < 256u;
-                  pa0 = select(vec4<f32>(0.0), a4[min(k1 + kk, klast) * mv + min(row0 / 4u + q, mv - 1u)], ok);
+                  pa0 = select(vec4<f32>(0.0), a4[a_off4 + min(k1 + kk, klast) * lda4 + min(row0 / 4u + q, mv - 1u)], ok);
               } else {
                   let rr = e / 2u;  let q = e % 2u;
                   let ok = row0 + rr < p.m && k1 / 4u + q < kv4 && e < 256u;
-                  pa0 = select(vec4<f32>(0.0), a4[min(row0 + rr, mlast) * kv4 + min(k1 / 4u + q, kv4 - 1u)], ok);
+                  pa0 = select(vec4<f32>(0.0), a4[a_off4 + min(row0 + rr, mlast) * lda4 + min(k1 / 4u + q, kv4 - 1u)], ok);
               } }
             { let e = (li + 0u);
               if (TRANS_B) {
                   let cc = e / 2u;  let q = e % 2u;
                   let ok = col0 + cc < p.n && k1 / 4u + q < kv4 && e < 256u;
-                  pb0 = select(vec4<f32>(0.0), b4[min(col0 + cc, nlast) * kv4 + min(k1 / 4u + q, kv4 - 1u)], ok);
+                  pb0 = select(vec4<f32>(0.0), b4[b_off4 + min(col0 + cc, nlast) * ldb4 + min(k1 / 4u + q, kv4 - 1u)], ok);
               } else {
                   let kk = e / 32u;  let q = e % 32u;
                   let ok = k1 + kk < p.k && e < 256u;
-                  pb0 = select(vec4<f32>(0.0), b4[min(k1 + kk, klast) * nv + min(col0 / 4u + q, nv - 1u)], ok);
+                  pb0 = select(vec4<f32>(0.0), b4[b_off4 + min(k1 + kk, klast) * ldb4 + min(col0 / 4u + q, nv - 1u)], ok);
               } }
         }
         let sab = cur * 256u;

@@ -21,6 +21,9 @@ and register-blocked kernels of matmul.wgsl / matmul_tiled.wgsl.
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from matmul_batched import batched  # noqa: E402
+
 SIZES = (4, 8, 16, 32, 64, 128)
 ROWS = (16, 32)
 # Taller tiles where subgroups are narrow (CPU adapters): on lavapipe's 8 lanes 64 rows ran
@@ -459,11 +462,11 @@ fn {entry("_shallow", s, conv)}(
 
 
 def size_file(s):
-    out = [header(s), narrow_kernel(s), shallow_kernel(s)]
+    out = [header(s), batched(narrow_kernel(s), "wid.z"), batched(shallow_kernel(s), "wid.z")]
     for r in rows_of(s):
-        out.append(scalar_kernel(s, r))
+        out.append(batched(scalar_kernel(s, r), "wid.z"))
     for r in rows_of(s):
-        out.append(vec4_kernel(s, r))
+        out.append(batched(vec4_kernel(s, r), "wid.z"))
     out.append(CONV_HEADER)
     out += [narrow_kernel(s, True), shallow_kernel(s, True)]
     for r in rows_of(s):

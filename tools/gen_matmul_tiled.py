@@ -35,6 +35,9 @@ steps written out, so lavapipe's loop limit (65,535 iterations per invocation) a
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from matmul_batched import batched  # noqa: E402
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shaders", "matmul_tiled.wgsl")
 
 BLOCKED = ((8, 4), (8, 8), (16, 8))  # (TM, TN)
@@ -492,13 +495,13 @@ def text():
     out = [HEADER]
     for bm, bn, bk in TILED:
         out.append(tiled_storage(bm, bn, bk))
-    out.append(narrow())
+    out.append(batched(narrow(), "gid.z"))
     for tm, tn in BLOCKED:
-        out.append(blocked(tm, tn, False))
-        out.append(blocked(tm, tn, True))
+        out.append(batched(blocked(tm, tn, False), "wid.z"))
+        out.append(batched(blocked(tm, tn, True), "wid.z"))
     for bm, bn, bk in TILED:
-        out.append(tiled(bm, bn, bk, False))
-        out.append(tiled(bm, bn, bk, True))
+        out.append(batched(tiled(bm, bn, bk, False), "wid.z"))
+        out.append(batched(tiled(bm, bn, bk, True), "wid.z"))
     out.append(CONV_HEADER)
     out.append(narrow(True))
     for tm, tn in BLOCKED:

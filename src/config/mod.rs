@@ -7,6 +7,7 @@
 //! | memory limit | `SUANLI_MEMORY_LIMIT` | `memory_limit = "2GiB"` | per-device cap on pooled buffer bytes |
 //!
 //! | matmul kernel | `SUANLI_MATMUL` | `matmul = "tiled"` | forces a matmul variant instead of the tuner's choice |
+//! | attention path | `SUANLI_ATTENTION` | `attention = "unfused"` | forces the fused or the unfused attention (where the fused kernel applies) instead of the tuner's choice |
 //! | cache folder | `SUANLI_CACHE_DIR` | `cache_dir = "/path"` | where measured choices are kept (default `$XDG_CACHE_HOME/suanli`, else `~/.cache/suanli`) |
 //! | temperature limit | `SUANLI_MAX_TEMPERATURE_C` | `max_temperature_c = 83` | the governor paces a device above it ([`limits`]) |
 //! | power cap | `SUANLI_POWER_CAP_W` | `power_cap_w = 300` | the governor paces a device drawing more ([`limits`]) |
@@ -249,6 +250,9 @@ pub struct Config {
     pub backends: Option<String>,
     /// A matmul variant forced by name (`SUANLI_MATMUL`), checked by the matmul kernels.
     pub matmul: Option<String>,
+    /// The attention path forced by name (`SUANLI_ATTENTION`: `fused` or `unfused`), checked
+    /// by the attention tuner.
+    pub attention: Option<String>,
     /// Where measured per-device choices (the matmul tuner's) are cached; `None`: not cached.
     pub cache_dir: Option<PathBuf>,
     /// Temperature and power limits per device, for the governor.
@@ -262,6 +266,7 @@ struct FileConfig {
     visible_devices: Option<toml::Value>,
     memory_limit: Option<toml::Value>,
     matmul: Option<String>,
+    attention: Option<String>,
     cache_dir: Option<String>,
     max_temperature_c: Option<f64>,
     power_cap_w: Option<f64>,
@@ -405,6 +410,11 @@ impl Config {
             .cloned()
             .or(file.matmul)
             .filter(|s| !s.trim().is_empty());
+        let attention = env
+            .get("SUANLI_ATTENTION")
+            .cloned()
+            .or(file.attention)
+            .filter(|s| !s.trim().is_empty());
         let cache_dir = if let Some(d) = env.get("SUANLI_CACHE_DIR") {
             Some(PathBuf::from(d))
         } else if let Some(d) = file.cache_dir {
@@ -450,6 +460,7 @@ impl Config {
             memory_limit,
             backends,
             matmul,
+            attention,
             cache_dir,
             limits,
         })

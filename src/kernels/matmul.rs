@@ -10,6 +10,7 @@
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
+use crate::kernels::matmul_batch::Batch;
 use crate::kernels::matmul_variant::{vec4_ok, Variant, NARROW, STORAGE_BINDINGS};
 use crate::kernels::optim;
 use crate::kernels::prelude::act_code;
@@ -30,6 +31,12 @@ pub struct Params {
     /// The optimizer step of [`Epilogue::Update`] (zero otherwise).
     pub q: optim::Params,
 }
+
+// The batched uniform (`matmul_batch`) reuses this one's optimizer words: the same size.
+const _: () = assert!(
+    std::mem::size_of::<crate::kernels::matmul_batch::BatchedParams>()
+        == std::mem::size_of::<Params>()
+);
 
 /// What the epilogue does besides the activation (see matmul.wgsl).
 #[derive(Clone, Copy, Debug, Default)]
@@ -190,6 +197,28 @@ pub fn record_gemm(
     variant: Variant,
     conv: Option<&Im2col>,
 ) -> Result<()> {
+    gemm(rec, args, variant, conv, None)
+}
+
+/// Records a batch of matmuls with an explicit variant ([`Batch`]: one product per
+/// work-group z, each operand at its own offsets and row stride). The epilogue must be
+/// [`Epilogue::None`] (any activation, `accumulate` allowed).
+pub fn record_batched_with(
+    rec: &mut dyn Record,
+    args: &MatmulArgs<'_>,
+    batch: &Batch,
+    variant: Variant,
+) -> Result<()> {
+    gemm(rec, args, variant, None, Some(batch))
+}
+
+fn gemm(
+    rec: &mut dyn Record,
+    args: &MatmulArgs<'_>,
+    variant: Variant,
+    conv: Option<&Im2col>,
+    batch: Option<&Batch>,
+) -> Result<()> {
     let dev = rec.device().clone();
     if args.m == 0 || args.n == 0 || args.k == 0 {
         return Err(Error::InvalidArgument {
@@ -239,10 +268,27 @@ pub fn record_gemm(
             found: format!("K={deepest}"),
         });
     }
+    let spans = match batch {
+        Some(bt) => {
+            if !matches!(args.epilogue, Epilogue::None) {
+                return Err(Error::InvalidArgument {
+                    op: "matmul (batched)",
+                    name: "epilogue",
+                    expected: "no epilogue (an activation and accumulate are allowed)".into(),
+                    found: format!("{:?}", args.epilogue),
+                });
+            }
+            let max = dev.info().limits.max_workgroups_per_dimension;
+            Some(bt.check((args.m, args.n, args.k), args.layout, max)?)
+        }
+        None => None,
+    };
     let variant = variant.for_rows(args.m);
     let spec = match conv {
         Some(c) => variant.conv_spec(c.vec4 && args.n.is_multiple_of(4)),
-        None => variant.spec(vec4_ok(args.layout, args.m, args.n, args.k)),
+        None => variant.spec(
+            vec4_ok(args.layout, args.m, args.n, args.k) && batch.is_none_or(|b| b.vec4_ok()),
+        ),
     };
     if dev.info().limits.max_storage_buffers < STORAGE_BINDINGS {
         return Err(Error::InvalidArgument {
@@ -332,6 +378,9 @@ pub fn record_gemm(
     if let Some(c) = conv {
         constants.extend_from_slice(&c.constants);
     }
+    if batch.is_some() {
+        constants.push(("BATCHED", 1.0));
+    }
     let pipe = rec.pipeline(spec, &constants)?;
     let params = match update {
         Some(u) => update_params(args.m, args.n, args.k, &u.rule, u.step),
@@ -362,6 +411,31 @@ pub fn record_gemm(
         Some(u) => m * n * 4 * 2 * (1 + u.state.len() as u64),
         None => m * n * 4 * (1 + args.accumulate as u64),
     };
+    if let (Some(bt), Some(sp)) = (batch, spans) {
+        let count = bt.count as u64;
+        rec.declare_work(
+            (2 * m * n * k * count) as f64,
+            (4 * count * (m * k + k * n + m * n * (1 + args.accumulate as u64))) as f64,
+        );
+        let mut groups = variant.groups(args.m, args.n);
+        groups[2] = bt.count;
+        let bp = bt.params((args.m, args.n, args.k), params.alpha);
+        return rec.dispatch(
+            &pipe,
+            &[
+                (args.a, sp[0] * 4),
+                (args.b, sp[1] * 4),
+                aux,
+                (args.c, sp[2] * 4),
+                states[0],
+                states[1],
+                states[2],
+                states[3],
+            ],
+            Some(bytemuck::bytes_of(&bp)),
+            groups,
+        );
+    }
     rec.declare_work(
         (2 * m * n * k) as f64,
         (4 * (m * k + k * n) + aux_bytes + c_bytes) as f64,

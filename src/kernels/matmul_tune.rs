@@ -13,7 +13,8 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
 use crate::exec::recorder::Recorder;
-use crate::kernels::matmul::{record_with, Epilogue, MatmulArgs};
+use crate::kernels::matmul::{record_batched_with, record_with, Epilogue, MatmulArgs};
+use crate::kernels::matmul_batch::Batch;
 use crate::kernels::matmul_variant::{candidates, Variant, SHADER, SHADER_SG, SHADER_TILED};
 use crate::runtime::Device;
 use crate::tensor::Tensor;
@@ -57,6 +58,21 @@ pub fn record(rec: &mut dyn Record, args: &MatmulArgs<'_>) -> Result<()> {
     };
     let v = v.for_shape_on(args.m, args.n, args.k, rec.device().info());
     record_with(rec, args, v)
+}
+
+/// Records a batch of matmuls ([`Batch`]) with the device's chosen variant for the shape, as
+/// [`record`] does for one.
+pub fn record_batched(rec: &mut dyn Record, args: &MatmulArgs<'_>, batch: &Batch) -> Result<()> {
+    let v = if rec.is_capture() {
+        chosen(rec.device()).ok_or_else(|| Error::Internal {
+            op: "matmul",
+            message: "matmul_tune::prepare must run before a capture records a matmul".into(),
+        })?
+    } else {
+        prepare(rec.device())?
+    };
+    let v = v.for_shape_on(args.m, args.n, args.k, rec.device().info());
+    record_batched_with(rec, args, batch, v)
 }
 
 /// The device's matmul variant: forced by the configuration (`SUANLI_MATMUL`), else cached,

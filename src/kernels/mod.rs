@@ -17,6 +17,8 @@
 
 pub mod attention;
 pub mod attention_cache;
+pub mod attention_tune;
+pub mod attention_unfused;
 pub mod batchnorm;
 pub mod clip;
 pub mod conv2d;
@@ -27,6 +29,7 @@ pub mod gather;
 pub mod layernorm;
 pub mod loss;
 pub mod matmul;
+pub mod matmul_batch;
 pub mod matmul_tune;
 pub mod matmul_variant;
 pub mod merge;

@@ -3,8 +3,9 @@
 
 use crate::kernels::prelude::{ACTIVATION, IM2COL, OPTIM_RULE};
 use crate::kernels::{
-    attention, attention_cache, batchnorm, clip, conv2d, elementwise, embedding, gather, layernorm,
-    loss, matmul_variant, merge, metric, optim, pool2d, reduce, sample, softmax_xent, windows,
+    attention, attention_cache, attention_unfused, batchnorm, clip, conv2d, elementwise, embedding,
+    gather, layernorm, loss, matmul_variant, merge, metric, optim, pool2d, reduce, sample,
+    softmax_xent, windows,
 };
 use crate::services::pipeline::{KernelSpec, Shader};
 
@@ -17,6 +18,7 @@ pub const SHADERS: &[Shader] = &[
     attention::SHADER,
     attention::SHADER_BACKWARD,
     attention_cache::SHADER,
+    attention_unfused::SHADER,
     batchnorm::SHADER,
     clip::SHADER,
     conv2d::SHADER,
@@ -48,6 +50,7 @@ pub const SHADERS: &[Shader] = &[
 pub const KERNELS: &[&[KernelSpec]] = &[
     attention::KERNELS,
     attention_cache::KERNELS,
+    attention_unfused::KERNELS,
     batchnorm::KERNELS,
     clip::KERNELS,
     conv2d::KERNELS,

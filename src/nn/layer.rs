@@ -376,6 +376,20 @@ pub(crate) struct Back<'a> {
     pub(crate) dx_into: Option<&'a Tensor>,
 }
 
+/// What the backward pass of a layer with several inputs gets ([`Layer::backward_multi`]).
+pub(crate) struct BackMulti<'a> {
+    /// Where the layer sits in its model.
+    pub(crate) pos: Position,
+    /// What its forward pass left.
+    pub(crate) saved: &'a Saved,
+    /// The gradient at its output (such layers offer no gate, so never gated).
+    pub(crate) dy: &'a Tensor,
+    /// Which inputs want a gradient (those read from a layer, not the model's inputs).
+    pub(crate) need: &'a [bool],
+    /// What to do with its parameters' gradients.
+    pub(crate) grad: WeightGrad<'a>,
+}
+
 /// A gate handed to the layer after: multiply the input gradient by `act'(y)`, `y` being this
 /// tensor.
 pub(crate) type Gate = (Activation, Tensor);
@@ -445,6 +459,12 @@ pub(crate) trait Layer: Send + Sync {
         None
     }
 
+    /// How many values per sample its dropout masks (a dropout layer's input; an attention's
+    /// probabilities, heads × queries × keys).
+    fn dropout_values(&self) -> usize {
+        self.io().input.iter().product()
+    }
+
     /// A view (Flatten, Reshape): its output is its input reshaped, so the engine hands the
     /// gate of the layer before it to the layer after it, and `gated` passes through its
     /// backward pass unchanged.
@@ -485,6 +505,13 @@ pub(crate) trait Layer: Send + Sync {
             op: "backward",
             message: "a layer with one input was asked for several gradients".into(),
         })
+    }
+
+    /// The backward pass of a layer with several inputs: a merge's ([`Layer::backward_merge`],
+    /// the default) or one with weights too (cross-attention), whose parameters' gradients go
+    /// where `b.grad` says. The gradient at each input for which `b.need` says so.
+    fn backward_multi(&self, cx: &mut Cx<'_>, b: BackMulti<'_>) -> Result<Vec<Option<Tensor>>> {
+        self.backward_merge(cx, b.saved, b.dy, b.need)
     }
 
     /// Whether the input gradient it returns is in a buffer of its own, which nothing else

@@ -79,6 +79,14 @@ macro_rules! layer_types {
                 }
             }
 
+            /// The weights for the shapes of all its inputs (a cross-attention's projections
+            /// depend on its query and value inputs; every other layer's on its first).
+            pub fn weights_n(&self, inputs: &[Shape]) -> Vec<WeightSpec> {
+                match self {
+                    $(LayerConfig::$variant(c) => c.weights_n(inputs),)+
+                }
+            }
+
             /// The activation of the layer's output.
             pub fn activation(&self) -> Result<crate::vocab::Activation> {
                 match self {
@@ -91,7 +99,7 @@ macro_rules! layer_types {
                     $(LayerConfig::$variant(c) => {
                         crate::nn::spec::check_weights(
                             <$variant as LayerKind>::CLASS,
-                            &c.weights(&io.input),
+                            &c.weights_n(&io.inputs),
                             &w,
                         )?;
                         c.instantiate(io, w)

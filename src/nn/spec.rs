@@ -288,6 +288,11 @@ pub(crate) trait LayerKind: Clone + std::fmt::Debug + PartialEq + Serialize {
     fn weights(&self, _input: &[usize]) -> Vec<WeightSpec> {
         Vec::new()
     }
+    /// The weights for the shapes of every input: the first input's for all but the layers
+    /// whose weights depend on several (cross-attention), which override this.
+    fn weights_n(&self, inputs: &[Shape]) -> Vec<WeightSpec> {
+        inputs.first().map_or_else(Vec::new, |i| self.weights(i))
+    }
     /// The activation applied to the output (linear for none).
     fn activation(&self) -> Result<Activation> {
         Ok(Activation::Linear)

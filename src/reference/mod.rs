@@ -7,6 +7,7 @@
 
 mod activation;
 mod attention;
+mod attention_general;
 mod batchnorm;
 mod conv2d;
 mod dropout;
@@ -23,6 +24,7 @@ mod windows;
 
 pub use activation::{activate, activate_grad, activate_grad_from_output, erf};
 pub use attention::{attention, attention_backward, AttnShape};
+pub use attention_general::{attention_general_backward, attention_output, attention_probs};
 pub use batchnorm::{batchnorm, batchnorm_backward, moments};
 pub use conv2d::{conv2d, conv2d_backward_data, conv2d_backward_weights, ConvShape};
 pub use dropout::{dropout, dropout_keep, hash32};

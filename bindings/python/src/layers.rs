@@ -49,20 +49,20 @@ pub fn check_layer(spec: &str) -> PyResult<String> {
     Ok(parse(spec)?.to_json().to_string())
 }
 
-/// The shapes of the weights the layer `spec` (JSON) makes for an input of per-sample
-/// `shape`, in Keras's order: what a second call of the layer must give again to share them.
+/// The shapes of the weights the layer `spec` (JSON) makes for inputs of per-sample
+/// `shapes`, in Keras's order: what a second call of the layer must give again to share them.
 #[pyfunction]
-pub fn layer_weight_shapes(spec: &str, shape: Vec<usize>) -> PyResult<Vec<Vec<usize>>> {
+pub fn layer_weight_shapes(spec: &str, shapes: Vec<Vec<usize>>) -> PyResult<Vec<Vec<usize>>> {
     let spec = parse(spec)?;
-    if shape.is_empty() || shape.contains(&0) {
+    if shapes.is_empty() || shapes.iter().any(|s| s.is_empty() || s.contains(&0)) {
         return Err(PyValueError::new_err(format!(
-            "{}: expected an input shape of sizes of at least 1; found {shape:?}",
+            "{}: expected input shapes of sizes of at least 1; found {shapes:?}",
             spec.config.class_name()
         )));
     }
     Ok(spec
         .config
-        .weights(&shape)
+        .weights_n(&shapes)
         .into_iter()
         .map(|w| w.shape)
         .collect())

@@ -1,6 +1,7 @@
 //! Text for language models: the character tokenizer (`suanli.text.Tokenizer`), a text split
-//! 90/10 with its random windows (`suanli.text.Text`, the Rust examples' windows for the same
-//! seed) and generation (`Model.generate` in Python calls [`generate`]).
+//! 90/10 with its random windows (`suanli.text.Text`: drawn on the host from the Rust `Text`'s
+//! seeded generator, as NumPy arrays a Keras `fit` takes; the Rust example draws its windows
+//! on the device instead) and generation (`Model.generate` in Python calls [`generate`]).
 
 use numpy::prelude::*;
 use numpy::{PyArray1, PyArray2};

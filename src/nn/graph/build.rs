@@ -336,7 +336,7 @@ impl Sequential {
                     })?;
                     let want: Vec<Shape> = spec
                         .config
-                        .weights(&inputs[0])
+                        .weights_n(&inputs)
                         .into_iter()
                         .map(|w| w.shape)
                         .collect();
@@ -420,7 +420,7 @@ impl Sequential {
             // needs it).
             spec.input_shape =
                 (index == 0 && inbound == [Src::Input(0)]).then(|| inputs[0].clone());
-            let specs = spec.config.weights(&inputs[0]);
+            let specs = spec.config.weights_n(&inputs);
             let has_params = tied_owner(&spec).is_none() && specs.iter().any(|w| w.trainable);
             // Each layer with parameters draws from its own generator, seeded by the model's
             // seed and how many such layers come before it.

@@ -190,7 +190,12 @@ impl Model {
         let out_layer = self.behind_views(j).unwrap_or(j);
         let mut l = j;
         loop {
-            if self.layers[l].dropout().is_some() {
+            // A Dropout layer at the output (an attention's dropout is inside the layer).
+            let dropout_layer = matches!(
+                self.layers[l].spec.config,
+                crate::nn::registry::LayerConfig::Dropout(_)
+            );
+            if dropout_layer && self.layers[l].dropout().is_some() {
                 return Err(Error::InvalidArgument {
                     op,
                     name: "dropout",

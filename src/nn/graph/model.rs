@@ -175,7 +175,7 @@ impl Model {
         let mut out: Vec<(String, Tensor)> = Vec::new();
         for (i, l) in self.layers.iter().enumerate() {
             let layer = l.spec.name.clone().unwrap_or_default();
-            let names = l.spec.config.weights(&l.io().input);
+            let names = l.spec.config.weights_n(&l.io().inputs);
             let w = l.weights();
             for (n, t) in names.into_iter().zip(w.params.iter().chain(&w.state)) {
                 if !self.held_before(t, i) {
@@ -547,7 +547,7 @@ impl Model {
     pub(crate) fn dropout_specs(&self) -> Vec<(usize, f32)> {
         self.layers
             .iter()
-            .filter_map(|l| l.dropout().map(|r| (l.io().input.iter().product(), r)))
+            .filter_map(|l| l.dropout().map(|r| (l.dropout_values(), r)))
             .collect()
     }
 

@@ -92,11 +92,11 @@ impl Shared {
     pub fn call_on(&self, xs: &[&SymbolicTensor]) -> Result<SymbolicTensor> {
         let shapes: Vec<Shape> = xs.iter().map(|x| x.shape().to_vec()).collect();
         let weights: Vec<Shape> = match shapes.first() {
-            Some(s) => self
+            Some(_) => self
                 .0
                 .spec
                 .config
-                .weights(s)
+                .weights_n(&shapes)
                 .into_iter()
                 .map(|w| w.shape)
                 .collect(),

@@ -73,7 +73,7 @@ impl Sequential {
         let mut owned: Vec<NamedTensor> = Vec::new();
         for (i, l) in self.layers.iter().enumerate() {
             let name = l.spec.name.as_deref().unwrap_or("layer");
-            let specs = l.spec.config.weights(&l.io().input);
+            let specs = l.spec.config.weights_n(&l.io().inputs);
             let w = l.weights();
             for (ws, t) in specs.iter().zip(w.params.iter().chain(&w.state)) {
                 // A weight several layers hold (a shared layer's calls) is stored once.
@@ -232,7 +232,7 @@ impl Sequential {
         let mut out = Vec::new();
         for (i, l) in self.layers.iter().enumerate() {
             let name = l.spec.name.as_deref().unwrap_or("layer");
-            let specs = l.spec.config.weights(&l.io().input);
+            let specs = l.spec.config.weights_n(&l.io().inputs);
             for (ws, t) in specs
                 .iter()
                 .filter(|w| w.trainable)

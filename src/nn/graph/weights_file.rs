@@ -187,7 +187,7 @@ pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
                 .ok_or_else(|| bad("layer names used once".into(), format!("{name:?} twice")))?;
             let want: Vec<Shape> = spec
                 .config
-                .weights(&input)
+                .weights_n(&inputs)
                 .into_iter()
                 .map(|w| w.shape)
                 .collect();
@@ -211,7 +211,7 @@ pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
         }
         if let Some(owner) = crate::nn::graph::build::tied_owner(&spec) {
             // A Dense using an earlier layer's matrix: stored once, as the owner's.
-            let want = spec.config.weights(&input);
+            let want = spec.config.weights_n(&inputs);
             let first = layers
                 .iter()
                 .find(|l| l.spec.name.as_deref() == Some(owner))
@@ -238,7 +238,7 @@ pub fn parse_model_file(path: &Path, bytes: &[u8]) -> Result<ModelFile> {
             continue;
         }
         let mut weights = Vec::new();
-        for w in spec.config.weights(&input) {
+        for w in spec.config.weights_n(&inputs) {
             let tensor = format!("{name}.{}", w.name);
             let t = st
                 .tensor(&tensor)

@@ -3,6 +3,7 @@
 //! have one. Adding a type: docs/ARCHITECTURE.md, "Adding a layer type".
 
 pub(crate) mod attention;
+pub(crate) mod attention_pass;
 pub(crate) mod batchnorm;
 pub(crate) mod conv2d;
 pub(crate) mod dense;

@@ -18,7 +18,7 @@ use crate::kernels::{matmul_tune, optim};
 use crate::memory::MemoryKind;
 use crate::nn::graph::model::Sequential;
 use crate::nn::graph::walk;
-use crate::nn::layer::{Back, Cx, Mode, Slot, Src, WeightGrad};
+use crate::nn::layer::{Back, BackMulti, Cx, Mode, Slot, Src, WeightGrad};
 use crate::nn::train::grad_sum::GradSums;
 use crate::nn::train::scoring::Scoring;
 use crate::nn::train::table::{Backward, Chunk, StepInputs, StepLayout};
@@ -240,7 +240,32 @@ impl StepProgram {
                         .iter()
                         .map(|s| matches!(s, Src::Layer(_)))
                         .collect();
-                    let dxs = layer.backward_merge(&mut cx, &saved[l], &dy, &need)?;
+                    // A layer of several inputs with weights (cross-attention) steps them
+                    // as a one-input layer does; a merge has none.
+                    let targets = match &mut sums {
+                        Some(s) if layer.spec.trainable => s.targets(&mut cx, l)?,
+                        _ => Vec::new(),
+                    };
+                    let grad = match backward {
+                        _ if !layer.spec.trainable => WeightGrad::Frozen,
+                        Backward::Grads(_) | Backward::Unfused(..) => WeightGrad::Into(&targets),
+                        Backward::Fused(rule) => WeightGrad::Update {
+                            rule,
+                            state: &model.opt_state,
+                        },
+                        Backward::None => unreachable!("not training"),
+                    };
+                    let back = BackMulti {
+                        pos,
+                        saved: &saved[l],
+                        dy: &dy,
+                        need: &need,
+                        grad,
+                    };
+                    let dxs = layer.backward_multi(&mut cx, back)?;
+                    if let Some(s) = sums.as_mut().filter(|_| layer.spec.trainable) {
+                        s.finish(&mut cx, l, &targets)?;
+                    }
                     for (src, dx) in layer.inbound.iter().zip(dxs) {
                         if let (Src::Layer(j), Some(g)) = (*src, dx) {
                             // A merge may hand one tensor to several inputs: never its own.

@@ -297,22 +297,31 @@ class InputLayer(KerasTensor):
 
 def _attention_call(self: Layer, query: Any, value: Any = None, key: Any = None, attention_mask: Any = None, return_attention_scores: bool = False, training: Any = None, use_causal_mask: bool = False) -> Tuple[Any, tuple, dict]:
     """Keras's ``MultiHeadAttention.__call__(query, value, key=None, attention_mask=None,
-    return_attention_scores=False, training=None, use_causal_mask=False)`` as self-attention
-    (value and key the query itself): the mask goes into the layer's configuration, which a
-    node of suanli's graph is. The rest raises NotImplementedError until it is built."""
+    return_attention_scores=False, training=None, use_causal_mask=False)``: the node's inputs
+    are the query (alone for self-attention, ``mha(x, x)``), then the value and the key when
+    they differ from it, then the mask (0/1 of shape (batch, T_query, T_key); zeros hide a
+    key). The call arguments go into the layer's configuration, which a node of suanli's
+    graph is."""
     if value is None:
         raise TypeError("MultiHeadAttention: call it as mha(query, value), e.g. mha(x, x) for self-attention")
+    if return_attention_scores:
+        raise NotImplementedError("MultiHeadAttention: return_attention_scores is not supported by suanli yet")
+    xs = [query]
     if value is not query or (key is not None and key is not query):
-        raise NotImplementedError("MultiHeadAttention: only self-attention (query, value and key one tensor: mha(x, x)) is supported by suanli yet")
-    if attention_mask is not None or return_attention_scores:
-        raise NotImplementedError("MultiHeadAttention: attention_mask and return_attention_scores are not supported by suanli yet (use_causal_mask=True is)")
-    causal = bool(use_causal_mask)
-    if self.__dict__.get("_first_input") is not None and bool(self._config.get("use_causal_mask", False)) != causal:
-        raise ValueError("MultiHeadAttention: a layer called again must use the same use_causal_mask")
-    self._config["use_causal_mask"] = causal
+        xs.append(value)
+        if key is not None and key is not value:
+            xs.append(key)
+    if attention_mask is not None:
+        xs.append(attention_mask)
+    flags = {"use_causal_mask": bool(use_causal_mask), "attention_mask": attention_mask is not None}
+    if self.__dict__.get("_first_input") is not None:
+        for name, on in flags.items():
+            if bool(self._config.get(name, False)) != on:
+                raise ValueError(f"MultiHeadAttention: a layer called again must use the same {name} (given or not)")
+    self._config.update(flags)
     checked = json.loads(_native.check_layer(json.dumps(self._spec())))
     self._defaults = checked.get("config", {})
-    return query, (), {}
+    return xs, (), {}
 
 
 def _call(self: Layer, inputs: Any, *args: Any, **kwargs: Any) -> KerasTensor:
@@ -339,15 +348,17 @@ def _call(self: Layer, inputs: Any, *args: Any, **kwargs: Any) -> KerasTensor:
     # input must give them the shapes the first call's gave.
     first = self.__dict__.get("_first_input")
     if first is None:
-        self._first_input = shapes[0]
-    elif first != shapes[0]:
+        self._first_input = shapes
+    elif first != shapes:
         had = _native.layer_weight_shapes(json.dumps(spec), first)
-        want = _native.layer_weight_shapes(json.dumps(spec), shapes[0])
+        want = _native.layer_weight_shapes(json.dumps(spec), shapes)
         if had != want:
+            def text(ss: list) -> str:
+                return ", ".join(str((None, *s)) for s in ss)
             raise ValueError(
-                f"{cls}: this layer was first called on an input of shape {(None, *first)} (weights "
-                f"{[tuple(w) for w in had]}); calling it again shares those weights, so an input of shape "
-                f"{(None, *shapes[0])} (weights {[tuple(w) for w in want]}) does not fit"
+                f"{cls}: this layer was first called on inputs of shape {text(first)} (weights "
+                f"{[tuple(w) for w in had]}); calling it again shares those weights, so inputs of shape "
+                f"{text(shapes)} (weights {[tuple(w) for w in want]}) do not fit"
             )
     return KerasTensor(shape, self, xs)
 
