@@ -134,8 +134,12 @@ def test_dropout_leaves_inference_untouched_and_trains():
     mb.set_weights(ma.get_weights())
     xs = np.random.default_rng(7).standard_normal((4, 6, 8)).astype(np.float32)
     np.testing.assert_array_equal(ma.predict(xs, verbose=0), mb.predict(xs, verbose=0))
-    ma.compile(optimizer="sgd", loss="mse")
-    hist = ma.fit(xs, np.zeros((4, 6, 8), np.float32), epochs=2, verbose=0)
+    # Training with dropout: per-position logits, as a language model has them.
+    logits = layers.Dense(5)(layers.MultiHeadAttention(2, 4, dropout=0.3)(x, x))
+    mt = keras.Model(x, logits)
+    mt.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    labels = np.random.default_rng(8).integers(0, 5, (4, 6)).astype(np.int32)
+    hist = mt.fit(xs, labels, epochs=2, verbose=0)
     assert all(np.isfinite(hist.history["loss"]))
 
 
