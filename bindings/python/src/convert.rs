@@ -105,16 +105,18 @@ pub fn samples(
     }
 }
 
-/// Dense targets: (samples, outputs), or (samples,) as one output.
+/// Dense targets: (samples, outputs…), or (samples,) as one output; a per-sample shape of
+/// several axes (a sequence model's (samples, T, E) regression targets) is taken row-major,
+/// as the output it is compared with is laid out.
 pub fn targets(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Matrix> {
     let (shape, values) = values(obj, what, false)?;
     let (rows, cols) = match shape[..] {
         [r] => (r, 1),
-        [r, c] => (r, c),
+        [r, ref rest @ ..] if !rest.contains(&0) => (r, rest.iter().product()),
         _ => {
             return Err(PyValueError::new_err(format!(
-            "{what}: expected targets of shape (samples,) or (samples, outputs); found {shape:?}"
-        )))
+                "{what}: expected targets of shape (samples,) or (samples, outputs…) with no empty axis; found {shape:?}"
+            )))
         }
     };
     Ok(Matrix { rows, cols, values })

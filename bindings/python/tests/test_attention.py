@@ -141,6 +141,12 @@ def test_dropout_leaves_inference_untouched_and_trains():
     labels = np.random.default_rng(8).integers(0, 5, (4, 6)).astype(np.int32)
     hist = mt.fit(xs, labels, epochs=2, verbose=0)
     assert all(np.isfinite(hist.history["loss"]))
+    # Regression targets of the output's (samples, T, E) shape, as Keras takes them.
+    ma.compile(optimizer="sgd", loss="mse")
+    hist = ma.fit(xs, np.zeros((4, 6, 8), np.float32), epochs=2, verbose=0)
+    assert hist.history["loss"][1] < hist.history["loss"][0]
+    with pytest.raises(ValueError, match="target rows of 48 values"):
+        ma.fit(xs, np.zeros((4, 6, 7), np.float32), epochs=1, verbose=0)
 
 
 def test_what_does_not_fit_raises():

@@ -354,11 +354,12 @@ def _call(self: Layer, inputs: Any, *args: Any, **kwargs: Any) -> KerasTensor:
         want = _native.layer_weight_shapes(json.dumps(spec), shapes)
         if had != want:
             def text(ss: list) -> str:
-                return ", ".join(str((None, *s)) for s in ss)
+                shown = ", ".join(str((None, *s)) for s in ss)
+                return f"an input of shape {shown}" if len(ss) == 1 else f"inputs of shapes {shown}"
             raise ValueError(
-                f"{cls}: this layer was first called on inputs of shape {text(first)} (weights "
-                f"{[tuple(w) for w in had]}); calling it again shares those weights, so inputs of shape "
-                f"{text(shapes)} (weights {[tuple(w) for w in want]}) do not fit"
+                f"{cls}: this layer was first called on {text(first)} (weights "
+                f"{[tuple(w) for w in had]}); calling it again shares those weights, so "
+                f"{text(shapes)} (weights {[tuple(w) for w in want]}) does not fit"
             )
     return KerasTensor(shape, self, xs)
 
