@@ -79,6 +79,8 @@ def test_predict_gives_an_array_per_output_and_files_keep_them(rng, tmp_path):
     np.testing.assert_allclose(p[0].sum(axis=1), 1.0, rtol=1e-5)
     logs = m.evaluate(x, [y, t], verbose=0, return_dict=True)
     assert logs["loss"] == pytest.approx(logs["cls_loss"] + logs["reg_loss"], rel=1e-6)
+    # Keras's list: the total, then each output's loss in output order.
+    assert m.evaluate(x, [y, t], verbose=0) == [logs["loss"], logs["cls_loss"], logs["reg_loss"]]
     path = str(tmp_path / "heads.safetensors")
     m.save(path)
     loaded = keras.models.load_model(path)

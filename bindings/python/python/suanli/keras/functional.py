@@ -277,7 +277,14 @@ class Model(Sequential):
         return super().fit(self._unwrap(x, "fit"), self._targets(y, "fit y"), *args, **kwargs)
 
     def evaluate(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any):
-        return super().evaluate(self._unwrap(x, "evaluate"), self._targets(y, "evaluate y"), *args, **kwargs)
+        """``Sequential.evaluate``; for several outputs the list is Keras's: the total loss,
+        then each output's loss in output order (``return_dict=True`` gives every value by
+        name, each classification output's accuracy too)."""
+        x, y = self._unwrap(x, "evaluate"), self._targets(y, "evaluate y")
+        if len(self.outputs) <= 1 or kwargs.get("return_dict"):
+            return super().evaluate(x, y, *args, **kwargs)
+        logs = super().evaluate(x, y, *args, **{**kwargs, "return_dict": True})
+        return [logs["loss"]] + [logs[f"{n}_loss"] for n in self._output_names()]
 
     def predict(self, x: Any, *args: Any, **kwargs: Any) -> np.ndarray:
         return super().predict(self._unwrap(x, "predict"), *args, **kwargs)
