@@ -49,8 +49,14 @@ if [ -x "$here/bin/mnist_mlp" ]; then
 else
     root=$(cd "$here/.." && pwd); bin=""
 fi
-find_bench() { # the newest bench binary of that name under target/release/deps
-    ls -t "$root"/target/release/deps/"$1"-* 2>/dev/null | grep -v '\.d$' | head -n1
+find_bench() { # the bench binary of that name, as cargo reports it (a test binary of the same
+    # name, tests/attention.rs, lives beside it in target/release/deps)
+    (cd "$root" && cargo build --release --quiet --bench "$1" --message-format=json 2>/dev/null) |
+        python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and "bench" in m["target"]["kind"]:
+        print(m["executable"])' | tail -n1
 }
 if [ -z "$bin" ]; then
     devices="$root/target/release/examples/devices"
@@ -133,13 +139,13 @@ run "MNIST CNN, batch 128: µs per dispatch (profiler on: submissions serialised
     "$cnn" --epochs 1 --profile --quiet --train-rows 2560
 run "convolution passes beside matmul (cargo bench --bench conv)" "$conv" "$conv_mode"
 # The GPT: nanoGPT's CPU recipe (train and validation loss, ms per iteration, tokens/s, a
-# sample), the nanoGPT preset, and the fused attention kernels.
+# sample), the nanoGPT preset, and the attention paths (fused and unfused, and the tuner's pick).
 gpt_data="$root/data/tinyshakespeare/input.txt"
 run "GPT on Tiny Shakespeare, nanoGPT's CPU recipe (shakespeare_gpt)" \
     "$gpt" --data "$gpt_data" "${gpt_cpu[@]}"
 run "GPT on Tiny Shakespeare, --preset nanogpt" \
     "$gpt" --data "$gpt_data" --preset nanogpt "${gpt_big[@]}"
-run "fused attention (cargo bench --bench attention)" "$attention" "$attention_mode"
+run "attention, fused and unfused (cargo bench --bench attention)" "$attention" "$attention_mode"
 if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
     run "PyTorch on CUDA: torch.matmul FP32, TF32 off (GFLOP/s)" \
         python3 "$root/benches/torch_matmul.py" --sizes "$torch_sizes"
@@ -158,7 +164,7 @@ else
 fi
 rm -f trace.json
 # Every section printed what it should: a missing one is a failure, not a silent gap.
-for want in "suanli adapters" "shape (M×N×K)" "median epoch" "Top kernels by GPU time" "µs per dispatch" "GEMM M x N x K" "conv2d" "val loss" "fwd+bwd ms"; do
+for want in "suanli adapters" "shape (M×N×K)" "median epoch" "Top kernels by GPU time" "µs per dispatch" "GEMM M x N x K" "conv2d" "val loss" "unfused f+b"; do
     if ! grep -q "$want" "$out"; then
         echo "gpu_bench.sh: the output lacks \"$want\"" >&2
         exit 1
