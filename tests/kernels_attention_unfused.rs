@@ -176,29 +176,11 @@ fn check(dev: &Device, c: &Case, seed: u64) {
         nan(dev, g.probs_len()),
     );
     let d_ot = up(dev, &d_o);
-    let work = nan(dev, g.workspace_len());
     let m = c.masked.then_some(mask_t.buffer());
 
     let mut rec = Recorder::new(dev);
-    un::probs(
-        &mut rec,
-        &g,
-        qb.buffer(),
-        kb.buffer(),
-        m,
-        probs.buffer(),
-        work.buffer(),
-    )
-    .unwrap();
-    un::output(
-        &mut rec,
-        &g,
-        probs.buffer(),
-        vb.buffer(),
-        o.buffer(),
-        work.buffer(),
-    )
-    .unwrap();
+    un::probs(&mut rec, &g, qb.buffer(), kb.buffer(), m, probs.buffer()).unwrap();
+    un::output(&mut rec, &g, probs.buffer(), vb.buffer(), o.buffer()).unwrap();
     rec.submit().unwrap();
     assert_rel_l2(
         &format!("P {what}"),
@@ -231,7 +213,6 @@ fn check(dev: &Device, c: &Case, seed: u64) {
         d_ot.buffer(),
         dvb.buffer(),
         dp.buffer(),
-        work.buffer(),
     )
     .unwrap();
     un::backward_qk(
@@ -243,7 +224,6 @@ fn check(dev: &Device, c: &Case, seed: u64) {
         kb.buffer(),
         dqb.buffer(),
         dkb.buffer(),
-        work.buffer(),
     )
     .unwrap();
     rec.submit().unwrap();
@@ -380,11 +360,7 @@ fn fused_equals_unfused() {
             nan(&dev, s.qkv_len()),
         );
         let (o_u, dqkv_u) = (nan(&dev, s.o_len()), nan(&dev, s.qkv_len()));
-        let (p, dp, work) = (
-            nan(&dev, g.probs_len()),
-            nan(&dev, g.probs_len()),
-            nan(&dev, 1),
-        );
+        let (p, dp) = (nan(&dev, g.probs_len()), nan(&dev, g.probs_len()));
         let x = qkv.buffer();
         let mut rec = Recorder::new(&dev);
         attention::forward(&mut rec, &s, x, o_f.buffer(), lse.buffer()).unwrap();
@@ -399,32 +375,11 @@ fn fused_equals_unfused() {
             dqkv_f.buffer(),
         )
         .unwrap();
-        un::probs(&mut rec, &g, x, x, None, p.buffer(), work.buffer()).unwrap();
-        un::output(&mut rec, &g, p.buffer(), x, o_u.buffer(), work.buffer()).unwrap();
+        un::probs(&mut rec, &g, x, x, None, p.buffer()).unwrap();
+        un::output(&mut rec, &g, p.buffer(), x, o_u.buffer()).unwrap();
         let (dd, gu) = (d_o.buffer(), dqkv_u.buffer());
-        un::backward_v(
-            &mut rec,
-            &g,
-            p.buffer(),
-            x,
-            dd,
-            gu,
-            dp.buffer(),
-            work.buffer(),
-        )
-        .unwrap();
-        un::backward_qk(
-            &mut rec,
-            &g,
-            p.buffer(),
-            dp.buffer(),
-            x,
-            x,
-            gu,
-            gu,
-            work.buffer(),
-        )
-        .unwrap();
+        un::backward_v(&mut rec, &g, p.buffer(), x, dd, gu, dp.buffer()).unwrap();
+        un::backward_qk(&mut rec, &g, p.buffer(), dp.buffer(), x, x, gu, gu).unwrap();
         rec.submit().unwrap();
         let f64s =
             |t: &Tensor| -> Vec<f64> { t.to_vec().unwrap().iter().map(|&v| v as f64).collect() };
@@ -474,20 +429,20 @@ fn bad_shapes_are_typed_errors() {
             matches!(g.check(), Err(Error::InvalidArgument { .. })),
             "{g:?}"
         );
-        let r = un::probs(&mut rec, &g, b, b, None, b, b);
+        let r = un::probs(&mut rec, &g, b, b, None, b);
         assert!(
             matches!(r, Err(Error::InvalidArgument { .. })),
             "{g:?}: {r:?}"
         );
     }
     // A mask exactly when `masked`.
-    let r = un::probs(&mut rec, &good, b, b, Some(b), b, b);
+    let r = un::probs(&mut rec, &good, b, b, Some(b), b);
     assert!(matches!(r, Err(Error::InvalidArgument { .. })), "{r:?}");
     let masked = General {
         masked: true,
         ..good
     };
-    let r = un::probs(&mut rec, &masked, b, b, None, b, b);
+    let r = un::probs(&mut rec, &masked, b, b, None, b);
     assert!(matches!(r, Err(Error::InvalidArgument { .. })), "{r:?}");
 }
 

@@ -257,13 +257,12 @@ pub fn record(
             }
         }
         Path::Unfused => {
-            let w = b.lse.buffer(); // no workspace needed
-            unfused::probs(rec, g, x, x, None, b.p.buffer(), w)?;
-            unfused::output(rec, g, b.p.buffer(), x, b.o.buffer(), w)?;
+            unfused::probs(rec, g, x, x, None, b.p.buffer())?;
+            unfused::output(rec, g, b.p.buffer(), x, b.o.buffer())?;
             if backward {
                 let (p, dp, g_x) = (b.p.buffer(), b.dp.buffer(), b.dqkv.buffer());
-                unfused::backward_v(rec, g, p, x, b.d_o.buffer(), g_x, dp, w)?;
-                unfused::backward_qk(rec, g, p, dp, x, x, g_x, g_x, w)?;
+                unfused::backward_v(rec, g, p, x, b.d_o.buffer(), g_x, dp)?;
+                unfused::backward_qk(rec, g, p, dp, x, x, g_x, g_x)?;
             }
         }
     }

@@ -6,8 +6,7 @@
 //! Every product is a batched matmul ([`crate::kernels::matmul_batch`]) reading the operands
 //! where they lie: work-group z = b·H + h takes head h of sequence b straight from a packed
 //! (batch, t, stride) tensor (head h's values at `off + h·width`) and writes head h's columns
-//! of the output, so there is no permuting copy and no scratch ([`General::workspace_len`] is
-//! 0). Between the products, `shaders/attention_softmax.wgsl` turns a row of scores into
+//! of the output, so there is no permuting copy and no scratch buffer. Between the products, `shaders/attention_softmax.wgsl` turns a row of scores into
 //! probabilities in place (scale, causal and padding masks) and, backward, dP into scale·dS.
 //!
 //! The work is in phases, so that a caller can put the attention-probability dropout between
@@ -143,12 +142,6 @@ impl General {
     /// batch·heads·tq·tk: the saved probabilities (and dP).
     pub fn probs_len(&self) -> usize {
         self.batch * self.heads * self.tq * self.tk
-    }
-
-    /// Floats of scratch the phases need: none (the products read and write the operands in
-    /// place). Kept so that a caller allocates whatever a later version needs.
-    pub fn workspace_len(&self) -> usize {
-        0
     }
 
     /// Floats of a tensor of `rows` rows per sequence laid out as `op`.
@@ -298,7 +291,6 @@ fn product(
 /// P = softmax(scale·Q·Kᵀ, masks) into `probs` (B, H, tq, tk). A hidden key's probability is
 /// exactly 0; a row with every key hidden is all zeros (Keras 3 multiplies its softmax by the
 /// mask, which gives the same; PyTorch gives NaN). `mask` is required when `g.masked`.
-/// `work` is unused ([`General::workspace_len`] is 0; any buffer will do).
 pub fn probs(
     rec: &mut dyn Record,
     g: &General,
@@ -306,7 +298,6 @@ pub fn probs(
     k: &wgpu::Buffer,
     mask: Option<&wgpu::Buffer>,
     probs: &wgpu::Buffer,
-    _work: &wgpu::Buffer,
 ) -> Result<()> {
     g.check()?;
     if g.masked != mask.is_some() {
@@ -352,7 +343,6 @@ pub fn output(
     p: &wgpu::Buffer,
     v: &wgpu::Buffer,
     o: &wgpu::Buffer,
-    _work: &wgpu::Buffer,
 ) -> Result<()> {
     g.check()?;
     product(
@@ -377,7 +367,6 @@ pub fn backward_v(
     d_o: &wgpu::Buffer,
     dv: &wgpu::Buffer,
     dp: &wgpu::Buffer,
-    _work: &wgpu::Buffer,
 ) -> Result<()> {
     g.check()?;
     let so = g.head(&g.o, g.tq, g.dv);
@@ -417,7 +406,6 @@ pub fn backward_qk(
     k: &wgpu::Buffer,
     dq: &wgpu::Buffer,
     dk: &wgpu::Buffer,
-    _work: &wgpu::Buffer,
 ) -> Result<()> {
     g.check()?;
     let n = bytes(g.probs_len());

@@ -376,17 +376,8 @@ impl AttentionLayer {
         let g = self.general(cx.batch);
         let buf = |i: usize| projected[self.places[i].0].buffer();
         let probs = cx.scratch(&[g.probs_len()])?;
-        let work = cx.scratch(&[g.workspace_len().max(1)])?;
         let mask = self.roles.mask.map(|m| xs[m].buffer());
-        attention_unfused::probs(
-            cx.rec(),
-            &g,
-            buf(0),
-            buf(1),
-            mask,
-            probs.buffer(),
-            work.buffer(),
-        )?;
+        attention_unfused::probs(cx.rec(), &g, buf(0), buf(1), mask, probs.buffer())?;
         let mut state = vec![probs.clone()];
         if let Some(k) = self.drops(cx, pos) {
             let dropped = cx.scratch(&[g.probs_len()])?;
@@ -397,7 +388,7 @@ impl AttentionLayer {
             state.push(dropped);
         }
         let p = state.last().unwrap_or(&probs);
-        attention_unfused::output(cx.rec(), &g, p.buffer(), buf(2), o.buffer(), work.buffer())?;
+        attention_unfused::output(cx.rec(), &g, p.buffer(), buf(2), o.buffer())?;
         Ok(state)
     }
 
@@ -518,7 +509,6 @@ impl AttentionLayer {
         let dbuf = |i: usize| dproj[self.places[i].0].buffer();
         let probs = &k.state[0];
         let used = k.state.last().unwrap_or(probs);
-        let work = cx.scratch(&[g.workspace_len().max(1)])?;
         let dp = cx.scratch(&[g.probs_len()])?;
         attention_unfused::backward_v(
             cx.rec(),
@@ -528,7 +518,6 @@ impl AttentionLayer {
             d_o.buffer(),
             dbuf(2),
             dp.buffer(),
-            work.buffer(),
         )?;
         let dp = match self.drops(cx, pos).filter(|_| k.state.len() == 2) {
             Some(slot) => {
@@ -558,7 +547,6 @@ impl AttentionLayer {
             buf(1),
             dbuf(0),
             dbuf(1),
-            work.buffer(),
         )
     }
 }
