@@ -127,6 +127,38 @@ pub enum Error {
         found: String,
     },
 
+    /// An index or axis lies outside an array's extent (Python's `IndexError`).
+    #[error("{op}: index out of bounds: expected {expected}, found {found}")]
+    IndexOutOfBounds {
+        /// The operation.
+        op: &'static str,
+        /// The valid range.
+        expected: String,
+        /// The index given.
+        found: String,
+    },
+
+    /// An operation does not apply to an array's dtype, or the device does not hold the
+    /// dtype (Python's `TypeError`).
+    #[error("{op}: unsupported dtype: expected {expected}, found {found}")]
+    DType {
+        /// The operation.
+        op: &'static str,
+        /// The dtypes it takes.
+        expected: String,
+        /// The dtype given.
+        found: String,
+    },
+
+    /// A matrix has no inverse (NumPy's `LinAlgError`).
+    #[error("{op}: singular matrix: {found}")]
+    Singular {
+        /// The operation.
+        op: &'static str,
+        /// Which matrix, and what showed it singular.
+        found: String,
+    },
+
     /// wgpu reported an error (validation, internal or out of memory) that was caught in an error scope.
     #[error("{op}: GPU error: {message}")]
     Gpu {

@@ -45,6 +45,7 @@
 
 #![warn(missing_docs)]
 
+pub mod array;
 pub mod config;
 pub mod custom;
 pub mod data;

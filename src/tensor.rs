@@ -258,6 +258,12 @@ impl Tensor {
         Ok(bytemuck::pod_collect_to_vec(&raw))
     }
 
+    /// Identifies the buffer (shared by clones and reshaped views), so a kernel binds one
+    /// buffer once however many views of it it reads.
+    pub(crate) fn storage_id(&self) -> usize {
+        Arc::as_ptr(&self.storage) as usize
+    }
+
     pub(crate) fn check_device(&self, device: &Device, op: &'static str) -> Result<()> {
         if self.device().same_as(device) {
             Ok(())

@@ -37,6 +37,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["kernels", "kernels::*", "reference", "reference::*"],
     ),
     ("ops", &["ops", "custom"]),
+    ("arrays", &["array", "array::*"]),
     ("observation", &["telemetry", "telemetry::*"]),
     ("data", &["data", "data::*"]),
     ("training", &["nn", "nn::*"]),

@@ -88,6 +88,9 @@ pub const ACTIVATION: Shader = crate::services::pipeline::shader!("activation");
 /// The optimizer-rule prelude on its own (valid WGSL by itself).
 pub const OPTIM_RULE: Shader = crate::services::pipeline::shader!("optim_rule");
 
+/// The prelude of the generated array kernels (`crate::array`), valid WGSL by itself.
+pub const ARRAY_PRELUDE: Shader = crate::services::pipeline::shader!("array_prelude");
+
 /// The implicit-im2col prelude of the matmul family on its own (valid WGSL by itself).
 pub const IM2COL: Shader = crate::services::pipeline::shader!("im2col");
 

@@ -1,7 +1,7 @@
 //! Every built-in shader and kernel declaration, for validation against the WGSL
 //! (`tests/shaders.rs` checks each entry point's bindings with naga, on the CPU).
 
-use crate::kernels::prelude::{ACTIVATION, IM2COL, OPTIM_RULE};
+use crate::kernels::prelude::{ACTIVATION, ARRAY_PRELUDE, IM2COL, OPTIM_RULE};
 use crate::kernels::{
     attention, attention_cache, attention_unfused, batchnorm, clip, conv2d, elementwise, embedding,
     gather, layernorm, loss, matmul_variant, merge, metric, optim, pool2d, reduce, sample,
@@ -14,6 +14,7 @@ pub const SHADERS: &[Shader] = &[
     ACTIVATION,
     OPTIM_RULE,
     IM2COL,
+    ARRAY_PRELUDE,
     attention::COMMON,
     attention::SHADER,
     attention::SHADER_BACKWARD,

@@ -1,6 +1,7 @@
 //! Shared test helpers: the test device, a seeded RNG, tolerance checks, ragged sizes.
 #![allow(dead_code)] // each test binary uses a different subset of these helpers
 
+pub mod arrays;
 pub mod gpt;
 pub mod layercheck;
 pub mod matmul;

@@ -85,7 +85,10 @@ impl From<suanli::Error> for Fail {
             E::DeviceMismatch { .. } => SUANLI_ERROR_DEVICE_MISMATCH,
             E::Shader { .. } => SUANLI_ERROR_SHADER,
             E::BindingMismatch { .. } => SUANLI_ERROR_BINDING_MISMATCH,
-            E::InvalidArgument { .. } => SUANLI_ERROR_INVALID_ARGUMENT,
+            E::InvalidArgument { .. }
+            | E::IndexOutOfBounds { .. }
+            | E::DType { .. }
+            | E::Singular { .. } => SUANLI_ERROR_INVALID_ARGUMENT,
             E::Gpu { .. } | E::DeviceLost { .. } | E::DeviceRequest { .. } => SUANLI_ERROR_DEVICE,
             E::Timeout { .. } => SUANLI_ERROR_TIMEOUT,
             E::Malformed { .. } | E::Serialize { .. } => SUANLI_ERROR_MALFORMED,

@@ -1,0 +1,257 @@
+//! WGSL generation for array expressions: one kernel per expression shape.
+//!
+//! A [`Plan`] walks an expression once: each operation becomes a `let` in the kernel body,
+//! each array with data a load through its strides (a distinct buffer bound once, however
+//! many views of it the expression reads), each scalar a word of the kernel's metadata. The
+//! source depends on the operations, the dtypes, how many buffers and views are read and the
+//! number of axes, never on extents, strides, offsets or scalar values, which all travel in
+//! the metadata buffer: `x * 2` and `y * 3` of any shape of one rank share one compiled
+//! pipeline (the device's pipeline cache keys on the source).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use crate::array::array::{Array, Expr};
+use crate::array::dtype::DType;
+use crate::array::layout::Layout;
+use crate::array::ops::{convert, zero, PRELUDE};
+use crate::error::Result;
+use crate::tensor::Tensor;
+
+/// Invocations per work-group of the generated kernels.
+pub(crate) const WG: u32 = 256;
+
+/// One read of a buffer through a view (or a position: its offset is the value).
+pub(crate) struct Leaf {
+    /// The view, broadcast to the iteration's full shape.
+    pub layout: Layout,
+}
+
+/// An expression laid out for a kernel.
+pub(crate) struct Plan {
+    /// The distinct buffers read, in binding order.
+    pub buffers: Vec<Tensor>,
+    buffer_ids: Vec<usize>,
+    /// The views read; `o{j}` is view j's element offset in the kernel.
+    pub leaves: Vec<Leaf>,
+    /// Scalar words, read from the metadata at `SB + k`.
+    pub scalars: Vec<u32>,
+    /// The body: one `let` per operation and load.
+    pub body: String,
+    names: HashMap<usize, (String, DType)>,
+    full: Vec<usize>,
+    /// The root's variable and dtype.
+    pub root: (String, DType),
+}
+
+/// A dtype's result made to fit it: narrow integers wrapped back into range.
+fn fit(d: DType, x: String) -> String {
+    match d {
+        DType::Int8 | DType::Int16 | DType::UInt8 | DType::UInt16 => d.wrap(&x),
+        _ => x,
+    }
+}
+
+impl Plan {
+    /// Lays out `root`'s expression, iterated over `full` (the root's shape, or for a
+    /// reduction its operand's).
+    pub fn build(root: &Array, full: &[usize]) -> Result<Plan> {
+        let mut p = Plan {
+            buffers: Vec::new(),
+            buffer_ids: Vec::new(),
+            leaves: Vec::new(),
+            scalars: Vec::new(),
+            body: String::new(),
+            names: HashMap::new(),
+            full: full.to_vec(),
+            root: (String::new(), root.dtype()),
+        };
+        p.root = p.visit(root)?;
+        Ok(p)
+    }
+
+    fn fresh(&self) -> String {
+        format!("v{}", self.names.len())
+    }
+
+    fn visit(&mut self, a: &Array) -> Result<(String, DType)> {
+        let key = Arc::as_ptr(&a.node) as usize;
+        if let Some(v) = self.names.get(&key) {
+            return Ok(v.clone());
+        }
+        let d = a.dtype();
+        let t = d.wgsl();
+        let value = match a.expr() {
+            None => {
+                let s = a.strided()?;
+                let id = s.data.storage_id();
+                let binding = match self.buffer_ids.iter().position(|&b| b == id) {
+                    Some(b) => b,
+                    None => {
+                        self.buffer_ids.push(id);
+                        self.buffers.push(s.data.clone());
+                        self.buffers.len() - 1
+                    }
+                };
+                let j = self.leaves.len();
+                self.leaves.push(Leaf {
+                    layout: s.layout.broadcast_to(&self.full)?,
+                });
+                if t == "u32" {
+                    format!("b{binding}[o{j}]")
+                } else {
+                    format!("bitcast<{t}>(b{binding}[o{j}])")
+                }
+            }
+            Some(Expr::Iota(axis)) => {
+                // A view whose offset is the position: stride 1 along `axis`, 0 elsewhere.
+                let mut strides = vec![0isize; a.ndim()];
+                strides[axis] = 1;
+                let layout = Layout {
+                    shape: a.shape().to_vec(),
+                    strides,
+                    offset: 0,
+                };
+                let j = self.leaves.len();
+                self.leaves.push(Leaf {
+                    layout: layout.broadcast_to(&self.full)?,
+                });
+                format!("i32(o{j})")
+            }
+            Some(Expr::Scalar(w)) => {
+                self.scalars.push(w);
+                let k = self.scalars.len() - 1;
+                format!("bitcast<{t}>(prm[SB + {k}u])")
+            }
+            Some(Expr::Unary(op, ct, x)) => {
+                let (vx, dx) = self.visit(&x)?;
+                fit(d, op.wgsl(ct, &convert(dx, ct, &vx)))
+            }
+            Some(Expr::Binary(op, ct, x, y)) => {
+                let (vx, dx) = self.visit(&x)?;
+                let (vy, dy) = self.visit(&y)?;
+                fit(d, op.wgsl(ct, &convert(dx, ct, &vx), &convert(dy, ct, &vy)))
+            }
+            Some(Expr::Where(c, x, y)) => {
+                let (vc, dc) = self.visit(&c)?;
+                let (vx, dx) = self.visit(&x)?;
+                let (vy, dy) = self.visit(&y)?;
+                format!(
+                    "select({}, {}, {vc} != {})",
+                    convert(dy, d, &vy),
+                    convert(dx, d, &vx),
+                    zero(dc)
+                )
+            }
+            Some(Expr::Cast(x)) => {
+                let (vx, dx) = self.visit(&x)?;
+                convert(dx, d, &vx)
+            }
+        };
+        let name = self.fresh();
+        let _ = writeln!(self.body, "    let {name}: {t} = {value};");
+        self.names.insert(key, (name.clone(), d));
+        Ok((name, d))
+    }
+
+    /// The storage declarations: the read buffers, then `extra` (name, access) in order,
+    /// then the metadata.
+    pub fn bindings(&self, extra: &[(&str, &str)]) -> String {
+        let mut s = String::new();
+        for b in 0..self.buffers.len() {
+            let _ = writeln!(
+                s,
+                "@group(0) @binding({b}) var<storage, read> b{b}: array<u32>;"
+            );
+        }
+        let mut n = self.buffers.len();
+        for (name, access) in extra {
+            let _ = writeln!(
+                s,
+                "@group(0) @binding({n}) var<storage, {access}> {name}: array<u32>;"
+            );
+            n += 1;
+        }
+        let _ = writeln!(
+            s,
+            "@group(0) @binding({n}) var<storage, read> prm: array<u32>;"
+        );
+        s
+    }
+
+    /// The root's value as a device word.
+    pub fn root_word(&self) -> String {
+        let (v, d) = &self.root;
+        if d.wgsl() == "u32" {
+            v.clone()
+        } else {
+            format!("bitcast<u32>({v})")
+        }
+    }
+}
+
+/// `let c{d} = …` for each axis of a `rank`-axis shape whose extents are at `prm[base..]`,
+/// from the linear index `idx`, with variable prefix `c`.
+pub(crate) fn coords(out: &mut String, idx: &str, c: &str, base: usize, rank: usize) {
+    if rank == 0 {
+        return;
+    }
+    let _ = writeln!(out, "    var {c}rem = {idx};");
+    for d in (1..rank).rev() {
+        let _ = writeln!(
+            out,
+            "    let {c}{d} = {c}rem % prm[{}u]; {c}rem = {c}rem / prm[{}u];",
+            base + d,
+            base + d
+        );
+    }
+    let _ = writeln!(out, "    let {c}0 = {c}rem;");
+}
+
+/// `Σ c{d} · stride` over axes whose strides are at `prm[base..]`, as an i32 expression.
+pub(crate) fn dot(c: &str, base: usize, rank: usize) -> String {
+    let mut s = String::new();
+    for d in 0..rank {
+        let _ = write!(s, " + i32({c}{d}) * bitcast<i32>(prm[{}u])", base + d);
+    }
+    s
+}
+
+/// The elementwise kernel: one invocation per element of the (coalesced, `rank`-axis)
+/// iteration shape, writing the root into `out` through its own strides.
+///
+/// Metadata: `[n, shape[rank], out offset, out strides[rank], per view: offset,
+/// strides[rank], scalars…]`.
+pub(crate) fn elementwise_source(plan: &Plan, rank: usize) -> String {
+    let per = 1 + rank;
+    let out_base = 1 + rank;
+    let leaf_base = |j: usize| out_base + per * (1 + j);
+    let sb = leaf_base(plan.leaves.len());
+    let mut s = plan.bindings(&[("out", "read_write")]);
+    let _ = writeln!(s, "const SB: u32 = {sb}u;");
+    s.push_str(PRELUDE);
+    let _ = writeln!(
+        s,
+        "@compute @workgroup_size({WG})\nfn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{"
+    );
+    let _ = writeln!(s, "    let i = gid.x + gid.y * nwg.x * {WG}u;");
+    let _ = writeln!(s, "    if (i >= prm[0]) {{ return; }}");
+    coords(&mut s, "i", "c", 1, rank);
+    let _ = writeln!(
+        s,
+        "    let oo = u32(i32(prm[{out_base}u]){});",
+        dot("c", out_base + 1, rank)
+    );
+    for j in 0..plan.leaves.len() {
+        let b = leaf_base(j);
+        let _ = writeln!(
+            s,
+            "    let o{j} = u32(i32(prm[{b}u]){});",
+            dot("c", b + 1, rank)
+        );
+    }
+    s.push_str(&plan.body);
+    let _ = writeln!(s, "    out[oo] = {};\n}}", plan.root_word());
+    s
+}

@@ -1,0 +1,38 @@
+//! N-dimensional arrays on a device, for array computing beyond training (NumPy/CuPy
+//! style, the Python array API standard's operations): dtypes, strided views, broadcasting,
+//! elementwise expressions fused into generated kernels, and reductions.
+//!
+//! | module | what it is |
+//! |---|---|
+//! | `dtype` | the dtypes, their device words and host bytes, type promotion |
+//! | `layout` | shapes, strides and offsets: views, broadcasting, indexing, coalescing axes |
+//! | `ops` | the elementwise operations: dtypes in and out, their WGSL, the prelude |
+//! | `array` | the `Array` type: data, or a lazy expression over other arrays |
+//! | `codegen` | an expression laid out as a kernel, and the elementwise kernel's source |
+//! | `eval` | running generated kernels (the elementwise one into a buffer or a view) |
+//! | `elementwise` | building expressions: result dtypes, broadcasting, scalars, `where`, casts |
+//! | `views` | indexing, transposes, broadcasts, reshapes, copies, assignment; `Tensor` |
+//! | `reduce` | reductions over axes, fused with their operand's expression |
+//! | `create` | host data in and out, and the creation functions |
+//! | `methods` | the named elementwise methods |
+//!
+//! `docs/ARRAYS.md` says what is supported and how it differs from NumPy.
+
+#[allow(clippy::module_inception)] // the type's own file, as `tensor` holds `Tensor`
+pub mod array;
+pub(crate) mod codegen;
+pub mod create;
+pub mod dtype;
+pub mod elementwise;
+pub(crate) mod eval;
+pub mod layout;
+pub mod methods;
+pub mod ops;
+pub mod reduce;
+pub mod views;
+
+pub use array::{Array, Scalar};
+pub use dtype::{promote, DType};
+pub use layout::Index;
+pub use ops::{Binary, Unary};
+pub use reduce::Reduce;

@@ -1,0 +1,461 @@
+//! The elementwise operations: which dtypes each takes, the dtype it gives, and its WGSL.
+//!
+//! An operation's WGSL is an expression over its operands' device words (already converted
+//! to the type it computes in). Narrow integers are wrapped back into range afterwards
+//! (`DType::wrap`). Where WGSL's builtin differs from the standard's special cases (NaN in
+//! `maximum`, `pow` of a negative base, division by zero for integers), a prelude function
+//! gives the standard's answer; `docs/ARRAYS.md` lists what remains different.
+
+use crate::array::dtype::{promote, DType, Kind};
+use crate::error::{Error, Result};
+use crate::kernels::prelude::ARRAY_PRELUDE;
+
+/// Operations of one array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)] // the standard's names say what each is
+pub enum Unary {
+    Negative,
+    Positive,
+    Abs,
+    Sign,
+    Square,
+    Sqrt,
+    Exp,
+    Expm1,
+    Log,
+    Log1p,
+    Log2,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Tanh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    IsNan,
+    IsInf,
+    IsFinite,
+    Signbit,
+    LogicalNot,
+    BitwiseInvert,
+}
+
+/// Operations of two arrays (broadcast against each other).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum Binary {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    FloorDivide,
+    Remainder,
+    Pow,
+    Maximum,
+    Minimum,
+    Equal,
+    NotEqual,
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+    LogicalAnd,
+    LogicalOr,
+    LogicalXor,
+    BitwiseAnd,
+    BitwiseOr,
+    BitwiseXor,
+    BitwiseLeftShift,
+    BitwiseRightShift,
+    Atan2,
+    Copysign,
+    Hypot,
+    Logaddexp,
+}
+
+impl Unary {
+    /// The standard's name.
+    pub fn name(self) -> &'static str {
+        use Unary::*;
+        match self {
+            Negative => "negative",
+            Positive => "positive",
+            Abs => "abs",
+            Sign => "sign",
+            Square => "square",
+            Sqrt => "sqrt",
+            Exp => "exp",
+            Expm1 => "expm1",
+            Log => "log",
+            Log1p => "log1p",
+            Log2 => "log2",
+            Log10 => "log10",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            Asin => "asin",
+            Acos => "acos",
+            Atan => "atan",
+            Sinh => "sinh",
+            Cosh => "cosh",
+            Tanh => "tanh",
+            Asinh => "asinh",
+            Acosh => "acosh",
+            Atanh => "atanh",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round => "round",
+            Trunc => "trunc",
+            IsNan => "isnan",
+            IsInf => "isinf",
+            IsFinite => "isfinite",
+            Signbit => "signbit",
+            LogicalNot => "logical_not",
+            BitwiseInvert => "bitwise_invert",
+        }
+    }
+
+    /// The operation of a standard name.
+    pub fn from_name(name: &str) -> Option<Unary> {
+        Unary::ALL.into_iter().find(|u| u.name() == name)
+    }
+
+    /// Every unary operation.
+    pub const ALL: [Unary; 34] = {
+        use Unary::*;
+        [
+            Negative,
+            Positive,
+            Abs,
+            Sign,
+            Square,
+            Sqrt,
+            Exp,
+            Expm1,
+            Log,
+            Log1p,
+            Log2,
+            Log10,
+            Sin,
+            Cos,
+            Tan,
+            Asin,
+            Acos,
+            Atan,
+            Sinh,
+            Cosh,
+            Tanh,
+            Asinh,
+            Acosh,
+            Atanh,
+            Floor,
+            Ceil,
+            Round,
+            Trunc,
+            IsNan,
+            IsInf,
+            IsFinite,
+            Signbit,
+            LogicalNot,
+            BitwiseInvert,
+        ]
+    };
+
+    fn transcendental(self) -> bool {
+        use Unary::*;
+        matches!(
+            self,
+            Sqrt | Exp
+                | Expm1
+                | Log
+                | Log1p
+                | Log2
+                | Log10
+                | Sin
+                | Cos
+                | Tan
+                | Asin
+                | Acos
+                | Atan
+                | Sinh
+                | Cosh
+                | Tanh
+                | Asinh
+                | Acosh
+                | Atanh
+        )
+    }
+
+    /// The dtype the operand is converted to before the operation, and the result's dtype.
+    pub fn dtypes(self, x: DType) -> Result<(DType, DType)> {
+        use Unary::*;
+        let refuse = |expected: &str| {
+            Err(Error::DType {
+                op: self.name(),
+                expected: expected.into(),
+                found: x.name().into(),
+            })
+        };
+        Ok(match self {
+            _ if self.transcendental() => (DType::Float32, DType::Float32),
+            Negative | Abs | Sign | Square | Positive if x == DType::Bool => {
+                return refuse("a numeric dtype")
+            }
+            Negative | Positive | Abs | Sign | Square | Floor | Ceil | Round | Trunc => (x, x),
+            IsNan | IsInf | IsFinite => (x, DType::Bool),
+            Signbit if x.is_float() => (x, DType::Bool),
+            Signbit => return refuse("a floating-point dtype"),
+            LogicalNot => (x, DType::Bool),
+            BitwiseInvert if x.is_float() => return refuse("an integer or boolean dtype"),
+            BitwiseInvert => (x, x),
+            _ => unreachable!("every case above"),
+        })
+    }
+
+    /// WGSL for the operation on `a` (a word of the computing dtype `t`).
+    pub(crate) fn wgsl(self, t: DType, a: &str) -> String {
+        use Unary::*;
+        let k = t.kind();
+        match self {
+            Negative if k == Kind::Unsigned => format!("(0u - {a})"),
+            Negative => format!("(-{a})"),
+            Positive => a.to_string(),
+            Abs if k == Kind::Unsigned => a.to_string(),
+            Abs => format!("abs({a})"),
+            Sign => match k {
+                Kind::Float => format!("select(sign({a}), {a}, is_nan({a}))"),
+                Kind::Signed => format!("sign({a})"),
+                _ => format!("select(0u, 1u, {a} > 0u)"),
+            },
+            Square => format!("({a} * {a})"),
+            Sqrt => format!("sqrt({a})"),
+            Exp => format!("exp({a})"),
+            Expm1 => format!("expm1_({a})"),
+            Log => format!("log({a})"),
+            Log1p => format!("log1p_({a})"),
+            Log2 => format!("log2({a})"),
+            Log10 => format!("(log2({a}) * 0.30102999566398120)"),
+            Sin => format!("sin({a})"),
+            Cos => format!("cos({a})"),
+            Tan => format!("tan({a})"),
+            Asin => format!("asin_({a})"),
+            Acos => format!("acos_({a})"),
+            Atan => format!("atan_({a})"),
+            Sinh => format!("sinh({a})"),
+            Cosh => format!("cosh({a})"),
+            Tanh => format!("tanh({a})"),
+            Asinh => format!("asinh({a})"),
+            Acosh => format!("acosh({a})"),
+            Atanh => format!("atanh({a})"),
+            Floor | Ceil | Round | Trunc if k != Kind::Float => a.to_string(),
+            Floor => format!("floor({a})"),
+            Ceil => format!("ceil({a})"),
+            Round => format!("round({a})"),
+            Trunc => format!("trunc({a})"),
+            IsNan if k == Kind::Float => format!("u32(is_nan({a}))"),
+            IsInf if k == Kind::Float => format!("u32(is_inf({a}))"),
+            IsFinite if k == Kind::Float => format!("u32(!is_nan({a}) && !is_inf({a}))"),
+            IsNan | IsInf => "0u".into(),
+            IsFinite => "1u".into(),
+            Signbit => format!("(bitcast<u32>({a}) >> 31u)"),
+            LogicalNot => format!("u32({a} == {})", zero(t)),
+            BitwiseInvert if t == DType::Bool => format!("(1u - {a})"),
+            BitwiseInvert => format!("(~{a})"),
+        }
+    }
+}
+
+impl Binary {
+    /// The standard's name.
+    pub fn name(self) -> &'static str {
+        use Binary::*;
+        match self {
+            Add => "add",
+            Subtract => "subtract",
+            Multiply => "multiply",
+            Divide => "divide",
+            FloorDivide => "floor_divide",
+            Remainder => "remainder",
+            Pow => "pow",
+            Maximum => "maximum",
+            Minimum => "minimum",
+            Equal => "equal",
+            NotEqual => "not_equal",
+            Less => "less",
+            LessEqual => "less_equal",
+            Greater => "greater",
+            GreaterEqual => "greater_equal",
+            LogicalAnd => "logical_and",
+            LogicalOr => "logical_or",
+            LogicalXor => "logical_xor",
+            BitwiseAnd => "bitwise_and",
+            BitwiseOr => "bitwise_or",
+            BitwiseXor => "bitwise_xor",
+            BitwiseLeftShift => "bitwise_left_shift",
+            BitwiseRightShift => "bitwise_right_shift",
+            Atan2 => "atan2",
+            Copysign => "copysign",
+            Hypot => "hypot",
+            Logaddexp => "logaddexp",
+        }
+    }
+
+    /// Every binary operation.
+    pub const ALL: [Binary; 27] = {
+        use Binary::*;
+        [
+            Add,
+            Subtract,
+            Multiply,
+            Divide,
+            FloorDivide,
+            Remainder,
+            Pow,
+            Maximum,
+            Minimum,
+            Equal,
+            NotEqual,
+            Less,
+            LessEqual,
+            Greater,
+            GreaterEqual,
+            LogicalAnd,
+            LogicalOr,
+            LogicalXor,
+            BitwiseAnd,
+            BitwiseOr,
+            BitwiseXor,
+            BitwiseLeftShift,
+            BitwiseRightShift,
+            Atan2,
+            Copysign,
+            Hypot,
+            Logaddexp,
+        ]
+    };
+
+    /// The operation of a standard name.
+    pub fn from_name(name: &str) -> Option<Binary> {
+        Binary::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// The dtype both operands are converted to, and the result's dtype.
+    pub fn dtypes(self, a: DType, b: DType) -> Result<(DType, DType)> {
+        use Binary::*;
+        let refuse = |expected: &str| {
+            Err(Error::DType {
+                op: self.name(),
+                expected: expected.into(),
+                found: format!("{a} and {b}"),
+            })
+        };
+        let p = promote(a, b)?;
+        Ok(match self {
+            Add | Subtract | Multiply | FloorDivide | Remainder | Pow | Maximum | Minimum
+                if p == DType::Bool =>
+            {
+                return refuse("numeric dtypes")
+            }
+            Add | Subtract | Multiply | FloorDivide | Remainder | Pow | Maximum | Minimum => (p, p),
+            Divide | Atan2 | Copysign | Hypot | Logaddexp => (DType::Float32, DType::Float32),
+            Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual => (p, DType::Bool),
+            LogicalAnd | LogicalOr | LogicalXor => (p, DType::Bool),
+            BitwiseAnd | BitwiseOr | BitwiseXor if p.is_float() => {
+                return refuse("integer or boolean dtypes")
+            }
+            BitwiseAnd | BitwiseOr | BitwiseXor => (p, p),
+            BitwiseLeftShift | BitwiseRightShift if !p.is_integer() => {
+                return refuse("integer dtypes")
+            }
+            BitwiseLeftShift | BitwiseRightShift => (p, p),
+        })
+    }
+
+    /// WGSL for the operation on `a` and `b` (words of the computing dtype `t`).
+    pub(crate) fn wgsl(self, t: DType, a: &str, b: &str) -> String {
+        use Binary::*;
+        let k = t.kind();
+        let s = wgsl_suffix(t);
+        match self {
+            Add => format!("({a} + {b})"),
+            Subtract => format!("({a} - {b})"),
+            Multiply => format!("({a} * {b})"),
+            Divide => format!("({a} / {b})"),
+            FloorDivide => format!("floor_divide_{s}({a}, {b})"),
+            Remainder => format!("remainder_{s}({a}, {b})"),
+            Pow => format!("pow_{s}({a}, {b})"),
+            Maximum if k == Kind::Float => format!("maximum_f32({a}, {b})"),
+            Minimum if k == Kind::Float => format!("minimum_f32({a}, {b})"),
+            Maximum => format!("max({a}, {b})"),
+            Minimum => format!("min({a}, {b})"),
+            Equal => format!("u32({a} == {b})"),
+            NotEqual => format!("u32({a} != {b})"),
+            Less => format!("u32({a} < {b})"),
+            LessEqual => format!("u32({a} <= {b})"),
+            Greater => format!("u32({a} > {b})"),
+            GreaterEqual => format!("u32({a} >= {b})"),
+            LogicalAnd => format!("u32({a} != {z} && {b} != {z})", z = zero(t)),
+            LogicalOr => format!("u32({a} != {z} || {b} != {z})", z = zero(t)),
+            LogicalXor => format!("u32(({a} != {z}) != ({b} != {z}))", z = zero(t)),
+            BitwiseAnd => format!("({a} & {b})"),
+            BitwiseOr => format!("({a} | {b})"),
+            BitwiseXor => format!("({a} ^ {b})"),
+            BitwiseLeftShift => format!("shl_{s}({a}, {b}, {}u)", t.bits()),
+            BitwiseRightShift => format!("shr_{s}({a}, {b})"),
+            Atan2 => format!("atan2_({a}, {b})"),
+            Copysign => format!(
+                "bitcast<f32>((bitcast<u32>({a}) & 0x7fffffffu) | (bitcast<u32>({b}) & 0x80000000u))"
+            ),
+            Hypot => format!("hypot_({a}, {b})"),
+            Logaddexp => format!("logaddexp_({a}, {b})"),
+        }
+    }
+}
+
+fn wgsl_suffix(t: DType) -> &'static str {
+    t.wgsl()
+}
+
+/// WGSL's zero of a dtype's word type.
+pub(crate) fn zero(t: DType) -> &'static str {
+    match t.kind() {
+        Kind::Float => "0.0",
+        Kind::Signed => "0i",
+        _ => "0u",
+    }
+}
+
+/// WGSL converting `a`, a word of dtype `from`, to a word of dtype `to` (wrapped to range).
+pub(crate) fn convert(from: DType, to: DType, a: &str) -> String {
+    if from == to {
+        return a.to_string();
+    }
+    let raw = match (from.kind(), to.kind()) {
+        // NaN is true, as in NumPy: test the bits, not `!= 0.0` (compilers may assume no NaN).
+        (Kind::Float, Kind::Bool) => format!("u32((bitcast<u32>({a}) & 0x7fffffffu) != 0u)"),
+        (_, Kind::Bool) => format!("u32({a} != {})", zero(from)),
+        (Kind::Float, Kind::Signed) => format!("f32_to_i32({a})"),
+        (Kind::Float, Kind::Unsigned) => format!("f32_to_u32({a})"),
+        _ => format!("{}({a})", to.wgsl()),
+    };
+    if to == DType::Bool {
+        raw
+    } else {
+        to.wrap(&raw)
+    }
+}
+
+/// Functions the generated kernels call (`shaders/array_prelude.wgsl`): the standard's
+/// answers where a WGSL builtin's differ, and the integer forms of floor division,
+/// remainder, power and shifts.
+pub(crate) const PRELUDE: &str = ARRAY_PRELUDE.source;

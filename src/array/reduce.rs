@@ -1,0 +1,416 @@
+//! Reductions over any set of axes: `sum`, `prod`, `min`, `max`, `any`, `all`, `argmin`,
+//! `argmax`, and `mean`, `var`, `std` built on them.
+//!
+//! The operand's expression is evaluated inside the reduction's loop (CuPy's reduction
+//! kernels do the same), so `sum((x - m) ** 2)` reads `x` once and writes nothing else. Each
+//! output is reduced by one invocation in a fixed order; when there are few outputs and
+//! many elements each, the elements are split into chunks reduced in parallel and the
+//! chunks' results combined in chunk order by a second kernel. The order depends only on
+//! the shape, so a result is the same every run. Float sums are compensated (Kahan), so a
+//! long serial run does not lose what pairwise summation would keep.
+
+use std::fmt::Write as _;
+
+use crate::array::array::{Array, Strided};
+use crate::array::codegen::{coords, dot, Plan, WG};
+use crate::array::dtype::{DType, Kind};
+use crate::array::eval::{alloc_words, launch, word};
+use crate::array::layout::{coalesce, numel, Layout};
+use crate::array::ops::{convert, Binary, Unary, PRELUDE};
+use crate::error::{Error, Result};
+
+/// A reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reduce {
+    /// Σ.
+    Sum,
+    /// Π.
+    Prod,
+    /// The smallest (NaN if any is NaN).
+    Min,
+    /// The largest (NaN if any is NaN).
+    Max,
+    /// Whether any is nonzero.
+    Any,
+    /// Whether all are nonzero.
+    All,
+    /// The position of the first smallest (of the first NaN).
+    ArgMin,
+    /// The position of the first largest (of the first NaN).
+    ArgMax,
+}
+
+impl Reduce {
+    fn name(self) -> &'static str {
+        match self {
+            Reduce::Sum => "sum",
+            Reduce::Prod => "prod",
+            Reduce::Min => "min",
+            Reduce::Max => "max",
+            Reduce::Any => "any",
+            Reduce::All => "all",
+            Reduce::ArgMin => "argmin",
+            Reduce::ArgMax => "argmax",
+        }
+    }
+
+    fn is_arg(self) -> bool {
+        matches!(self, Reduce::ArgMin | Reduce::ArgMax)
+    }
+
+    /// The dtype accumulated in (for arg reductions: of the value compared).
+    fn acc_dtype(self, x: DType) -> DType {
+        match self {
+            Reduce::Sum | Reduce::Prod => match x.kind() {
+                Kind::Bool | Kind::Signed => DType::Int32,
+                Kind::Unsigned => DType::UInt32,
+                Kind::Float => x,
+            },
+            Reduce::Any | Reduce::All => DType::Bool,
+            _ => x,
+        }
+    }
+
+    /// WGSL declaring the accumulator (`acc`, with `comp` and `idx` where used).
+    fn init(self, t: DType) -> String {
+        let w = t.wgsl();
+        let (one, zero) = match t.kind() {
+            Kind::Float => ("1.0", "0.0"),
+            Kind::Signed => ("1i", "0i"),
+            _ => ("1u", "0u"),
+        };
+        let v = match self {
+            Reduce::Sum | Reduce::Any => zero,
+            Reduce::Prod | Reduce::All => one,
+            _ => zero,
+        };
+        format!("    var acc: {w} = {v};\n    var comp: {w} = {zero};\n    var idx: u32 = 0xffffffffu;\n")
+    }
+
+    /// WGSL folding value `v` at position `r` into the accumulator. The compensated sum
+    /// reads its partial sum through an XOR with `ZERO`, a word of the metadata the compiler
+    /// cannot know is 0: shader compilers may treat float arithmetic as associative (Mesa's
+    /// NIR rewrites `(a + b) - a` to `b` unless told otherwise) and would erase the
+    /// compensation (a 1e5-element sum was off by 51 ulps until this).
+    fn step(self, t: DType, v: &str, r: &str) -> String {
+        let float = t.kind() == Kind::Float;
+        match self {
+            Reduce::Sum if float => format!(
+                "    {{ let y = {v} - comp; let s = acc + y; if (is_inf(s) || is_nan(s)) {{ acc = s; comp = 0.0; }} else {{ comp = (bitcast<f32>(bitcast<u32>(s) ^ ZERO) - acc) - y; acc = s; }} }}\n"
+            ),
+            Reduce::Sum => format!("    acc = {};\n", t.wrap(&format!("acc + {v}"))),
+            Reduce::Prod => format!("    acc = acc * {v};\n"),
+            Reduce::Min if float => format!("    acc = select(minimum_f32(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n"),
+            Reduce::Max if float => format!("    acc = select(maximum_f32(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n"),
+            Reduce::Min => format!("    acc = select(min(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n"),
+            Reduce::Max => format!("    acc = select(max(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n"),
+            Reduce::Any => format!("    acc = acc | {v};\n"),
+            Reduce::All => format!("    acc = acc & {v};\n"),
+            Reduce::ArgMin | Reduce::ArgMax => {
+                let better = if self == Reduce::ArgMax { ">" } else { "<" };
+                let nan = if float {
+                    format!("(!is_nan(acc) && (is_nan({v}) || {v} {better} acc))")
+                } else {
+                    format!("({v} {better} acc)")
+                };
+                format!("    if (idx == 0xffffffffu || {nan}) {{ acc = {v}; idx = {r}; }}\n")
+            }
+        }
+    }
+}
+
+/// The axes a reduction names, checked and sorted (None: every axis).
+pub(crate) fn normalize_axes(
+    op: &'static str,
+    ndim: usize,
+    axes: Option<&[isize]>,
+) -> Result<Vec<usize>> {
+    let Some(axes) = axes else {
+        return Ok((0..ndim).collect());
+    };
+    let mut out: Vec<usize> = Vec::new();
+    for &a in axes {
+        let b = if a < 0 { a + ndim as isize } else { a };
+        if b < 0 || b >= ndim as isize {
+            return Err(Error::IndexOutOfBounds {
+                op,
+                expected: format!("an axis in -{ndim}..{ndim}"),
+                found: a.to_string(),
+            });
+        }
+        if out.contains(&(b as usize)) {
+            return Err(Error::InvalidArgument {
+                op,
+                name: "axis",
+                expected: "each axis at most once".into(),
+                found: format!("{axes:?}"),
+            });
+        }
+        out.push(b as usize);
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+impl Array {
+    /// Reduces over `axes` (None: all), keeping them as extent 1 when `keepdims`.
+    pub fn reduce(&self, op: Reduce, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
+        let name = op.name();
+        let axes = normalize_axes(name, self.ndim(), axes)?;
+        if op.is_arg() && axes.len() > 1 && axes.len() != self.ndim() {
+            return Err(Error::InvalidArgument {
+                op: name,
+                name: "axis",
+                expected: "one axis, or none (the flattened array)".into(),
+                found: format!("{axes:?}"),
+            });
+        }
+        let x = if op == Reduce::Any || op == Reduce::All {
+            self.astype(DType::Bool)?
+        } else {
+            self.clone()
+        };
+        let shape = x.shape().to_vec();
+        let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
+        let kshape: Vec<usize> = kept.iter().map(|&a| shape[a]).collect();
+        let rshape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+        let out_shape: Vec<usize> = if keepdims {
+            (0..shape.len())
+                .map(|a| if axes.contains(&a) { 1 } else { shape[a] })
+                .collect()
+        } else {
+            kshape.clone()
+        };
+        let n_out = numel(&kshape);
+        let r = numel(&rshape);
+        let acc = op.acc_dtype(x.dtype());
+        let out_dtype = if op.is_arg() { DType::Int32 } else { acc };
+        if r == 0 && n_out > 0 {
+            return match op {
+                Reduce::Sum | Reduce::Any => Array::zeros(x.device(), &out_shape, out_dtype),
+                Reduce::Prod | Reduce::All => Array::ones(x.device(), &out_shape, out_dtype),
+                _ => Err(Error::InvalidArgument {
+                    op: name,
+                    name: "x",
+                    expected: "a reduction over at least one element (it has no identity)".into(),
+                    found: format!("shape {:?} over axes {axes:?}", self.shape()),
+                }),
+            };
+        }
+        let device = x.device().clone();
+        if n_out == 0 {
+            return Array::empty(&device, &out_shape, out_dtype);
+        }
+        let plan = Plan::build(&x, &shape)?;
+        let kstr: Vec<Vec<isize>> = plan
+            .leaves
+            .iter()
+            .map(|l| kept.iter().map(|&a| l.layout.strides[a]).collect())
+            .collect();
+        let rstr: Vec<Vec<isize>> = plan
+            .leaves
+            .iter()
+            .map(|l| axes.iter().map(|&a| l.layout.strides[a]).collect())
+            .collect();
+        let (ck, ckstr) = coalesce(&kshape, &kstr);
+        let (cr, crstr) = coalesce(&rshape, &rstr);
+        // Chunks: enough invocations to fill a device when there are few outputs.
+        let per_out_max = (16384 / n_out).max(1);
+        let mut chunks = r.div_ceil(1024).clamp(1, per_out_max);
+        let len = r.div_ceil(chunks);
+        chunks = r.div_ceil(len);
+        let (rk, rr) = (ck.len(), cr.len());
+        let mut meta: Vec<u32> = vec![
+            (n_out * chunks) as u32,
+            chunks as u32,
+            len as u32,
+            r as u32,
+            0,
+        ];
+        let kbase = meta.len();
+        meta.extend(ck.iter().map(|&d| d as u32));
+        let rbase = meta.len();
+        meta.extend(cr.iter().map(|&d| d as u32));
+        let mut leaf_bases = Vec::new();
+        for ((leaf, ks), rs) in plan.leaves.iter().zip(&ckstr).zip(&crstr) {
+            leaf_bases.push(meta.len());
+            meta.push(leaf.layout.offset as u32);
+            meta.extend(ks.iter().map(|&s| word(s)));
+            meta.extend(rs.iter().map(|&s| word(s)));
+        }
+        let sb = meta.len();
+        meta.extend(&plan.scalars);
+
+        let mut s = plan.bindings(&[("sv", "read_write"), ("si", "read_write")]);
+        let _ = writeln!(s, "const SB: u32 = {sb}u;");
+        s.push_str(PRELUDE);
+        let _ = writeln!(s, "var<private> ZERO: u32;");
+        let _ = writeln!(
+            s,
+            "@compute @workgroup_size({WG})\nfn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{"
+        );
+        let _ = writeln!(s, "    let t = gid.x + gid.y * nwg.x * {WG}u;");
+        let _ = writeln!(s, "    if (t >= prm[0]) {{ return; }}\n    ZERO = prm[4];");
+        let _ = writeln!(s, "    let o = t / prm[1];\n    let ch = t % prm[1];");
+        coords(&mut s, "o", "k", kbase, rk);
+        for (j, &b) in leaf_bases.iter().enumerate() {
+            let _ = writeln!(s, "    let bo{j} = i32(prm[{b}u]){};", dot("k", b + 1, rk));
+        }
+        s.push_str(&op.init(acc));
+        let _ = writeln!(
+            s,
+            "    let r0 = ch * prm[2];\n    let r1 = min(r0 + prm[2], prm[3]);"
+        );
+        let _ = writeln!(s, "    for (var rr: u32 = r0; rr < r1; rr = rr + 1u) {{");
+        coords(&mut s, "rr", "q", rbase, rr);
+        for (j, &b) in leaf_bases.iter().enumerate() {
+            let _ = writeln!(s, "    let o{j} = u32(bo{j}{});", dot("q", b + 1 + rk, rr));
+        }
+        s.push_str(&plan.body);
+        let (v, vd) = &plan.root;
+        let v = convert(*vd, acc, v);
+        s.push_str(&op.step(acc, &v, "rr"));
+        let _ = writeln!(s, "    }}");
+        let w = if acc.wgsl() == "u32" {
+            "acc".to_string()
+        } else {
+            "bitcast<u32>(acc)".into()
+        };
+        let _ = writeln!(s, "    sv[t] = {w};\n    si[t] = idx;\n}}");
+
+        let sv = alloc_words(&device, n_out * chunks)?;
+        let si = alloc_words(&device, if op.is_arg() { n_out * chunks } else { 1 })?;
+        launch(
+            &device,
+            "array_reduce",
+            &s,
+            &plan.buffers,
+            &[&sv, &si],
+            &meta,
+            (n_out * chunks) as u64,
+        )?;
+        let (sv, si) = if chunks > 1 {
+            combine(&device, op, acc, &sv, &si, n_out, chunks)?
+        } else {
+            (sv, si)
+        };
+        let data = if op.is_arg() { si } else { sv };
+        Ok(Array::from_strided(
+            &device,
+            out_dtype,
+            Strided {
+                data,
+                layout: Layout::contiguous(&out_shape),
+            },
+        ))
+    }
+
+    /// Σ over `axes`.
+    pub fn sum(&self, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
+        self.reduce(Reduce::Sum, axes, keepdims)
+    }
+
+    /// The mean over `axes` (integers are averaged as float32).
+    pub fn mean(&self, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
+        let ax = normalize_axes("mean", self.ndim(), axes)?;
+        let count: usize = ax.iter().map(|&a| self.shape()[a]).product();
+        let x = self.astype(DType::Float32)?;
+        x.sum(axes, keepdims)?
+            .binary_scalar(Binary::Divide, (count as f64).into())
+    }
+
+    /// The variance over `axes`, dividing by `N - correction` (two passes: the mean, then
+    /// the squared deviations, fused into the second reduction's loop).
+    pub fn var(&self, axes: Option<&[isize]>, correction: f64, keepdims: bool) -> Result<Array> {
+        let ax = normalize_axes("var", self.ndim(), axes)?;
+        let count: usize = ax.iter().map(|&a| self.shape()[a]).product();
+        let x = self.astype(DType::Float32)?;
+        let m = x.mean(axes, true)?;
+        m.eval()?;
+        let d = x.binary(Binary::Subtract, &m)?;
+        d.binary(Binary::Multiply, &d)?
+            .sum(axes, keepdims)?
+            .binary_scalar(Binary::Divide, (count as f64 - correction).into())
+    }
+
+    /// The standard deviation over `axes`.
+    pub fn std(&self, axes: Option<&[isize]>, correction: f64, keepdims: bool) -> Result<Array> {
+        self.var(axes, correction, keepdims)?.unary(Unary::Sqrt)
+    }
+}
+
+/// The second pass: each output's chunk results combined in chunk order.
+fn combine(
+    device: &crate::runtime::Device,
+    op: Reduce,
+    acc: DType,
+    sv: &crate::tensor::Tensor,
+    si: &crate::tensor::Tensor,
+    n_out: usize,
+    chunks: usize,
+) -> Result<(crate::tensor::Tensor, crate::tensor::Tensor)> {
+    let w = acc.wgsl();
+    let load = if w == "u32" {
+        "pv[p]".to_string()
+    } else {
+        format!("bitcast<{w}>(pv[p])")
+    };
+    let mut s = String::new();
+    // The chunks' indices are read only by arg reductions (an unused binding is an error).
+    let arg = op.is_arg();
+    let reads: Vec<crate::tensor::Tensor> = if arg {
+        vec![sv.clone(), si.clone()]
+    } else {
+        vec![sv.clone()]
+    };
+    let mut b = 0;
+    for (name, access) in [
+        ("pv", "read"),
+        ("pi", "read"),
+        ("sv", "read_write"),
+        ("si", "read_write"),
+        ("prm", "read"),
+    ] {
+        if name == "pi" && !arg {
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "@group(0) @binding({b}) var<storage, {access}> {name}: array<u32>;"
+        );
+        b += 1;
+    }
+    s.push_str(PRELUDE);
+    let _ = writeln!(s, "var<private> ZERO: u32;");
+    let _ = writeln!(
+        s,
+        "@compute @workgroup_size({WG})\nfn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{"
+    );
+    let _ = writeln!(s, "    let o = gid.x + gid.y * nwg.x * {WG}u;");
+    let _ = writeln!(s, "    if (o >= prm[0]) {{ return; }}\n    ZERO = prm[2];");
+    s.push_str(&op.init(acc));
+    let _ = writeln!(s, "    for (var c: u32 = 0u; c < prm[1]; c = c + 1u) {{");
+    let _ = writeln!(s, "    let p = o * prm[1] + c;");
+    // A chunk's sum or minimum folds in like a value; an arg chunk brings its index.
+    s.push_str(&op.step(acc, &load, if arg { "pi[p]" } else { "c" }));
+    let _ = writeln!(s, "    }}");
+    let wv = if w == "u32" {
+        "acc".to_string()
+    } else {
+        "bitcast<u32>(acc)".into()
+    };
+    let _ = writeln!(s, "    sv[o] = {wv};\n    si[o] = idx;\n}}");
+    let rv = alloc_words(device, n_out)?;
+    let ri = alloc_words(device, if op.is_arg() { n_out } else { 1 })?;
+    let meta = [n_out as u32, chunks as u32, 0];
+    launch(
+        device,
+        "array_reduce_combine",
+        &s,
+        &reads,
+        &[&rv, &ri],
+        &meta,
+        n_out as u64,
+    )?;
+    Ok((rv, ri))
+}

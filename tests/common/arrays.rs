@@ -1,0 +1,248 @@
+//! f64 references for the array operations, and value generators per dtype.
+
+use suanli::array::{Array, Binary, DType, Unary};
+use suanli::Device;
+
+/// A value as `dtype` holds it: floats rounded to f32, integers wrapped, bools 0/1.
+pub fn fit(d: DType, v: f64) -> f64 {
+    match d {
+        DType::Float32 => v as f32 as f64,
+        DType::Bool => (v != 0.0) as u8 as f64,
+        _ => {
+            if v.is_nan() {
+                return 0.0;
+            }
+            let bits = match d {
+                DType::Int8 | DType::UInt8 => 8,
+                DType::Int16 | DType::UInt16 => 16,
+                _ => 32,
+            };
+            let i = v.trunc() as i64;
+            let m = 1i64 << bits;
+            let u = i.rem_euclid(m);
+            let signed = matches!(d, DType::Int8 | DType::Int16 | DType::Int32);
+            if signed && u >= m / 2 {
+                (u - m) as f64
+            } else {
+                u as f64
+            }
+        }
+    }
+}
+
+/// `n` random values valid for `dtype`, drawn from `[lo, hi]` (integers: whole numbers).
+pub fn values(d: DType, n: usize, seed: u64, lo: f64, hi: f64) -> Vec<f64> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let u = (s >> 11) as f64 / (1u64 << 53) as f64;
+            let v = lo + (hi - lo) * u;
+            if d.is_float() {
+                v as f32 as f64
+            } else {
+                let (a, b) = d.range();
+                v.round().clamp(a, b)
+            }
+        })
+        .collect()
+}
+
+/// Uploads `vals` as `d` with `shape`.
+pub fn upload(dev: &Device, d: DType, vals: &[f64], shape: &[usize]) -> Array {
+    Array::from_f64(dev, vals, shape, d).unwrap()
+}
+
+fn floor_div(a: f64, b: f64, int: bool) -> f64 {
+    if int {
+        if b == 0.0 {
+            0.0
+        } else {
+            (a / b).floor()
+        }
+    } else {
+        (a / b).floor()
+    }
+}
+
+fn remainder(a: f64, b: f64, int: bool) -> f64 {
+    if int {
+        if b == 0.0 {
+            return 0.0;
+        }
+        a - b * (a / b).floor()
+    } else {
+        if b == 0.0 {
+            return f64::NAN;
+        }
+        let r = a % b;
+        if r != 0.0 && ((r < 0.0) != (b < 0.0)) {
+            r + b
+        } else {
+            r
+        }
+    }
+}
+
+/// The reference of a unary op on `x` computed in `t`, before fitting to the output.
+pub fn unary_ref(op: Unary, t: DType, x: f64) -> f64 {
+    use Unary::*;
+    let int = !t.is_float();
+    match op {
+        Negative => -x,
+        Positive => x,
+        Abs => x.abs(),
+        Sign => {
+            if x.is_nan() {
+                x
+            } else if x == 0.0 {
+                0.0
+            } else {
+                x.signum()
+            }
+        }
+        Square => x * x,
+        Sqrt => x.sqrt(),
+        Exp => x.exp(),
+        Expm1 => x.exp_m1(),
+        Log => x.ln(),
+        Log1p => x.ln_1p(),
+        Log2 => x.log2(),
+        Log10 => x.log10(),
+        Sin => x.sin(),
+        Cos => x.cos(),
+        Tan => x.tan(),
+        Asin => x.asin(),
+        Acos => x.acos(),
+        Atan => x.atan(),
+        Sinh => x.sinh(),
+        Cosh => x.cosh(),
+        Tanh => x.tanh(),
+        Asinh => x.asinh(),
+        Acosh => x.acosh(),
+        Atanh => x.atanh(),
+        Floor => x.floor(),
+        Ceil => x.ceil(),
+        Round => {
+            let r = x.round();
+            if (x - x.trunc()).abs() == 0.5 {
+                2.0 * (x / 2.0).round()
+            } else {
+                r
+            }
+        }
+        Trunc => x.trunc(),
+        IsNan => x.is_nan() as u8 as f64,
+        IsInf => x.is_infinite() as u8 as f64,
+        IsFinite => x.is_finite() as u8 as f64,
+        Signbit => x.is_sign_negative() as u8 as f64,
+        LogicalNot => (x == 0.0) as u8 as f64,
+        BitwiseInvert if t == DType::Bool => 1.0 - x,
+        BitwiseInvert if int => -x - 1.0,
+        BitwiseInvert => unreachable!("no float bitwise_invert"),
+    }
+}
+
+/// The reference of a binary op on `a`, `b` computed in `t`, before fitting to the output.
+pub fn binary_ref(op: Binary, t: DType, a: f64, b: f64) -> f64 {
+    use Binary::*;
+    let int = !t.is_float();
+    // Two's complement in i64, wrapped to the type by `fit` afterwards.
+    let bits = |v: f64| v as i64;
+    let bool_ = |c: bool| c as u8 as f64;
+    match op {
+        Add => a + b,
+        Subtract => a - b,
+        Multiply => {
+            if int {
+                // Exact in i128, then wrapped by `fit`.
+                ((a as i128 * b as i128) % (1i128 << 64)) as i64 as f64
+            } else {
+                a * b
+            }
+        }
+        Divide => a / b,
+        FloorDivide => floor_div(a, b, int),
+        Remainder => remainder(a, b, int),
+        Pow => {
+            if int {
+                let mut r: i64 = 1;
+                for _ in 0..(b as i64) {
+                    r = r.wrapping_mul(a as i64);
+                }
+                r as f64
+            } else {
+                a.powf(b)
+            }
+        }
+        Maximum => {
+            if a.is_nan() || b.is_nan() {
+                f64::NAN
+            } else {
+                a.max(b)
+            }
+        }
+        Minimum => {
+            if a.is_nan() || b.is_nan() {
+                f64::NAN
+            } else {
+                a.min(b)
+            }
+        }
+        Equal => bool_(a == b),
+        NotEqual => bool_(a != b),
+        Less => bool_(a < b),
+        LessEqual => bool_(a <= b),
+        Greater => bool_(a > b),
+        GreaterEqual => bool_(a >= b),
+        LogicalAnd => bool_(a != 0.0 && b != 0.0),
+        LogicalOr => bool_(a != 0.0 || b != 0.0),
+        LogicalXor => bool_((a != 0.0) != (b != 0.0)),
+        BitwiseAnd => (bits(a) & bits(b)) as f64,
+        BitwiseOr => (bits(a) | bits(b)) as f64,
+        BitwiseXor => (bits(a) ^ bits(b)) as f64,
+        BitwiseLeftShift => {
+            if b >= t.bits() as f64 || b < 0.0 {
+                0.0
+            } else {
+                ((a as i64) << (b as i64)) as f64
+            }
+        }
+        BitwiseRightShift => {
+            if b < 0.0 {
+                0.0
+            } else {
+                ((a as i64) >> (b as i64).min(63)) as f64
+            }
+        }
+        Atan2 => a.atan2(b),
+        Copysign => a.abs() * if b.is_sign_negative() { -1.0 } else { 1.0 },
+        Hypot => a.hypot(b),
+        Logaddexp => {
+            let m = a.max(b);
+            if a == b {
+                a + std::f64::consts::LN_2
+            } else {
+                m + (-(a - b).abs()).exp().ln_1p()
+            }
+        }
+    }
+}
+
+/// Checks `got` against `want` (already fitted to `d`): integers exactly, floats within
+/// `rtol` relative (plus `atol`), NaN where NaN.
+pub fn assert_close(what: &str, d: DType, got: &[f64], want: &[f64], rtol: f64, atol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let ok = if d.is_float() {
+            (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= rtol * w.abs() + atol
+        } else {
+            g == w
+        };
+        assert!(ok, "{what}: element {i}: got {g}, want {w}");
+    }
+}
