@@ -13,6 +13,7 @@
 //! | `elementwise` | building expressions: result dtypes, broadcasting, scalars, `where`, casts |
 //! | `views` | indexing, transposes, broadcasts, reshapes, copies, assignment; `Tensor` |
 //! | `reduce` | reductions over axes, fused with their operand's expression |
+//! | `linalg` | `matmul` on the tuned kernels, views read in place |
 //! | `create` | host data in and out, and the creation functions |
 //! | `methods` | the named elementwise methods |
 //!
@@ -26,6 +27,7 @@ pub mod dtype;
 pub mod elementwise;
 pub(crate) mod eval;
 pub mod layout;
+pub mod linalg;
 pub mod methods;
 pub mod ops;
 pub mod reduce;

@@ -208,7 +208,9 @@ impl Unary {
         };
         Ok(match self {
             _ if self.transcendental() => (DType::Float32, DType::Float32),
-            Negative | Abs | Sign | Square | Positive if x == DType::Bool => {
+            Negative | Abs | Sign | Square | Positive | Floor | Ceil | Round | Trunc
+                if x == DType::Bool =>
+            {
                 return refuse("a numeric dtype")
             }
             Negative | Positive | Abs | Sign | Square | Floor | Ceil | Round | Trunc => (x, x),

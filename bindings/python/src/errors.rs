@@ -1,11 +1,12 @@
-//! suanli's typed errors as Python exceptions: arguments and shapes → `ValueError`, out of
-//! memory → `MemoryError`, missing files → `FileNotFoundError`, the device and the GPU →
+//! suanli's typed errors as Python exceptions: arguments and shapes → `ValueError`, indices
+//! → `IndexError`, dtypes → `TypeError`, a singular matrix → `LinAlgError` (a `ValueError`,
+//! as NumPy's), out of memory → `MemoryError`, missing files → `FileNotFoundError`, the device and the GPU →
 //! `RuntimeError` subclasses, each with suanli's message.
 
 use pyo3::create_exception;
 use pyo3::exceptions::{
-    PyFileNotFoundError, PyKeyboardInterrupt, PyMemoryError, PyOSError, PyPermissionError,
-    PyRuntimeError, PyTimeoutError, PyValueError,
+    PyFileNotFoundError, PyIndexError, PyKeyboardInterrupt, PyMemoryError, PyOSError,
+    PyPermissionError, PyRuntimeError, PyTimeoutError, PyTypeError, PyValueError,
 };
 use pyo3::PyErr;
 
@@ -14,6 +15,12 @@ create_exception!(
     SuanliError,
     PyRuntimeError,
     "A device, driver or runtime failure reported by suanli."
+);
+create_exception!(
+    suanli,
+    LinAlgError,
+    PyValueError,
+    "A linear-algebra operation failed (a singular matrix), as numpy.linalg.LinAlgError."
 );
 create_exception!(
     suanli,
@@ -36,6 +43,9 @@ pub fn to_py(err: suanli::Error) -> PyErr {
         | E::BindingMismatch { .. }
         | E::InvalidArgument { .. }
         | E::Malformed { .. } => PyValueError::new_err(msg),
+        E::IndexOutOfBounds { .. } => PyIndexError::new_err(msg),
+        E::DType { .. } => PyTypeError::new_err(msg),
+        E::Singular { .. } => LinAlgError::new_err(msg),
         E::OutOfMemory { .. } => PyMemoryError::new_err(msg),
         E::Timeout { .. } => PyTimeoutError::new_err(msg),
         E::DeviceLost { .. } => DeviceLostError::new_err(msg),

@@ -5,6 +5,7 @@
 
 use pyo3::prelude::*;
 
+mod array;
 mod convert;
 mod datasets;
 mod device;
@@ -22,6 +23,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("SuanliError", py.get_type::<errors::SuanliError>())?;
     m.add("DeviceLostError", py.get_type::<errors::DeviceLostError>())?;
+    m.add("LinAlgError", py.get_type::<errors::LinAlgError>())?;
+    m.add_class::<array::PyArray>()?;
     m.add_class::<device::PyDeviceInfo>()?;
     m.add_class::<device::PyDevice>()?;
     m.add_class::<tensor::PyTensor>()?;

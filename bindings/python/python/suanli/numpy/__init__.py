@@ -1,0 +1,535 @@
+"""``suanli.numpy``: NumPy-style arrays on any GPU, the Python array API standard's namespace.
+
+::
+
+    import suanli.numpy as xp
+    u = xp.zeros((256, 256), dtype=xp.float32)
+    u[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    numpy_result = xp.asnumpy(u)
+
+Arrays live on one device (``x.device``; the current ``suanli.device`` block's, else the
+default). Elementwise operations are queued and fused: the expression runs as one generated
+kernel when its values are needed. ``docs/ARRAYS.md`` lists what is supported, per dtype, and
+how it differs from NumPy.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math as _math
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as _np
+
+from .. import _native
+from .._device import Device, current_device
+from ._array import DTYPES, _dtype_name, _is_scalar, _operand, ndarray
+from . import linalg  # noqa: F401  (the namespace's submodule)
+from .linalg import matmul, vecdot  # noqa: F401
+
+__array_api_version__ = "2024.12"
+
+bool = DTYPES["bool"]  # noqa: A001  (the standard's name)
+int8 = DTYPES["int8"]
+int16 = DTYPES["int16"]
+int32 = DTYPES["int32"]
+uint8 = DTYPES["uint8"]
+uint16 = DTYPES["uint16"]
+uint32 = DTYPES["uint32"]
+float32 = DTYPES["float32"]
+
+e = _math.e
+pi = _math.pi
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
+_DEFAULT_INT = "int32"
+_DEFAULT_FLOAT = "float32"
+
+_UNARY = (
+    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "bitwise_invert", "ceil", "cos",
+    "cosh", "exp", "expm1", "floor", "isfinite", "isinf", "isnan", "log", "log1p", "log2",
+    "log10", "logical_not", "negative", "positive", "round", "sign", "signbit", "sin", "sinh",
+    "sqrt", "square", "tan", "tanh", "trunc",
+)
+_BINARY = (
+    "add", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",
+    "bitwise_xor", "copysign", "divide", "equal", "floor_divide", "greater", "greater_equal",
+    "hypot", "less", "less_equal", "logaddexp", "logical_and", "logical_or", "logical_xor",
+    "maximum", "minimum", "multiply", "not_equal", "pow", "remainder", "subtract",
+)
+# NumPy's other names for the same functions.
+_ALIASES = {
+    "absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin",
+    "arcsinh": "asinh", "arctan": "atan", "arctanh": "atanh", "invert": "bitwise_invert",
+    "arctan2": "atan2", "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift",
+    "power": "pow", "true_divide": "divide", "mod": "remainder", "fmax": "maximum",
+    "fmin": "minimum",
+}
+
+
+def _device_of(device: Optional[Device]) -> Device:
+    return device if device is not None else current_device()
+
+
+def _infer_dtype(obj: Any) -> str:
+    """The default dtype of Python data: bool, int32 or float32 by the values' kind."""
+    a = _np.asarray(obj)
+    if a.dtype.kind == "b":
+        return "bool"
+    if a.dtype.kind in "iu":
+        return _DEFAULT_INT
+    if a.dtype.kind == "f":
+        return _DEFAULT_FLOAT
+    raise TypeError(f"cannot make an array of {a.dtype} values")
+
+
+def asarray(
+    obj: Any,
+    /,
+    *,
+    dtype: Any = None,
+    device: Optional[Device] = None,
+    copy: Optional[builtins.bool] = None,
+) -> ndarray:
+    """``obj`` (an array, a NumPy array, nested lists, a Python scalar or anything with
+    ``__dlpack__``/``__array__``) as an array on ``device``. NumPy arrays keep their dtype
+    when it is supported (a float64 or int64 array needs ``dtype=``: there is no silent
+    narrowing); Python data takes bool, int32 or float32 by kind."""
+    if isinstance(obj, ndarray):
+        x = obj
+        if device is not None and device is not x.device:
+            x = x.to_device(device)
+        if dtype is not None and _dtype_name(dtype) != x.dtype.name:
+            if copy is False:
+                raise ValueError("asarray: a dtype change needs a copy, and copy=False was given")
+            return ndarray(x._a.astype(_dtype_name(dtype)))
+        if copy:
+            return ndarray(x._a.copy())
+        return x
+    if copy is False:
+        raise ValueError("asarray: host data must be copied to the device, and copy=False was given")
+    dev = _device_of(device)
+    if isinstance(obj, (_np.ndarray, _np.generic)) or hasattr(obj, "__array__"):
+        a = _np.asarray(obj)
+        name = _dtype_name(dtype) if dtype is not None else None
+        if name is None:
+            if a.dtype.name not in DTYPES:
+                raise TypeError(
+                    f"asarray: {a.dtype} is not supported (yet); pass dtype= to convert "
+                    f"(for example dtype=suanli.numpy.float32) — the values are not narrowed silently"
+                )
+            name = a.dtype.name
+    else:
+        name = _dtype_name(dtype) if dtype is not None else _infer_dtype(obj)
+        a = _np.asarray(obj)
+        if a.dtype.kind == "f" and _np.dtype(name).kind in "iub":
+            raise TypeError(f"asarray: float values cannot become {name} without a cast (use astype)")
+        if a.dtype.kind == "i" and name != "bool":
+            info = _np.iinfo(name) if _np.dtype(name).kind in "iu" else None
+            if info is not None and a.size and (a.min() < info.min or a.max() > info.max):
+                raise OverflowError(f"asarray: integers out of range for {name}")
+    host = _np.ascontiguousarray(a.astype(name, copy=False))
+    return ndarray(_native.Array.from_bytes(host.tobytes(), name, list(host.shape), dev))
+
+
+def asnumpy(x: Any) -> _np.ndarray:
+    """The values as a NumPy array (CuPy's ``asnumpy``)."""
+    return x.get() if isinstance(x, ndarray) else _np.asarray(x)
+
+
+def from_dlpack(x: Any, /, *, device: Optional[Device] = None, copy: Optional[builtins.bool] = None) -> ndarray:
+    """An array from any object with ``__dlpack__`` (copied to the device)."""
+    return asarray(_np.from_dlpack(x), device=device, copy=None if copy is None else True)
+
+
+def _shape(shape: Union[int, Sequence[int]]) -> list:
+    return [int(shape)] if isinstance(shape, (int, _np.integer)) else [int(d) for d in shape]
+
+
+def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Optional[Device] = None) -> ndarray:
+    if dtype is None:
+        dtype = "bool" if isinstance(fill_value, builtins.bool) else (
+            _DEFAULT_INT if isinstance(fill_value, int) else _DEFAULT_FLOAT)
+    if isinstance(fill_value, ndarray):
+        fill_value = fill_value.get().item()
+    return ndarray(_native.Array.full(_shape(shape), float(fill_value), _dtype_name(dtype), _device_of(device)))
+
+
+def zeros(shape: Any, *, dtype: Any = None, device: Optional[Device] = None) -> ndarray:
+    return full(shape, 0.0, dtype=dtype or _DEFAULT_FLOAT, device=device)
+
+
+def ones(shape: Any, *, dtype: Any = None, device: Optional[Device] = None) -> ndarray:
+    return full(shape, 1.0, dtype=dtype or _DEFAULT_FLOAT, device=device)
+
+
+def empty(shape: Any, *, dtype: Any = None, device: Optional[Device] = None) -> ndarray:
+    return ndarray(_native.Array.empty(_shape(shape), _dtype_name(dtype or _DEFAULT_FLOAT), _device_of(device)))
+
+
+def _like(x: ndarray, dtype: Any, device: Optional[Device]) -> Tuple[Any, Device]:
+    return (dtype if dtype is not None else x.dtype), (device if device is not None else x.device)
+
+
+def zeros_like(x: ndarray, /, *, dtype: Any = None, device: Optional[Device] = None) -> ndarray:
+    d, dev = _like(x, dtype, device)
+    return zeros(x.shape, dtype=d, device=dev)
+
+
+def ones_like(x: ndarray, /, *, dtype: Any = None, device: Optional[Device] = None) -> ndarray:
+    d, dev = _like(x, dtype, device)
+    return ones(x.shape, dtype=d, device=dev)
+
+
+def empty_like(x: ndarray, /, *, dtype: Any = None, device: Optional[Device] = None) -> ndarray:
+    d, dev = _like(x, dtype, device)
+    return empty(x.shape, dtype=d, device=dev)
+
+
+def full_like(x: ndarray, /, fill_value: Any, *, dtype: Any = None, device: Optional[Device] = None) -> ndarray:
+    d, dev = _like(x, dtype, device)
+    return full(x.shape, fill_value, dtype=d, device=dev)
+
+
+def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Optional[Device] = None) -> ndarray:
+    if stop is None:
+        start, stop = 0, start
+    if dtype is None:
+        ints = builtins.all(isinstance(v, (int, _np.integer)) for v in (start, stop, step))
+        dtype = _DEFAULT_INT if ints else _DEFAULT_FLOAT
+    return ndarray(_native.Array.arange(float(start), float(stop), float(step), _dtype_name(dtype), _device_of(device)))
+
+
+def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Optional[Device] = None, endpoint: builtins.bool = True) -> ndarray:
+    if num < 0:
+        raise ValueError(f"linspace: num must be >= 0, found {num}")
+    return ndarray(_native.Array.linspace(float(start), float(stop), int(num), endpoint, _dtype_name(dtype or _DEFAULT_FLOAT), _device_of(device)))
+
+
+def eye(n_rows: int, n_cols: Optional[int] = None, /, *, k: int = 0, dtype: Any = None, device: Optional[Device] = None) -> ndarray:
+    m = n_rows if n_cols is None else n_cols
+    return ndarray(_native.Array.eye(int(n_rows), int(m), int(k), _dtype_name(dtype or _DEFAULT_FLOAT), _device_of(device)))
+
+
+def tril(x: ndarray, /, *, k: int = 0) -> ndarray:
+    return ndarray(x._a.triangle(int(k), False))
+
+
+def triu(x: ndarray, /, *, k: int = 0) -> ndarray:
+    return ndarray(x._a.triangle(int(k), True))
+
+
+def meshgrid(*arrays: ndarray, indexing: str = "xy") -> list:
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', found {indexing!r}")
+    n = len(arrays)
+    shape = [a.size for a in arrays]
+    if indexing == "xy" and n >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, a in enumerate(arrays):
+        s = [1] * n
+        j = i
+        if indexing == "xy" and n >= 2 and i < 2:
+            j = 1 - i
+        s[j] = a.size
+        out.append(broadcast_to(reshape(a, tuple(s)), tuple(shape)))
+    return out
+
+
+# -- elementwise ------------------------------------------------------------------------------
+def _make_unary(name: str):
+    def f(x: ndarray, /) -> ndarray:
+        return ndarray(_operand(x)._a.unary(name))
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``{name}(x)``, elementwise (the array API standard's function)."
+    return f
+
+
+def _make_binary(name: str):
+    def f(x1: Any, x2: Any, /) -> ndarray:
+        if isinstance(x1, ndarray) or not _is_scalar(x1):
+            a = _operand(x1, x2 if isinstance(x2, ndarray) else None)
+            return a._bin(name, x2)
+        if _is_scalar(x2):
+            raise TypeError(f"{name}: at least one argument must be an array")
+        return _operand(x2)._bin(name, x1, True)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``{name}(x1, x2)``, elementwise with broadcasting; either may be a Python scalar."
+    return f
+
+
+for _n in _UNARY:
+    globals()[_n] = _make_unary(_n)
+for _n in _BINARY:
+    globals()[_n] = _make_binary(_n)
+for _alias, _n in _ALIASES.items():
+    globals()[_alias] = globals()[_n]
+
+
+def where(condition: Any, x1: Any, x2: Any, /) -> ndarray:
+    """``x1`` where ``condition`` is true, else ``x2`` (broadcast; either may be a Python
+    scalar, which takes the other's dtype)."""
+    like = next((v for v in (condition, x1, x2) if isinstance(v, ndarray)), None)
+    c = _operand(condition, like)
+    a = None if _is_scalar(x1) else _operand(x1, like)._a
+    b = None if _is_scalar(x2) else _operand(x2, like)._a
+    if a is None and b is None:
+        a = asarray(x1, device=c.device)._a
+    if a is None:
+        a = b.scalar_like(x1)
+    if b is None:
+        b = a.scalar_like(x2)
+    return ndarray(_native.Array.where_(c._a, a, b))
+
+
+def clip(x: ndarray, /, min: Any = None, max: Any = None) -> ndarray:  # noqa: A002
+    out = x
+    if min is not None:
+        out = where(less(out, min), min, out) if not isinstance(min, ndarray) else maximum(out, min)
+    if max is not None:
+        out = where(greater(out, max), max, out) if not isinstance(max, ndarray) else minimum(out, max)
+    return astype(out, x.dtype)
+
+
+def astype(x: ndarray, dtype: Any, /, *, copy: builtins.bool = True, device: Optional[Device] = None) -> ndarray:
+    if device is not None:
+        x = x.to_device(device)
+    name = _dtype_name(dtype)
+    if name == x.dtype.name:
+        return ndarray(x._a.copy()) if copy else x
+    return ndarray(x._a.astype(name))
+
+
+# -- reductions ---------------------------------------------------------------------------------
+def _axes(axis: Any) -> Optional[list]:
+    if axis is None:
+        return None
+    if isinstance(axis, (int, _np.integer)):
+        return [int(axis)]
+    return [int(a) for a in axis]
+
+
+def _reduction(name: str):
+    def f(x: ndarray, /, *, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> ndarray:
+        r = ndarray(x._a.reduce(name, _axes(axis), keepdims))
+        return astype(r, dtype, copy=False) if dtype is not None else r
+
+    f.__name__ = f.__qualname__ = name
+    return f
+
+
+sum = _reduction("sum")  # noqa: A001
+prod = _reduction("prod")
+
+
+def _minmax(name: str):
+    def f(x: ndarray, /, *, axis: Any = None, keepdims: builtins.bool = False) -> ndarray:
+        return ndarray(x._a.reduce(name, _axes(axis), keepdims))
+
+    f.__name__ = f.__qualname__ = name
+    return f
+
+
+min = _minmax("min")  # noqa: A001
+max = _minmax("max")  # noqa: A001
+any = _minmax("any")  # noqa: A001
+all = _minmax("all")  # noqa: A001
+
+
+def argmin(x: ndarray, /, *, axis: Optional[int] = None, keepdims: builtins.bool = False) -> ndarray:
+    return ndarray(x._a.reduce("argmin", None if axis is None else [int(axis)], keepdims))
+
+
+def argmax(x: ndarray, /, *, axis: Optional[int] = None, keepdims: builtins.bool = False) -> ndarray:
+    return ndarray(x._a.reduce("argmax", None if axis is None else [int(axis)], keepdims))
+
+
+def mean(x: ndarray, /, *, axis: Any = None, keepdims: builtins.bool = False) -> ndarray:
+    return ndarray(x._a.mean(_axes(axis), keepdims))
+
+
+def var(x: ndarray, /, *, axis: Any = None, correction: float = 0.0, keepdims: builtins.bool = False) -> ndarray:
+    return ndarray(x._a.var(_axes(axis), float(correction), keepdims))
+
+
+def std(x: ndarray, /, *, axis: Any = None, correction: float = 0.0, keepdims: builtins.bool = False) -> ndarray:
+    return ndarray(x._a.std(_axes(axis), float(correction), keepdims))
+
+
+# -- manipulation --------------------------------------------------------------------------------
+def reshape(x: ndarray, /, shape: Any, *, copy: Optional[builtins.bool] = None) -> ndarray:
+    r = ndarray(x._a.reshape(_shape(shape)))
+    return ndarray(r._a.copy()) if copy else r
+
+
+def permute_dims(x: ndarray, /, axes: Sequence[int]) -> ndarray:
+    n = x.ndim
+    return ndarray(x._a.permute_dims([int(a) % n if n else int(a) for a in axes]))
+
+
+def matrix_transpose(x: ndarray, /) -> ndarray:
+    return x.mT
+
+
+def _norm_axis(axis: int, n: int, name: str) -> int:
+    if not -n <= axis < n:
+        raise IndexError(f"{name}: axis {axis} is out of range for {n} axes")
+    return axis % n
+
+
+def expand_dims(x: ndarray, /, axis: int = 0) -> ndarray:
+    return ndarray(x._a.expand_dims(_norm_axis(int(axis), x.ndim + 1, "expand_dims")))
+
+
+def squeeze(x: ndarray, /, axis: Any) -> ndarray:
+    axes = sorted({_norm_axis(a, x.ndim, "squeeze") for a in _axes(axis)})
+    for a in axes:
+        if x.shape[a] != 1:
+            raise ValueError(f"squeeze: axis {a} has extent {x.shape[a]}, not 1")
+    return ndarray(x._a.squeeze(axes))
+
+
+def broadcast_to(x: ndarray, /, shape: Any) -> ndarray:
+    return ndarray(x._a.broadcast_to(_shape(shape)))
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> Tuple[int, ...]:
+    return _np.broadcast_shapes(*shapes)
+
+
+def broadcast_arrays(*arrays: ndarray) -> list:
+    shape = broadcast_shapes(*(a.shape for a in arrays))
+    return [broadcast_to(a, shape) for a in arrays]
+
+
+def flip(x: ndarray, /, *, axis: Any = None) -> ndarray:
+    axes = range(x.ndim) if axis is None else [_norm_axis(a, x.ndim, "flip") for a in _axes(axis)]
+    key = [slice(None)] * x.ndim
+    for a in axes:
+        key[a] = slice(None, None, -1)
+    return x[tuple(key)]
+
+
+def result_type(*arrays_and_dtypes: Any) -> _np.dtype:
+    from ._promotion import result_type as rt
+
+    return rt(*arrays_and_dtypes)
+
+
+def concat(arrays: Sequence[ndarray], /, *, axis: Optional[int] = 0) -> ndarray:
+    arrays = [_operand(a) for a in arrays]
+    if axis is None:
+        arrays = [reshape(a, (-1,)) for a in arrays]
+        axis = 0
+    first = arrays[0]
+    ax = _norm_axis(int(axis), first.ndim, "concat")
+    for a in arrays[1:]:
+        if a.ndim != first.ndim or builtins.any(
+            a.shape[i] != first.shape[i] for i in range(first.ndim) if i != ax
+        ):
+            raise ValueError(f"concat: shapes {first.shape} and {a.shape} differ off axis {ax}")
+    shape = list(first.shape)
+    shape[ax] = builtins.sum(a.shape[ax] for a in arrays)
+    out = empty(tuple(shape), dtype=result_type(*arrays), device=first.device)
+    at = 0
+    for a in arrays:
+        key = [slice(None)] * len(shape)
+        key[ax] = slice(at, at + a.shape[ax])
+        out[tuple(key)] = a
+        at += a.shape[ax]
+    return out
+
+
+def stack(arrays: Sequence[ndarray], /, *, axis: int = 0) -> ndarray:
+    arrays = [_operand(a) for a in arrays]
+    ax = _norm_axis(int(axis), arrays[0].ndim + 1, "stack")
+    return concat([expand_dims(a, axis=ax) for a in arrays], axis=ax)
+
+
+def roll(x: ndarray, /, shift: Any, *, axis: Any = None) -> ndarray:
+    if axis is None:
+        return reshape(roll(reshape(x, (-1,)), shift, axis=0), x.shape)
+    shifts = [shift] * len(_axes(axis)) if isinstance(shift, int) else list(shift)
+    out = x
+    for s, a in zip(shifts, _axes(axis)):
+        a = _norm_axis(a, x.ndim, "roll")
+        n = x.shape[a]
+        if n == 0:
+            continue
+        s %= n
+        if s == 0:
+            continue
+        head = [slice(None)] * x.ndim
+        tail = [slice(None)] * x.ndim
+        head[a] = slice(n - s, None)
+        tail[a] = slice(None, n - s)
+        out = concat([out[tuple(head)], out[tuple(tail)]], axis=a)
+    return out
+
+
+def moveaxis(x: ndarray, source: Any, destination: Any, /) -> ndarray:
+    src = [_norm_axis(a, x.ndim, "moveaxis") for a in _axes(source)]
+    dst = [_norm_axis(a, x.ndim, "moveaxis") for a in _axes(destination)]
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute_dims(x, order)
+
+
+# -- dtypes and information ---------------------------------------------------------------------------
+def isdtype(dtype: Any, kind: Any) -> builtins.bool:
+    if isinstance(kind, tuple):
+        return builtins.any(isdtype(dtype, k) for k in kind)
+    d = _np.dtype(dtype)
+    if not isinstance(kind, str):
+        return d == _np.dtype(kind)
+    return {
+        "bool": d.kind == "b",
+        "signed integer": d.kind == "i",
+        "unsigned integer": d.kind == "u",
+        "integral": d.kind in "iu",
+        "real floating": d.kind == "f",
+        "complex floating": d.kind == "c",
+        "numeric": d.kind in "iufc",
+    }[kind]
+
+
+def finfo(type: Any, /) -> Any:  # noqa: A002
+    return _np.finfo(type.dtype if isinstance(type, ndarray) else type)
+
+
+def iinfo(type: Any, /) -> Any:  # noqa: A002
+    return _np.iinfo(type.dtype if isinstance(type, ndarray) else type)
+
+
+def can_cast(from_: Any, to: Any, /) -> builtins.bool:
+    f = from_.dtype if isinstance(from_, ndarray) else _np.dtype(from_)
+    return _np.can_cast(f, _np.dtype(to))
+
+
+class _Info:
+    """``__array_namespace_info__()``: the devices and the dtypes each holds."""
+
+    def capabilities(self) -> dict:
+        return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": None}
+
+    def default_device(self) -> Device:
+        return current_device()
+
+    def devices(self) -> list:
+        return [current_device()]
+
+    def default_dtypes(self, *, device: Optional[Device] = None) -> dict:
+        return {"real floating": float32, "complex floating": None, "integral": int32, "indexing": int32}
+
+    def dtypes(self, *, device: Optional[Device] = None, kind: Any = None) -> dict:
+        return {n: d for n, d in DTYPES.items() if kind is None or isdtype(d, kind)}
+
+
+def __array_namespace_info__() -> _Info:
+    return _Info()

@@ -1,0 +1,217 @@
+//! `matmul` on arrays (the standard's, NumPy's broadcasting and 1-D rules), on the tuned
+//! matmul kernels through their batched, strided form: an operand that is a transposed view
+//! is read in place (the TN and NT layouts), batch axes that broadcast have stride 0, and
+//! only what the kernels cannot address (negative strides, more than two batch axes that do
+//! not merge, both operands transposed) is copied first.
+
+use crate::array::array::{Array, Strided};
+use crate::array::dtype::{promote, DType};
+use crate::array::eval::alloc_words;
+use crate::array::layout::{broadcast_shapes, coalesce, Layout};
+use crate::error::{Error, Result};
+use crate::exec::recorder::Recorder;
+use crate::kernels::matmul::{Epilogue, MatmulArgs};
+use crate::kernels::matmul_batch::{Batch, Strided as MatStrided};
+use crate::kernels::matmul_tune::record_batched;
+use crate::vocab::{Activation, Layout as MatLayout};
+
+/// How a matrix view of `rows × cols` with strides `(sr, sc)` is stored for the kernels:
+/// (transposed, row stride), or None when they cannot read it in place.
+fn stored(rows: usize, cols: usize, sr: isize, sc: isize) -> Option<(bool, u32)> {
+    if sr < 0 || sc < 0 {
+        return None;
+    }
+    let (sr, sc) = (sr as usize, sc as usize);
+    if (cols == 1 || sc == 1) && (rows == 1 || sr >= cols) {
+        return Some((false, if rows == 1 { cols } else { sr } as u32));
+    }
+    if (rows == 1 || sr == 1) && (cols == 1 || sc >= rows) {
+        return Some((true, if cols == 1 { rows } else { sc } as u32));
+    }
+    None
+}
+
+impl Array {
+    /// The matrix product over the last two axes, batch axes broadcast; a 1-D operand is a
+    /// row (first) or a column (second) vector whose axis the result drops, as in NumPy.
+    /// Integer operands are multiplied in float32 and rounded back, exact while every
+    /// product and sum stays below 2^24.
+    pub fn matmul(&self, other: &Array) -> Result<Array> {
+        self.check_device(other, "matmul")?;
+        let out_dtype = promote(self.dtype(), other.dtype())?;
+        if out_dtype == DType::Bool || self.ndim() == 0 || other.ndim() == 0 {
+            return Err(Error::DType {
+                op: "matmul",
+                expected: "numeric arrays of at least one axis".into(),
+                found: format!(
+                    "{} of shape {:?} and {} of shape {:?}",
+                    self.dtype(),
+                    self.shape(),
+                    other.dtype(),
+                    other.shape()
+                ),
+            });
+        }
+        let a1 = self.ndim() == 1;
+        let b1 = other.ndim() == 1;
+        let a = if a1 {
+            self.expand_dims(0)?
+        } else {
+            self.clone()
+        };
+        let b = if b1 {
+            other.expand_dims(1)?
+        } else {
+            other.clone()
+        };
+        let (ra, rb) = (a.ndim(), b.ndim());
+        let (m, k) = (a.shape()[ra - 2], a.shape()[ra - 1]);
+        let (k2, n) = (b.shape()[rb - 2], b.shape()[rb - 1]);
+        if k != k2 {
+            return Err(Error::ShapeMismatch {
+                op: "matmul",
+                expected: format!(
+                    "the first's last axis ({k}) equal to the second's second-to-last"
+                ),
+                found: format!("shapes {:?} and {:?}", self.shape(), other.shape()),
+            });
+        }
+        let batch = broadcast_shapes("matmul", &[&a.shape()[..ra - 2], &b.shape()[..rb - 2]])?;
+        let mut out_shape = batch.clone();
+        out_shape.extend([m, n]);
+        let count: usize = batch.iter().product();
+        let device = self.device().clone();
+        let f = DType::Float32;
+        let result = if count == 0 || m == 0 || n == 0 {
+            Array::empty(&device, &out_shape, f)?
+        } else if k == 0 {
+            Array::zeros(&device, &out_shape, f)?.copy()?
+        } else {
+            let mut ashape = batch.clone();
+            ashape.extend([m, k]);
+            let mut bshape = batch.clone();
+            bshape.extend([k, n]);
+            let av = a.astype(f)?.broadcast_to(&ashape)?;
+            let bv = b.astype(f)?.broadcast_to(&bshape)?;
+            product(&av, &bv, &batch, (m, n, k), &out_shape)?
+        };
+        let mut r = result;
+        if a1 {
+            r = r.squeeze(&[r.ndim() - 2])?;
+        }
+        if b1 {
+            r = r.squeeze(&[r.ndim() - 1])?;
+        }
+        if out_dtype == f {
+            Ok(r)
+        } else {
+            r.round()?.astype(out_dtype)
+        }
+    }
+}
+
+/// C = A·B for float32 views already broadcast to the batch.
+fn product(
+    a: &Array,
+    b: &Array,
+    batch: &[usize],
+    (m, n, k): (usize, usize, usize),
+    out_shape: &[usize],
+) -> Result<Array> {
+    let device = a.device().clone();
+    let nb = batch.len();
+    let mut sa = a.strided()?;
+    let mut sb = b.strided()?;
+    let mat = |s: &Strided, r: usize, c: usize| {
+        stored(r, c, s.layout.strides[nb], s.layout.strides[nb + 1])
+    };
+    let copy = |x: &Array| -> Result<Strided> { x.copy()?.strided() };
+    let mut la = mat(&sa, m, k);
+    if la.is_none() {
+        sa = copy(a)?;
+        la = mat(&sa, m, k);
+    }
+    let mut lb = mat(&sb, k, n);
+    if lb.is_none() || (la.is_some_and(|l| l.0) && lb.is_some_and(|l| l.0)) {
+        sb = copy(b)?;
+        lb = mat(&sb, k, n);
+    }
+    let (Some((ta, lda)), Some((tb, ldb))) = (la, lb) else {
+        return Err(Error::Internal {
+            op: "matmul",
+            message: "a contiguous copy is not addressable".into(),
+        });
+    };
+    let layout = match (ta, tb) {
+        (false, false) => MatLayout::NN,
+        (true, false) => MatLayout::TN,
+        (false, true) => MatLayout::NT,
+        (true, true) => unreachable!("B was copied"),
+    };
+    // Batch axes merged across the operands and the contiguous output.
+    let out_strides = Layout::contiguous(out_shape).strides;
+    let batch_strides = |s: &Strided| s.layout.strides[..nb].to_vec();
+    let mut all = vec![
+        batch_strides(&sa),
+        batch_strides(&sb),
+        out_strides[..nb].to_vec(),
+    ];
+    let (mut cb, mut cs) = coalesce(batch, &all);
+    if cb.len() > 2 || cs.iter().flatten().any(|&s| s < 0) {
+        sa = copy(&Array::from_strided(&device, DType::Float32, sa))?;
+        sb = copy(&Array::from_strided(&device, DType::Float32, sb))?;
+        all = vec![
+            batch_strides(&sa),
+            batch_strides(&sb),
+            out_strides[..nb].to_vec(),
+        ];
+        (cb, cs) = coalesce(batch, &all);
+    }
+    let geometry = |i: usize, base: usize, ld: u32| -> MatStrided {
+        let st = &cs[i];
+        let (outer, inner) = match cb.len() {
+            0 => (0, 0),
+            1 => (st[0], 0),
+            _ => (st[0], st[1]),
+        };
+        MatStrided {
+            base: base as u32,
+            outer: outer as u32,
+            inner: inner as u32,
+            ld,
+        }
+    };
+    let count: usize = batch.iter().product();
+    let heads = if cb.len() == 2 { cb[1] } else { 1 };
+    let c = alloc_words(&device, out_shape.iter().product())?;
+    let geo = Batch {
+        count: count as u32,
+        heads: heads as u32,
+        a: geometry(0, sa.layout.offset, lda),
+        b: geometry(1, sb.layout.offset, ldb),
+        c: geometry(2, 0, n as u32),
+    };
+    let args = MatmulArgs {
+        a: sa.data.buffer(),
+        b: sb.data.buffer(),
+        epilogue: Epilogue::None,
+        c: c.buffer(),
+        m: m as u32,
+        n: n as u32,
+        k: k as u32,
+        layout,
+        act: Activation::Linear,
+        accumulate: false,
+    };
+    let mut rec = Recorder::new(&device);
+    record_batched(&mut rec, &args, &geo)?;
+    rec.submit()?;
+    Ok(Array::from_strided(
+        &device,
+        DType::Float32,
+        Strided {
+            data: c,
+            layout: Layout::contiguous(out_shape),
+        },
+    ))
+}
