@@ -389,25 +389,29 @@ fn mismatched_outputs_are_typed_errors() {
             .with_target_values(&t[1..], 2),
         Err(Error::ShapeMismatch { .. })
     ));
-    // Metrics beyond loss and accuracy are for one output.
-    m.compile_outputs(
-        Optimizer::adam(),
-        &[Loss::CategoricalCrossentropy, Loss::MeanSquaredError],
-        &[],
-    )
-    .unwrap();
-    m.set_metrics(&[Metric::MeanAbsoluteError]).unwrap();
-    match m.fit(&data(&dev), o()) {
-        Err(Error::InvalidArgument { name, .. }) => assert_eq!(name, "metrics"),
-        other => panic!("metrics on two outputs: {other:?}"),
-    }
-    m.set_metrics(&[]).unwrap();
+    // Metrics beyond loss and accuracy: refused, naming the output, where its loss takes
+    // class indices; a list per output must have one per output.
     m.compile_outputs(
         Optimizer::adam(),
         &[Loss::SparseCategoricalCrossentropy, Loss::MeanSquaredError],
         &[],
     )
     .unwrap();
+    match m.set_metrics(&[Metric::MeanAbsoluteError]) {
+        Err(Error::InvalidArgument { name, expected, .. }) => {
+            assert_eq!(name, "metric");
+            assert!(expected.contains("\"dense_1\""), "{expected}");
+        }
+        other => panic!("mae on a sparse output: {other:?}"),
+    }
+    assert!(matches!(
+        m.set_output_metrics(&[vec![Metric::MeanAbsoluteError]]),
+        Err(Error::InvalidArgument { .. })
+    ));
+    m.set_output_metrics(&[vec![], vec![Metric::MeanAbsoluteError]])
+        .unwrap();
+    m.fit(&data(&dev), o()).unwrap();
+    m.set_metrics(&[]).unwrap();
     // An output read by another layer too cannot take its loss on the logits.
     let xi = Input::new(&[D]);
     let a = Dense::new(3, "sigmoid").call(&xi).unwrap();

@@ -447,7 +447,8 @@ suanli_status suanli_model_dims(const suanli_model *model, size_t *inputs, size_
 
 /**
  * The outputs for `rows` samples of `x` (`rows × inputs` floats, row-major), into `y`
- * (room for `capacity` floats: `rows × outputs` are written).
+ * (room for `capacity` floats: `rows × outputs` are written). A model of several inputs
+ * or outputs: `suanli_model_predict_multi`.
  */
 suanli_status suanli_model_predict(const suanli_model *model,
                                    const float *x,
@@ -459,7 +460,8 @@ suanli_status suanli_model_predict(const suanli_model *model,
  * The loss and accuracy (NaN for a loss without one) on `rows` samples of `x` with class
  * labels `labels` (a compiled model: a checkpoint, or one compiled before saving), in
  * batches of `batch_size` rows (0: Keras's 32). The loss is summed on the device batch by
- * batch, so the same batch size gives Rust's `evaluate` to the bit.
+ * batch, so the same batch size gives Rust's `evaluate` to the bit. A model of several
+ * inputs or outputs: `suanli_model_evaluate_multi`.
  */
 suanli_status suanli_model_evaluate(const suanli_model *model,
                                     const float *x,
@@ -512,7 +514,8 @@ suanli_status suanli_model_compile(suanli_model *model,
  * Trains on `rows` samples of `x` (`rows × inputs` floats) with class `labels` (sparse
  * cross-entropy) or `targets` (`rows × outputs` floats, MSE; the other pointer NULL), for
  * `epochs` epochs of `batch_size`, shuffled with `seed`; `progress` (or NULL) hears the
- * progress. The last epoch's mean loss goes into `*loss` (may be NULL).
+ * progress. The last epoch's mean loss goes into `*loss` (may be NULL). A model of several
+ * inputs or outputs: `suanli_model_fit_multi`.
  */
 suanli_status suanli_model_fit(suanli_model *model,
                                const float *x,
@@ -536,6 +539,90 @@ suanli_status suanli_model_save(const suanli_model *model, const char *path);
  * Releases a model handle (NULL is ignored).
  */
 void suanli_model_release(suanli_model *model);
+
+/**
+ * How many inputs and outputs the model has (a `Sequential`: one each).
+ */
+suanli_status suanli_model_counts(const suanli_model *model, size_t *inputs, size_t *outputs);
+
+/**
+ * Values per sample of input `input` and of output `output` (each below the counts of
+ * `suanli_model_counts`); either out-pointer may be NULL when not wanted.
+ */
+suanli_status suanli_model_sizes(const suanli_model *model,
+                                 size_t input,
+                                 size_t output,
+                                 size_t *input_size,
+                                 size_t *output_size);
+
+/**
+ * Sets the optimizer (a `suanli_optimizer`, learning rate `lr`) and a loss per output
+ * (`n` `suanli_loss` values in output order, or one for every output), each weighted by
+ * `loss_weights` (`n` floats, or NULL: all 1): training minimises `Σ weight · loss`, as
+ * Keras's `loss` list and `loss_weights`.
+ */
+suanli_status suanli_model_compile_outputs(suanli_model *model,
+                                           uint32_t optimizer,
+                                           double lr,
+                                           const uint32_t *losses,
+                                           const float *loss_weights,
+                                           size_t n);
+
+/**
+ * Trains a model of any number of inputs and outputs on `rows` samples: `inputs` holds
+ * `n_inputs` arrays in the model's input order (input k's `rows × size` floats,
+ * row-major), and for each of the `n_outputs` outputs, in output order, `labels[k]` (`rows`
+ * class ids, or `rows × positions` for an output of (positions, classes)) where its loss is
+ * sparse categorical cross-entropy, else `targets[k]` (`rows × size` floats), the other
+ * NULL (`labels` or `targets` may be NULL as a whole where no output needs it). The rest is
+ * `suanli_model_fit`'s: epochs, batch size, shuffle seed, progress, the last epoch's loss
+ * (the weighted total) into `*loss` (may be NULL).
+ */
+suanli_status suanli_model_fit_multi(suanli_model *model,
+                                     const float *const *inputs,
+                                     size_t n_inputs,
+                                     const uint32_t *const *labels,
+                                     const float *const *targets,
+                                     size_t n_outputs,
+                                     size_t rows,
+                                     size_t epochs,
+                                     size_t batch_size,
+                                     uint64_t seed,
+                                     suanli_progress_fn progress,
+                                     void *user,
+                                     double *loss);
+
+/**
+ * The loss (the weighted total) on `rows` samples given as `suanli_model_fit_multi` takes
+ * them, in batches of `batch_size` rows (0: Keras's 32); each output's own loss into
+ * `losses` and its accuracy (NaN for a loss without one) into `accuracies`, `n_outputs`
+ * doubles each, either may be NULL. For a model of one output its loss is the total.
+ */
+suanli_status suanli_model_evaluate_multi(const suanli_model *model,
+                                          const float *const *inputs,
+                                          size_t n_inputs,
+                                          const uint32_t *const *labels,
+                                          const float *const *targets,
+                                          size_t n_outputs,
+                                          size_t rows,
+                                          size_t batch_size,
+                                          double *loss,
+                                          double *losses,
+                                          double *accuracies);
+
+/**
+ * Every output for `rows` samples given as `suanli_model_fit_multi` takes the inputs:
+ * output k into `outputs[k]`, which has room for `capacities[k]` floats (`rows × size`
+ * are written), for the `n_outputs` outputs in output order. Nothing is written unless
+ * every output fits.
+ */
+suanli_status suanli_model_predict_multi(const suanli_model *model,
+                                         const float *const *inputs,
+                                         size_t n_inputs,
+                                         size_t rows,
+                                         float *const *outputs,
+                                         const size_t *capacities,
+                                         size_t n_outputs);
 
 /**
  * A sample of adapter `index`'s sensors (the order of `suanli_device_describe`), into

@@ -212,6 +212,13 @@ public:
         check(suanli_model_load(dev.get(), path.c_str(), &m));
         return Model(m);
     }
+    /// A graph (residual connections, merges, several inputs and outputs) from Keras's
+    /// functional config as JSON.
+    static Model from_config(const Device &dev, const std::string &config_json, std::uint64_t seed = 0) {
+        suanli_model *m = nullptr;
+        check(suanli_model_from_config(dev.get(), config_json.c_str(), seed, &m));
+        return Model(m);
+    }
     /// Appends a layer: `{"class_name": "Dense", "config": {"units": 10}}`.
     Model &add(const std::string &layer_json) {
         check(suanli_model_add(h_.get(), layer_json.c_str()));
@@ -244,7 +251,90 @@ public:
     }
     void save(const std::string &path) const { check(suanli_model_save(h_.get(), path.c_str())); }
 
+    // ---- several inputs and outputs ---------------------------------------------------
+    /// (inputs, outputs): how many the model has.
+    std::pair<std::size_t, std::size_t> counts() const {
+        std::size_t i = 0, o = 0;
+        check(suanli_model_counts(h_.get(), &i, &o));
+        return {i, o};
+    }
+    /// Values per sample of input `k`.
+    std::size_t input_size(std::size_t k) const {
+        std::size_t n = 0;
+        check(suanli_model_sizes(h_.get(), k, 0, &n, nullptr));
+        return n;
+    }
+    /// Values per sample of output `k`.
+    std::size_t output_size(std::size_t k) const {
+        std::size_t n = 0;
+        check(suanli_model_sizes(h_.get(), 0, k, nullptr, &n));
+        return n;
+    }
+    /// A loss per output (or one for all) and their weights (empty: all 1).
+    void compile_outputs(suanli_optimizer optimizer, double lr, const std::vector<suanli_loss> &losses, const std::vector<float> &weights = {}) {
+        std::vector<std::uint32_t> ls(losses.begin(), losses.end());
+        if (!weights.empty() && weights.size() != ls.size()) throw Error(SUANLI_ERROR_SHAPE_MISMATCH, "compile_outputs: a weight per loss");
+        check(suanli_model_compile_outputs(h_.get(), optimizer, lr, ls.data(), weights.empty() ? nullptr : weights.data(), ls.size()));
+    }
+    /// One output's targets: class ids (an output with sparse categorical cross-entropy) or
+    /// float values (any other loss).
+    struct Target {
+        const std::uint32_t *labels = nullptr;
+        const float *values = nullptr;
+        Target(const std::vector<std::uint32_t> &l) : labels(l.data()) {}  // NOLINT: implicit on purpose
+        Target(const std::vector<float> &v) : values(v.data()) {}          // NOLINT: implicit on purpose
+        Target(View<std::uint32_t> l) : labels(l.data) {}                  // NOLINT: implicit on purpose
+        Target(View<float> v) : values(v.data) {}                          // NOLINT: implicit on purpose
+    };
+    /// Trains on an array per input (model input order, `rows × input_size(k)` floats) and a
+    /// target per output; returns the last epoch's loss (the weighted total).
+    double fit_multi(const std::vector<View<float>> &inputs, const std::vector<Target> &targets, std::size_t rows, std::size_t epochs, std::size_t batch_size, std::uint64_t seed = 0, Progress progress = nullptr) {
+        Columns c(inputs, targets);
+        double loss = 0;
+        check(suanli_model_fit_multi(h_.get(), c.inputs.data(), c.inputs.size(), c.labels.data(), c.values.data(), c.labels.size(), rows, epochs, batch_size, seed, progress ? &Model::trampoline : nullptr, progress ? &progress : nullptr, &loss));
+        return loss;
+    }
+    /// The total loss, and each output's loss and accuracy (NaN without one).
+    struct Evaluation {
+        double loss;
+        std::vector<double> losses, accuracies;
+    };
+    Evaluation evaluate_multi(const std::vector<View<float>> &inputs, const std::vector<Target> &targets, std::size_t rows, std::size_t batch_size = 0) const {
+        Columns c(inputs, targets);
+        Evaluation e{0, std::vector<double>(targets.size()), std::vector<double>(targets.size())};
+        check(suanli_model_evaluate_multi(h_.get(), c.inputs.data(), c.inputs.size(), c.labels.data(), c.values.data(), c.labels.size(), rows, batch_size, &e.loss, e.losses.data(), e.accuracies.data()));
+        return e;
+    }
+    /// Every output for `rows` samples of an array per input: one vector per output.
+    std::vector<std::vector<float>> predict_multi(const std::vector<View<float>> &inputs, std::size_t rows) const {
+        std::vector<const float *> xs;
+        for (auto &v : inputs) xs.push_back(v.data);
+        std::size_t outs = counts().second;
+        std::vector<std::vector<float>> ys(outs);
+        std::vector<float *> ps;
+        std::vector<std::size_t> caps;
+        for (std::size_t k = 0; k < outs; k++) {
+            ys[k].resize(rows * output_size(k));
+            ps.push_back(ys[k].data());
+            caps.push_back(ys[k].size());
+        }
+        check(suanli_model_predict_multi(h_.get(), xs.data(), xs.size(), rows, ps.data(), caps.data(), outs));
+        return ys;
+    }
+
 private:
+    /// The C arrays of `fit_multi`'s and `evaluate_multi`'s columns.
+    struct Columns {
+        std::vector<const float *> inputs, values;
+        std::vector<const std::uint32_t *> labels;
+        Columns(const std::vector<View<float>> &xs, const std::vector<Target> &ts) {
+            for (auto &v : xs) inputs.push_back(v.data);
+            for (auto &t : ts) {
+                labels.push_back(t.labels);
+                values.push_back(t.values);
+            }
+        }
+    };
     explicit Model(suanli_model *m) : h_(m) {}
     static int32_t trampoline(void *user, std::uint32_t e, std::uint32_t es, std::uint32_t s, std::uint32_t ss, double loss, double acc) {
         try {

@@ -19,6 +19,7 @@ mod batch;
 mod device;
 mod kernel;
 mod model;
+mod model_multi;
 mod telemetry;
 mod tensor;
 

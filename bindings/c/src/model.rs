@@ -18,7 +18,7 @@ use crate::{deref, guard, put, suanli_status, text, Fail};
 /// A model on a device (a handle: release it with `suanli_model_release`). Not thread-safe:
 /// use one model from one thread at a time (predict and evaluate read only, but share the
 /// model's scratch).
-pub struct suanli_model(Sequential);
+pub struct suanli_model(pub(crate) Sequential);
 
 /// Loads the model file `path` (`Sequential::save`, Python's `model.save`, or a
 /// checkpoint) onto `device`, into `*model`.
@@ -58,7 +58,8 @@ pub unsafe extern "C" fn suanli_model_dims(
 }
 
 /// The outputs for `rows` samples of `x` (`rows × inputs` floats, row-major), into `y`
-/// (room for `capacity` floats: `rows × outputs` are written).
+/// (room for `capacity` floats: `rows × outputs` are written). A model of several inputs
+/// or outputs: `suanli_model_predict_multi`.
 #[no_mangle]
 pub unsafe extern "C" fn suanli_model_predict(
     model: *const suanli_model,
@@ -95,7 +96,8 @@ pub unsafe extern "C" fn suanli_model_predict(
 /// The loss and accuracy (NaN for a loss without one) on `rows` samples of `x` with class
 /// labels `labels` (a compiled model: a checkpoint, or one compiled before saving), in
 /// batches of `batch_size` rows (0: Keras's 32). The loss is summed on the device batch by
-/// batch, so the same batch size gives Rust's `evaluate` to the bit.
+/// batch, so the same batch size gives Rust's `evaluate` to the bit. A model of several
+/// inputs or outputs: `suanli_model_evaluate_multi`.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)] // a C signature, spelled out
 pub unsafe extern "C" fn suanli_model_evaluate(
@@ -227,21 +229,29 @@ pub unsafe extern "C" fn suanli_model_compile(
 ) -> suanli_status {
     guard("suanli_model_compile", || {
         let m = model.as_mut().ok_or_else(|| Fail::null("model"))?;
-        let opt = match optimizer {
-            0 => Optimizer::sgd(lr),
-            1 => Optimizer::adam().with_lr(lr),
-            2 => Optimizer::adamw().with_lr(lr),
-            3 => Optimizer::rmsprop().with_lr(lr),
-            other => return Err(Fail::invalid(format!("optimizer: expected SUANLI_SGD, SUANLI_ADAM, SUANLI_ADAMW or SUANLI_RMSPROP; found {other}"))),
-        };
-        let loss = match loss {
-            0 => Loss::SparseCategoricalCrossentropy,
-            1 => Loss::MeanSquaredError,
-            other => return Err(Fail::invalid(format!("loss: expected SUANLI_SPARSE_CATEGORICAL_CROSSENTROPY or SUANLI_MEAN_SQUARED_ERROR; found {other}"))),
-        };
-        m.0.compile(opt, loss)?;
+        m.0.compile(optimizer_of(optimizer, lr)?, loss_of(loss, "loss")?)?;
         Ok(())
     })
+}
+
+/// An optimizer from its `suanli_optimizer` value and learning rate.
+pub(crate) fn optimizer_of(optimizer: u32, lr: f64) -> crate::Result<Optimizer> {
+    Ok(match optimizer {
+        0 => Optimizer::sgd(lr),
+        1 => Optimizer::adam().with_lr(lr),
+        2 => Optimizer::adamw().with_lr(lr),
+        3 => Optimizer::rmsprop().with_lr(lr),
+        other => return Err(Fail::invalid(format!("optimizer: expected SUANLI_SGD, SUANLI_ADAM, SUANLI_ADAMW or SUANLI_RMSPROP; found {other}"))),
+    })
+}
+
+/// A loss from its `suanli_loss` value (`what` names the argument in the message).
+pub(crate) fn loss_of(loss: u32, what: &str) -> crate::Result<Loss> {
+    match loss {
+        0 => Ok(Loss::SparseCategoricalCrossentropy),
+        1 => Ok(Loss::MeanSquaredError),
+        other => Err(Fail::invalid(format!("{what}: expected SUANLI_SPARSE_CATEGORICAL_CROSSENTROPY or SUANLI_MEAN_SQUARED_ERROR; found {other}"))),
+    }
 }
 
 /// Called during `suanli_model_fit` at each metric read (a few times a second) and at each
@@ -312,7 +322,8 @@ impl Callback for CProgress {
 /// Trains on `rows` samples of `x` (`rows × inputs` floats) with class `labels` (sparse
 /// cross-entropy) or `targets` (`rows × outputs` floats, MSE; the other pointer NULL), for
 /// `epochs` epochs of `batch_size`, shuffled with `seed`; `progress` (or NULL) hears the
-/// progress. The last epoch's mean loss goes into `*loss` (may be NULL).
+/// progress. The last epoch's mean loss goes into `*loss` (may be NULL). A model of several
+/// inputs or outputs: `suanli_model_fit_multi`.
 #[no_mangle]
 pub unsafe extern "C" fn suanli_model_fit(
     model: *mut suanli_model,
@@ -349,33 +360,52 @@ pub unsafe extern "C" fn suanli_model_fit(
             return Err(Fail::null("labels or targets"));
         };
         let data = data.with_sample_shape(m.0.expected_input_shape().unwrap_or(&[]))?;
-        let mut cb = CProgress {
-            f: progress,
-            user,
-            stopped: None,
-        };
-        let h = m.0.fit(
-            &data,
-            FitOptions {
-                epochs,
-                batch_size,
-                seed,
-                callbacks: vec![&mut cb],
-                ..Default::default()
-            },
-        )?;
-        if !loss.is_null() {
-            loss.write(h.loss.last().copied().unwrap_or(f64::NAN));
-        }
-        // Stopped at an epoch's end: the same status as a stop between steps.
-        if let Some(e) = cb.stopped.filter(|&e| e + 1 < epochs) {
-            return Err(Fail {
-                status: suanli_status::SUANLI_ERROR_INTERRUPTED,
-                message: format!("stopped by the progress callback after epoch {}", e + 1),
-            });
-        }
-        Ok(())
+        fit_data(
+            &mut m.0, &data, epochs, batch_size, seed, progress, user, loss,
+        )
     })
+}
+
+/// Trains `model` on `data` as `suanli_model_fit` says (its progress callback, the last
+/// epoch's loss into `*loss` where not NULL, a stop at an epoch's end as a stop between
+/// steps); `suanli_model_fit_multi` shares it.
+#[allow(clippy::too_many_arguments)] // suanli_model_fit's arguments, passed on
+pub(crate) unsafe fn fit_data(
+    model: &mut Sequential,
+    data: &Dataset,
+    epochs: usize,
+    batch_size: usize,
+    seed: u64,
+    progress: suanli_progress_fn,
+    user: *mut c_void,
+    loss: *mut f64,
+) -> crate::Result<()> {
+    let mut cb = CProgress {
+        f: progress,
+        user,
+        stopped: None,
+    };
+    let h = model.fit(
+        data,
+        FitOptions {
+            epochs,
+            batch_size,
+            seed,
+            callbacks: vec![&mut cb],
+            ..Default::default()
+        },
+    )?;
+    if !loss.is_null() {
+        loss.write(h.loss.last().copied().unwrap_or(f64::NAN));
+    }
+    // Stopped at an epoch's end: the same status as a stop between steps.
+    if let Some(e) = cb.stopped.filter(|&e| e + 1 < epochs) {
+        return Err(Fail {
+            status: suanli_status::SUANLI_ERROR_INTERRUPTED,
+            message: format!("stopped by the progress callback after epoch {}", e + 1),
+        });
+    }
+    Ok(())
 }
 
 /// Writes the model to `path` (safetensors, atomically): weights and architecture, with

@@ -1,5 +1,6 @@
-// The C++ wrapper: RAII handles, exceptions with status and message, and training a small
-// MLP from C++ with a progress callback (the loss falls, accuracy rises, stopping works).
+// The C++ wrapper: RAII handles, exceptions with status and message, training a small MLP
+// from C++ with a progress callback (the loss falls, accuracy rises, stopping works), and a
+// graph of two inputs and two outputs through the *_multi methods.
 #include "suanli.hpp"
 
 #include <cmath>
@@ -62,6 +63,35 @@ int main() {
         CHECK(false, "stopping throws");
     } catch (const suanli::Error &e) {
         CHECK(e.status() == SUANLI_ERROR_INTERRUPTED, "status of a stopped fit");
+    }
+    // Two inputs (the blobs' x and a copy of its first column), two outputs: the class and
+    // the blob's x again as a regression target.
+    const char *graph = R"({"class_name": "Functional", "config": {"layers": [
+        {"class_name": "InputLayer", "name": "p", "config": {"batch_input_shape": [null, 2]}, "inbound_nodes": []},
+        {"class_name": "InputLayer", "name": "q", "config": {"batch_input_shape": [null, 1]}, "inbound_nodes": []},
+        {"class_name": "Concatenate", "name": "pq", "config": {"axis": -1}, "inbound_nodes": [[["p", 0, 0, {}], ["q", 0, 0, {}]]]},
+        {"class_name": "Dense", "name": "h", "config": {"units": 8, "activation": "tanh"}, "inbound_nodes": [[["pq", 0, 0, {}]]]},
+        {"class_name": "Dense", "name": "cls", "config": {"units": 2, "activation": "softmax"}, "inbound_nodes": [[["h", 0, 0, {}]]]},
+        {"class_name": "Dense", "name": "reg", "config": {"units": 2}, "inbound_nodes": [[["h", 0, 0, {}]]]}],
+        "input_layers": [["p", 0, 0], ["q", 0, 0]], "output_layers": [["cls", 0, 0], ["reg", 0, 0]]}})";
+    auto g = suanli::Model::from_config(dev, graph, 5);
+    CHECK(g.counts() == std::make_pair(std::size_t{2}, std::size_t{2}), "two inputs, two outputs");
+    CHECK(g.input_size(1) == 1 && g.output_size(1) == 2, "sizes of input 1 and output 1");
+    g.compile_outputs(SUANLI_ADAM, 0.05, {SUANLI_SPARSE_CATEGORICAL_CROSSENTROPY, SUANLI_MEAN_SQUARED_ERROR}, {1.0f, 0.5f});
+    std::vector<float> q(n);
+    for (std::size_t i = 0; i < n; i++) q[i] = x[2 * i];
+    auto e0 = g.evaluate_multi({x, q}, {y, x}, n);
+    double fitted = g.fit_multi({x, q}, {y, x}, n, 5, 32, 7);
+    auto e1 = g.evaluate_multi({x, q}, {y, x}, n);
+    CHECK(std::isfinite(fitted) && e1.loss < e0.loss, "the graph's loss falls");
+    CHECK(e1.losses.size() == 2 && e1.accuracies[0] > 0.9 && std::isnan(e1.accuracies[1]), "per-output loss and accuracy");
+    auto outs = g.predict_multi({x, q}, n);
+    CHECK(outs.size() == 2 && outs[0].size() == n * 2 && outs[1].size() == n * 2, "an array per output");
+    try {
+        g.fit_multi({x, q}, {x, x}, n, 1, 32);  // values where the classes' loss wants labels
+        CHECK(false, "targets of the wrong kind throw");
+    } catch (const suanli::Error &e) {
+        CHECK(e.status() == SUANLI_ERROR_NULL_POINTER && std::string(e.what()).find("labels[0]") != std::string::npos, "the message names labels[0]");
     }
     // RAII: moved-from handles release nothing twice.
     suanli::Tensor a(dev, std::vector<float>{1, 2, 3, 4}, {2, 2});

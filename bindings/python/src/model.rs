@@ -440,33 +440,24 @@ impl PyModel {
         Ok(d)
     }
 
-    /// Sets the metrics beyond loss and accuracy: `(name, parameter)` pairs, the name as
-    /// `Metric::from_name` knows it, the parameter a threshold (precision, recall) or a number
-    /// of thresholds (auc), ignored otherwise.
+    /// Sets the metrics beyond loss and accuracy, for every output: `(name, parameter)`
+    /// pairs (see [`metric_of`]).
     fn set_metrics(&mut self, metrics: Vec<(String, f64)>) -> PyResult<()> {
         let ms = metrics
             .iter()
-            .map(|(name, p)| {
-                Ok(match Metric::from_name(name).py()? {
-                    Metric::Precision { .. } => Metric::Precision {
-                        threshold: *p as f32,
-                    },
-                    Metric::Recall { .. } => Metric::Recall {
-                        threshold: *p as f32,
-                    },
-                    Metric::Auc { .. } if p.fract() == 0.0 && *p >= 0.0 => Metric::Auc {
-                        thresholds: *p as usize,
-                    },
-                    Metric::Auc { .. } => {
-                        return Err(PyValueError::new_err(format!(
-                            "AUC: num_thresholds must be a whole number; found {p}"
-                        )))
-                    }
-                    m => m,
-                })
-            })
-            .collect::<PyResult<Vec<Metric>>>()?;
+            .map(metric_of)
+            .collect::<PyResult<Vec<_>>>()?;
         self.inner.set_metrics(&ms).py()
+    }
+
+    /// Sets each output's metrics: a list of `(name, parameter)` pairs per output, in output
+    /// order (Keras's `metrics={output: [...]}`); reported as `{output}_{name}`.
+    fn set_output_metrics(&mut self, metrics: Vec<Vec<(String, f64)>>) -> PyResult<()> {
+        let per = metrics
+            .iter()
+            .map(|ms| ms.iter().map(metric_of).collect::<PyResult<Vec<_>>>())
+            .collect::<PyResult<Vec<_>>>()?;
+        self.inner.set_output_metrics(&per).py()
     }
 
     /// The accumulator of an evaluation of `x`, `y`: parts of a dataset add theirs up and
@@ -797,4 +788,27 @@ fn srcs(reads: &[i64]) -> Vec<Src> {
             Err(_) => Src::Input((-1 - r) as usize),
         })
         .collect()
+}
+
+/// A metric from a `(name, parameter)` pair: the name as `Metric::from_name` knows it, the
+/// parameter a threshold (precision, recall) or a number of thresholds (auc), ignored
+/// otherwise.
+fn metric_of((name, p): &(String, f64)) -> PyResult<Metric> {
+    Ok(match Metric::from_name(name).py()? {
+        Metric::Precision { .. } => Metric::Precision {
+            threshold: *p as f32,
+        },
+        Metric::Recall { .. } => Metric::Recall {
+            threshold: *p as f32,
+        },
+        Metric::Auc { .. } if p.fract() == 0.0 && *p >= 0.0 => Metric::Auc {
+            thresholds: *p as usize,
+        },
+        Metric::Auc { .. } => {
+            return Err(PyValueError::new_err(format!(
+                "AUC: num_thresholds must be a whole number; found {p}"
+            )))
+        }
+        m => m,
+    })
 }

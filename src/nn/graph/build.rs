@@ -8,7 +8,6 @@ use crate::nn::graph::model::{Entry, Sequential};
 use crate::nn::layer::{Io, Src, Weights};
 use crate::nn::registry::{IntoLayers, LayerConfig, LayerSpec};
 use crate::nn::spec::{sample_shape, Init, Shape};
-use crate::nn::train::metric::Metric;
 use crate::random::Rng;
 use crate::tensor::Tensor;
 use crate::vocab::Activation;
@@ -504,35 +503,6 @@ impl Sequential {
             inbound,
         });
         Ok(())
-    }
-}
-
-impl Sequential {
-    /// Sets the metrics `fit` and `evaluate` report beside loss and accuracy (in
-    /// [`crate::nn::History::metrics`] and [`crate::nn::Evaluation::metrics`], under
-    /// [`Metric::name`] with `val_` for validation). Checked against the loss here when the
-    /// model is compiled, and again when training starts.
-    pub fn set_metrics(&mut self, metrics: &[Metric]) -> Result<()> {
-        for (i, m) in metrics.iter().enumerate() {
-            if let Some(loss) = self.loss {
-                m.check(loss)?;
-            }
-            if metrics[..i].iter().any(|o| o.name() == m.name()) {
-                return Err(Error::InvalidArgument {
-                    op: "metrics",
-                    name: "metrics",
-                    expected: "each metric once".into(),
-                    found: format!("{} twice", m.name()),
-                });
-            }
-        }
-        self.metrics = metrics.to_vec();
-        Ok(())
-    }
-
-    /// The metrics set with [`Sequential::set_metrics`].
-    pub fn metrics(&self) -> &[Metric] {
-        &self.metrics
     }
 }
 

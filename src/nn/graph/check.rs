@@ -51,16 +51,10 @@ impl Model {
                 found: format!("{} columns", targets.len()),
             });
         }
-        if outs.len() > 1 && !self.metrics.is_empty() {
-            return Err(Error::InvalidArgument {
-                op,
-                name: "metrics",
-                expected: "metrics beyond loss and accuracy on a model of one output (several outputs report each one's loss and accuracy; more is not supported yet)".into(),
-                found: format!("{} metrics for {} outputs", self.metrics.len(), outs.len()),
-            });
-        }
+        self.check_metrics()?;
+        let metrics = self.output_metrics();
         let readers = walk::consumers(self);
-        for ((&j, loss), t) in outs.iter().zip(self.losses()).zip(targets) {
+        for (k, ((&j, loss), t)) in outs.iter().zip(self.losses()).zip(targets).enumerate() {
             // An output read by another layer as well gets that layer's gradient at its
             // activation's output, which a loss taking the logits cannot be added to.
             if loss.takes_logits() && readers[j] > 1 {
@@ -74,7 +68,7 @@ impl Model {
                     found: format!("{loss:?}"),
                 });
             }
-            self.check_output(op, data, j, loss, t)?;
+            self.check_output(op, data, j, loss, t, !metrics[k].is_empty())?;
         }
         Ok(())
     }
@@ -178,7 +172,8 @@ impl Model {
         Ok(())
     }
 
-    /// The output at layer `j` against its targets `t` under `loss`.
+    /// The output at layer `j` against its targets `t` under `loss` (and, with `metrics`,
+    /// the metrics it has beyond loss and accuracy).
     fn check_output(
         &self,
         op: &'static str,
@@ -186,6 +181,7 @@ impl Model {
         j: usize,
         loss: Loss,
         t: &Targets,
+        metrics: bool,
     ) -> Result<()> {
         let out_layer = self.behind_views(j).unwrap_or(j);
         let mut l = j;
@@ -250,7 +246,7 @@ impl Model {
         // classes.
         let positions = t.len();
         let classes = if t.labels().is_some() && positions > 1 {
-            self.check_positions(op, data, out, positions, loss)?
+            self.check_positions(op, data, out, positions, loss, metrics)?
         } else {
             o
         };
@@ -303,6 +299,7 @@ impl Model {
         out: &[usize],
         positions: usize,
         loss: Loss,
+        metrics: bool,
     ) -> Result<usize> {
         let lead: usize = out[..out.len().saturating_sub(1)].iter().product();
         if out.len() < 2 || lead != positions {
@@ -332,7 +329,7 @@ impl Model {
         if data.has_weights() {
             return Err(refuse("sample_weight", "sample weights"));
         }
-        if !self.metrics.is_empty() {
+        if metrics {
             return Err(refuse("metrics", "metrics beyond loss and accuracy"));
         }
         Ok(*out.last().unwrap_or(&1))

@@ -49,8 +49,11 @@ pub struct Model {
     pub(crate) input: Option<Shape>,
     pub(crate) optimizer: Option<Optimizer>,
     pub(crate) loss: Option<Loss>,
-    /// Metrics beyond loss and accuracy ([`Sequential::set_metrics`]).
+    /// Metrics beyond loss and accuracy ([`Sequential::set_metrics`]): every output's.
     pub(crate) metrics: Vec<crate::nn::train::metric::Metric>,
+    /// Each output's own metrics, when set per output ([`Model::set_output_metrics`];
+    /// empty: `metrics` for every output).
+    pub(crate) output_metrics: Vec<Vec<crate::nn::train::metric::Metric>>,
     /// Optimizer state per parameter (optimizer order), created by the first fit.
     pub(crate) opt_state: Vec<Vec<Tensor>>,
     /// Optimizer steps taken so far (Adam's t).
@@ -97,6 +100,7 @@ impl Model {
             optimizer: None,
             loss: None,
             metrics: Vec::new(),
+            output_metrics: Vec::new(),
             opt_state: Vec::new(),
             step: 0,
             seed,
@@ -617,6 +621,7 @@ impl Model {
         m.optimizer = self.optimizer;
         m.loss = self.loss;
         m.metrics = self.metrics.clone();
+        m.output_metrics = self.output_metrics.clone();
         m.opt_state = self
             .opt_state
             .iter()

@@ -5,9 +5,16 @@
 //! output's `[Σ loss, Σ correct, rows]` lands in its own block of the step's accumulator, so
 //! `fit` reports the total and `{output}_loss` / `{output}_accuracy` per output, as Keras
 //! does, from one read.
+//!
+//! Metrics beyond loss and accuracy ([`Metric`]) are per output too: one list for every
+//! output (Keras's `metrics=[...]`, [`Model::set_metrics`]) or a list each (Keras's
+//! `metrics={output: [...]}`, [`Model::set_output_metrics`]). Each output's metrics sum into
+//! its own block, after its loss and accuracy, and a model of several outputs reports them
+//! as Keras names them, `{output}_{metric}`.
 
 use crate::error::{Error, Result};
 use crate::nn::graph::model::Model;
+use crate::nn::train::metric::{self, Metric};
 use crate::nn::train::options::{Loss, Optimizer};
 
 impl Model {
@@ -158,5 +165,132 @@ impl Model {
             self.output_losses = losses.into_iter().zip(weights).collect();
         }
         Ok(())
+    }
+}
+
+impl Model {
+    /// Sets the metrics `fit` and `evaluate` report beside loss and accuracy, for every
+    /// output (Keras's `metrics=[...]`): in [`crate::nn::History::metrics`] and
+    /// [`crate::nn::Evaluation::metrics`] under [`Metric::name`] for a model of one output
+    /// and `{output}_{name}` for several, with `val_` for validation. Checked against each
+    /// output's loss here when the model is compiled, and again when training starts.
+    pub fn set_metrics(&mut self, metrics: &[Metric]) -> Result<()> {
+        let n = self.output_layers().len().max(1);
+        self.check_metric_lists(&vec![metrics.to_vec(); n])?;
+        self.metrics = metrics.to_vec();
+        self.output_metrics.clear();
+        Ok(())
+    }
+
+    /// Sets each output's own metrics, one list per output in output order (Keras's
+    /// `metrics={output: [...]}`, or its list of lists): an output judged by a regression
+    /// error and another by AUC, say. Reported as [`Model::set_metrics`]'s are.
+    pub fn set_output_metrics(&mut self, metrics: &[Vec<Metric>]) -> Result<()> {
+        let n = self.output_layers().len();
+        if metrics.len() != n {
+            return Err(Error::InvalidArgument {
+                op: "metrics",
+                name: "metrics",
+                expected: format!(
+                    "one list of metrics per output ({n}: {:?})",
+                    self.output_names()
+                ),
+                found: format!("{} lists", metrics.len()),
+            });
+        }
+        self.check_metric_lists(metrics)?;
+        self.output_metrics = metrics.to_vec();
+        self.metrics.clear();
+        Ok(())
+    }
+
+    /// The metrics set with [`Model::set_metrics`] (empty when set per output).
+    pub fn metrics(&self) -> &[Metric] {
+        &self.metrics
+    }
+
+    /// Each output's metrics, in output order: as set per output, else the model's metrics
+    /// for every output.
+    pub fn output_metrics(&self) -> Vec<Vec<Metric>> {
+        let n = self.output_layers().len();
+        if !self.output_metrics.is_empty() && self.output_metrics.len() == n {
+            return self.output_metrics.clone();
+        }
+        vec![self.metrics.clone(); n]
+    }
+
+    /// Checks every output's metrics before a run: a list per output (the outputs may have
+    /// changed since they were set), each metric's parameters, a loss with dense targets,
+    /// and an activation the metric can read predictions through. The error names the
+    /// output when there are several.
+    pub(crate) fn check_metrics(&self) -> Result<()> {
+        let n = self.output_layers().len();
+        if !self.output_metrics.is_empty() && self.output_metrics.len() != n {
+            return Err(Error::InvalidArgument {
+                op: "metrics",
+                name: "metrics",
+                expected: format!("one list of metrics per output ({n})"),
+                found: format!(
+                    "{} lists, set before the outputs changed",
+                    self.output_metrics.len()
+                ),
+            });
+        }
+        let per = self.output_metrics();
+        self.check_metric_lists(&per)?;
+        let (names, losses) = (self.output_names(), self.losses());
+        for (k, act) in self.output_activations().into_iter().enumerate() {
+            if !per[k].is_empty() {
+                metric::prediction(act, losses[k].takes_logits())
+                    .map_err(|e| of_output(e, &names, k))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Each list's metrics once each, with valid parameters, and (once compiled) against its
+    /// output's loss.
+    fn check_metric_lists(&self, per: &[Vec<Metric>]) -> Result<()> {
+        let names = self.output_names();
+        let losses = self.loss.map(|_| self.losses());
+        for (k, ms) in per.iter().enumerate() {
+            for (i, m) in ms.iter().enumerate() {
+                m.check_parameters()?;
+                if let Some(&loss) = losses.as_ref().and_then(|l| l.get(k)) {
+                    m.check(loss).map_err(|e| of_output(e, &names, k))?;
+                }
+                if ms[..i].iter().any(|o| o.name() == m.name()) {
+                    return Err(of_output(
+                        Error::InvalidArgument {
+                            op: "metrics",
+                            name: "metrics",
+                            expected: "each metric once".into(),
+                            found: format!("{} twice", m.name()),
+                        },
+                        &names,
+                        k,
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `e` naming output `k` when the model has several (one output needs no name).
+fn of_output(e: Error, names: &[String], k: usize) -> Error {
+    match e {
+        Error::InvalidArgument {
+            op,
+            name,
+            expected,
+            found,
+        } if names.len() > 1 => Error::InvalidArgument {
+            op,
+            name,
+            expected: format!("{expected} (output {:?})", names[k]),
+            found,
+        },
+        e => e,
     }
 }

@@ -112,7 +112,7 @@ impl Setup {
             expected,
             found,
         };
-        let (Some(optimizer), Some(loss)) = (model.optimizer, model.loss) else {
+        let (Some(optimizer), Some(_)) = (model.optimizer, model.loss) else {
             return Err(bad(
                 "model",
                 "a compiled model (call compile first)".into(),
@@ -230,15 +230,7 @@ impl Setup {
                 format!("{lr} at epoch {e}"),
             ));
         }
-        for m in &model.metrics {
-            m.check(loss)?;
-        }
-        if !model.metrics.is_empty() {
-            let act = model
-                .output_activation()
-                .unwrap_or(crate::vocab::Activation::Linear);
-            crate::nn::train::metric::prediction(act, loss.takes_logits())?;
-        }
+        model.check_metrics()?;
         let batch = o.batch_size.min(n_train);
         Ok(Setup {
             optimizer,

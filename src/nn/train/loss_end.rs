@@ -8,9 +8,8 @@ use crate::kernels::loss as dense_loss;
 use crate::kernels::metric as metric_kernel;
 use crate::kernels::prelude::AccAt;
 use crate::kernels::{elementwise, softmax_xent};
-use crate::nn::graph::model::Sequential;
 use crate::nn::layer::Cx;
-use crate::nn::train::metric;
+use crate::nn::train::metric::{self, Metric};
 use crate::nn::train::options::Loss;
 use crate::tensor::Tensor;
 use crate::vocab::{Activation, DenseLoss};
@@ -122,24 +121,26 @@ fn dense_loss_of(loss: Loss) -> Option<DenseLoss> {
     }
 }
 
-/// Records the model's metrics beyond loss and accuracy: each adds its sums to its slots of
-/// `acc` ([`metric::layout`]).
+/// Records an output's metrics beyond loss and accuracy: each adds its sums to its slots of
+/// the output's block `acc` ([`metric::layout`]), reading the predictions through the
+/// output's activation `act` where its `loss` folded it in.
+#[allow(clippy::too_many_arguments)] // an output's metric inputs, spelled out
 pub(crate) fn metric_end(
     cx: &mut Cx<'_>,
-    model: &Sequential,
+    metrics: &[Metric],
+    act: Activation,
     loss: Loss,
     out: &Tensor,
     y: &Tensor,
-    acc: &Tensor,
+    acc: AccAt<'_>,
 ) -> Result<()> {
-    if model.metrics.is_empty() {
+    if metrics.is_empty() {
         return Ok(());
     }
-    let act = model.output_activation().unwrap_or(Activation::Linear);
     let pred = metric::prediction(act, loss.takes_logits())?;
     let (b, cols) = (cx.batch, out.numel() / cx.batch.max(1));
-    let (offsets, _) = metric::layout(&model.metrics);
-    for (m, o) in model.metrics.iter().zip(offsets) {
+    let (offsets, _) = metric::layout(metrics);
+    for (m, o) in metrics.iter().zip(offsets) {
         m.check(loss)?;
         metric_kernel::sums(
             cx.rec(),
@@ -147,8 +148,8 @@ pub(crate) fn metric_end(
             pred,
             out.buffer(),
             y.buffer(),
-            acc.buffer(),
-            o,
+            acc.buffer,
+            acc.at + o,
             b,
             cols,
         )?;

@@ -3,8 +3,9 @@
 //! device (`shaders/metric.wgsl`), in the same program as the loss, so an epoch costs one
 //! readback however many metrics it reports; the values follow from the sums on the host.
 //!
-//! The accumulator of a step holds `[Σ loss, Σ correct, rows, (pad)]` and then each metric's
-//! slots in the order the metrics were set ([`layout`]).
+//! Each output's block of a step's accumulator holds `[Σ loss, Σ correct, rows, (pad)]` and
+//! then each of its metrics' slots in the order the metrics were set ([`layout`]); the blocks
+//! follow one another in output order (`crate::nn::train::scoring`).
 
 use crate::error::{Error, Result};
 use crate::kernels::metric::{Prediction, Sums, MAX_BUCKETS};
@@ -91,8 +92,8 @@ impl Metric {
         }
     }
 
-    /// Checks its parameters and that `loss` gives it dense targets.
-    pub(crate) fn check(self, loss: Loss) -> Result<()> {
+    /// Checks its parameters (whatever the loss).
+    pub(crate) fn check_parameters(self) -> Result<()> {
         let bad = |name: &'static str, expected: String, found: String| {
             Err(Error::InvalidArgument {
                 op: "metrics",
@@ -105,31 +106,35 @@ impl Metric {
             Metric::Precision { threshold } | Metric::Recall { threshold }
                 if !(threshold > 0.0 && threshold < 1.0) =>
             {
-                return bad(
+                bad(
                     "threshold",
                     "a threshold in (0, 1)".into(),
                     threshold.to_string(),
                 )
             }
-            Metric::Auc { thresholds } if !(2..=MAX_BUCKETS).contains(&thresholds) => {
-                return bad(
-                    "num_thresholds",
-                    format!("2..={MAX_BUCKETS}"),
-                    thresholds.to_string(),
-                )
-            }
-            _ => {}
+            Metric::Auc { thresholds } if !(2..=MAX_BUCKETS).contains(&thresholds) => bad(
+                "num_thresholds",
+                format!("2..={MAX_BUCKETS}"),
+                thresholds.to_string(),
+            ),
+            _ => Ok(()),
         }
+    }
+
+    /// Checks its parameters and that `loss` gives it dense targets.
+    pub(crate) fn check(self, loss: Loss) -> Result<()> {
+        self.check_parameters()?;
         if loss == Loss::SparseCategoricalCrossentropy {
-            return bad(
-                "metric",
-                format!(
+            return Err(Error::InvalidArgument {
+                op: "metrics",
+                name: "metric",
+                expected: format!(
                     "a loss with targets shaped like the output for {} (one-hot targets and \
                      categorical_crossentropy, binary_crossentropy or a regression loss)",
                     self.name()
                 ),
-                "sparse_categorical_crossentropy (class indices)".into(),
-            );
+                found: "sparse_categorical_crossentropy (class indices)".into(),
+            });
         }
         Ok(())
     }
@@ -170,7 +175,7 @@ pub fn auc(pos: &[f64], neg: &[f64]) -> f64 {
         .sum()
 }
 
-/// Each metric's first slot in the accumulator, and the accumulator's length.
+/// Each metric's first slot in an output's block, and the block's length.
 pub(crate) fn layout(metrics: &[Metric]) -> (Vec<usize>, usize) {
     let mut at = BASE_SLOTS;
     let offsets = metrics
@@ -184,7 +189,8 @@ pub(crate) fn layout(metrics: &[Metric]) -> (Vec<usize>, usize) {
     (offsets, at)
 }
 
-/// Each metric's name and value from an accumulator's contents.
+/// Each metric's name and value from an output's block of an accumulator (the contents from
+/// the block's first word on).
 pub(crate) fn values(metrics: &[Metric], acc: &[f64]) -> Vec<(String, f64)> {
     let (offsets, _) = layout(metrics);
     let rows = acc.get(2).copied().unwrap_or(0.0);

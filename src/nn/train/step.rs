@@ -116,9 +116,10 @@ impl StepProgram {
                 found: "none".into(),
             });
         }
-        // Each output's loss, its gradient scaled by the output's weight, its sums in its
-        // block of the accumulator; the metrics read the first output.
+        // Each output's loss, its gradient scaled by the output's weight, its sums and its
+        // metrics' in its block of the accumulator.
         let (outs, losses, weights) = (model.output_layers(), model.losses(), model.loss_weights());
+        let acts = model.output_activations();
         let scoring = Scoring::of(model);
         if ys.len() != outs.len() {
             return Err(Error::Internal {
@@ -143,9 +144,12 @@ impl StepProgram {
                 weights[k],
                 training,
             )?;
-            if k == 0 {
-                loss_end::metric_end(&mut cx, model, losses[0], &h, y, acc)?;
-            }
+            let at = AccAt {
+                buffer: acc.buffer(),
+                at: scoring.block(k),
+            };
+            let metrics = scoring.metrics(k);
+            loss_end::metric_end(&mut cx, metrics, acts[k], losses[k], &h, &ys[k], at)?;
             seeds.push((j, dy, losses[k].takes_logits()));
         }
         let mut segments = Vec::new();

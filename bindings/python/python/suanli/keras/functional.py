@@ -12,6 +12,7 @@ from .. import _native
 from .._device import _in_context, current_device
 from . import layers as layers_module
 from . import losses as losses_module
+from . import metrics as metrics_module
 from . import utils
 from .layers import InputLayer, KerasTensor, Layer
 from .models import Sequential
@@ -50,15 +51,20 @@ def _tensors(value: Any, what: str) -> List[Any]:
 
 
 class Model(Sequential):
+    # Several outputs' metrics, set by compile: each key as asked and the engine's logs key
+    # it reads, and the engine's metrics per output (None: one list for the model).
+    _output_sources: Optional[Dict[str, str]] = None
+    _output_engine_metrics: Optional[List[List[Tuple[str, float]]]] = None
+
     """``keras.Model(inputs, outputs, name=None)``: the layers between ``keras.Input(...)`` and
     an output tensor, trained like ``Sequential`` (``compile``, ``fit``, ``evaluate``,
     ``predict``, ``save``, ``summary`` with Keras's "Connected to" column). One or several
     inputs (``fit``/``evaluate``/``predict`` take their arrays as a list in ``inputs`` order or
-    a dict keyed by the inputs' names; integer arrays are uploaded as integer ids) and one
-    output for now. A layer object called several times is one layer with one set of weights
-    (Keras's shared layer): each call is a node of the graph, ``layers`` lists the object
-    once, and training sums every call's gradient. Subclassed models are refused with a
-    message saying so."""
+    a dict keyed by the inputs' names; integer arrays are uploaded as integer ids) and one or
+    several outputs (a loss, a weight and metrics per output). A layer object called several
+    times is one layer with one set of weights (Keras's shared layer): each call is a node of
+    the graph, ``layers`` lists the object once, and training sums every call's gradient.
+    Subclassed models are refused with a message saying so."""
 
     def __init__(self, inputs: Any = None, outputs: Any = None, name: Optional[str] = None, **kwargs: Any) -> None:
         if inputs is None or outputs is None:
@@ -232,10 +238,15 @@ class Model(Sequential):
         """``Sequential.compile``, with Keras's forms for several outputs: ``loss`` one for
         every output, or a list or dict of one per output; ``loss_weights`` a list or dict
         (training minimises the weighted sum; ``fit`` reports it as ``loss`` and each
-        output's as ``{name}_loss`` and ``{name}_accuracy``)."""
+        output's as ``{name}_loss`` and ``{name}_accuracy``); ``metrics`` a list for every
+        output, a list of lists or a dict of one list (or metric) per output, each reported
+        as ``{name}_{metric}``."""
         several = len(self.outputs) > 1
-        if not several and loss_weights is None:
-            return super().compile(optimizer, loss, metrics, **kwargs)
+        if not several:
+            if isinstance(metrics, dict):
+                metrics = self._metrics_per_output(metrics)[0]
+            if loss_weights is None:
+                return super().compile(optimizer, loss, metrics, **kwargs)
         losses = self._per_output(loss, "compile loss") if isinstance(loss, (list, tuple, dict)) else [loss] * len(self.outputs)
         if any(l is None for l in losses):
             raise ValueError(f"compile: a loss for every output is required; found {losses}")
@@ -245,18 +256,78 @@ class Model(Sequential):
             if weights is None or any(w is None for w in weights):
                 raise ValueError(f"compile: loss_weights must give a weight for every output; found {loss_weights!r}")
             weights = [float(w) for w in weights]
-        if several and metrics:
-            raise ValueError("compile: metrics on a model of several outputs are not supported yet; fit reports each output's loss (and accuracy, for a classification loss) as {name}_loss and {name}_accuracy")
-        # The engine is compiled once, with every output's loss.
+        # Every output's metrics resolved before anything changes, so a refusal leaves the
+        # model as it was.
+        resolved = self._resolve_output_metrics(self._metrics_per_output(metrics), losses) if several else None
+        # The engine is compiled once, with every output's loss and metrics.
         self._defer_native = True
         try:
-            super().compile(optimizer, losses[0], metrics, **kwargs)
+            super().compile(optimizer, losses[0], None if several else metrics, **kwargs)
         finally:
             self._defer_native = False
+        if resolved is not None:
+            self._metrics, self._output_sources, self._output_engine_metrics = resolved
         rest = [losses_module._resolve(l) for l in losses[1:]]
         self._compile_args = {**self._compile_args, "more_losses": rest, "loss_weights": weights}
         self.loss = loss
         self._compile_native(self._build())
+
+    def _metrics_per_output(self, metrics: Any) -> List[List[Any]]:
+        """Each output's metrics from Keras's forms: a dict keyed by the outputs' names (a
+        metric or a list each; outputs left out get none), a list of one list per output
+        (Keras 3), or one list every output gets (tf.keras)."""
+        n = len(self.outputs)
+        if metrics is None:
+            return [[] for _ in range(n)]
+        if isinstance(metrics, dict):
+            per = self._per_output(metrics, "compile metrics")
+        elif isinstance(metrics, (list, tuple)):
+            nested = len(metrics) == n and all(m is None or isinstance(m, (list, tuple)) for m in metrics)
+            per = list(metrics) if nested else [list(metrics)] * n
+        else:
+            raise ValueError(f"compile: metrics must be a list, a list of lists or a dict keyed by the output names; found {type(metrics).__name__}")
+        return [[] if m is None else list(m) if isinstance(m, (list, tuple)) else [m] for m in per]
+
+    def _resolve_output_metrics(self, per: List[List[Any]], losses: List[Any]) -> Tuple[List[str], Dict[str, str], List[List[Tuple[str, float]]]]:
+        """Each output's metrics checked against its loss: the keys Keras reports them by
+        (``{output}_{metric}``, in output order), the engine's logs key each reads (its
+        output's ``{layer}_accuracy`` or ``{layer}_{engine metric}``), and the engine's
+        metrics per output."""
+        names, layers = self._output_names(), list(self._build().output_names())
+        keys: List[str] = []
+        sources: Dict[str, str] = {}
+        engine: List[List[Tuple[str, float]]] = []
+        for k, ms in enumerate(per):
+            loss_name, _ = losses_module._resolve(losses[k])
+            mine: List[Tuple[str, float]] = []
+            for m in ms:
+                try:
+                    key = metrics_module.resolve(m, loss_name, loss_name in losses_module.REGRESSION)
+                    found = metrics_module.engine_metric(m, loss_name)
+                except ValueError as e:
+                    raise ValueError(f"{e} (output {names[k]!r}; give metrics as a dict keyed by the output names to choose them per output)") from None
+                full = f"{names[k]}_{key}"
+                if full in sources:
+                    continue
+                if found is not None:
+                    if any(spec[0] == found[2][0] for spec in mine):
+                        raise ValueError(f"compile: {key!r} is a second {found[1]} metric for output {names[k]!r}; suanli computes each kind once per output")
+                    mine.append(found[2])
+                    sources[full] = f"{layers[k]}_{found[1]}"
+                else:
+                    sources[full] = f"{layers[k]}_accuracy"
+                keys.append(full)
+            engine.append(mine)
+        return keys, sources, engine
+
+    def _sources(self) -> Dict[str, str]:
+        if self._output_sources is not None:
+            return dict(self._output_sources)
+        return super()._sources()
+
+    def _accuracy_keys(self) -> List[str]:
+        # Several outputs have no running accuracy (each output's comes per epoch).
+        return [] if self._output_sources is not None else super()._accuracy_keys()
 
     def _targets(self, y: Any, what: str) -> Any:
         if len(self.outputs) > 1 and y is not None:
@@ -278,13 +349,15 @@ class Model(Sequential):
 
     def evaluate(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any):
         """``Sequential.evaluate``; for several outputs the list is Keras's: the total loss,
-        then each output's loss in output order (``return_dict=True`` gives every value by
-        name, each classification output's accuracy too)."""
+        then each output's loss in output order, then the metrics compiled, each output's
+        in output order (``return_dict=True`` gives every value by name, each
+        classification output's accuracy too)."""
         x, y = self._unwrap(x, "evaluate"), self._targets(y, "evaluate y")
         if len(self.outputs) <= 1 or kwargs.get("return_dict"):
             return super().evaluate(x, y, *args, **kwargs)
         logs = super().evaluate(x, y, *args, **{**kwargs, "return_dict": True})
-        return [logs["loss"]] + [logs[f"{n}_loss"] for n in self._output_names()]
+        layers = list(self._build().output_names())
+        return [logs["loss"]] + [logs[f"{n}_loss"] for n in layers] + [logs[k] for k in self._metrics if k in logs]
 
     def predict(self, x: Any, *args: Any, **kwargs: Any) -> np.ndarray:
         return super().predict(self._unwrap(x, "predict"), *args, **kwargs)

@@ -148,10 +148,15 @@ class Sequential:
         return native
 
     def _compile_native(self, native: Any) -> None:
-        """Compiles ``native`` as ``compile`` asked, metrics included (nothing if it did not)."""
+        """Compiles ``native`` as ``compile`` asked, metrics included (nothing if it did not):
+        one list for the model, or one per output where ``compile`` resolved them so."""
         if self._compile_args is not None:
             native.compile(**self._compile_args)
-            native.set_metrics([spec for _, _, spec in self._engine_metrics])
+            per_output = getattr(self, "_output_engine_metrics", None)
+            if per_output is not None:
+                native.set_output_metrics(per_output)
+            else:
+                native.set_metrics([spec for _, _, spec in self._engine_metrics])
 
     def _bind_layers(self) -> None:
         """Gives each layer object its name in the built model (``dense``, ``dense_1``, ... as
@@ -216,13 +221,19 @@ class Sequential:
         own = {key for key, _, _ in self._engine_metrics}
         return [k for k in self._metrics if k not in own]
 
-    def _logs(self, logs: Dict[str, float]) -> Dict[str, float]:
-        """The engine's logs (loss, accuracy, its metrics and their val_ twins) under the
-        names the metrics were asked by, in Keras's order: loss, the metrics as asked, then
-        the same for validation, then anything else (a learning rate)."""
+    def _sources(self) -> Dict[str, str]:
+        """Each metric's key as asked and the engine's logs key it reads."""
         source = {key: logs_key for key, logs_key, _ in self._engine_metrics}
         for key in self._accuracy_keys():
             source[key] = "accuracy"
+        return source
+
+    def _logs(self, logs: Dict[str, float]) -> Dict[str, float]:
+        """The engine's logs (loss, accuracy, its metrics and their val_ twins) under the
+        names the metrics were asked by, in Keras's order: loss, the metrics as asked, then
+        the same for validation, then anything else (each output's loss, a learning rate).
+        An engine key a metric was asked under appears under that name only."""
+        source = self._sources()
         out: Dict[str, float] = {}
         for prefix in ("", "val_"):
             if prefix + "loss" in logs:
@@ -230,7 +241,7 @@ class Sequential:
             for key in self._metrics:
                 if prefix + source[key] in logs:
                     out[prefix + key] = logs[prefix + source[key]]
-        engine_keys = {"accuracy", *(k for _, k, _ in self._engine_metrics)}
+        engine_keys = {"accuracy", *source.values()}
         for k, v in logs.items():
             base = k[4:] if k.startswith("val_") else k
             if k not in out and base not in engine_keys and base != "loss":
