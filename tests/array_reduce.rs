@@ -232,6 +232,35 @@ fn views_expressions_and_the_chunked_path() {
             .unwrap(),
         vec![100.0]
     );
+    // Ties go to the first position, also across chunks: chunk c holds c, c + C, … (C = 293
+    // for this length), so position 293 is in chunk 0 and 292 in the last chunk.
+    let mut tie = vec![0.0; n];
+    tie[292] = 1.0;
+    tie[293] = 1.0;
+    tie[299_000] = 1.0;
+    let t = upload(&dev, DType::Float32, &tie, &[n]);
+    assert_eq!(
+        t.reduce(Reduce::ArgMax, None, false)
+            .unwrap()
+            .to_f64_vec()
+            .unwrap(),
+        vec![292.0]
+    );
+    assert_eq!(
+        t.reduce(Reduce::ArgMin, None, false)
+            .unwrap()
+            .to_f64_vec()
+            .unwrap(),
+        vec![0.0]
+    );
+    let ti = upload(&dev, DType::Int32, &tie, &[n]);
+    assert_eq!(
+        ti.reduce(Reduce::ArgMax, None, false)
+            .unwrap()
+            .to_f64_vec()
+            .unwrap(),
+        vec![292.0]
+    );
     // Empty reductions: identities, or an error where there is none.
     let z = Array::zeros(&dev, &[0, 3], DType::Float32).unwrap();
     assert_eq!(

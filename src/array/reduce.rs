@@ -87,7 +87,8 @@ impl Reduce {
         format!("    var acc: {w} = {v};\n    var comp: {w} = {zero};\n    var idx: u32 = 0xffffffffu;\n")
     }
 
-    /// WGSL folding value `v` at position `r` into the accumulator. The compensated sum
+    /// WGSL folding value `v` at position `r` into the accumulator (`idx` holds the best
+    /// position so far, 0xffffffff before the first value). The compensated sum
     /// reads its partial sum through an XOR with `ZERO`, a word of the metadata the compiler
     /// cannot know is 0: shader compilers may treat float arithmetic as associative (Mesa's
     /// NIR rewrites `(a + b) - a` to `b` unless told otherwise) and would erase the
@@ -107,11 +108,13 @@ impl Reduce {
             Reduce::Any => format!("    acc = acc | {v};\n"),
             Reduce::All => format!("    acc = acc & {v};\n"),
             Reduce::ArgMin | Reduce::ArgMax => {
+                // Ties (and a second NaN) go to the smaller position: within a chunk
+                // positions rise, but chunks interleave, so combining them needs the test.
                 let better = if self == Reduce::ArgMax { ">" } else { "<" };
                 let nan = if float {
-                    format!("(!is_nan(acc) && (is_nan({v}) || {v} {better} acc))")
+                    format!("((is_nan({v}) && (!is_nan(acc) || {r} < idx)) || (!is_nan(acc) && !is_nan({v}) && ({v} {better} acc || ({v} == acc && {r} < idx))))")
                 } else {
-                    format!("({v} {better} acc)")
+                    format!("({v} {better} acc || ({v} == acc && {r} < idx))")
                 };
                 format!("    if (idx == 0xffffffffu || {nan}) {{ acc = {v}; idx = {r}; }}\n")
             }
@@ -257,11 +260,13 @@ impl Array {
             let _ = writeln!(s, "    let bo{j} = i32(prm[{b}u]){};", dot("k", b + 1, rk));
         }
         s.push_str(&op.init(acc));
+        // Chunk `ch` takes elements ch, ch + chunks, ch + 2·chunks, …: neighbouring
+        // invocations read neighbouring elements at every step (coalesced loads on a GPU,
+        // vector loads on lavapipe), and each chunk still meets its elements in order.
         let _ = writeln!(
             s,
-            "    let r0 = ch * prm[2];\n    let r1 = min(r0 + prm[2], prm[3]);"
+            "    for (var j: u32 = 0u; j < prm[2]; j = j + 1u) {{\n    let rr = ch + j * prm[1];\n    if (rr >= prm[3]) {{ break; }}"
         );
-        let _ = writeln!(s, "    for (var rr: u32 = r0; rr < r1; rr = rr + 1u) {{");
         coords(&mut s, "rr", "q", rbase, rr);
         for (j, &b) in leaf_bases.iter().enumerate() {
             let _ = writeln!(s, "    let o{j} = u32(bo{j}{});", dot("q", b + 1 + rk, rr));
