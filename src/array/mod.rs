@@ -15,6 +15,7 @@
 //! | `reduce` | reductions over axes, fused with their operand's expression |
 //! | `linalg` | `matmul` on the tuned kernels, views read in place |
 //! | `create` | host data in and out, and the creation functions |
+//! | `random` | generators: Philox4x32-10 streams drawn on the device |
 //! | `methods` | the named elementwise methods |
 //!
 //! `docs/ARRAYS.md` says what is supported and how it differs from NumPy.
@@ -30,6 +31,7 @@ pub mod layout;
 pub mod linalg;
 pub mod methods;
 pub mod ops;
+pub mod random;
 pub mod reduce;
 pub mod views;
 

@@ -35,6 +35,7 @@ pub mod matmul_variant;
 pub mod merge;
 pub mod metric;
 pub mod optim;
+pub mod philox;
 pub mod pool2d;
 pub mod prelude;
 pub mod reduce;

@@ -4,7 +4,7 @@
 use crate::kernels::prelude::{ACTIVATION, ARRAY_PRELUDE, IM2COL, OPTIM_RULE};
 use crate::kernels::{
     attention, attention_cache, attention_unfused, batchnorm, clip, conv2d, elementwise, embedding,
-    gather, layernorm, loss, matmul_variant, merge, metric, optim, pool2d, reduce, sample,
+    gather, layernorm, loss, matmul_variant, merge, metric, optim, philox, pool2d, reduce, sample,
     softmax_xent, windows,
 };
 use crate::services::pipeline::{KernelSpec, Shader};
@@ -39,6 +39,7 @@ pub const SHADERS: &[Shader] = &[
     merge::SHADER,
     metric::SHADER,
     optim::SHADER,
+    philox::SHADER,
     pool2d::SHADER,
     reduce::SHADER,
     reduce::SHADER_SUBGROUP,
@@ -65,6 +66,7 @@ pub const KERNELS: &[&[KernelSpec]] = &[
     merge::KERNELS,
     metric::KERNELS,
     optim::KERNELS,
+    philox::KERNELS,
     pool2d::KERNELS,
     reduce::KERNELS,
     sample::KERNELS,

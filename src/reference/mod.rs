@@ -17,6 +17,7 @@ mod loss;
 mod matmul;
 mod merge;
 mod optim;
+mod philox;
 mod pool;
 mod rows;
 mod sample;
@@ -34,6 +35,7 @@ pub use loss::dense_loss;
 pub use matmul::matmul;
 pub use merge::{concatenate, concatenate_backward, maximum, maximum_backward};
 pub use optim::optim_step;
+pub use philox::{philox4x32_10, word as philox_word};
 pub use pool::{
     avgpool, avgpool_backward, global_avgpool, global_avgpool_backward, maxpool, maxpool_backward,
     PoolShape,

@@ -13,6 +13,7 @@ mod errors;
 mod events;
 mod layers;
 mod model;
+mod random;
 mod tensor;
 mod text;
 mod train;
@@ -25,6 +26,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DeviceLostError", py.get_type::<errors::DeviceLostError>())?;
     m.add("LinAlgError", py.get_type::<errors::LinAlgError>())?;
     m.add_class::<array::PyArray>()?;
+    m.add_class::<random::PyGenerator>()?;
     m.add_class::<device::PyDeviceInfo>()?;
     m.add_class::<device::PyDevice>()?;
     m.add_class::<tensor::PyTensor>()?;
