@@ -16,6 +16,7 @@
 //! | `linalg` | `matmul` on the tuned kernels, views read in place |
 //! | `create` | host data in and out, and the creation functions |
 //! | `random` | generators: Philox4x32-10 streams drawn on the device |
+//! | `sort` | stable `sort` and `argsort` along an axis (a bitonic network on the device) |
 //! | `methods` | the named elementwise methods |
 //!
 //! `docs/ARRAYS.md` says what is supported and how it differs from NumPy.
@@ -33,6 +34,7 @@ pub mod methods;
 pub mod ops;
 pub mod random;
 pub mod reduce;
+pub mod sort;
 pub mod views;
 
 pub use array::{Array, Scalar};

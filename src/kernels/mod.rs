@@ -42,6 +42,7 @@ pub mod reduce;
 pub mod registry;
 pub mod sample;
 pub mod softmax_xent;
+pub mod sort;
 pub mod windows;
 
 pub use prelude::{act_code, RowParams};

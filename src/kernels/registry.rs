@@ -5,7 +5,7 @@ use crate::kernels::prelude::{ACTIVATION, ARRAY_PRELUDE, IM2COL, OPTIM_RULE};
 use crate::kernels::{
     attention, attention_cache, attention_unfused, batchnorm, clip, conv2d, elementwise, embedding,
     gather, layernorm, loss, matmul_variant, merge, metric, optim, philox, pool2d, reduce, sample,
-    softmax_xent, windows,
+    softmax_xent, sort, windows,
 };
 use crate::services::pipeline::{KernelSpec, Shader};
 
@@ -45,6 +45,8 @@ pub const SHADERS: &[Shader] = &[
     reduce::SHADER_SUBGROUP,
     sample::SHADER,
     softmax_xent::SHADER,
+    sort::SHADER,
+    sort::SHADER_STEP,
     windows::SHADER,
 ];
 
@@ -71,5 +73,6 @@ pub const KERNELS: &[&[KernelSpec]] = &[
     reduce::KERNELS,
     sample::KERNELS,
     softmax_xent::KERNELS,
+    sort::KERNELS,
     windows::KERNELS,
 ];

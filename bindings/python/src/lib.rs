@@ -14,6 +14,7 @@ mod events;
 mod layers;
 mod model;
 mod random;
+mod sorting;
 mod tensor;
 mod text;
 mod train;
@@ -27,6 +28,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LinAlgError", py.get_type::<errors::LinAlgError>())?;
     m.add_class::<array::PyArray>()?;
     m.add_class::<random::PyGenerator>()?;
+    m.add_function(wrap_pyfunction!(sorting::array_sort, m)?)?;
+    m.add_function(wrap_pyfunction!(sorting::array_argsort, m)?)?;
     m.add_class::<device::PyDeviceInfo>()?;
     m.add_class::<device::PyDevice>()?;
     m.add_class::<tensor::PyTensor>()?;

@@ -204,3 +204,19 @@ def test_errors_are_the_exceptions_numpy_users_expect():
     x = xp.ones((2, 2))
     assert x.__array_namespace__() is xp
     assert xp.__array_namespace_info__().default_dtypes()["integral"] == xp.int32
+
+
+def test_sort_and_argsort_match_numpy_stable(rng):
+    a = rng.integers(-3, 3, (4, 37)).astype(np.int16)
+    f = rng.standard_normal((5, 6, 7)).astype(np.float32)
+    f[0, 0, :3] = [np.nan, -0.0, 0.0]
+    x, y = xp.asarray(a), xp.asarray(f)
+    np.testing.assert_array_equal(np.asarray(xp.argsort(x)), np.argsort(a, kind="stable"))
+    np.testing.assert_array_equal(np.asarray(xp.sort(x, axis=0)), np.sort(a, axis=0))
+    for axis in (0, 1, -1):
+        np.testing.assert_array_equal(np.asarray(xp.sort(y, axis=axis)), np.sort(f, axis=axis))
+        np.testing.assert_array_equal(np.asarray(xp.argsort(y, axis=axis)), np.argsort(f, axis=axis, kind="stable"))
+    # Descending and stable: equal values keep their order.
+    got = np.asarray(xp.argsort(x, descending=True))
+    np.testing.assert_array_equal(a[np.arange(4)[:, None], got], -np.sort(-a, axis=1))
+    np.testing.assert_array_equal(got, np.argsort(-a.astype(np.int32), axis=1, kind="stable"))
