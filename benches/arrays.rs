@@ -1,7 +1,7 @@
 //! Array benchmark (`suanli::array`): a fused expression of ten elementwise operations over
 //! 16M float32 values against the same ten run one by one (a temporary each, as NumPy
 //! does), as time and GB/s (the fused pass reads 4 and writes 4 bytes a value); a reduction;
-//! matmul through arrays; and the host cost of queueing an operation on a tiny array, beside
+//! matmul through arrays; a sort of 2^24 keys; and the host cost of queueing an operation on a tiny array, beside
 //! the dispatch floor (an operation that runs and is waited for). Fused and unfused alternate
 //! within each round (this machine's speed drifts by ±25%); medians of rounds.
 //!
@@ -114,6 +114,22 @@ fn main() -> suanli::Result<()> {
         format!("matmul {m}x{m} @ its transpose (GFLOP/s)"),
         t * 1e3,
         2.0 * (m * m * m) as f64 / 1e9 / t
+    );
+
+    // Sorting 2^24 keys (2^16 tiny): argsort of random float32 values.
+    let ns = if tiny { 1 << 16 } else { 1 << 24 };
+    let keys = suanli::array::random::Generator::new(&dev, 1).random(&[ns])?;
+    keys.argsort(0, false)?.eval()?;
+    let mut st = Vec::new();
+    for _ in 0..rounds.min(3) {
+        st.push(timed(&dev, || keys.sort(0, false)?.eval())?);
+    }
+    let t = median(st);
+    println!(
+        "{:<44} {:>10.2} {:>10.1}",
+        format!("sort {ns} float32 keys (Mkeys/s)"),
+        t * 1e3,
+        ns as f64 / 1e6 / t
     );
 
     // Host cost of an operation: queued (an expression node, no device work) and run (one

@@ -8,9 +8,9 @@
 # which copies what the run needs into DIR (about 130 MB, about 13 MB as .tar.xz):
 #   DIR/gpu_bench.sh                     this script (binaries stripped: compress DIR to carry it)
 #   DIR/bin/devices, mnist_mlp, mnist_cnn   from target/release/examples/
-#   DIR/bin/matmul, step, conv           the bench binaries (target/release/deps/<name>-<hash>)
+#   DIR/bin/matmul, step, conv, attention, arrays   the bench binaries (target/release/deps/<name>-<hash>)
 #   DIR/data/mnist/*.gz                  MNIST
-#   DIR/benches/torch_*.py               the PyTorch side (matmul, MLP, CNN), if torch is there
+#   DIR/benches/torch_*.py, cupy_arrays.py   the PyTorch side (matmul, MLP, CNN, GPT) and CuPy's
 # Run, on the GPU machine (no Rust, no network needed; a Vulkan, Metal or DX12 driver):
 #   bash DIR/gpu_bench.sh [--peak-tflops 67] [--out FILE]
 # or straight from a built repository: bash scripts/gpu_bench.sh [--peak-tflops 67].
@@ -67,12 +67,13 @@ if [ -z "$bin" ]; then
     conv=$(find_bench conv)
     gpt="$root/target/release/examples/shakespeare_gpt"
     attention=$(find_bench attention)
+    arrays=$(find_bench arrays)
 else
     devices="$bin/devices"; mnist="$bin/mnist_mlp"; cnn="$bin/mnist_cnn"
     matmul="$bin/matmul"; step="$bin/step"; conv="$bin/conv"
-    gpt="$bin/shakespeare_gpt"; attention="$bin/attention"
+    gpt="$bin/shakespeare_gpt"; attention="$bin/attention"; arrays="$bin/arrays"
 fi
-for f in "$devices" "$mnist" "$cnn" "$matmul" "$step" "$conv" "$gpt" "$attention"; do
+for f in "$devices" "$mnist" "$cnn" "$matmul" "$step" "$conv" "$gpt" "$attention" "$arrays"; do
     if [ -z "$f" ] || [ ! -x "$f" ]; then
         echo "gpu_bench.sh: missing binary ${f:-(matmul, step or conv bench)}: run 'cargo build --release --examples --benches' first" >&2
         exit 1
@@ -83,12 +84,13 @@ if [ -n "$pack" ]; then
     mkdir -p "$pack/bin" "$pack/data/mnist" "$pack/data/tinyshakespeare" "$pack/benches"
     cp "$devices" "$mnist" "$cnn" "$gpt" "$pack/bin/"
     cp "$attention" "$pack/bin/attention"
+    cp "$arrays" "$pack/bin/arrays"
     cp "$root/data/tinyshakespeare/input.txt" "$pack/data/tinyshakespeare/"
     cp "$matmul" "$pack/bin/matmul"
     cp "$step" "$pack/bin/step"
     cp "$conv" "$pack/bin/conv"
     cp "$root"/data/mnist/*.gz "$pack/data/mnist/"
-    cp "$root/benches/torch_matmul.py" "$root/benches/torch_mnist.py" "$root/benches/torch_mnist_cnn.py" "$root/benches/torch_gpt.py" "$pack/benches/"
+    cp "$root/benches/torch_matmul.py" "$root/benches/torch_mnist.py" "$root/benches/torch_mnist_cnn.py" "$root/benches/torch_gpt.py" "$root/benches/cupy_arrays.py" "$pack/benches/"
     cp "$0" "$pack/gpu_bench.sh"
     # Debug symbols would make the pack too large to carry (docs/DEVELOPERS.md).
     if command -v strip >/dev/null; then strip "$pack"/bin/*; fi
@@ -102,12 +104,12 @@ if [ $small = 1 ]; then
     sizes="128,256"; epochs=2; rows="--train-rows 2048"; torch_sizes="128,256"
     cnn_epochs=2; cnn_rows="--train-rows 512"; conv_mode=tiny
     gpt_cpu=(--iters 40 --eval-interval 20 --eval-batches 4 --sample 20 --bench-generate); gpt_big=(--iters 4 --eval-interval 2 --eval-batches 1 --sample 0 --block 64 --batch-size 4)
-    attention_mode=tiny
+    attention_mode=tiny; arrays_mode=tiny
 else
     sizes="512,1024,2048,4096,8192"; epochs=3; rows=""; torch_sizes="512,1024,2048,4096,8192"
     cnn_epochs=3; cnn_rows=""; conv_mode=quick
     gpt_cpu=(--sample 500 --bench-generate); gpt_big=(--iters 5000 --eval-interval 500 --eval-batches 100 --sample 200)
-    attention_mode=full
+    attention_mode=full; arrays_mode=full
 fi
 peak_arg=(); [ -n "$peak" ] && peak_arg=(--peak-tflops "$peak")
 
@@ -146,6 +148,16 @@ run "GPT on Tiny Shakespeare, nanoGPT's CPU recipe (shakespeare_gpt)" \
 run "GPT on Tiny Shakespeare, --preset nanogpt" \
     "$gpt" --data "$gpt_data" --preset nanogpt "${gpt_big[@]}"
 run "attention, fused and unfused (cargo bench --bench attention)" "$attention" "$attention_mode"
+# Arrays (suanli::array, suanli.numpy): a fused ten-operation expression (GB/s against the
+# same ten as separate kernels), a sum, matmul, a sort, and the host cost per operation;
+# CuPy's side when it imports (cupy.fuse, a kernel per operation, sum, matmul, sort).
+run "arrays: fused elementwise, sum, matmul, sort (cargo bench --bench arrays)" "$arrays" "$arrays_mode"
+if python3 -c "import cupy; cupy.zeros(1)" >/dev/null 2>&1; then
+    cupy_args=(); [ "$arrays_mode" = tiny ] && cupy_args=(--tiny)
+    run "CuPy: the same array operations" python3 "$root/benches/cupy_arrays.py" "${cupy_args[@]}"
+else
+    say ""; say "== CuPy: not available here (python3 -c 'import cupy' failed)"
+fi
 if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
     run "PyTorch on CUDA: torch.matmul FP32, TF32 off (GFLOP/s)" \
         python3 "$root/benches/torch_matmul.py" --sizes "$torch_sizes"
@@ -164,7 +176,7 @@ else
 fi
 rm -f trace.json
 # Every section printed what it should: a missing one is a failure, not a silent gap.
-for want in "suanli adapters" "shape (M×N×K)" "median epoch" "Top kernels by GPU time" "µs per dispatch" "GEMM M x N x K" "conv2d" "val loss" "unfused f+b"; do
+for want in "suanli adapters" "shape (M×N×K)" "median epoch" "Top kernels by GPU time" "µs per dispatch" "GEMM M x N x K" "conv2d" "val loss" "unfused f+b" "fused (one kernel)"; do
     if ! grep -q "$want" "$out"; then
         echo "gpu_bench.sh: the output lacks \"$want\"" >&2
         exit 1
