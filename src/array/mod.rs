@@ -17,6 +17,7 @@
 //! | `create` | host data in and out, and the creation functions |
 //! | `random` | generators: Philox4x32-10 streams drawn on the device |
 //! | `sort` | stable `sort` and `argsort` along an axis (a bitonic network on the device) |
+//! | `gather` | `take`, `take_along_axis`, `searchsorted`; positions out of range caught on the device |
 //! | `methods` | the named elementwise methods |
 //!
 //! `docs/ARRAYS.md` says what is supported and how it differs from NumPy.
@@ -28,6 +29,7 @@ pub mod create;
 pub mod dtype;
 pub mod elementwise;
 pub(crate) mod eval;
+pub mod gather;
 pub mod layout;
 pub mod linalg;
 pub mod methods;

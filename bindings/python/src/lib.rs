@@ -30,6 +30,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<random::PyGenerator>()?;
     m.add_function(wrap_pyfunction!(sorting::array_sort, m)?)?;
     m.add_function(wrap_pyfunction!(sorting::array_argsort, m)?)?;
+    m.add_function(wrap_pyfunction!(sorting::array_take, m)?)?;
+    m.add_function(wrap_pyfunction!(sorting::array_take_along_axis, m)?)?;
+    m.add_function(wrap_pyfunction!(sorting::array_searchsorted, m)?)?;
     m.add_class::<device::PyDeviceInfo>()?;
     m.add_class::<device::PyDevice>()?;
     m.add_class::<tensor::PyTensor>()?;

@@ -1,4 +1,5 @@
-//! `suanli.numpy.sort` and `argsort`: the crate's stable device sort along an axis.
+//! `suanli.numpy.sort`, `argsort`, `take`, `take_along_axis` and `searchsorted`: the
+//! crate's device sort and gathers.
 
 use pyo3::prelude::*;
 
@@ -20,6 +21,43 @@ pub fn array_argsort(
     descending: bool,
 ) -> PyResult<PyArray> {
     py.detach(|| x.0.argsort(axis, descending))
+        .py()
+        .map(PyArray)
+}
+
+/// `take(x, indices, axis)`.
+#[pyfunction]
+pub fn array_take(
+    py: Python<'_>,
+    x: &PyArray,
+    indices: &PyArray,
+    axis: isize,
+) -> PyResult<PyArray> {
+    py.detach(|| x.0.take(&indices.0, axis)).py().map(PyArray)
+}
+
+/// `take_along_axis(x, indices, axis)`.
+#[pyfunction]
+pub fn array_take_along_axis(
+    py: Python<'_>,
+    x: &PyArray,
+    indices: &PyArray,
+    axis: isize,
+) -> PyResult<PyArray> {
+    py.detach(|| x.0.take_along_axis(&indices.0, axis))
+        .py()
+        .map(PyArray)
+}
+
+/// `searchsorted(x1, x2, side)`.
+#[pyfunction]
+pub fn array_searchsorted(
+    py: Python<'_>,
+    x1: &PyArray,
+    x2: &PyArray,
+    right: bool,
+) -> PyResult<PyArray> {
+    py.detach(|| x1.0.searchsorted(&x2.0, right))
         .py()
         .map(PyArray)
 }

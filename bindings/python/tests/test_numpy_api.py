@@ -220,3 +220,19 @@ def test_sort_and_argsort_match_numpy_stable(rng):
     got = np.asarray(xp.argsort(x, descending=True))
     np.testing.assert_array_equal(a[np.arange(4)[:, None], got], -np.sort(-a, axis=1))
     np.testing.assert_array_equal(got, np.argsort(-a.astype(np.int32), axis=1, kind="stable"))
+
+
+def test_take_take_along_axis_and_searchsorted(rng):
+    a = rng.standard_normal((4, 6)).astype(np.float32)
+    x = xp.asarray(a)
+    i = np.array([[0, -1], [2, 3]], np.int32)
+    np.testing.assert_array_equal(np.asarray(xp.take(x, xp.asarray(i), axis=1)), np.take(a, i, axis=1))
+    p = xp.argsort(x, axis=0)
+    np.testing.assert_array_equal(np.asarray(xp.take_along_axis(x, p, axis=0)), np.sort(a, axis=0))
+    s = np.sort(rng.integers(-5, 5, 20).astype(np.int32))
+    q = rng.integers(-7, 7, 9).astype(np.int32)
+    for side in ("left", "right"):
+        np.testing.assert_array_equal(np.asarray(xp.searchsorted(xp.asarray(s), xp.asarray(q), side=side)),
+                                      np.searchsorted(s, q, side=side))
+    with pytest.raises(IndexError):
+        xp.take(x, xp.asarray(np.array([6], np.int32)), axis=1)

@@ -1,10 +1,11 @@
-"""``sort`` and ``argsort`` (the standard's signatures): stable, on the device (a bitonic
-network over (key, position) pairs), NaN last as in NumPy."""
+"""``sort``, ``argsort``, ``searchsorted``, ``take`` and ``take_along_axis`` (the standard's
+signatures): sorting is stable, on the device (a bitonic network over (key, position)
+pairs), NaN last as in NumPy; positions out of range raise ``IndexError``."""
 
 from __future__ import annotations
 
 from .. import _native
-from ._array import ndarray
+from ._array import _operand, ndarray
 
 
 def sort(x: ndarray, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> ndarray:
@@ -16,3 +17,29 @@ def argsort(x: ndarray, /, *, axis: int = -1, descending: bool = False, stable: 
     """The int32 positions that sort ``x`` along ``axis`` (stable: equal values keep their
     order, also when ``descending``)."""
     return ndarray(_native.array_argsort(x._a, int(axis), bool(descending)))
+
+
+def take(x: ndarray, indices: ndarray, /, *, axis: int = None) -> ndarray:
+    """The elements at ``indices`` (an integer array of any shape) along ``axis`` (may be
+    omitted for 1-D ``x``); negative positions count from the end."""
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"take: axis is required for a {x.ndim}-D array")
+        axis = 0
+    return ndarray(_native.array_take(x._a, _operand(indices, x)._a, int(axis)))
+
+
+def take_along_axis(x: ndarray, indices: ndarray, /, *, axis: int = -1) -> ndarray:
+    """The element at each of ``indices`` along ``axis`` (``argsort``'s output undoes to
+    ``sort``); ``indices`` has ``x``'s number of axes and broadcasts on the others."""
+    return ndarray(_native.array_take_along_axis(x._a, _operand(indices, x)._a, int(axis)))
+
+
+def searchsorted(x1: ndarray, x2: ndarray, /, *, side: str = "left", sorter: ndarray = None) -> ndarray:
+    """Where each of ``x2`` goes in the sorted 1-D ``x1`` (int32), the first place
+    (``side="left"``) or the last (``"right"``); with ``sorter``, ``x1`` sorted by it."""
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', found {side!r}")
+    if sorter is not None:
+        x1 = take(x1, sorter, axis=0)
+    return ndarray(_native.array_searchsorted(x1._a, _operand(x2, x1)._a, side == "right"))
