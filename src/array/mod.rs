@@ -13,6 +13,7 @@
 //! | `elementwise` | building expressions: result dtypes, broadcasting, scalars, `where`, casts |
 //! | `views` | indexing, transposes, broadcasts, reshapes, copies, assignment; `Tensor` |
 //! | `reduce` | reductions over axes, fused with their operand's expression |
+//! | `scan` | cumulative sums and products along an axis, fused with their operand |
 //! | `linalg` | `matmul` on the tuned kernels, views read in place |
 //! | `create` | host data in and out, and the creation functions |
 //! | `random` | generators: Philox4x32-10 streams drawn on the device |
@@ -36,6 +37,7 @@ pub mod methods;
 pub mod ops;
 pub mod random;
 pub mod reduce;
+pub mod scan;
 pub mod sort;
 pub mod views;
 

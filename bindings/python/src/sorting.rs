@@ -61,3 +61,23 @@ pub fn array_searchsorted(
         .py()
         .map(PyArray)
 }
+
+/// `cumulative_sum` (`product` false) or `cumulative_prod` along `axis`.
+#[pyfunction]
+pub fn array_cumulative(
+    py: Python<'_>,
+    x: &PyArray,
+    axis: isize,
+    include_initial: bool,
+    product: bool,
+) -> PyResult<PyArray> {
+    py.detach(|| {
+        if product {
+            x.0.cumulative_prod(axis, include_initial)
+        } else {
+            x.0.cumulative_sum(axis, include_initial)
+        }
+    })
+    .py()
+    .map(PyArray)
+}

@@ -236,3 +236,13 @@ def test_take_take_along_axis_and_searchsorted(rng):
                                       np.searchsorted(s, q, side=side))
     with pytest.raises(IndexError):
         xp.take(x, xp.asarray(np.array([6], np.int32)), axis=1)
+
+
+def test_cumulative_sum_and_prod(rng):
+    a = rng.integers(-3, 4, (4, 3000)).astype(np.int16)
+    f = rng.standard_normal((5, 6)).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(xp.cumulative_sum(xp.asarray(a), axis=1)), np.cumsum(a, axis=1, dtype=np.int32))
+    got = np.asarray(xp.cumulative_sum(xp.asarray(f), axis=0, include_initial=True))
+    np.testing.assert_allclose(got[1:], np.cumsum(f.astype(np.float64), axis=0), rtol=1e-5, atol=1e-6)
+    assert (got[0] == 0).all()
+    np.testing.assert_allclose(np.asarray(xp.cumulative_prod(xp.asarray(f), axis=-1)), np.cumprod(f.astype(np.float64), axis=-1), rtol=1e-5, atol=1e-6)

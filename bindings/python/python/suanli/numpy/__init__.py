@@ -26,7 +26,15 @@ from .._device import Device, current_device
 from ._array import DTYPES, _dtype_name, _is_scalar, _operand, ndarray
 from . import linalg, random  # noqa: F401  (the namespace's submodules)
 from .linalg import matmul, vecdot  # noqa: F401
-from ._sorting import argsort, searchsorted, sort, take, take_along_axis  # noqa: F401
+from ._sorting import (  # noqa: F401
+    argsort,
+    cumulative_prod,
+    cumulative_sum,
+    searchsorted,
+    sort,
+    take,
+    take_along_axis,
+)
 
 __array_api_version__ = "2024.12"
 

@@ -43,3 +43,26 @@ def searchsorted(x1: ndarray, x2: ndarray, /, *, side: str = "left", sorter: nda
     if sorter is not None:
         x1 = take(x1, sorter, axis=0)
     return ndarray(_native.array_searchsorted(x1._a, _operand(x2, x1)._a, side == "right"))
+
+
+def _cumulative(x: ndarray, axis, dtype, include_initial: bool, product: bool) -> ndarray:
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"axis is required for a {x.ndim}-D array")
+        axis = 0
+    r = ndarray(_native.array_cumulative(x._a, int(axis), bool(include_initial), product))
+    if dtype is not None:
+        from . import astype
+
+        r = astype(r, dtype, copy=False)
+    return r
+
+
+def cumulative_sum(x: ndarray, /, *, axis: int = None, dtype=None, include_initial: bool = False) -> ndarray:
+    """Running sums along ``axis`` (integers accumulate in int32/uint32, as ``sum``)."""
+    return _cumulative(x, axis, dtype, include_initial, False)
+
+
+def cumulative_prod(x: ndarray, /, *, axis: int = None, dtype=None, include_initial: bool = False) -> ndarray:
+    """Running products along ``axis``."""
+    return _cumulative(x, axis, dtype, include_initial, True)
