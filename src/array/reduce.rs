@@ -122,6 +122,20 @@ impl Reduce {
     }
 }
 
+/// How a reduction of `r` elements per output is cut: (chunks, elements per chunk). At most
+/// `CHUNK` elements per invocation, whatever the number of outputs: enough invocations to
+/// fill a device when there are few outputs, and short loops everywhere, which llvmpipe
+/// requires (it stops an invocation's loops after 65,535 iterations in all, counting the
+/// loops of the functions an element calls, such as an integer power's, and carries on).
+fn chunking(r: usize) -> (usize, usize) {
+    let chunks = r.div_ceil(CHUNK).max(1);
+    let len = r.div_ceil(chunks).max(1);
+    (r.div_ceil(len).max(1), len)
+}
+
+/// Elements one reduction invocation folds at most.
+const CHUNK: usize = 1024;
+
 /// The axes a reduction names, checked and sorted (None: every axis).
 pub(crate) fn normalize_axes(
     op: &'static str,
@@ -217,11 +231,22 @@ impl Array {
             .collect();
         let (ck, ckstr) = coalesce(&kshape, &kstr);
         let (cr, crstr) = coalesce(&rshape, &rstr);
-        // Chunks: enough invocations to fill a device when there are few outputs.
-        let per_out_max = (16384 / n_out).max(1);
-        let mut chunks = r.div_ceil(1024).clamp(1, per_out_max);
-        let len = r.div_ceil(chunks);
-        chunks = r.div_ceil(len);
+        let (chunks, len) = chunking(r);
+        if let Some(limit) = device.info().limits.max_loop_iterations {
+            // The second pass loops over the chunks.
+            if chunks > limit as usize {
+                return Err(Error::InvalidArgument {
+                    op: name,
+                    name: "x",
+                    expected: format!(
+                        "at most {} elements per output on {} (it stops longer loops)",
+                        limit as usize * CHUNK,
+                        device.name()
+                    ),
+                    found: r.to_string(),
+                });
+            }
+        }
         let (rk, rr) = (ck.len(), cr.len());
         let mut meta: Vec<u32> = vec![
             (n_out * chunks) as u32,
@@ -418,4 +443,18 @@ fn combine(
         n_out as u64,
     )?;
     Ok((rv, ri))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_stay_short_and_cover_every_element() {
+        for r in [0usize, 1, 1023, 1024, 1025, 70_000, 300_001, 1 << 26] {
+            let (c, len) = chunking(r);
+            assert!(len <= CHUNK, "{r}: {len}");
+            assert!(c * len >= r && (c - 1) * len < r.max(1), "{r}: {c} x {len}");
+        }
+    }
 }
