@@ -148,6 +148,62 @@ fn products_of_ragged_shapes_views_and_batches() {
 }
 
 #[test]
+fn reversed_batches_of_transposed_views() {
+    let dev = dev_or_skip!();
+    let f = DType::Float32;
+    // B is a transposed view (read in place as NT) whose batch axis runs backwards: the
+    // batch copy makes it row-major, and the product must read it so (it was read with the
+    // transposed view's layout: wrong values, or a binding past the copy's end).
+    let (m, k, n, z) = (2usize, 5usize, 3usize, 4usize);
+    let av = values(f, m * k, 5, -1.0, 1.0);
+    let bv = values(f, z * n * k, 6, -1.0, 1.0);
+    let a = upload(&dev, f, &av, &[m, k]);
+    let bt = upload(&dev, f, &bv, &[z, n, k]);
+    let rev = Index::Slice {
+        start: None,
+        stop: None,
+        step: Some(-1),
+    };
+    let b = bt.index(&[rev]).unwrap().matrix_transpose().unwrap();
+    // The host's B: batch reversed, each (n, k) block transposed to (k, n).
+    let mut host = Vec::new();
+    for zz in (0..z).rev() {
+        for l in 0..k {
+            for j in 0..n {
+                host.push(bv[zz * n * k + j * k + l]);
+            }
+        }
+    }
+    let (want, shape) = reference(&av, &[m, k], &host, &[z, k, n]);
+    check(
+        "A @ reversed Bᵀ batches",
+        &a.matmul(&b).unwrap(),
+        &want,
+        &shape,
+    );
+    // And A the transposed one (TN), B's batches reversed.
+    let at = upload(&dev, f, &av, &[k, m]).matrix_transpose().unwrap();
+    let mut ah = vec![0.0; m * k];
+    for i in 0..m {
+        for l in 0..k {
+            ah[i * k + l] = av[l * m + i];
+        }
+    }
+    let b2 = upload(&dev, f, &bv, &[z, k, n]).index(&[rev]).unwrap();
+    let mut host2 = Vec::new();
+    for zz in (0..z).rev() {
+        host2.extend_from_slice(&bv[zz * k * n..(zz + 1) * k * n]);
+    }
+    let (want, shape) = reference(&ah, &[m, k], &host2, &[z, k, n]);
+    check(
+        "Aᵀ @ reversed B batches",
+        &at.matmul(&b2).unwrap(),
+        &want,
+        &shape,
+    );
+}
+
+#[test]
 fn vectors_integers_and_errors() {
     let dev = dev_or_skip!();
     let f = DType::Float32;

@@ -330,6 +330,19 @@ fn mean_var_std_match_the_two_pass_reference() {
             );
         }
     }
+    // Equal values deviate by nothing, whatever the float32 mean's rounding (the mean of
+    // three 682.6986 is an ulp off; the deviations' sum takes it out).
+    for v in [682.6986f32 as f64, 1e4 + 0.1f32 as f64, -3.3e-3f32 as f64] {
+        let c = upload(&dev, DType::Float32, &[v; 3], &[1, 3]);
+        for corr in [0.0, 1.0] {
+            let sd = c
+                .std(Some(&[1]), corr, false)
+                .unwrap()
+                .to_f64_vec()
+                .unwrap();
+            assert!(sd[0] <= 1e-9 * v.abs(), "std of three {v}: {}", sd[0]);
+        }
+    }
     // Integers average as float32.
     let i = upload(&dev, DType::Int8, &[1.0, 2.0, 4.0], &[3]);
     let m = i.mean(None, false).unwrap();

@@ -6,7 +6,7 @@
 mod common;
 
 use common::arrays::{upload, values};
-use suanli::array::{Array, DType, Index};
+use suanli::array::{Array, Binary, DType, Index, Unary};
 use suanli::{Error, Tensor};
 
 fn sl(start: Option<isize>, stop: Option<isize>, step: Option<isize>) -> Index {
@@ -135,6 +135,29 @@ fn assignment_through_views_into_poisoned_targets() {
     assert!(y
         .assign(&upload(&dev, DType::Int32, &[1.0, 2.0], &[2]))
         .is_err());
+}
+
+#[test]
+fn assignment_into_an_expression_its_value_reads() {
+    let dev = dev_or_skip!();
+    // `m = isnan(x); m |= (x == 0)`: the value was built while `m` was an expression over
+    // `x`; writing into `m` runs it into a buffer of its own, which the value then reads.
+    // It is computed into a temporary first (one kernel reading and writing the same buffer
+    // is a validation error).
+    let x = upload(&dev, DType::Float32, &[f64::NAN, 0.0, 1.0, -0.0], &[4]);
+    let m = x.unary(Unary::IsNan).unwrap();
+    let z = x.binary_scalar(Binary::Equal, 0.0.into()).unwrap();
+    let value = m.binary(Binary::BitwiseOr, &z).unwrap();
+    assert!(!m.is_evaluated());
+    m.assign(&value).unwrap();
+    assert_eq!(m.to_f64_vec().unwrap(), vec![1.0, 1.0, 0.0, 1.0]);
+    // `y = x + 1; y[...] = y * 2`, both still expressions when the assignment starts.
+    let y = x.binary_scalar(Binary::Add, 1.0.into()).unwrap();
+    let v = y.binary_scalar(Binary::Multiply, 2.0.into()).unwrap();
+    y.assign(&v).unwrap();
+    let got = y.to_f64_vec().unwrap();
+    assert!(got[0].is_nan(), "{got:?}");
+    assert_eq!(got[1..], [2.0, 4.0, 2.0]);
 }
 
 #[test]

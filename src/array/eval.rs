@@ -213,11 +213,34 @@ pub(crate) fn materialize(a: &Array, copy: Option<bool>) -> Result<Strided> {
 /// so every element is read before any is written (NumPy's `x[1:] = x[:-1]`).
 pub(crate) fn write_into(value: &Array, target: &Strided) -> Result<()> {
     let id = target.data.storage_id();
-    let value = if value.node.buffers.contains(&id) {
+    let value = if reads_buffer(value, id) {
         let tmp = run_into(value, None)?;
         Array::from_strided(value.device(), value.dtype(), tmp)
     } else {
         value.clone()
     };
     run_into(&value, Some(target)).map(|_| ())
+}
+
+/// Whether `a`'s expression, as it stands now, reads the buffer `id`. The node's buffer list
+/// is not enough: it was taken when the expression was built, and an operand that has run
+/// since (`m = isnan(x); m |= z` runs `m` to write into it) is read from its own new buffer.
+fn reads_buffer(a: &Array, id: usize) -> bool {
+    fn walk(a: &Array, id: usize, seen: &mut Vec<usize>) -> bool {
+        let key = std::sync::Arc::as_ptr(&a.node) as usize;
+        if seen.contains(&key) {
+            return false;
+        }
+        seen.push(key);
+        match a.expr() {
+            None => a.ready().is_some_and(|s| s.data.storage_id() == id),
+            Some(Expr::Scalar(_) | Expr::Iota(_)) => false,
+            Some(Expr::Unary(_, _, x) | Expr::Cast(x)) => walk(&x, id, seen),
+            Some(Expr::Binary(_, _, x, y)) => walk(&x, id, seen) || walk(&y, id, seen),
+            Some(Expr::Where(c, x, y)) => {
+                walk(&c, id, seen) || walk(&x, id, seen) || walk(&y, id, seen)
+            }
+        }
+    }
+    walk(a, id, &mut Vec::new())
 }

@@ -126,28 +126,13 @@ fn product(
         stored(r, c, s.layout.strides[nb], s.layout.strides[nb + 1])
     };
     let copy = |x: &Array| -> Result<Strided> { x.copy()?.strided() };
-    let mut la = mat(&sa, m, k);
-    if la.is_none() {
+    if mat(&sa, m, k).is_none() {
         sa = copy(a)?;
-        la = mat(&sa, m, k);
     }
-    let mut lb = mat(&sb, k, n);
-    if lb.is_none() || (la.is_some_and(|l| l.0) && lb.is_some_and(|l| l.0)) {
+    let lb = mat(&sb, k, n);
+    if lb.is_none() || (mat(&sa, m, k).is_some_and(|l| l.0) && lb.is_some_and(|l| l.0)) {
         sb = copy(b)?;
-        lb = mat(&sb, k, n);
     }
-    let (Some((ta, lda)), Some((tb, ldb))) = (la, lb) else {
-        return Err(Error::Internal {
-            op: "matmul",
-            message: "a contiguous copy is not addressable".into(),
-        });
-    };
-    let layout = match (ta, tb) {
-        (false, false) => MatLayout::NN,
-        (true, false) => MatLayout::TN,
-        (false, true) => MatLayout::NT,
-        (true, true) => unreachable!("B was copied"),
-    };
     // Batch axes merged across the operands and the contiguous output.
     let out_strides = Layout::contiguous(out_shape).strides;
     let batch_strides = |s: &Strided| s.layout.strides[..nb].to_vec();
@@ -167,6 +152,25 @@ fn product(
         ];
         (cb, cs) = coalesce(batch, &all);
     }
+    // The matrices' layouts, read from the operands as they are now: a copy made for the
+    // batch axes is row-major whatever the view it replaced was.
+    let (Some((ta, lda)), Some((tb, ldb))) = (mat(&sa, m, k), mat(&sb, k, n)) else {
+        return Err(Error::Internal {
+            op: "matmul",
+            message: "a contiguous copy is not addressable".into(),
+        });
+    };
+    let layout = match (ta, tb) {
+        (false, false) => MatLayout::NN,
+        (true, false) => MatLayout::TN,
+        (false, true) => MatLayout::NT,
+        (true, true) => {
+            return Err(Error::Internal {
+                op: "matmul",
+                message: "both operands transposed after B was copied".into(),
+            })
+        }
+    };
     let geometry = |i: usize, base: usize, ld: u32| -> MatStrided {
         let st = &cs[i];
         let (outer, inner) = match cb.len() {

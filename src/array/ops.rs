@@ -81,6 +81,7 @@ pub enum Binary {
     Copysign,
     Hypot,
     Logaddexp,
+    Nextafter,
 }
 
 impl Unary {
@@ -247,18 +248,18 @@ impl Unary {
             Log1p => format!("log1p_({a})"),
             Log2 => format!("log2({a})"),
             Log10 => format!("(log2({a}) * 0.30102999566398120)"),
-            Sin => format!("sin({a})"),
-            Cos => format!("cos({a})"),
-            Tan => format!("tan({a})"),
+            Sin => format!("sin_({a})"),
+            Cos => format!("cos_({a})"),
+            Tan => format!("tan_({a})"),
             Asin => format!("asin_({a})"),
             Acos => format!("acos_({a})"),
             Atan => format!("atan_({a})"),
-            Sinh => format!("sinh({a})"),
+            Sinh => format!("sinh_({a})"),
             Cosh => format!("cosh({a})"),
             Tanh => format!("tanh({a})"),
-            Asinh => format!("asinh({a})"),
-            Acosh => format!("acosh({a})"),
-            Atanh => format!("atanh({a})"),
+            Asinh => format!("asinh_({a})"),
+            Acosh => format!("acosh_({a})"),
+            Atanh => format!("atanh_({a})"),
             Floor | Ceil | Round | Trunc if k != Kind::Float => a.to_string(),
             Floor => format!("floor({a})"),
             Ceil => format!("ceil({a})"),
@@ -309,11 +310,12 @@ impl Binary {
             Copysign => "copysign",
             Hypot => "hypot",
             Logaddexp => "logaddexp",
+            Nextafter => "nextafter",
         }
     }
 
     /// Every binary operation.
-    pub const ALL: [Binary; 27] = {
+    pub const ALL: [Binary; 28] = {
         use Binary::*;
         [
             Add,
@@ -343,6 +345,7 @@ impl Binary {
             Copysign,
             Hypot,
             Logaddexp,
+            Nextafter,
         ]
     };
 
@@ -369,7 +372,9 @@ impl Binary {
                 return refuse("numeric dtypes")
             }
             Add | Subtract | Multiply | FloorDivide | Remainder | Pow | Maximum | Minimum => (p, p),
-            Divide | Atan2 | Copysign | Hypot | Logaddexp => (DType::Float32, DType::Float32),
+            Divide | Atan2 | Copysign | Hypot | Logaddexp | Nextafter => {
+                (DType::Float32, DType::Float32)
+            }
             Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual => (p, DType::Bool),
             LogicalAnd | LogicalOr | LogicalXor => (p, DType::Bool),
             BitwiseAnd | BitwiseOr | BitwiseXor if p.is_float() => {
@@ -420,6 +425,7 @@ impl Binary {
             ),
             Hypot => format!("hypot_({a}, {b})"),
             Logaddexp => format!("logaddexp_({a}, {b})"),
+            Nextafter => format!("nextafter_({a}, {b})"),
         }
     }
 }

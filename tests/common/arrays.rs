@@ -222,6 +222,20 @@ pub fn binary_ref(op: Binary, t: DType, a: f64, b: f64) -> f64 {
         Atan2 => a.atan2(b),
         Copysign => a.abs() * if b.is_sign_negative() { -1.0 } else { 1.0 },
         Hypot => a.hypot(b),
+        Nextafter => {
+            let (x, y) = (a as f32, b as f32);
+            if x.is_nan() || y.is_nan() {
+                f64::NAN
+            } else if x == y {
+                y as f64
+            } else if x == 0.0 {
+                f32::from_bits((y.to_bits() & 0x8000_0000) | 1) as f64
+            } else if (x < y) == (x > 0.0) {
+                f32::from_bits(x.to_bits() + 1) as f64
+            } else {
+                f32::from_bits(x.to_bits() - 1) as f64
+            }
+        }
         Logaddexp => {
             let m = a.max(b);
             if a == b {

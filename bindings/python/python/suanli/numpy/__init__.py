@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import builtins
 import math as _math
-from typing import Any, Optional, Sequence, Tuple, Union
+import operator
+from typing import Any, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as _np
 
@@ -66,7 +67,7 @@ _BINARY = (
     "add", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",
     "bitwise_xor", "copysign", "divide", "equal", "floor_divide", "greater", "greater_equal",
     "hypot", "less", "less_equal", "logaddexp", "logical_and", "logical_or", "logical_xor",
-    "maximum", "minimum", "multiply", "not_equal", "pow", "remainder", "subtract",
+    "maximum", "minimum", "multiply", "nextafter", "not_equal", "pow", "remainder", "subtract",
 )
 # NumPy's other names for the same functions.
 _ALIASES = {
@@ -133,13 +134,15 @@ def asarray(
     else:
         name = _dtype_name(dtype) if dtype is not None else _infer_dtype(obj)
         a = _np.asarray(obj)
-        if a.dtype.kind == "f" and _np.dtype(name).kind in "iub":
+        # (An empty list is float64 to NumPy: it has no values to refuse.)
+        if a.size and a.dtype.kind == "f" and _np.dtype(name).kind in "iub":
             raise TypeError(f"asarray: float values cannot become {name} without a cast (use astype)")
         if a.dtype.kind == "i" and name != "bool":
             info = _np.iinfo(name) if _np.dtype(name).kind in "iu" else None
             if info is not None and a.size and (a.min() < info.min or a.max() > info.max):
                 raise OverflowError(f"asarray: integers out of range for {name}")
-    host = _np.ascontiguousarray(a.astype(name, copy=False))
+    # order="C", not ascontiguousarray: that makes 0-d data 1-d.
+    host = _np.asarray(a.astype(name, copy=False), order="C")
     return ndarray(_native.Array.from_bytes(host.tobytes(), name, list(host.shape), dev))
 
 
@@ -219,7 +222,9 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: O
 
 def eye(n_rows: int, n_cols: Optional[int] = None, /, *, k: int = 0, dtype: Any = None, device: Optional[Device] = None) -> ndarray:
     m = n_rows if n_cols is None else n_cols
-    return ndarray(_native.Array.eye(int(n_rows), int(m), int(k), _dtype_name(dtype or _DEFAULT_FLOAT), _device_of(device)))
+    # A diagonal past either edge is all zeros: clamp it into what the device's int32 holds.
+    k = builtins.max(builtins.min(int(k), int(m)), -int(n_rows))
+    return ndarray(_native.Array.eye(int(n_rows), int(m), k, _dtype_name(dtype or _DEFAULT_FLOAT), _device_of(device)))
 
 
 def tril(x: ndarray, /, *, k: int = 0) -> ndarray:
@@ -490,6 +495,169 @@ def moveaxis(x: ndarray, source: Any, destination: Any, /) -> ndarray:
     return permute_dims(x, order)
 
 
+def unstack(x: ndarray, /, *, axis: int = 0) -> Tuple[ndarray, ...]:
+    """Views of ``x`` along ``axis``, one per position."""
+    ax = _norm_axis(int(axis), x.ndim, "unstack")
+    key = [slice(None)] * x.ndim
+    out = []
+    for i in range(x.shape[ax]):
+        key[ax] = i
+        out.append(x[tuple(key)])
+    return tuple(out)
+
+
+def tile(x: ndarray, repetitions: Sequence[int], /) -> ndarray:
+    """``x`` repeated ``repetitions[i]`` times along each axis (a broadcast view, copied once)."""
+    reps = [int(r) for r in repetitions]
+    if builtins.any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be >= 0, found {tuple(reps)}")
+    n = builtins.max(x.ndim, len(reps))
+    reps = [1] * (n - len(reps)) + reps
+    shape = [1] * (n - x.ndim) + list(x.shape)
+    # (r0, s0, r1, s1, ...) from a view of shape (1, s0, 1, s1, ...), then merged pairwise.
+    inter = []
+    wide = []
+    for r, d in zip(reps, shape):
+        inter += [1, d]
+        wide += [r, d]
+    v = broadcast_to(reshape(x, tuple(inter)), tuple(wide))
+    return reshape(v, tuple(r * d for r, d in zip(reps, shape)))
+
+
+def repeat(x: ndarray, repeats: Any, /, *, axis: Optional[int] = None) -> ndarray:
+    """Each element repeated ``repeats`` times along ``axis`` (the flattened array when None).
+    ``repeats`` is an integer, or an array of one; per-element counts are not supported yet."""
+    if isinstance(repeats, ndarray):
+        if repeats.dtype.kind not in "iu":
+            raise TypeError(f"repeat: repeats must be integers, found {repeats.dtype}")
+        counts = repeats.get().reshape(-1)  # a data-dependent shape: the counts are read
+        m = x.size if axis is None else x.shape[_norm_axis(int(axis), x.ndim, "repeat")]
+        if repeats.ndim != 1 or counts.size not in (1, m):
+            raise ValueError(f"repeat: repeats must have shape (1,) or ({m},), found {repeats.shape}")
+        if counts.size and (counts != counts[0]).any():
+            raise NotImplementedError(
+                "repeat: different counts per element are not supported yet; "
+                "pass an integer (or equal counts)"
+            )
+        repeats = int(counts[0]) if counts.size else 0
+    if repeats < 0:
+        raise ValueError(f"repeat: repeats must be >= 0, found {repeats}")
+    if axis is None:
+        x = reshape(x, (-1,))
+        axis = 0
+    ax = _norm_axis(int(axis), x.ndim, "repeat")
+    shape = list(x.shape)
+    v = expand_dims(x, axis=ax + 1)
+    wide = shape[: ax + 1] + [repeats] + shape[ax + 1:]
+    out = shape[:ax] + [shape[ax] * repeats] + shape[ax + 1:]
+    return reshape(broadcast_to(v, tuple(wide)), tuple(out))
+
+
+def diff(
+    x: ndarray,
+    /,
+    *,
+    axis: int = -1,
+    n: int = 1,
+    prepend: Optional[ndarray] = None,
+    append: Optional[ndarray] = None,
+) -> ndarray:
+    """The ``n``-th forward difference along ``axis`` (after ``prepend`` and ``append``)."""
+    ax = _norm_axis(int(axis), x.ndim, "diff")
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"diff: n must be >= 0, found {n}")
+    parts = [p for p in (prepend, x, append) if p is not None]
+    if len(parts) > 1:
+        x = concat([astype(_operand(p, x), x.dtype, copy=False) for p in parts], axis=ax)
+    lo = [slice(None)] * x.ndim
+    hi = [slice(None)] * x.ndim
+    lo[ax] = slice(None, -1)
+    hi[ax] = slice(1, None)
+    for _ in range(n):
+        if x.dtype.kind == "b":
+            x = not_equal(x[tuple(hi)], x[tuple(lo)])
+        else:
+            x = subtract(x[tuple(hi)], x[tuple(lo)])
+    return x
+
+
+def count_nonzero(x: ndarray, /, *, axis: Any = None, keepdims: builtins.bool = False) -> ndarray:
+    """How many elements are not zero (not False), over ``axis``, as the index dtype."""
+    return sum(astype(x, "bool", copy=False), axis=axis, keepdims=keepdims, dtype=_DEFAULT_INT)
+
+
+def reciprocal(x: ndarray, /) -> ndarray:
+    """``1 / x`` elementwise (a floating-point result)."""
+    return _operand(x)._bin("divide", 1.0, True)
+
+
+def real(x: ndarray, /) -> ndarray:
+    """The real part: ``x`` itself (no complex dtypes are held yet)."""
+    if x.dtype.kind == "b":
+        raise TypeError("real: expected a numeric dtype, found bool")
+    return x
+
+
+def imag(x: ndarray, /) -> ndarray:
+    """The imaginary part: zeros (no complex dtypes are held yet)."""
+    if x.dtype.kind == "b":
+        raise TypeError("imag: expected a numeric dtype, found bool")
+    return zeros_like(x)
+
+
+def conj(x: ndarray, /) -> ndarray:
+    """The complex conjugate: ``x`` itself (no complex dtypes are held yet)."""
+    if x.dtype.kind == "b":
+        raise TypeError("conj: expected a numeric dtype, found bool")
+    return x
+
+
+def tensordot(x1: ndarray, x2: ndarray, /, *, axes: Any = 2) -> ndarray:
+    """The contraction of ``x1`` and ``x2`` over ``axes`` (the last ``axes`` of ``x1`` with
+    the first of ``x2``, or two sequences of axes): a matmul of the two, each permuted and
+    reshaped to a matrix (integers: an exact sum of products)."""
+    x1 = _operand(x1, x2 if isinstance(x2, ndarray) else None)
+    x2 = _operand(x2, x1)
+    if isinstance(axes, (int, _np.integer)):
+        k = int(axes)
+        if k < 0 or k > builtins.min(x1.ndim, x2.ndim):
+            raise ValueError(f"tensordot: axes must be in 0..{builtins.min(x1.ndim, x2.ndim)}, found {k}")
+        a1 = list(range(x1.ndim - k, x1.ndim))
+        a2 = list(range(k))
+    else:
+        a1, a2 = (
+            [_norm_axis(int(a), x.ndim, "tensordot") for a in ([ax] if isinstance(ax, (int, _np.integer)) else ax)]
+            for ax, x in zip(axes, (x1, x2))
+        )
+        if len(a1) != len(a2) or len(set(a1)) != len(a1) or len(set(a2)) != len(a2):
+            raise ValueError(f"tensordot: axes {axes} must be two sequences of as many distinct axes")
+    for i, j in zip(a1, a2):
+        if x1.shape[i] != x2.shape[j]:
+            raise ValueError(
+                f"tensordot: contracted axes differ ({x1.shape[i]} on axis {i} of x1, "
+                f"{x2.shape[j]} on axis {j} of x2)"
+            )
+    free1 = [a for a in range(x1.ndim) if a not in a1]
+    free2 = [a for a in range(x2.ndim) if a not in a2]
+    m = _math.prod(x1.shape[a] for a in free1)
+    kk = _math.prod(x1.shape[a] for a in a1)
+    n = _math.prod(x2.shape[a] for a in free2)
+    out_shape = tuple(x1.shape[a] for a in free1) + tuple(x2.shape[a] for a in free2)
+    dt = result_type(x1, x2)
+    a = reshape(permute_dims(x1, free1 + a1), (m, kk))
+    b = reshape(permute_dims(x2, a2 + free2), (kk, n))
+    if dt.kind == "b":
+        raise TypeError("tensordot: expected numeric dtypes, found bool")
+    if kk == 0:
+        return zeros(out_shape, dtype=dt, device=x1.device)
+    if dt.kind == "f":
+        r = matmul(a, b)
+    else:
+        r = astype(sum(multiply(a[:, :, None], b[None, :, :]), axis=1), dt, copy=False)
+    return reshape(r, out_shape)
+
+
 # -- dtypes and information ---------------------------------------------------------------------------
 def isdtype(dtype: Any, kind: Any) -> builtins.bool:
     if isinstance(kind, tuple):
@@ -508,12 +676,50 @@ def isdtype(dtype: Any, kind: Any) -> builtins.bool:
     }[kind]
 
 
-def finfo(type: Any, /) -> Any:  # noqa: A002
-    return _np.finfo(type.dtype if isinstance(type, ndarray) else type)
+class finfo_object(NamedTuple):
+    """``finfo``'s answer: the standard's fields, as Python numbers."""
+
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: _np.dtype
+
+    @property
+    def tiny(self) -> float:
+        """NumPy's name for ``smallest_normal``."""
+        return self.smallest_normal
+
+    @property
+    def resolution(self) -> float:
+        """NumPy's decimal resolution (1e-6 for float32)."""
+        return float(_np.finfo(self.dtype).resolution)
 
 
-def iinfo(type: Any, /) -> Any:  # noqa: A002
-    return _np.iinfo(type.dtype if isinstance(type, ndarray) else type)
+class iinfo_object(NamedTuple):
+    """``iinfo``'s answer: the standard's fields, as Python ints."""
+
+    bits: int
+    max: int
+    min: int
+    dtype: _np.dtype
+
+
+def finfo(type: Any, /) -> finfo_object:  # noqa: A002
+    d = DTYPES[_dtype_name(type.dtype if isinstance(type, ndarray) else type)]
+    if d.kind != "f":
+        raise TypeError(f"finfo: expected a floating-point dtype, found {d}")
+    f = _np.finfo(d)
+    return finfo_object(int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal), d)
+
+
+def iinfo(type: Any, /) -> iinfo_object:  # noqa: A002
+    d = DTYPES[_dtype_name(type.dtype if isinstance(type, ndarray) else type)]
+    if d.kind not in "iu":
+        raise TypeError(f"iinfo: expected an integer dtype, found {d}")
+    i = _np.iinfo(d)
+    return iinfo_object(int(i.bits), int(i.max), int(i.min), d)
 
 
 def can_cast(from_: Any, to: Any, /) -> builtins.bool:

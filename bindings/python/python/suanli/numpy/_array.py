@@ -169,9 +169,22 @@ class ndarray:
             return self
         return ndarray(_native.Array.from_bytes(self._a.to_bytes(), self._a.dtype_name, list(self.shape), device))
 
-    def __dlpack__(self, **kwargs: Any) -> Any:
+    def __dlpack__(
+        self,
+        /,
+        *,
+        stream: Any = None,
+        max_version: Optional[Tuple[int, int]] = None,
+        dl_device: Optional[Tuple[int, int]] = None,
+        copy: Optional[builtins.bool] = None,
+    ) -> Any:
         # A host copy: device memory is not shared with other libraries.
-        return self.get().__dlpack__(**kwargs)
+        if copy is False:
+            raise BufferError("a suanli array lives on a device: exporting it copies")
+        if dl_device is not None and tuple(dl_device) != (1, 0):
+            raise BufferError(f"__dlpack__: only the host copy (kDLCPU) is exported, not {dl_device}")
+        kw = {} if max_version is None else {"max_version": max_version}
+        return self.get().__dlpack__(**kw)
 
     def __dlpack_device__(self) -> Tuple[int, int]:
         return (1, 0)  # kDLCPU: __dlpack__ hands over a host copy
