@@ -25,7 +25,7 @@ impl Array {
         if let Some(s) = self.ready() {
             return Ok(s);
         }
-        let out = materialize(self, None)?;
+        let out = materialize(self, false)?;
         self.set_ready(out.clone());
         Ok(out)
     }
@@ -197,10 +197,10 @@ pub(crate) fn run_into(a: &Array, target: Option<&Strided>) -> Result<Strided> {
     Ok(out)
 }
 
-/// `a`'s values in a new contiguous buffer: its expression run, or (`copy`) its data
-/// copied; data already contiguous is returned as it is unless `copy`.
-pub(crate) fn materialize(a: &Array, copy: Option<bool>) -> Result<Strided> {
-    if copy != Some(true) {
+/// `a`'s values: its data as it is (any layout) when it has data, else its expression run
+/// into a new contiguous buffer; with `copy`, always a new contiguous buffer.
+pub(crate) fn materialize(a: &Array, copy: bool) -> Result<Strided> {
+    if !copy {
         if let Some(s) = a.ready() {
             return Ok(s);
         }

@@ -115,7 +115,7 @@ impl Array {
 
     /// A new array with the same values in a new contiguous buffer.
     pub fn copy(&self) -> Result<Array> {
-        let s = materialize(self, Some(true))?;
+        let s = materialize(self, true)?;
         Ok(Array::from_strided(self.device(), self.dtype(), s))
     }
 
