@@ -355,18 +355,29 @@ fn pow_f32(a: f32, b: f32) -> f32 {
     }
     return exp2(b * log2(a));
 }
+// Signed division and remainder from the operands' magnitudes in u32: GLSL leaves `/` and
+// `%` of negative integers undefined, and wgpu's GL backend passes them through (floor
+// division of int8 gave -5 for -6 there).
+fn magnitude(a: i32) -> u32 {
+    return select(bitcast<u32>(a), 0u - bitcast<u32>(a), a < 0i);
+}
 fn floor_divide_i32(a: i32, b: i32) -> i32 {
     if (b == 0i) { return 0i; }
-    if (b == -1i) { return 0i - a; }
-    var q = a / b;
-    if ((a % b != 0i) && ((a < 0i) != (b < 0i))) { q = q - 1i; }
-    return q;
+    let ua = magnitude(a);
+    let ub = magnitude(b);
+    let q = ua / ub;
+    if ((a < 0i) == (b < 0i)) { return bitcast<i32>(q); }
+    let up = select(0u, 1u, ua - q * ub != 0u);
+    return bitcast<i32>(0u - (q + up));
 }
 fn remainder_i32(a: i32, b: i32) -> i32 {
-    if (b == 0i || b == -1i) { return 0i; }
-    var r = a % b;
-    if (r != 0i && ((r < 0i) != (b < 0i))) { r = r + b; }
-    return r;
+    if (b == 0i) { return 0i; }
+    let rem = magnitude(a) % magnitude(b);
+    if (rem == 0u) { return 0i; }
+    // The truncated remainder has a's sign; the floored one b's.
+    let t = select(bitcast<i32>(rem), 0i - bitcast<i32>(rem), a < 0i);
+    if ((a < 0i) != (b < 0i)) { return t + b; }
+    return t;
 }
 fn floor_divide_u32(a: u32, b: u32) -> u32 {
     if (b == 0u) { return 0u; }
