@@ -191,6 +191,17 @@ impl Plan {
     }
 }
 
+/// WGSL adding `v` to the f32 accumulator `acc` with Kahan's compensation `comp`, for the
+/// reductions and scans alike. The partial sum is read back through an XOR with `ZERO`, a
+/// private word the kernel loads from its metadata (always 0): shader compilers may treat
+/// float arithmetic as associative (Mesa's NIR rewrites `(a + b) - a` to `b`) and would
+/// otherwise erase the compensation. Infinities and NaN end it rather than poison it.
+pub(crate) fn compensated_add(v: &str) -> String {
+    format!(
+        "    {{ let y = {v} - comp; let s = acc + y; if (is_inf(s) || is_nan(s)) {{ acc = s; comp = 0.0; }} else {{ comp = (bitcast<f32>(bitcast<u32>(s) ^ ZERO) - acc) - y; acc = s; }} }}\n"
+    )
+}
+
 /// `let c{d} = …` for each axis of a `rank`-axis shape whose extents are at `prm[base..]`,
 /// from the linear index `idx`, with variable prefix `c`.
 pub(crate) fn coords(out: &mut String, idx: &str, c: &str, base: usize, rank: usize) {

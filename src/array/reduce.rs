@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 
 use crate::array::array::{Array, Strided};
-use crate::array::codegen::{coords, dot, Plan, WG};
+use crate::array::codegen::{compensated_add, coords, dot, Plan, WG};
 use crate::array::dtype::{DType, Kind};
 use crate::array::eval::{alloc_words, launch, word};
 use crate::array::layout::{coalesce, numel, Layout};
@@ -88,23 +88,26 @@ impl Reduce {
     }
 
     /// WGSL folding value `v` at position `r` into the accumulator (`idx` holds the best
-    /// position so far, 0xffffffff before the first value). The compensated sum
-    /// reads its partial sum through an XOR with `ZERO`, a word of the metadata the compiler
-    /// cannot know is 0: shader compilers may treat float arithmetic as associative (Mesa's
-    /// NIR rewrites `(a + b) - a` to `b` unless told otherwise) and would erase the
-    /// compensation (a 1e5-element sum was off by 51 ulps until this).
+    /// position so far, 0xffffffff before the first value); float sums are compensated
+    /// ([`compensated_add`]).
     fn step(self, t: DType, v: &str, r: &str) -> String {
         let float = t.kind() == Kind::Float;
         match self {
-            Reduce::Sum if float => format!(
-                "    {{ let y = {v} - comp; let s = acc + y; if (is_inf(s) || is_nan(s)) {{ acc = s; comp = 0.0; }} else {{ comp = (bitcast<f32>(bitcast<u32>(s) ^ ZERO) - acc) - y; acc = s; }} }}\n"
-            ),
+            Reduce::Sum if float => compensated_add(v),
             Reduce::Sum => format!("    acc = {};\n", t.wrap(&format!("acc + {v}"))),
             Reduce::Prod => format!("    acc = acc * {v};\n"),
-            Reduce::Min if float => format!("    acc = select(minimum_f32(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n"),
-            Reduce::Max if float => format!("    acc = select(maximum_f32(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n"),
-            Reduce::Min => format!("    acc = select(min(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n"),
-            Reduce::Max => format!("    acc = select(max(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n"),
+            Reduce::Min if float => format!(
+                "    acc = select(minimum_f32(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n"
+            ),
+            Reduce::Max if float => format!(
+                "    acc = select(maximum_f32(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n"
+            ),
+            Reduce::Min => {
+                format!("    acc = select(min(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n")
+            }
+            Reduce::Max => {
+                format!("    acc = select(max(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n")
+            }
             Reduce::Any => format!("    acc = acc | {v};\n"),
             Reduce::All => format!("    acc = acc & {v};\n"),
             Reduce::ArgMin | Reduce::ArgMax => {

@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 
 use crate::array::array::{Array, Strided};
-use crate::array::codegen::{coords, dot, Plan, WG};
+use crate::array::codegen::{compensated_add, coords, dot, Plan, WG};
 use crate::array::dtype::{DType, Kind};
 use crate::array::eval::{alloc_words, launch, word};
 use crate::array::layout::{coalesce, numel, Layout};
@@ -303,7 +303,7 @@ fn source(
     let step = if product {
         format!("    acc = {};\n", acc.wrap(&format!("acc * {v}")))
     } else if acc.is_float() {
-        format!("    {{ let y = {v} - comp; let s = acc + y; if (is_inf(s) || is_nan(s)) {{ acc = s; comp = 0.0; }} else {{ comp = (bitcast<f32>(bitcast<u32>(s) ^ ZERO) - acc) - y; acc = s; }} }}\n")
+        compensated_add(&v)
     } else {
         format!("    acc = {};\n", acc.wrap(&format!("acc + {v}")))
     };
