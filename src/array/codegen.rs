@@ -57,6 +57,14 @@ impl Plan {
     /// Lays out `root`'s expression, iterated over `full` (the root's shape, or for a
     /// reduction its operand's).
     pub fn build(root: &Array, full: &[usize]) -> Result<Plan> {
+        Ok(Plan::build_many(&[root], full)?.0)
+    }
+
+    /// Lays out several expressions read by one kernel (each broadcast to `full`), sharing
+    /// their buffers and common operations; returns each root's variable and dtype (the
+    /// plan's own root is the first).
+    pub fn build_many(roots: &[&Array], full: &[usize]) -> Result<(Plan, Vec<(String, DType)>)> {
+        let first = roots.first().map_or(DType::Float32, |r| r.dtype());
         let mut p = Plan {
             buffers: Vec::new(),
             buffer_ids: Vec::new(),
@@ -65,10 +73,16 @@ impl Plan {
             body: String::new(),
             names: HashMap::new(),
             full: full.to_vec(),
-            root: (String::new(), root.dtype()),
+            root: (String::new(), first),
         };
-        p.root = p.visit(root)?;
-        Ok(p)
+        let mut vars = Vec::with_capacity(roots.len());
+        for r in roots {
+            vars.push(p.visit(r)?);
+        }
+        if let Some(v) = vars.first() {
+            p.root = v.clone();
+        }
+        Ok((p, vars))
     }
 
     fn fresh(&self) -> String {
@@ -230,18 +244,34 @@ pub(crate) fn dot(c: &str, base: usize, rank: usize) -> String {
 }
 
 /// The elementwise kernel: one invocation per element of the (coalesced, `rank`-axis)
-/// iteration shape, writing the root into `out` through its own strides.
+/// iteration shape, writing the root into `out0` through its own strides.
 ///
 /// Metadata: `[n, shape[rank], out offset, out strides[rank], per view: offset,
 /// strides[rank], scalars…]`.
 pub(crate) fn elementwise_source(plan: &Plan, rank: usize) -> String {
+    elementwise_kernel(plan, rank, "", "", &[plan.root_word()])
+}
+
+/// An elementwise kernel writing several results: `functions` at module scope, `tail` after
+/// the plan's body, then `outputs[k]` (a device word) into `out{k}` at the same position of
+/// each, all outputs sharing one layout (the metadata's).
+pub(crate) fn elementwise_kernel(
+    plan: &Plan,
+    rank: usize,
+    functions: &str,
+    tail: &str,
+    outputs: &[String],
+) -> String {
     let per = 1 + rank;
     let out_base = 1 + rank;
     let leaf_base = |j: usize| out_base + per * (1 + j);
     let sb = leaf_base(plan.leaves.len());
-    let mut s = plan.bindings(&[("out", "read_write")]);
+    let names: Vec<String> = (0..outputs.len()).map(|k| format!("out{k}")).collect();
+    let extra: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "read_write")).collect();
+    let mut s = plan.bindings(&extra);
     let _ = writeln!(s, "const SB: u32 = {sb}u;");
     s.push_str(PRELUDE);
+    s.push_str(functions);
     let _ = writeln!(
         s,
         "@compute @workgroup_size({WG})\nfn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{"
@@ -263,6 +293,10 @@ pub(crate) fn elementwise_source(plan: &Plan, rank: usize) -> String {
         );
     }
     s.push_str(&plan.body);
-    let _ = writeln!(s, "    out[oo] = {};\n}}", plan.root_word());
+    s.push_str(tail);
+    for (k, w) in outputs.iter().enumerate() {
+        let _ = writeln!(s, "    out{k}[oo] = {w};");
+    }
+    s.push_str("}\n");
     s
 }

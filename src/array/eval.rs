@@ -5,7 +5,7 @@
 use crate::array::array::{Array, Expr, State, Strided, MAX_NODES};
 use crate::array::codegen::{elementwise_source, Plan, WG};
 use crate::array::dtype::DType;
-use crate::array::layout::{coalesce, Layout};
+use crate::array::layout::{coalesce, numel, Layout};
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
 use crate::exec::recorder::Recorder;
@@ -118,7 +118,13 @@ pub(crate) fn launch(
     access.push(Access::ReadOnly);
     let pipe = device
         .pipelines()
-        .get(device.core(), name, source, "main", &access, &[], false)?;
+        .get(device.core(), name, source, "main", &access, &[], false)
+        .inspect_err(|e| {
+            // naga's line numbers count in the generated source (a user's snippet sits inside it).
+            if matches!(e, Error::Shader { .. }) {
+                log::debug!("generated kernel {name}:\n{source}");
+            }
+        })?;
     let meta_t = alloc_words(device, meta.len())?;
     device
         .wgpu_queue()
@@ -171,19 +177,7 @@ pub(crate) fn run_into(a: &Array, target: Option<&Strided>) -> Result<Strided> {
         return Ok(out);
     }
     let plan = Plan::build(a, &shape)?;
-    let mut strides = vec![out.layout.strides.clone()];
-    strides.extend(plan.leaves.iter().map(|l| l.layout.strides.clone()));
-    let (cshape, cstrides) = coalesce(&shape, &strides);
-    let rank = cshape.len();
-    let mut meta: Vec<u32> = vec![n as u32];
-    meta.extend(cshape.iter().map(|&d| d as u32));
-    meta.push(out.layout.offset as u32);
-    meta.extend(cstrides[0].iter().map(|&s| word(s)));
-    for (leaf, st) in plan.leaves.iter().zip(&cstrides[1..]) {
-        meta.push(leaf.layout.offset as u32);
-        meta.extend(st.iter().map(|&s| word(s)));
-    }
-    meta.extend(&plan.scalars);
+    let (meta, rank) = elementwise_meta(&plan, &out.layout);
     let source = elementwise_source(&plan, rank);
     launch(
         device,
@@ -195,6 +189,25 @@ pub(crate) fn run_into(a: &Array, target: Option<&Strided>) -> Result<Strided> {
         n as u64,
     )?;
     Ok(out)
+}
+
+/// The metadata of an elementwise kernel over `plan` writing through `out` (whose shape is
+/// the iteration's), and the rank of the coalesced iteration shape the source is built for.
+pub(crate) fn elementwise_meta(plan: &Plan, out: &Layout) -> (Vec<u32>, usize) {
+    let shape = &out.shape;
+    let mut strides = vec![out.strides.clone()];
+    strides.extend(plan.leaves.iter().map(|l| l.layout.strides.clone()));
+    let (cshape, cstrides) = coalesce(shape, &strides);
+    let mut meta: Vec<u32> = vec![numel(shape) as u32];
+    meta.extend(cshape.iter().map(|&d| d as u32));
+    meta.push(out.offset as u32);
+    meta.extend(cstrides[0].iter().map(|&s| word(s)));
+    for (leaf, st) in plan.leaves.iter().zip(&cstrides[1..]) {
+        meta.push(leaf.layout.offset as u32);
+        meta.extend(st.iter().map(|&s| word(s)));
+    }
+    meta.extend(&plan.scalars);
+    (meta, cshape.len())
 }
 
 /// `a`'s values: its data as it is (any layout) when it has data, else its expression run

@@ -20,6 +20,7 @@
 //! | `sort` | stable `sort` and `argsort` along an axis (a bitonic network on the device) |
 //! | `gather` | `take`, `take_along_axis`, `searchsorted`; positions out of range caught on the device |
 //! | `methods` | the named elementwise methods |
+//! | `custom` | the user's WGSL snippets as kernels (CuPy's `ElementwiseKernel`, `ReductionKernel`) |
 //!
 //! `docs/ARRAYS.md` says what is supported and how it differs from NumPy.
 
@@ -27,6 +28,7 @@
 pub mod array;
 pub(crate) mod codegen;
 pub mod create;
+pub mod custom;
 pub mod dtype;
 pub mod elementwise;
 pub(crate) mod eval;

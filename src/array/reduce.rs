@@ -18,6 +18,8 @@ use crate::array::eval::{alloc_words, launch, word};
 use crate::array::layout::{coalesce, numel, Layout};
 use crate::array::ops::{convert, Binary, Unary, PRELUDE};
 use crate::error::{Error, Result};
+use crate::runtime::Device;
+use crate::tensor::Tensor;
 
 /// A reduction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -222,112 +224,24 @@ impl Array {
             return Array::empty(&device, &out_shape, out_dtype);
         }
         let plan = Plan::build(&x, &shape)?;
-        let kstr: Vec<Vec<isize>> = plan
-            .leaves
-            .iter()
-            .map(|l| kept.iter().map(|&a| l.layout.strides[a]).collect())
-            .collect();
-        let rstr: Vec<Vec<isize>> = plan
-            .leaves
-            .iter()
-            .map(|l| axes.iter().map(|&a| l.layout.strides[a]).collect())
-            .collect();
-        let (ck, ckstr) = coalesce(&kshape, &kstr);
-        let (cr, crstr) = coalesce(&rshape, &rstr);
-        let (chunks, len) = chunking(r);
-        if let Some(limit) = device.info().limits.max_loop_iterations {
-            // The second pass loops over the chunks.
-            if chunks > limit as usize {
-                return Err(Error::InvalidArgument {
-                    op: name,
-                    name: "x",
-                    expected: format!(
-                        "at most {} elements per output on {} (it stops longer loops)",
-                        limit as usize * CHUNK,
-                        device.name()
-                    ),
-                    found: r.to_string(),
-                });
-            }
-        }
-        let (rk, rr) = (ck.len(), cr.len());
-        let mut meta: Vec<u32> = vec![
-            (n_out * chunks) as u32,
-            chunks as u32,
-            len as u32,
-            r as u32,
-            0,
-        ];
-        let kbase = meta.len();
-        meta.extend(ck.iter().map(|&d| d as u32));
-        let rbase = meta.len();
-        meta.extend(cr.iter().map(|&d| d as u32));
-        let mut leaf_bases = Vec::new();
-        for ((leaf, ks), rs) in plan.leaves.iter().zip(&ckstr).zip(&crstr) {
-            leaf_bases.push(meta.len());
-            meta.push(leaf.layout.offset as u32);
-            meta.extend(ks.iter().map(|&s| word(s)));
-            meta.extend(rs.iter().map(|&s| word(s)));
-        }
-        let sb = meta.len();
-        meta.extend(&plan.scalars);
-
-        let mut s = plan.bindings(&[("sv", "read_write"), ("si", "read_write")]);
-        let _ = writeln!(s, "const SB: u32 = {sb}u;");
-        s.push_str(PRELUDE);
-        let _ = writeln!(s, "var<private> ZERO: u32;");
-        let _ = writeln!(
-            s,
-            "@compute @workgroup_size({WG})\nfn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{"
-        );
-        let _ = writeln!(s, "    let t = gid.x + gid.y * nwg.x * {WG}u;");
-        let _ = writeln!(s, "    if (t >= prm[0]) {{ return; }}\n    ZERO = prm[4];");
-        let _ = writeln!(s, "    let o = t / prm[1];\n    let ch = t % prm[1];");
-        coords(&mut s, "o", "k", kbase, rk);
-        for (j, &b) in leaf_bases.iter().enumerate() {
-            let _ = writeln!(s, "    let bo{j} = i32(prm[{b}u]){};", dot("k", b + 1, rk));
-        }
-        s.push_str(&op.init(acc));
-        // Chunk `ch` takes elements ch, ch + chunks, ch + 2·chunks, …: neighbouring
-        // invocations read neighbouring elements at every step (coalesced loads on a GPU,
-        // vector loads on lavapipe), and each chunk still meets its elements in order.
-        let _ = writeln!(
-            s,
-            "    for (var j: u32 = 0u; j < prm[2]; j = j + 1u) {{\n    let rr = ch + j * prm[1];\n    if (rr >= prm[3]) {{ break; }}"
-        );
-        coords(&mut s, "rr", "q", rbase, rr);
-        for (j, &b) in leaf_bases.iter().enumerate() {
-            let _ = writeln!(s, "    let o{j} = u32(bo{j}{});", dot("q", b + 1 + rk, rr));
-        }
-        s.push_str(&plan.body);
         let (v, vd) = &plan.root;
-        let v = convert(*vd, acc, v);
-        s.push_str(&op.step(acc, &v, "rr"));
-        let _ = writeln!(s, "    }}");
-        let w = if acc.wgsl() == "u32" {
-            "acc".to_string()
-        } else {
-            "bitcast<u32>(acc)".into()
+        let fold = Fold {
+            acc,
+            arg: op.is_arg(),
+            functions: String::new(),
+            init: op.init(acc),
+            step: &|v, r| op.step(acc, v, r),
+            finish: None,
         };
-        let _ = writeln!(s, "    sv[t] = {w};\n    si[t] = idx;\n}}");
-
-        let sv = alloc_words(&device, n_out * chunks)?;
-        let si = alloc_words(&device, if op.is_arg() { n_out * chunks } else { 1 })?;
-        launch(
+        let data = fold_axes(
             &device,
-            "array_reduce",
-            &s,
-            &plan.buffers,
-            &[&sv, &si],
-            &meta,
-            (n_out * chunks) as u64,
+            name,
+            &plan,
+            &convert(*vd, acc, v),
+            &shape,
+            &axes,
+            &fold,
         )?;
-        let (sv, si) = if chunks > 1 {
-            combine(&device, op, acc, &sv, &si, n_out, chunks)?
-        } else {
-            (sv, si)
-        };
-        let data = if op.is_arg() { si } else { sv };
         Ok(Array::from_strided(
             &device,
             out_dtype,
@@ -381,17 +295,169 @@ impl Array {
     }
 }
 
+/// How the values of a reduction fold into an accumulator, for the built-in reductions and
+/// the user's `ReductionKernel`s alike.
+pub(crate) struct Fold<'a> {
+    /// The accumulator's dtype (for arg reductions: of the value compared).
+    pub acc: DType,
+    /// Whether the result is the position (`idx`) rather than the accumulator.
+    pub arg: bool,
+    /// Module-scope WGSL the steps call (a custom kernel's functions).
+    pub functions: String,
+    /// WGSL declaring `acc`, `comp` and `idx`.
+    pub init: String,
+    /// WGSL folding a value (first argument) at a position (second) into `acc`.
+    pub step: &'a dyn Fn(&str, &str) -> String,
+    /// The result's dtype and the WGSL function of `acc` that makes it, applied once per
+    /// output after the last fold (a custom kernel's post-map).
+    pub finish: Option<(DType, String)>,
+}
+
+impl Fold<'_> {
+    /// The statement storing this output's result at `t` of `sv` (and `si`).
+    fn store(&self, last: bool) -> String {
+        let (d, v) = match (&self.finish, last) {
+            (Some((d, f)), true) => (*d, format!("{f}(acc)")),
+            _ => (self.acc, "acc".to_string()),
+        };
+        let w = if d.wgsl() == "u32" {
+            v
+        } else {
+            format!("bitcast<u32>({v})")
+        };
+        format!("    sv[t] = {w};\n    si[t] = idx;\n}}\n")
+    }
+}
+
+/// Reduces `value` (WGSL over `plan`'s loads, of the fold's accumulator dtype) over `axes` of
+/// `shape`, one result per position of the other axes in C order: the words of the results
+/// (the positions for an arg fold). `shape` must hold at least one element per output.
+pub(crate) fn fold_axes(
+    device: &Device,
+    name: &'static str,
+    plan: &Plan,
+    value: &str,
+    shape: &[usize],
+    axes: &[usize],
+    fold: &Fold,
+) -> Result<Tensor> {
+    let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
+    let kshape: Vec<usize> = kept.iter().map(|&a| shape[a]).collect();
+    let rshape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+    let n_out = numel(&kshape);
+    let r = numel(&rshape);
+    let kstr: Vec<Vec<isize>> = plan
+        .leaves
+        .iter()
+        .map(|l| kept.iter().map(|&a| l.layout.strides[a]).collect())
+        .collect();
+    let rstr: Vec<Vec<isize>> = plan
+        .leaves
+        .iter()
+        .map(|l| axes.iter().map(|&a| l.layout.strides[a]).collect())
+        .collect();
+    let (ck, ckstr) = coalesce(&kshape, &kstr);
+    let (cr, crstr) = coalesce(&rshape, &rstr);
+    let (chunks, len) = chunking(r);
+    if let Some(limit) = device.info().limits.max_loop_iterations {
+        // The second pass loops over the chunks.
+        if chunks > limit as usize {
+            return Err(Error::InvalidArgument {
+                op: name,
+                name: "x",
+                expected: format!(
+                    "at most {} elements per output on {} (it stops longer loops)",
+                    limit as usize * CHUNK,
+                    device.name()
+                ),
+                found: r.to_string(),
+            });
+        }
+    }
+    let (rk, rr) = (ck.len(), cr.len());
+    let mut meta: Vec<u32> = vec![
+        (n_out * chunks) as u32,
+        chunks as u32,
+        len as u32,
+        r as u32,
+        0,
+    ];
+    let kbase = meta.len();
+    meta.extend(ck.iter().map(|&d| d as u32));
+    let rbase = meta.len();
+    meta.extend(cr.iter().map(|&d| d as u32));
+    let mut leaf_bases = Vec::new();
+    for ((leaf, ks), rs) in plan.leaves.iter().zip(&ckstr).zip(&crstr) {
+        leaf_bases.push(meta.len());
+        meta.push(leaf.layout.offset as u32);
+        meta.extend(ks.iter().map(|&s| word(s)));
+        meta.extend(rs.iter().map(|&s| word(s)));
+    }
+    let sb = meta.len();
+    meta.extend(&plan.scalars);
+
+    let mut s = plan.bindings(&[("sv", "read_write"), ("si", "read_write")]);
+    let _ = writeln!(s, "const SB: u32 = {sb}u;");
+    s.push_str(PRELUDE);
+    s.push_str(&fold.functions);
+    let _ = writeln!(s, "var<private> ZERO: u32;");
+    let _ = writeln!(
+        s,
+        "@compute @workgroup_size({WG})\nfn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{"
+    );
+    let _ = writeln!(s, "    let t = gid.x + gid.y * nwg.x * {WG}u;");
+    let _ = writeln!(s, "    if (t >= prm[0]) {{ return; }}\n    ZERO = prm[4];");
+    let _ = writeln!(s, "    let o = t / prm[1];\n    let ch = t % prm[1];");
+    coords(&mut s, "o", "k", kbase, rk);
+    for (j, &b) in leaf_bases.iter().enumerate() {
+        let _ = writeln!(s, "    let bo{j} = i32(prm[{b}u]){};", dot("k", b + 1, rk));
+    }
+    s.push_str(&fold.init);
+    // Chunk `ch` takes elements ch, ch + chunks, ch + 2·chunks, …: neighbouring
+    // invocations read neighbouring elements at every step (coalesced loads on a GPU,
+    // vector loads on lavapipe), and each chunk still meets its elements in order.
+    let _ = writeln!(
+        s,
+        "    for (var j: u32 = 0u; j < prm[2]; j = j + 1u) {{\n    let rr = ch + j * prm[1];\n    if (rr >= prm[3]) {{ break; }}"
+    );
+    coords(&mut s, "rr", "q", rbase, rr);
+    for (j, &b) in leaf_bases.iter().enumerate() {
+        let _ = writeln!(s, "    let o{j} = u32(bo{j}{});", dot("q", b + 1 + rk, rr));
+    }
+    s.push_str(&plan.body);
+    s.push_str(&(fold.step)(value, "rr"));
+    let _ = writeln!(s, "    }}");
+    s.push_str(&fold.store(chunks == 1));
+
+    let sv = alloc_words(device, n_out * chunks)?;
+    let si = alloc_words(device, if fold.arg { n_out * chunks } else { 1 })?;
+    launch(
+        device,
+        "array_reduce",
+        &s,
+        &plan.buffers,
+        &[&sv, &si],
+        &meta,
+        (n_out * chunks) as u64,
+    )?;
+    let (sv, si) = if chunks > 1 {
+        combine(device, fold, &sv, &si, n_out, chunks)?
+    } else {
+        (sv, si)
+    };
+    Ok(if fold.arg { si } else { sv })
+}
+
 /// The second pass: each output's chunk results combined in chunk order.
 fn combine(
-    device: &crate::runtime::Device,
-    op: Reduce,
-    acc: DType,
-    sv: &crate::tensor::Tensor,
-    si: &crate::tensor::Tensor,
+    device: &Device,
+    fold: &Fold,
+    sv: &Tensor,
+    si: &Tensor,
     n_out: usize,
     chunks: usize,
-) -> Result<(crate::tensor::Tensor, crate::tensor::Tensor)> {
-    let w = acc.wgsl();
+) -> Result<(Tensor, Tensor)> {
+    let w = fold.acc.wgsl();
     let load = if w == "u32" {
         "pv[p]".to_string()
     } else {
@@ -399,8 +465,8 @@ fn combine(
     };
     let mut s = String::new();
     // The chunks' indices are read only by arg reductions (an unused binding is an error).
-    let arg = op.is_arg();
-    let reads: Vec<crate::tensor::Tensor> = if arg {
+    let arg = fold.arg;
+    let reads: Vec<Tensor> = if arg {
         vec![sv.clone(), si.clone()]
     } else {
         vec![sv.clone()]
@@ -423,27 +489,23 @@ fn combine(
         b += 1;
     }
     s.push_str(PRELUDE);
+    s.push_str(&fold.functions);
     let _ = writeln!(s, "var<private> ZERO: u32;");
     let _ = writeln!(
         s,
         "@compute @workgroup_size({WG})\nfn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{"
     );
-    let _ = writeln!(s, "    let o = gid.x + gid.y * nwg.x * {WG}u;");
-    let _ = writeln!(s, "    if (o >= prm[0]) {{ return; }}\n    ZERO = prm[2];");
-    s.push_str(&op.init(acc));
+    let _ = writeln!(s, "    let t = gid.x + gid.y * nwg.x * {WG}u;");
+    let _ = writeln!(s, "    if (t >= prm[0]) {{ return; }}\n    ZERO = prm[2];");
+    s.push_str(&fold.init);
     let _ = writeln!(s, "    for (var c: u32 = 0u; c < prm[1]; c = c + 1u) {{");
-    let _ = writeln!(s, "    let p = o * prm[1] + c;");
+    let _ = writeln!(s, "    let p = t * prm[1] + c;");
     // A chunk's sum or minimum folds in like a value; an arg chunk brings its index.
-    s.push_str(&op.step(acc, &load, if arg { "pi[p]" } else { "c" }));
+    s.push_str(&(fold.step)(&load, if arg { "pi[p]" } else { "c" }));
     let _ = writeln!(s, "    }}");
-    let wv = if w == "u32" {
-        "acc".to_string()
-    } else {
-        "bitcast<u32>(acc)".into()
-    };
-    let _ = writeln!(s, "    sv[o] = {wv};\n    si[o] = idx;\n}}");
+    s.push_str(&fold.store(true));
     let rv = alloc_words(device, n_out)?;
-    let ri = alloc_words(device, if op.is_arg() { n_out } else { 1 })?;
+    let ri = alloc_words(device, if arg { n_out } else { 1 })?;
     let meta = [n_out as u32, chunks as u32, 0];
     launch(
         device,

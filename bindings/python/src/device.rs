@@ -148,6 +148,40 @@ impl PyDevice {
         Ok(d)
     }
 
+    /// Returns the pool's cached (free) buffers to the driver (CuPy's `free_all_blocks`).
+    fn empty_cache(&self) {
+        self.0.empty_cache();
+    }
+
+    /// Starts or stops counting and timing dispatches (see `profile`).
+    fn set_profiling(&self, on: bool) {
+        self.0.set_profiling(on);
+    }
+
+    /// Forgets the dispatches counted so far.
+    fn reset_profile(&self) {
+        self.0.reset_profile();
+    }
+
+    /// The dispatches counted while profiling: `{"kernels": [{"name", "calls", "total_ns"}],
+    /// "untimed": count, "table": printable}` (waits for the timings).
+    fn profile<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let p = py.detach(|| self.0.profile());
+        let d = PyDict::new(py);
+        let kernels = pyo3::types::PyList::empty(py);
+        for k in &p.kernels {
+            let e = PyDict::new(py);
+            e.set_item("name", &k.name)?;
+            e.set_item("calls", k.calls)?;
+            e.set_item("total_ns", k.total_ns)?;
+            kernels.append(e)?;
+        }
+        d.set_item("kernels", kernels)?;
+        d.set_item("untimed", p.untimed)?;
+        d.set_item("table", p.table(usize::MAX))?;
+        Ok(d)
+    }
+
     /// Waits until all submitted work has finished.
     fn synchronize(&self, py: Python<'_>) -> PyResult<()> {
         py.detach(|| self.0.synchronize()).py()

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 
 mod array;
 mod convert;
+mod custom;
 mod datasets;
 mod device;
 mod errors;
@@ -28,6 +29,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LinAlgError", py.get_type::<errors::LinAlgError>())?;
     m.add_class::<array::PyArray>()?;
     m.add_class::<random::PyGenerator>()?;
+    m.add_class::<custom::PyElementwiseKernel>()?;
+    m.add_class::<custom::PyReductionKernel>()?;
     m.add_function(wrap_pyfunction!(sorting::array_sort, m)?)?;
     m.add_function(wrap_pyfunction!(sorting::array_argsort, m)?)?;
     m.add_function(wrap_pyfunction!(sorting::array_take, m)?)?;
