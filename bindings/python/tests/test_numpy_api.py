@@ -246,3 +246,24 @@ def test_cumulative_sum_and_prod(rng):
     np.testing.assert_allclose(got[1:], np.cumsum(f.astype(np.float64), axis=0), rtol=1e-5, atol=1e-6)
     assert (got[0] == 0).all()
     np.testing.assert_allclose(np.asarray(xp.cumulative_prod(xp.asarray(f), axis=-1)), np.cumprod(f.astype(np.float64), axis=-1), rtol=1e-5, atol=1e-6)
+
+
+def test_keras_takes_suanli_arrays_as_it_takes_numpy_arrays():
+    from suanli import keras
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((64, 8)).astype(np.float32)
+    labels = (np.arange(64) % 3).astype(np.int32)
+
+    def run(x, y):
+        keras.utils.set_random_seed(1)
+        m = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(3)])
+        m.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        h = m.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0)
+        return h.history["loss"], m.predict(x[:5], verbose=0), m.evaluate(x, y, verbose=0)
+
+    want = run(a, labels)
+    got = run(xp.asarray(a), xp.asarray(labels))
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    assert got[2] == want[2]
