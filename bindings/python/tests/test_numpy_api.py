@@ -267,3 +267,45 @@ def test_keras_takes_suanli_arrays_as_it_takes_numpy_arrays():
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
     assert got[2] == want[2]
+
+
+@pytest.mark.parametrize(
+    "subscripts,shapes",
+    [
+        ("ij,jk->ik", [(3, 4), (4, 5)]),
+        ("ij,jk", [(3, 4), (4, 5)]),
+        ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+        ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+        ("...ij,...jk->...ik", [(2, 3, 4), (4, 5)]),
+        ("abc,cd,de->abe", [(2, 3, 4), (4, 5), (5, 6)]),
+        ("ijk,ikl->jl", [(2, 3, 4), (2, 4, 5)]),
+        ("ij,ij->i", [(3, 4), (3, 4)]),
+        ("i,j->ij", [(3,), (4,)]),
+        ("i,i->", [(7,), (7,)]),
+        ("ii->i", [(4, 4)]),
+        ("ii", [(4, 4)]),
+        ("iij->j", [(3, 3, 4)]),
+        ("ij->ji", [(3, 4)]),
+        ("ij->", [(3, 4)]),
+        ("ij,j->i", [(5, 1), (6,)]),
+    ],
+)
+def test_einsum_matches_numpy(subscripts, shapes):
+    rng = np.random.default_rng(len(subscripts))
+    ops = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    want = np.einsum(subscripts, *[o.astype(np.float64) for o in ops])
+    got = xp.einsum(subscripts, *[xp.asarray(o) for o in ops])
+    assert got.shape == np.shape(want)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+
+
+def test_einsum_bad_subscripts_raise_value_error():
+    a = xp.ones((3, 4))
+    with pytest.raises(ValueError):
+        xp.einsum("ij,jk->ik", a, xp.ones((5, 2)))
+    with pytest.raises(ValueError):
+        xp.einsum("ijk->i", a)
+    with pytest.raises(ValueError):
+        xp.einsum("ij->kk", a)
+    with pytest.raises(ValueError):
+        xp.einsum("ij,jk->ik", a)

@@ -56,6 +56,7 @@ from ._info import (  # noqa: F401
     iinfo_object,
     isdtype,
 )
+from ._einsum import einsum  # noqa: F401
 from ._kernels import ElementwiseKernel, ReductionKernel, fuse  # noqa: F401
 from ._memory import MemoryPool, get_default_memory_pool  # noqa: F401
 from ._sorting import (  # noqa: F401
