@@ -174,12 +174,19 @@ impl PyDevice {
             e.set_item("name", &k.name)?;
             e.set_item("calls", k.calls)?;
             e.set_item("total_ns", k.total_ns)?;
+            e.set_item("gflops", k.gflops())?;
+            e.set_item("gbps", k.gbps())?;
             kernels.append(e)?;
         }
         d.set_item("kernels", kernels)?;
         d.set_item("untimed", p.untimed)?;
         d.set_item("table", p.table(usize::MAX))?;
         Ok(d)
+    }
+
+    /// Writes the timed dispatches as a Chrome trace (chrome://tracing, ui.perfetto.dev).
+    fn write_chrome_trace(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        py.detach(|| self.0.write_chrome_trace(&path)).py()
     }
 
     /// Waits until all submitted work has finished.

@@ -24,7 +24,7 @@ from ._native import (  # noqa: F401  (re-exported)
 from ._device import Device, current_device, device, devices, is_gpu_available
 from ._tensor import RawKernel, asarray, matmul, relu, softmax, sum  # noqa: A004
 from ._ops import argmax, constant, convert_to_tensor, reduce_mean, reduce_sum
-from . import math, nn, test, text
+from . import math, nn, profiler, test, text
 from . import keras
 from ._refused import GradientTape, data, function
 
