@@ -3,7 +3,7 @@
 //!
 //! A kernel is declared once with typed parameters (`"float32 x, T y"`: a dtype name, or a
 //! type placeholder bound by the first input that uses it) and a snippet; each call lays its
-//! inputs out with the same [`Plan`] the generated kernels use, so an input that is still a
+//! inputs out with the same plan (`codegen::Plan`) the generated kernels use, so an input that is still a
 //! lazy expression is computed inside the user's kernel (fused, not written out first), any
 //! view is read in place and inputs broadcast together. The snippet is wrapped in a function
 //! whose parameters are the declared names, so it sees nothing of the generated code around
