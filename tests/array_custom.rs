@@ -255,6 +255,13 @@ fn bad_declarations_calls_and_snippets_are_typed_errors() {
         broken.call(std::slice::from_ref(&x)),
         Err(Error::Shader { .. })
     ));
+    // More outputs than a kernel can bind.
+    let outs: Vec<String> = (0..20).map(|k| format!("float32 y{k}")).collect();
+    let wide = ElementwiseKernel::new("T x", &outs.join(", "), "y0 = x", "wide").unwrap();
+    assert!(matches!(
+        wide.call(std::slice::from_ref(&x)),
+        Err(Error::InvalidArgument { .. })
+    ));
     let r = ReductionKernel::new("T x", "T y", "x", "a + b", "y = a", "0", "s").unwrap();
     assert!(matches!(
         r.call(std::slice::from_ref(&x), Some(&[1]), false),

@@ -189,7 +189,17 @@ fn plan_inputs(
     let full = broadcast_shapes(op, &shapes)?;
     let refs: Vec<&Array> = inputs.iter().collect();
     let (mut plan, mut vars) = Plan::build_many(&refs, &full)?;
-    let limit = max_leaf_buffers(inputs[0].device()) + 2 - outputs.min(2);
+    // Storage bindings a kernel may use: the inputs' buffers, the outputs and the metadata.
+    let slots = max_leaf_buffers(inputs[0].device()) + 3;
+    if outputs + 2 > slots {
+        return Err(Error::InvalidArgument {
+            op,
+            name: "out_params",
+            expected: format!("at most {} outputs on this device", slots - 2),
+            found: outputs.to_string(),
+        });
+    }
+    let limit = slots - 1 - outputs;
     if plan.buffers.len() > limit {
         for x in inputs {
             x.eval()?;
