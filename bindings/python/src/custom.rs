@@ -7,6 +7,7 @@ use suanli::array::custom::{ElementwiseKernel, Param, ParamType, ReductionKernel
 
 use crate::array::PyArray;
 use crate::errors::IntoPy;
+use crate::tensor::PyTensor;
 
 /// Each parameter as (name, dtype name or placeholder, whether a placeholder).
 fn describe(params: &[Param]) -> Vec<(String, String, bool)> {
@@ -111,4 +112,13 @@ impl PyReductionKernel {
             .py()
             .map(PyArray)
     }
+}
+
+/// An array's device words as a tensor sharing its buffer, for `RawKernel` calls over
+/// arrays; None when the array is a view that does not cover its buffer exactly.
+#[pyfunction]
+pub fn array_device_words(py: Python<'_>, x: &PyArray) -> PyResult<Option<PyTensor>> {
+    py.detach(|| x.0.device_words())
+        .py()
+        .map(|t| t.map(PyTensor))
 }

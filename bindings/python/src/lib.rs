@@ -31,6 +31,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<random::PyGenerator>()?;
     m.add_class::<custom::PyElementwiseKernel>()?;
     m.add_class::<custom::PyReductionKernel>()?;
+    m.add_function(wrap_pyfunction!(custom::array_device_words, m)?)?;
     m.add_function(wrap_pyfunction!(sorting::array_sort, m)?)?;
     m.add_function(wrap_pyfunction!(sorting::array_argsort, m)?)?;
     m.add_function(wrap_pyfunction!(sorting::array_take, m)?)?;

@@ -76,14 +76,35 @@ class RawKernel:
         """The entry point's ``@workgroup_size``."""
         return self._default.workgroup_size
 
-    def __call__(self, grid: Grid, args: Sequence[Tensor], uniforms: Any = None) -> None:
+    def __call__(self, grid: Grid, args: Sequence[Any], uniforms: Any = None) -> None:
         """Launches over ``grid``: an int is a count of invocations (enough work-groups to
         cover it; past the per-dimension limit they spill onto y), a tuple is work-group
-        counts. Returns at once; reading an output tensor waits for it."""
-        args = tuple(args)
+        counts. ``args`` are tensors or ``suanli.numpy`` arrays (the kernel sees an array's
+        device words: ``array<u32>``, ``array<i32>`` or ``array<f32>`` as its dtype holds
+        them; ``docs/ARRAYS.md``). Returns at once; reading an output waits for it."""
+        args = tuple(self._words(a, k) for k, a in enumerate(args))
         first = args[0] if args else None
         k = self._for(first.device) if isinstance(first, Tensor) else self._default
         k(grid, args, uniforms)
+
+    def _words(self, a: Any, k: int) -> Any:
+        """A ``suanli.numpy`` array as the tensor of its device words (shared, so the kernel
+        writes into the array); a view that does not cover its buffer can only be read, from
+        a contiguous copy."""
+        from .numpy import asarray, ndarray
+
+        if not isinstance(a, ndarray):
+            return a
+        w = _native.array_device_words(a._a)
+        if w is not None:
+            return w
+        storage = [b for b in self.bindings if b[1] != "uniform"]
+        if k < len(storage) and storage[k][1] == "read_write":
+            raise ValueError(
+                f"RawKernel {self.name}: argument {k} is a view that does not cover its buffer; "
+                "a kernel cannot write through it (pass a contiguous copy: suanli.numpy.asarray(x, copy=True))"
+            )
+        return _native.array_device_words(asarray(a, copy=True)._a)
 
     def __repr__(self) -> str:
         return f"RawKernel({self.name!r}, bindings={list(self.bindings)})"
