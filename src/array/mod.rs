@@ -19,6 +19,10 @@
 //! | `random` | generators: Philox4x32-10 streams drawn on the device |
 //! | `sort` | stable `sort` and `argsort` along an axis (a bitonic network on the device) |
 //! | `gather` | `take`, `take_along_axis`, `searchsorted`; positions out of range caught on the device |
+//! | `compact` | stream compaction on the scan: `nonzero`, flat positions of nonzero elements |
+//! | `indexing` | NumPy's advanced indexing: integer arrays and boolean masks, read and written |
+//! | `unique` | `unique_values`/`_counts`/`_inverse`/`_all` on sort, compaction and gathers |
+//! | `sample` | `permutation`, `shuffle`, `choice` with a `Generator` |
 //! | `methods` | the named elementwise methods |
 //! | `custom` | the user's WGSL snippets as kernels (CuPy's `ElementwiseKernel`, `ReductionKernel`) |
 //!
@@ -27,24 +31,29 @@
 #[allow(clippy::module_inception)] // the type's own file, as `tensor` holds `Tensor`
 pub mod array;
 pub(crate) mod codegen;
+pub mod compact;
 pub mod create;
 pub mod custom;
 pub mod dtype;
 pub mod elementwise;
 pub(crate) mod eval;
 pub mod gather;
+pub mod indexing;
 pub mod layout;
 pub mod linalg;
 pub mod methods;
 pub mod ops;
 pub mod random;
 pub mod reduce;
+pub mod sample;
 pub mod scan;
 pub mod sort;
+pub mod unique;
 pub mod views;
 
 pub use array::{Array, Scalar};
 pub use dtype::{promote, DType};
+pub use indexing::Indexer;
 pub use layout::Index;
 pub use ops::{Binary, Unary};
 pub use reduce::Reduce;

@@ -406,14 +406,19 @@ impl Binary {
             Maximum => format!("max({a}, {b})"),
             Minimum => format!("min({a}, {b})"),
             Equal => format!("u32({a} == {b})"),
+            // NaN differs from everything: the bits are tested, as a compiler may lower
+            // `!=` to an ordered comparison (lavapipe does: `NaN != 0.0` came out false).
+            NotEqual if k == Kind::Float => {
+                format!("u32({a} != {b} || is_nan({a}) || is_nan({b}))")
+            }
             NotEqual => format!("u32({a} != {b})"),
             Less => format!("u32({a} < {b})"),
             LessEqual => format!("u32({a} <= {b})"),
             Greater => format!("u32({a} > {b})"),
             GreaterEqual => format!("u32({a} >= {b})"),
-            LogicalAnd => format!("u32({a} != {z} && {b} != {z})", z = zero(t)),
-            LogicalOr => format!("u32({a} != {z} || {b} != {z})", z = zero(t)),
-            LogicalXor => format!("u32(({a} != {z}) != ({b} != {z}))", z = zero(t)),
+            LogicalAnd => format!("u32({} && {})", truth(t, a), truth(t, b)),
+            LogicalOr => format!("u32({} || {})", truth(t, a), truth(t, b)),
+            LogicalXor => format!("u32({} != {})", truth(t, a), truth(t, b)),
             BitwiseAnd => format!("({a} & {b})"),
             BitwiseOr => format!("({a} | {b})"),
             BitwiseXor => format!("({a} ^ {b})"),
@@ -432,6 +437,14 @@ impl Binary {
 
 fn wgsl_suffix(t: DType) -> &'static str {
     t.wgsl()
+}
+
+/// WGSL for "`a` is not zero" (NaN is true, -0.0 false: the bits are tested for floats).
+fn truth(t: DType, a: &str) -> String {
+    match t.kind() {
+        Kind::Float => format!("((bitcast<u32>({a}) & 0x7fffffffu) != 0u)"),
+        _ => format!("({a} != {})", zero(t)),
+    }
 }
 
 /// WGSL's zero of a dtype's word type.

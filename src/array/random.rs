@@ -42,6 +42,11 @@ impl Generator {
         }
     }
 
+    /// The device it draws on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
     /// Where the next draw starts (key, stream, block).
     pub fn counter(&self) -> Counter {
         self.at

@@ -6,7 +6,7 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
-use suanli::array::{Array, Binary, DType, Index, Reduce, Scalar, Unary};
+use suanli::array::{Array, Binary, DType, Index, Indexer, Reduce, Scalar, Unary};
 
 use crate::device::PyDevice;
 use crate::errors::IntoPy;
@@ -53,10 +53,11 @@ fn reduce_op(name: &str) -> PyResult<Reduce> {
     })
 }
 
-/// One entry of a parsed index: ("i", n), ("s", start, stop, step), ("n",) or ("e",).
-fn index_entry(t: &Bound<'_, PyTuple>) -> PyResult<Index> {
+/// One entry of a parsed index: ("i", n), ("s", start, stop, step), ("n",), ("e",) or
+/// ("a", array) (an integer array or a boolean mask).
+fn index_entry(t: &Bound<'_, PyTuple>) -> PyResult<Indexer> {
     let kind: String = t.get_item(0)?.extract()?;
-    Ok(match kind.as_str() {
+    Ok(Indexer::Basic(match kind.as_str() {
         "i" => Index::At(t.get_item(1)?.extract()?),
         "s" => Index::Slice {
             start: t.get_item(1)?.extract()?,
@@ -65,8 +66,12 @@ fn index_entry(t: &Bound<'_, PyTuple>) -> PyResult<Index> {
         },
         "n" => Index::NewAxis,
         "e" => Index::Ellipsis,
+        "a" => {
+            let a = t.get_item(1)?;
+            return Ok(Indexer::Array(a.cast::<PyArray>()?.get().0.clone()));
+        }
         _ => return Err(PyValueError::new_err(format!("bad index entry {kind:?}"))),
-    })
+    }))
 }
 
 #[pymethods]
@@ -245,10 +250,22 @@ impl PyArray {
         self.0.astype(dtype(dtype_name)?).py().map(PyArray)
     }
 
-    /// Basic indexing from parsed entries (see `index_entry`): a view.
+    /// `x[...]` from parsed entries (see `index_entry`): a view for basic entries, a copy
+    /// with integer arrays or masks.
     fn index(&self, py: Python<'_>, entries: Vec<Bound<'_, PyTuple>>) -> PyResult<PyArray> {
-        let idx: Vec<Index> = entries.iter().map(index_entry).collect::<PyResult<_>>()?;
-        py.detach(|| self.0.index(&idx)).py().map(PyArray)
+        let idx: Vec<Indexer> = entries.iter().map(index_entry).collect::<PyResult<_>>()?;
+        py.detach(|| self.0.getitem(&idx)).py().map(PyArray)
+    }
+
+    /// `x[...] = value` from parsed entries, in place.
+    fn setitem(
+        &self,
+        py: Python<'_>,
+        entries: Vec<Bound<'_, PyTuple>>,
+        value: &PyArray,
+    ) -> PyResult<()> {
+        let idx: Vec<Indexer> = entries.iter().map(index_entry).collect::<PyResult<_>>()?;
+        py.detach(|| self.0.setitem(&idx, &value.0)).py()
     }
 
     fn permute_dims(&self, py: Python<'_>, axes: Vec<usize>) -> PyResult<PyArray> {

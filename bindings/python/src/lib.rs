@@ -38,6 +38,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sorting::array_take_along_axis, m)?)?;
     m.add_function(wrap_pyfunction!(sorting::array_searchsorted, m)?)?;
     m.add_function(wrap_pyfunction!(sorting::array_cumulative, m)?)?;
+    m.add_function(wrap_pyfunction!(sorting::array_nonzero, m)?)?;
+    m.add_function(wrap_pyfunction!(sorting::array_unique, m)?)?;
     m.add_class::<device::PyDeviceInfo>()?;
     m.add_class::<device::PyDevice>()?;
     m.add_class::<tensor::PyTensor>()?;

@@ -55,4 +55,35 @@ impl PyGenerator {
     fn bits(&self, shape: Vec<usize>) -> PyResult<PyArray> {
         self.with(|g| g.bits(&shape)).map(PyArray)
     }
+
+    /// A random permutation of `0..n` (int32).
+    fn permutation(&self, py: Python<'_>, n: usize) -> PyResult<PyArray> {
+        py.detach(|| self.with(|g| g.permutation(n))).map(PyArray)
+    }
+
+    /// `x` reordered at random along `axis` (a copy).
+    fn permuted(&self, py: Python<'_>, x: &PyArray, axis: isize) -> PyResult<PyArray> {
+        py.detach(|| self.with(|g| g.permuted(&x.0, axis)))
+            .map(PyArray)
+    }
+
+    /// `x` reordered at random along `axis`, in place.
+    fn shuffle(&self, py: Python<'_>, x: &PyArray, axis: isize) -> PyResult<()> {
+        py.detach(|| self.with(|g| g.shuffle(&x.0, axis)))
+    }
+
+    /// `shape` positions in `0..n` (int32), with or without replacement, optionally with
+    /// probabilities `p`.
+    fn choice(
+        &self,
+        py: Python<'_>,
+        n: usize,
+        shape: Vec<usize>,
+        replace: bool,
+        p: Option<&PyArray>,
+    ) -> PyResult<PyArray> {
+        let p = p.map(|a| a.0.clone());
+        py.detach(|| self.with(|g| g.choice(n, &shape, replace, p.as_ref())))
+            .map(PyArray)
+    }
 }

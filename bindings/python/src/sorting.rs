@@ -1,5 +1,5 @@
-//! `suanli.numpy.sort`, `argsort`, `take`, `take_along_axis` and `searchsorted`: the
-//! crate's device sort and gathers.
+//! `suanli.numpy.sort`, `argsort`, `take`, `take_along_axis`, `searchsorted`, `nonzero`
+//! and `unique_*`: the crate's device sort, gathers and compaction.
 
 use pyo3::prelude::*;
 
@@ -80,4 +80,33 @@ pub fn array_cumulative(
     })
     .py()
     .map(PyArray)
+}
+
+/// `nonzero(x)`: one int32 index array per axis (reads the count back).
+#[pyfunction]
+pub fn array_nonzero(py: Python<'_>, x: &PyArray) -> PyResult<Vec<PyArray>> {
+    py.detach(|| x.0.nonzero())
+        .py()
+        .map(|v| v.into_iter().map(PyArray).collect())
+}
+
+/// What `array_unique` returns: values, then indices, inverse and counts when asked for.
+type UniqueParts = (PyArray, Option<PyArray>, Option<PyArray>, Option<PyArray>);
+
+/// `unique_*`: (values, indices, inverse, counts), each but the values `None` unless asked.
+#[pyfunction]
+pub fn array_unique(
+    py: Python<'_>,
+    x: &PyArray,
+    indices: bool,
+    inverse: bool,
+    counts: bool,
+) -> PyResult<UniqueParts> {
+    let u = py.detach(|| x.0.unique(indices, inverse, counts)).py()?;
+    Ok((
+        PyArray(u.values),
+        u.indices.map(PyArray),
+        u.inverse.map(PyArray),
+        u.counts.map(PyArray),
+    ))
 }

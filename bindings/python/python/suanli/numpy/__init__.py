@@ -59,6 +59,13 @@ from ._info import (  # noqa: F401
 from ._einsum import einsum  # noqa: F401
 from ._kernels import ElementwiseKernel, ReductionKernel, fuse  # noqa: F401
 from ._memory import MemoryPool, get_default_memory_pool  # noqa: F401
+from ._set_functions import (  # noqa: F401
+    nonzero,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+)
 from ._sorting import (  # noqa: F401
     argsort,
     cumulative_prod,

@@ -46,8 +46,38 @@ def _is_scalar(v: Any) -> bool:
     return isinstance(v, (builtins.bool, int, float)) and not isinstance(v, _np.generic)
 
 
-def _index_entries(key: Any, ndim: int) -> list:
-    """A basic-indexing key as the native entries; advanced indices are refused clearly."""
+_INDEX_TYPE_ERROR = "arrays used as indices must be of integer (or boolean) type"
+
+
+def _index_array(k: Any, like: Optional["ndarray"]) -> tuple:
+    """An integer array or boolean mask as a native index entry ("a", array): NumPy arrays
+    and (nested) lists are uploaded (integers as int32, refused when out of its range)."""
+    if isinstance(k, ndarray):
+        if k.dtype.kind not in "biu":
+            raise IndexError(f"{_INDEX_TYPE_ERROR}, found {k.dtype}")
+        return ("a", k._a)
+    try:
+        h = _np.asarray(k)
+    except (ValueError, TypeError):
+        raise IndexError(f"{_INDEX_TYPE_ERROR}, found {k!r}") from None
+    if h.dtype.kind == "f" and h.size == 0:
+        h = h.astype(_np.int32)  # NumPy takes x[[]] as an empty integer index
+    if h.dtype.kind == "b":
+        h = h.astype(_np.bool_)
+    elif h.dtype.kind in "iu":
+        if h.size and (h.min() < -(1 << 31) or h.max() >= 1 << 31):
+            raise IndexError("index values out of the int32 range")
+        h = h.astype(_np.int32)
+    else:
+        raise IndexError(f"{_INDEX_TYPE_ERROR}, found {h.dtype}")
+    dev = like.device if like is not None else current_device()
+    native = _native.Array.from_bytes(h.tobytes(), h.dtype.name, list(h.shape), dev)
+    return ("a", native)
+
+
+def _index_entries(key: Any, ndim: int, like: Optional["ndarray"] = None) -> list:
+    """An index as the native entries: positions, slices, None, ..., and integer arrays or
+    boolean masks (NumPy's advanced indexing)."""
     if not isinstance(key, tuple):
         key = (key,)
     out = []
@@ -64,20 +94,18 @@ def _index_entries(key: Any, ndim: int) -> list:
                 raise ValueError("slice step cannot be zero")
             out.append(("s", *parts))
         elif isinstance(k, (builtins.bool, _np.bool_)):
-            raise IndexError("boolean scalar indices are not supported yet")
+            out.append(_index_array(_np.asarray(k, dtype=_np.bool_), like))  # a 0-d mask
         elif isinstance(k, ndarray) and k.ndim == 0 and k.dtype.kind in "iu":
             out.append(("i", int(k)))
         elif isinstance(k, (ndarray, _np.ndarray, list)):
-            raise IndexError(
-                "integer-array and boolean-mask indices are not supported yet; "
-                "use integers, slices, None and ..."
-            )
+            out.append(_index_array(k, like))
         else:
             try:
                 out.append(("i", operator.index(k)))
             except TypeError:
                 raise IndexError(
-                    f"only integers, slices, None and ... are valid indices, found {type(k).__name__}"
+                    "only integers, slices, None, ..., and integer or boolean arrays are "
+                    f"valid indices, found {type(k).__name__}"
                 ) from None
     return out
 
@@ -230,11 +258,23 @@ class ndarray:
 
     # -- indexing ---------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> "ndarray":
-        return ndarray(self._a.index(_index_entries(key, self.ndim)))
+        """Basic indices make a view; integer arrays and boolean masks (NumPy's advanced
+        indexing) a copy. A mask reads its count back to the host (the result's shape
+        depends on it)."""
+        return ndarray(self._a.index(_index_entries(key, self.ndim, self)))
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        view = self._a.index(_index_entries(key, self.ndim))
-        view.assign(_operand(value, self)._a if not _is_scalar(value) else self._a.scalar_like(value))
+        """Writes through the selection. With repeated positions in an integer array, which
+        value stays is unspecified (as in NumPy)."""
+        entries = _index_entries(key, self.ndim, self)
+        v = self._a.scalar_like(value) if _is_scalar(value) else _operand(value, self)._a
+        self._a.setitem(entries, v)
+
+    def nonzero(self) -> Tuple["ndarray", ...]:
+        """``nonzero(self)``."""
+        from ._set_functions import nonzero
+
+        return nonzero(self)
 
     # -- operators --------------------------------------------------------------------------
     def _bin(self, name: str, other: Any, reflected: builtins.bool = False) -> "ndarray":
