@@ -309,3 +309,19 @@ def test_einsum_bad_subscripts_raise_value_error():
         xp.einsum("ij->kk", a)
     with pytest.raises(ValueError):
         xp.einsum("ij,jk->ik", a)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_repeat_with_per_element_counts_matches_numpy(axis):
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((4, 5)).astype(np.float32)
+    m = a.size if axis is None else a.shape[axis]
+    counts = rng.integers(0, 4, size=m).astype(np.int32)
+    want = np.repeat(a, counts, axis=axis)
+    for reps in (xp.asarray(counts), list(counts.tolist())):
+        got = xp.repeat(xp.asarray(a), reps, axis=axis)
+        np.testing.assert_array_equal(np.asarray(got), want)
+    with pytest.raises(ValueError):
+        xp.repeat(xp.asarray(a), xp.asarray(np.full(m, -1, np.int32)), axis=axis)
+    with pytest.raises(ValueError):
+        xp.repeat(xp.asarray(a), xp.asarray(np.ones(m + 1, np.int32)), axis=axis)

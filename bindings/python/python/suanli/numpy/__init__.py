@@ -406,19 +406,31 @@ def tile(x: ndarray, repetitions: Sequence[int], /) -> ndarray:
 
 def repeat(x: ndarray, repeats: Any, /, *, axis: Optional[int] = None) -> ndarray:
     """Each element repeated ``repeats`` times along ``axis`` (the flattened array when None).
-    ``repeats`` is an integer, or an array of one; per-element counts are not supported yet."""
+    ``repeats`` is an integer, or an integer array (or sequence) of one count or one per
+    element. Per-element counts make a data-dependent shape, so the counts are read back;
+    the positions are then found on the device (``searchsorted`` of each output position in
+    the counts' running sum) and gathered with ``take``."""
+    if not isinstance(repeats, (int, ndarray)):
+        repeats = asarray(repeats, dtype=int32, device=x.device)
     if isinstance(repeats, ndarray):
         if repeats.dtype.kind not in "iu":
             raise TypeError(f"repeat: repeats must be integers, found {repeats.dtype}")
         counts = repeats.get().reshape(-1)  # a data-dependent shape: the counts are read
         m = x.size if axis is None else x.shape[_norm_axis(int(axis), x.ndim, "repeat")]
-        if repeats.ndim != 1 or counts.size not in (1, m):
+        if repeats.ndim > 1 or counts.size not in (1, m):
             raise ValueError(f"repeat: repeats must have shape (1,) or ({m},), found {repeats.shape}")
-        if counts.size and (counts != counts[0]).any():
-            raise NotImplementedError(
-                "repeat: different counts per element are not supported yet; "
-                "pass an integer (or equal counts)"
-            )
+        if (counts < 0).any():
+            raise ValueError(f"repeat: repeats must be >= 0, found {int(counts.min())}")
+        if counts.size > 1 and (counts != counts[0]).any():
+            if axis is None:
+                x = reshape(x, (-1,))
+                axis = 0
+            total = int(counts.astype(_np.int64).sum())
+            if total > _np.iinfo(_np.int32).max:
+                raise ValueError(f"repeat: {total} elements is past the int32 positions this library indexes")
+            ends = cumulative_sum(astype(reshape(repeats, (-1,)), int32))
+            where = searchsorted(ends, arange(total, dtype=int32, device=x.device), side="right")
+            return take(x, where, axis=_norm_axis(int(axis), x.ndim, "repeat"))
         repeats = int(counts[0]) if counts.size else 0
     if repeats < 0:
         raise ValueError(f"repeat: repeats must be >= 0, found {repeats}")
