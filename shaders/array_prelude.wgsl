@@ -428,3 +428,36 @@ fn shr_u32(a: u32, b: u32) -> u32 {
     if (b >= 32u) { return 0u; }
     return a >> b;
 }
+// complex64 (vec2<f32>: real, imaginary). Products and quotients as NumPy computes them
+// (the quotient by Smith's scaling, so |b| near the float range does not overflow), exp and
+// sqrt with an exactly zero imaginary part for real arguments, as the standard wants.
+fn cmul_(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+fn cdiv_(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+    if (b.x == 0.0 && b.y == 0.0) { return vec2<f32>(a.x / b.x, a.y / b.x); }
+    if (abs(b.x) >= abs(b.y)) {
+        let r = b.y / b.x;
+        let d = b.x + b.y * r;
+        return vec2<f32>((a.x + a.y * r) / d, (a.y - a.x * r) / d);
+    }
+    let r = b.x / b.y;
+    let d = b.x * r + b.y;
+    return vec2<f32>((a.x * r + a.y) / d, (a.y * r - a.x) / d);
+}
+fn cexp_(z: vec2<f32>) -> vec2<f32> {
+    let e = exp(z.x);
+    if (z.y == 0.0) { return vec2<f32>(e, z.y); }
+    return vec2<f32>(e * cos_(z.y), e * sin_(z.y));
+}
+fn csqrt_(z: vec2<f32>) -> vec2<f32> {
+    if (is_inf(z.y)) { return vec2<f32>(inf_(), z.y); }
+    if (z.x == 0.0 && z.y == 0.0) { return vec2<f32>(0.0, z.y); }
+    if (is_inf(z.x) && z.x < 0.0 && !is_nan(z.y)) {
+        return vec2<f32>(0.0, select(inf_(), -inf_(), (bitcast<u32>(z.y) >> 31u) == 1u));
+    }
+    let t = sqrt((abs(z.x) + hypot_(z.x, z.y)) * 0.5);
+    if (z.x >= 0.0) { return vec2<f32>(t, z.y / (2.0 * t)); }
+    let im = bitcast<f32>((bitcast<u32>(t) & 0x7fffffffu) | (bitcast<u32>(z.y) & 0x80000000u));
+    return vec2<f32>(abs(z.y) / (2.0 * t), im);
+}

@@ -222,6 +222,7 @@ fn bad_declarations_calls_and_snippets_are_typed_errors() {
         ("raw T x", "T y"),
         ("float32 x", ""),
         ("float32 x", "float32 x"),
+        ("float32 x", "complex64 y"),
     ] {
         assert!(
             matches!(

@@ -34,6 +34,8 @@ pub enum Scalar {
     Int(i64),
     /// A float literal.
     Float(f64),
+    /// A complex literal (real, imaginary).
+    Complex(f64, f64),
 }
 
 impl From<f64> for Scalar {
@@ -78,8 +80,9 @@ pub(crate) struct Strided {
 /// How an array's values come about.
 #[derive(Clone)]
 pub(crate) enum Expr {
-    /// A scalar's device word (the array is 0-d).
-    Scalar(u32),
+    /// A scalar's device words (the array is 0-d): the value's, and the imaginary part's
+    /// for complex64 (0 otherwise, unused).
+    Scalar(u32, u32),
     /// Each element's position along an axis (int32): `arange`, `eye`, `tril` build on it.
     Iota(usize),
     /// `op(x)`, computed in dtype `t`.
@@ -250,7 +253,19 @@ impl Array {
             Vec::new(),
             1,
             Vec::new(),
-            State::Lazy(Expr::Scalar(dtype.word_of(value))),
+            State::Lazy(Expr::Scalar(dtype.word_of(value), 0)),
+        )
+    }
+
+    /// A 0-d complex64 array holding `re + im·j`.
+    pub fn complex_scalar(device: &Device, re: f64, im: f64) -> Array {
+        Array::from_state(
+            device,
+            DType::Complex64,
+            Vec::new(),
+            1,
+            Vec::new(),
+            State::Lazy(Expr::Scalar((re as f32).to_bits(), (im as f32).to_bits())),
         )
     }
 }

@@ -112,7 +112,11 @@ impl Plan {
                 self.leaves.push(Leaf {
                     layout: s.layout.broadcast_to(&self.full)?,
                 });
-                if t == "u32" {
+                if d.is_complex() {
+                    format!(
+                        "vec2<f32>(bitcast<f32>(b{binding}[2u * o{j}]), bitcast<f32>(b{binding}[2u * o{j} + 1u]))"
+                    )
+                } else if t == "u32" {
                     format!("b{binding}[o{j}]")
                 } else {
                     format!("bitcast<{t}>(b{binding}[o{j}])")
@@ -133,10 +137,18 @@ impl Plan {
                 });
                 format!("i32(o{j})")
             }
-            Some(Expr::Scalar(w)) => {
+            Some(Expr::Scalar(w, im)) => {
                 self.scalars.push(w);
                 let k = self.scalars.len() - 1;
-                format!("bitcast<{t}>(prm[SB + {k}u])")
+                if d.is_complex() {
+                    self.scalars.push(im);
+                    format!(
+                        "vec2<f32>(bitcast<f32>(prm[SB + {k}u]), bitcast<f32>(prm[SB + {}u]))",
+                        k + 1
+                    )
+                } else {
+                    format!("bitcast<{t}>(prm[SB + {k}u])")
+                }
             }
             Some(Expr::Unary(op, ct, x)) => {
                 let (vx, dx) = self.visit(&x)?;
@@ -151,11 +163,15 @@ impl Plan {
                 let (vc, dc) = self.visit(&c)?;
                 let (vx, dx) = self.visit(&x)?;
                 let (vy, dy) = self.visit(&y)?;
+                let cond = if dc.is_complex() {
+                    format!("{} != 0u", convert(dc, DType::Bool, &vc))
+                } else {
+                    format!("{vc} != {}", zero(dc))
+                };
                 format!(
-                    "select({}, {}, {vc} != {})",
+                    "select({}, {}, {cond})",
                     convert(dy, d, &vy),
                     convert(dx, d, &vx),
-                    zero(dc)
                 )
             }
             Some(Expr::Cast(x)) => {
@@ -194,7 +210,21 @@ impl Plan {
         s
     }
 
-    /// The root's value as a device word.
+    /// Statements storing the root's value at element `o` of the buffer `buf` (two words
+    /// for complex64).
+    pub fn store_root(&self, buf: &str, o: &str) -> String {
+        let (v, d) = &self.root;
+        if d.is_complex() {
+            format!(
+                "    {buf}[2u * {o}] = bitcast<u32>({v}.x);\n    {buf}[2u * {o} + 1u] = bitcast<u32>({v}.y);\n"
+            )
+        } else {
+            format!("    {buf}[{o}] = {};\n", self.root_word())
+        }
+    }
+
+    /// The root's value as a device word (one-word dtypes; kernels that call this refuse
+    /// complex operands first).
     pub fn root_word(&self) -> String {
         let (v, d) = &self.root;
         if d.wgsl() == "u32" {
@@ -249,24 +279,24 @@ pub(crate) fn dot(c: &str, base: usize, rank: usize) -> String {
 /// Metadata: `[n, shape[rank], out offset, out strides[rank], per view: offset,
 /// strides[rank], scalars…]`.
 pub(crate) fn elementwise_source(plan: &Plan, rank: usize) -> String {
-    elementwise_kernel(plan, rank, "", "", &[plan.root_word()])
+    elementwise_kernel(plan, rank, "", "", &[plan.store_root("out0", "oo")])
 }
 
 /// An elementwise kernel writing several results: `functions` at module scope, `tail` after
-/// the plan's body, then `outputs[k]` (a device word) into `out{k}` at the same position of
-/// each, all outputs sharing one layout (the metadata's).
+/// the plan's body, then `stores[k]`, the statements writing output `out{k}` at element
+/// offset `oo` (every output shares one layout, the metadata's).
 pub(crate) fn elementwise_kernel(
     plan: &Plan,
     rank: usize,
     functions: &str,
     tail: &str,
-    outputs: &[String],
+    stores: &[String],
 ) -> String {
     let per = 1 + rank;
     let out_base = 1 + rank;
     let leaf_base = |j: usize| out_base + per * (1 + j);
     let sb = leaf_base(plan.leaves.len());
-    let names: Vec<String> = (0..outputs.len()).map(|k| format!("out{k}")).collect();
+    let names: Vec<String> = (0..stores.len()).map(|k| format!("out{k}")).collect();
     let extra: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "read_write")).collect();
     let mut s = plan.bindings(&extra);
     let _ = writeln!(s, "const SB: u32 = {sb}u;");
@@ -294,8 +324,8 @@ pub(crate) fn elementwise_kernel(
     }
     s.push_str(&plan.body);
     s.push_str(tail);
-    for (k, w) in outputs.iter().enumerate() {
-        let _ = writeln!(s, "    out{k}[oo] = {w};");
+    for store in stores {
+        s.push_str(store);
     }
     s.push_str("}\n");
     s

@@ -90,8 +90,33 @@ impl Array {
         dtype: DType,
     ) -> Result<Array> {
         check_len("asarray", shape, values.len(), "values")?;
-        let words: Vec<u32> = values.iter().map(|&v| dtype.word_of(v)).collect();
+        let words: Vec<u32> = values
+            .iter()
+            .flat_map(|&v| [dtype.word_of(v), 0].into_iter().take(dtype.words()))
+            .collect();
         Array::from_words(device, dtype, &words, shape)
+    }
+
+    /// Uploads complex values as complex64 (row-major, `(real, imaginary)` pairs).
+    pub fn from_complex(device: &Device, values: &[(f32, f32)], shape: &[usize]) -> Result<Array> {
+        check_len("asarray", shape, values.len(), "values")?;
+        let words: Vec<u32> = values
+            .iter()
+            .flat_map(|&(re, im)| [re.to_bits(), im.to_bits()])
+            .collect();
+        Array::from_words(device, DType::Complex64, &words, shape)
+    }
+
+    /// A complex64 array's elements in row-major order as `(real, imaginary)` pairs (waits
+    /// for the device); other dtypes' values with an imaginary part of 0.
+    pub fn to_complex_vec(&self) -> Result<Vec<(f64, f64)>> {
+        if !self.dtype().is_complex() {
+            return Ok(self.to_f64_vec()?.into_iter().map(|v| (v, 0.0)).collect());
+        }
+        let w = self.to_words()?;
+        Ok(w.chunks_exact(2)
+            .map(|c| (f32::from_bits(c[0]) as f64, f32::from_bits(c[1]) as f64))
+            .collect())
     }
 
     /// The device words of the elements in row-major order (waits for the device).
@@ -104,7 +129,8 @@ impl Array {
         }
         let all = s.data.to_vec()?;
         let words: &[u32] = bytemuck::cast_slice(&all);
-        Ok(words[s.layout.offset..s.layout.offset + n].to_vec())
+        let w = self.dtype().words();
+        Ok(words[s.layout.offset * w..(s.layout.offset + n) * w].to_vec())
     }
 
     /// The elements in row-major order as host bytes of the dtype's width (waits for the
@@ -113,9 +139,11 @@ impl Array {
         Ok(self.dtype().bytes_from_words(&self.to_words()?))
     }
 
-    /// The elements in row-major order as f64 (waits for the device).
+    /// The elements in row-major order as f64 (waits for the device); complex64 is refused
+    /// (`to_complex_vec` reads it).
     pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
         let d = self.dtype();
+        d.refuse_complex("to_f64_vec")?;
         Ok(self
             .to_words()?
             .into_iter()
@@ -150,7 +178,7 @@ impl Array {
             device,
             dtype,
             Strided {
-                data: alloc_words(device, n)?,
+                data: alloc_words(device, n * dtype.words())?,
                 layout: Layout::contiguous(shape),
             },
         ))
@@ -195,7 +223,7 @@ impl Array {
         }
         let n = ((stop - start) / step).ceil().max(0.0) as usize;
         let i = Array::positions(device, &[n], 0)?;
-        if dtype.is_float() {
+        if dtype.is_float() || dtype.is_complex() {
             i.astype(dtype)?
                 .binary_scalar(Binary::Multiply, step.into())?
                 .binary_scalar(Binary::Add, start.into())

@@ -76,6 +76,7 @@ pub fn parse_params(op: &'static str, spec: &str, reserved: &[&str]) -> Result<V
             )));
         }
         let ty = match DType::from_name(ty) {
+            Ok(d) if d.is_complex() => return Err(bad("a real or boolean dtype")),
             Ok(d) => ParamType::Fixed(d),
             Err(_) if is_ident(ty) && ty.chars().next().is_some_and(|c| c.is_ascii_uppercase()) => {
                 ParamType::Generic(ty.to_string())
@@ -103,7 +104,7 @@ fn snippet_type(d: DType) -> &'static str {
 fn to_word(d: DType, v: &str) -> String {
     match d.kind() {
         Kind::Bool => format!("select(0u, 1u, {v})"),
-        Kind::Float => format!("bitcast<u32>({v})"),
+        Kind::Float | Kind::Complex => format!("bitcast<u32>({v})"),
         Kind::Signed => format!("bitcast<u32>({})", d.wrap(v)),
         Kind::Unsigned => d.wrap(v),
     }
@@ -125,6 +126,14 @@ fn bind(op: &'static str, params: &[Param], inputs: &[Array]) -> Result<(Vec<Arr
     let mut bound: Bound = Vec::new();
     let mut cast = Vec::with_capacity(inputs.len());
     for (p, x) in params.iter().zip(inputs) {
+        if x.dtype().is_complex() {
+            return Err(Error::DType {
+                op,
+                expected: "real or boolean inputs (snippets see one device word per element)"
+                    .into(),
+                found: format!("{} for {}", x.dtype(), p.name),
+            });
+        }
         let (want, exact) = match &p.ty {
             ParamType::Fixed(d) => (*d, false),
             ParamType::Generic(t) => match bound.iter().find(|(n, _)| n == t) {
@@ -359,7 +368,13 @@ impl ElementwiseKernel {
             .outputs
             .iter()
             .zip(&out_dtypes)
-            .map(|(p, d)| to_word(*d, &format!("r_.{}", p.name)))
+            .enumerate()
+            .map(|(k, (p, d))| {
+                format!(
+                    "    out{k}[oo] = {};\n",
+                    to_word(*d, &format!("r_.{}", p.name))
+                )
+            })
             .collect();
         let n = numel(&full);
         let outs: Vec<Strided> = (0..words.len())

@@ -30,6 +30,8 @@ pub enum DType {
     UInt32,
     /// `float32`.
     Float32,
+    /// `complex64`: a pair of `float32` (real, imaginary), two device words.
+    Complex64,
 }
 
 /// What family a dtype belongs to, for promotion and for which operations apply.
@@ -43,11 +45,13 @@ pub enum Kind {
     Unsigned,
     /// Real floating point.
     Float,
+    /// Complex floating point.
+    Complex,
 }
 
 impl DType {
     /// Every dtype, in the order the standard lists them.
-    pub const ALL: [DType; 8] = [
+    pub const ALL: [DType; 9] = [
         DType::Bool,
         DType::Int8,
         DType::Int16,
@@ -56,6 +60,7 @@ impl DType {
         DType::UInt16,
         DType::UInt32,
         DType::Float32,
+        DType::Complex64,
     ];
 
     /// The standard's (and NumPy's) name.
@@ -69,6 +74,7 @@ impl DType {
             DType::UInt16 => "uint16",
             DType::UInt32 => "uint32",
             DType::Float32 => "float32",
+            DType::Complex64 => "complex64",
         }
     }
 
@@ -82,7 +88,7 @@ impl DType {
                 op: "DType::from_name",
                 name: "dtype",
                 expected: format!(
-                    "one of {} (int64, uint64, float16, float64 and complex types are not supported yet)",
+                    "one of {} (int64, uint64, float16, float64 and complex128 are not supported yet)",
                     DType::ALL.map(|d| d.name()).join(", ")
                 ),
                 found: format!("{name:?}"),
@@ -96,6 +102,7 @@ impl DType {
             DType::Int8 | DType::Int16 | DType::Int32 => Kind::Signed,
             DType::UInt8 | DType::UInt16 | DType::UInt32 => Kind::Unsigned,
             DType::Float32 => Kind::Float,
+            DType::Complex64 => Kind::Complex,
         }
     }
 
@@ -105,6 +112,7 @@ impl DType {
             DType::Bool | DType::Int8 | DType::UInt8 => 8,
             DType::Int16 | DType::UInt16 => 16,
             DType::Int32 | DType::UInt32 | DType::Float32 => 32,
+            DType::Complex64 => 64,
         }
     }
 
@@ -118,17 +126,47 @@ impl DType {
         matches!(self.kind(), Kind::Signed | Kind::Unsigned)
     }
 
-    /// Whether it is a floating-point type.
+    /// Whether it is a real floating-point type.
     pub fn is_float(self) -> bool {
         self.kind() == Kind::Float
     }
 
-    /// The WGSL type of its device word.
+    /// Whether it is a complex type.
+    pub fn is_complex(self) -> bool {
+        self.kind() == Kind::Complex
+    }
+
+    /// Device words per element: 2 for `complex64` (real then imaginary, NumPy's order),
+    /// 1 for every other dtype.
+    pub fn words(self) -> usize {
+        if self.is_complex() {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// `Error::DType` for an operation that does not take complex arrays, when `self` is
+    /// complex: kernels that read one word per element call this before touching the data.
+    pub(crate) fn refuse_complex(self, op: &'static str) -> Result<()> {
+        if self.is_complex() {
+            return Err(Error::DType {
+                op,
+                expected: "a real or boolean dtype (complex64 is not supported here yet)".into(),
+                found: self.name().into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The WGSL type of its value in a kernel (`vec2<f32>` for complex64; the others one
+    /// word).
     pub fn wgsl(self) -> &'static str {
         match self.kind() {
             Kind::Bool | Kind::Unsigned => "u32",
             Kind::Signed => "i32",
             Kind::Float => "f32",
+            Kind::Complex => "vec2<f32>",
         }
     }
 
@@ -156,16 +194,17 @@ impl DType {
             DType::UInt8 => (0.0, u8::MAX as f64),
             DType::UInt16 => (0.0, u16::MAX as f64),
             DType::UInt32 => (0.0, u32::MAX as f64),
-            DType::Float32 => (f32::MIN as f64, f32::MAX as f64),
+            DType::Float32 | DType::Complex64 => (f32::MIN as f64, f32::MAX as f64),
         }
     }
 
     /// The device word holding `v` (converted as a cast to this dtype would: floats
-    /// truncated toward zero for integers, wrapped to the type's width).
+    /// truncated toward zero for integers, wrapped to the type's width). For complex64, the
+    /// real part's word (the imaginary word of a real value is 0).
     pub(crate) fn word_of(self, v: f64) -> u32 {
         match self.kind() {
             Kind::Bool => (v != 0.0) as u32,
-            Kind::Float => (v as f32).to_bits(),
+            Kind::Float | Kind::Complex => (v as f32).to_bits(),
             Kind::Signed => {
                 let i = if v.is_nan() { 0 } else { v.trunc() as i64 };
                 let s = 64 - self.bits();
@@ -183,17 +222,24 @@ impl DType {
         }
     }
 
-    /// The value a device word of this dtype holds.
+    /// The value a device word of this dtype holds (for complex64, one component's word).
     pub(crate) fn value_of(self, w: u32) -> f64 {
         match self.kind() {
             Kind::Bool | Kind::Unsigned => w as f64,
             Kind::Signed => w as i32 as f64,
-            Kind::Float => f32::from_bits(w) as f64,
+            Kind::Float | Kind::Complex => f32::from_bits(w) as f64,
         }
     }
 
     /// Device words from host bytes (little-endian, `host_size` each).
     pub(crate) fn words_from_bytes(self, bytes: &[u8]) -> Vec<u32> {
+        if self.is_complex() {
+            // Two f32 words per element, real first: the bytes are already the words.
+            return bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+        }
         let n = self.host_size();
         bytes
             .chunks_exact(n)
@@ -203,7 +249,7 @@ impl DType {
                 DType::UInt8 => c[0] as u32,
                 DType::Int16 => i16::from_le_bytes([c[0], c[1]]) as i32 as u32,
                 DType::UInt16 => u16::from_le_bytes([c[0], c[1]]) as u32,
-                DType::Int32 | DType::UInt32 | DType::Float32 => {
+                DType::Int32 | DType::UInt32 | DType::Float32 | DType::Complex64 => {
                     u32::from_le_bytes([c[0], c[1], c[2], c[3]])
                 }
             })
@@ -214,7 +260,7 @@ impl DType {
     pub(crate) fn bytes_from_words(self, words: &[u32]) -> Vec<u8> {
         let mut out = Vec::with_capacity(words.len() * self.host_size());
         for &w in words {
-            match self.host_size() {
+            match self.host_size().min(4) {
                 1 => out.push(w as u8),
                 2 => out.extend_from_slice(&(w as u16).to_le_bytes()),
                 _ => out.extend_from_slice(&w.to_le_bytes()),
@@ -235,6 +281,8 @@ impl std::fmt::Display for DType {
 /// (the standard leaves mixed kinds to the library; NumPy gives float64 for int32 with
 /// float32, which this library does not hold, so the float type is kept, as PyTorch does).
 /// `bool` with an integer is the integer. `uint32` with a signed type needs `int64`: an error.
+/// Anything with `complex64` is `complex64` (float32 with complex64 is the standard's
+/// complex64; integers and bool with it are the library's choice, as for float32).
 pub fn promote(a: DType, b: DType) -> Result<DType> {
     use DType::*;
     if a == b {
@@ -243,6 +291,8 @@ pub fn promote(a: DType, b: DType) -> Result<DType> {
     let (ka, kb) = (a.kind(), b.kind());
     let wider = |x: DType, y: DType| if x.bits() >= y.bits() { x } else { y };
     let out = match (ka, kb) {
+        (Kind::Complex, _) => Some(a),
+        (_, Kind::Complex) => Some(b),
         (Kind::Float, _) => Some(a),
         (_, Kind::Float) => Some(b),
         (Kind::Bool, _) => Some(b),
@@ -281,6 +331,9 @@ mod tests {
             (Int8, Int32, Int32),
             (Bool, Int8, Int8),
             (Int32, Float32, Float32),
+            (Float32, Complex64, Complex64),
+            (Int8, Complex64, Complex64),
+            (Bool, Complex64, Complex64),
         ];
         for (a, b, c) in cases {
             assert_eq!(promote(a, b).unwrap(), c, "{a} {b}");
@@ -302,5 +355,9 @@ mod tests {
         );
         assert_eq!(DType::Int8.bytes_from_words(&w), bytes);
         assert!(DType::from_name("float64").is_err());
+        let c = [0u8, 0, 128, 63, 0, 0, 0, 192]; // 1.0 - 2.0j
+        let w = DType::Complex64.words_from_bytes(&c);
+        assert_eq!(w, [1.0f32.to_bits(), (-2.0f32).to_bits()]);
+        assert_eq!(DType::Complex64.bytes_from_words(&w), c);
     }
 }

@@ -50,6 +50,7 @@ impl Array {
             Scalar::Int(i) => (i as f64, d),
             Scalar::Float(f) if !d.is_float() => (f, DType::Float32),
             Scalar::Float(f) => (f, d),
+            Scalar::Complex(re, im) => return Ok(Array::complex_scalar(self.device(), re, im)),
         };
         if let Scalar::Int(i) = value {
             let (lo, hi) = t.range();
@@ -78,6 +79,15 @@ impl Array {
     pub fn astype(&self, dtype: DType) -> Result<Array> {
         if dtype == self.dtype() {
             return Ok(self.clone());
+        }
+        if self.dtype().is_complex() && !dtype.is_complex() && dtype != DType::Bool {
+            // The standard leaves complex to real unspecified and NumPy drops the imaginary
+            // part with a warning: refused here, `real`/`imag`/`abs` say which is meant.
+            return Err(Error::DType {
+                op: "astype",
+                expected: format!("a complex or bool dtype for a complex64 array (take real, imag or abs for {dtype})"),
+                found: format!("complex64 to {dtype}"),
+            });
         }
         Array::lazy("astype", dtype, self.shape().to_vec(), &[self], |o| {
             Expr::Cast(o[0].clone())

@@ -169,7 +169,7 @@ pub(crate) fn run_into(a: &Array, target: Option<&Strided>) -> Result<Strided> {
     let out = match target {
         Some(t) => t.clone(),
         None => Strided {
-            data: alloc_words(device, n)?,
+            data: alloc_words(device, n * a.dtype().words())?,
             layout: Layout::contiguous(&shape),
         },
     };
@@ -247,7 +247,7 @@ fn reads_buffer(a: &Array, id: usize) -> bool {
         seen.push(key);
         match a.expr() {
             None => a.ready().is_some_and(|s| s.data.storage_id() == id),
-            Some(Expr::Scalar(_) | Expr::Iota(_)) => false,
+            Some(Expr::Scalar(..) | Expr::Iota(_)) => false,
             Some(Expr::Unary(_, _, x) | Expr::Cast(x)) => walk(&x, id, seen),
             Some(Expr::Binary(_, _, x, y)) => walk(&x, id, seen) || walk(&y, id, seen),
             Some(Expr::Where(c, x, y)) => {

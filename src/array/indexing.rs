@@ -159,13 +159,21 @@ fn resolve(x: &Array, idx: &[Indexer]) -> Result<Resolved> {
                 match a.dtype().kind() {
                     Kind::Bool => consumed += a.ndim(),
                     Kind::Signed | Kind::Unsigned => consumed += 1,
-                    Kind::Float => {
+                    Kind::Float | Kind::Complex => {
                         return Err(Error::DType {
                             op: "__getitem__",
                             expected: "integer or boolean index arrays".into(),
                             found: a.dtype().name().into(),
                         })
                     }
+                }
+                // The gather and scatter kernels move one device word per element.
+                if x.dtype().is_complex() {
+                    return Err(Error::DType {
+                        op: "__getitem__",
+                        expected: "a real array for integer-array and mask indexing".into(),
+                        found: x.dtype().name().into(),
+                    });
                 }
             }
         }

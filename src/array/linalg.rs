@@ -39,6 +39,7 @@ impl Array {
     pub fn matmul(&self, other: &Array) -> Result<Array> {
         self.check_device(other, "matmul")?;
         let out_dtype = promote(self.dtype(), other.dtype())?;
+        out_dtype.refuse_complex("matmul")?;
         if out_dtype == DType::Bool || self.ndim() == 0 || other.ndim() == 0 {
             return Err(Error::DType {
                 op: "matmul",

@@ -43,7 +43,7 @@ unary_methods! {
     cosh => Cosh, tanh => Tanh, asinh => Asinh, acosh => Acosh, atanh => Atanh,
     floor => Floor, ceil => Ceil, round => Round, trunc => Trunc, isnan => IsNan,
     isinf => IsInf, isfinite => IsFinite, logical_not => LogicalNot,
-    bitwise_invert => BitwiseInvert,
+    bitwise_invert => BitwiseInvert, conj => Conj, real => Real, imag => Imag,
 }
 
 binary_methods! {

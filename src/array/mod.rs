@@ -17,6 +17,7 @@
 //! | `linalg` | `matmul` on the tuned kernels, views read in place |
 //! | `create` | host data in and out, and the creation functions |
 //! | `random` | generators: Philox4x32-10 streams drawn on the device |
+//! | `fft` | discrete Fourier transforms along an axis (Stockham radix-4/2, Bluestein) |
 //! | `sort` | stable `sort` and `argsort` along an axis (a bitonic network on the device) |
 //! | `gather` | `take`, `take_along_axis`, `searchsorted`; positions out of range caught on the device |
 //! | `compact` | stream compaction on the scan: `nonzero`, flat positions of nonzero elements |
@@ -37,6 +38,7 @@ pub mod custom;
 pub mod dtype;
 pub mod elementwise;
 pub(crate) mod eval;
+pub mod fft;
 pub mod gather;
 pub mod indexing;
 pub mod layout;

@@ -48,6 +48,9 @@ pub enum Unary {
     Signbit,
     LogicalNot,
     BitwiseInvert,
+    Conj,
+    Real,
+    Imag,
 }
 
 /// Operations of two arrays (broadcast against each other).
@@ -123,6 +126,9 @@ impl Unary {
             Signbit => "signbit",
             LogicalNot => "logical_not",
             BitwiseInvert => "bitwise_invert",
+            Conj => "conj",
+            Real => "real",
+            Imag => "imag",
         }
     }
 
@@ -132,7 +138,7 @@ impl Unary {
     }
 
     /// Every unary operation.
-    pub const ALL: [Unary; 34] = {
+    pub const ALL: [Unary; 37] = {
         use Unary::*;
         [
             Negative,
@@ -169,6 +175,9 @@ impl Unary {
             Signbit,
             LogicalNot,
             BitwiseInvert,
+            Conj,
+            Real,
+            Imag,
         ]
     };
 
@@ -207,7 +216,25 @@ impl Unary {
                 found: x.name().into(),
             })
         };
+        if x.is_complex() {
+            // Only these have complex forms here; every other is refused, never computed on
+            // a real part.
+            return Ok(match self {
+                Negative | Positive | Square | Sqrt | Exp | Conj => (x, x),
+                Abs | Real | Imag => (x, DType::Float32),
+                IsNan | IsInf | IsFinite | LogicalNot => (x, DType::Bool),
+                _ => {
+                    return refuse(
+                        "a real dtype (complex64 takes negative, positive, abs, square, sqrt, exp, conj, real, imag, isnan, isinf, isfinite, logical_not)",
+                    )
+                }
+            });
+        }
         Ok(match self {
+            Conj | Real if x == DType::Bool => return refuse("a numeric dtype"),
+            Conj | Real => (x, x),
+            Imag if x == DType::Bool => return refuse("a numeric dtype"),
+            Imag => (x, x),
             _ if self.transcendental() => (DType::Float32, DType::Float32),
             Negative | Abs | Sign | Square | Positive | Floor | Ceil | Round | Trunc
                 if x == DType::Bool =>
@@ -229,7 +256,29 @@ impl Unary {
     pub(crate) fn wgsl(self, t: DType, a: &str) -> String {
         use Unary::*;
         let k = t.kind();
+        if k == Kind::Complex {
+            return match self {
+                Negative => format!("(-{a})"),
+                Positive => a.to_string(),
+                Conj => format!("({a} * vec2<f32>(1.0, -1.0))"),
+                Square => format!("cmul_({a}, {a})"),
+                Sqrt => format!("csqrt_({a})"),
+                Exp => format!("cexp_({a})"),
+                Abs => format!("hypot_({a}.x, {a}.y)"),
+                Real => format!("{a}.x"),
+                Imag => format!("{a}.y"),
+                IsNan => format!("u32(is_nan({a}.x) || is_nan({a}.y))"),
+                IsInf => format!("u32(is_inf({a}.x) || is_inf({a}.y))"),
+                IsFinite => format!(
+                    "u32(!(is_nan({a}.x) || is_inf({a}.x) || is_nan({a}.y) || is_inf({a}.y)))"
+                ),
+                LogicalNot => format!("(1u - {})", convert(t, DType::Bool, a)),
+                _ => unreachable!("refused by dtypes"),
+            };
+        }
         match self {
+            Conj | Real => a.to_string(),
+            Imag => zero(t).to_string(),
             Negative if k == Kind::Unsigned => format!("(0u - {a})"),
             Negative => format!("(-{a})"),
             Positive => a.to_string(),
@@ -365,6 +414,13 @@ impl Binary {
             })
         };
         let p = promote(a, b)?;
+        if p.is_complex() {
+            return match self {
+                Add | Subtract | Multiply | Divide => Ok((p, p)),
+                Equal | NotEqual => Ok((p, DType::Bool)),
+                _ => refuse("real dtypes (complex64 takes add, subtract, multiply, divide, equal, not_equal)"),
+            };
+        }
         Ok(match self {
             Add | Subtract | Multiply | FloorDivide | Remainder | Pow | Maximum | Minimum
                 if p == DType::Bool =>
@@ -393,6 +449,17 @@ impl Binary {
         use Binary::*;
         let k = t.kind();
         let s = wgsl_suffix(t);
+        if k == Kind::Complex {
+            return match self {
+                Add => format!("({a} + {b})"),
+                Subtract => format!("({a} - {b})"),
+                Multiply => format!("cmul_({a}, {b})"),
+                Divide => format!("cdiv_({a}, {b})"),
+                Equal => format!("u32(all({a} == {b}))"),
+                NotEqual => format!("u32(any({a} != {b}))"),
+                _ => unreachable!("refused by dtypes"),
+            };
+        }
         match self {
             Add => format!("({a} + {b})"),
             Subtract => format!("({a} - {b})"),
@@ -451,6 +518,7 @@ fn truth(t: DType, a: &str) -> String {
 pub(crate) fn zero(t: DType) -> &'static str {
     match t.kind() {
         Kind::Float => "0.0",
+        Kind::Complex => "vec2<f32>(0.0)",
         Kind::Signed => "0i",
         _ => "0u",
     }
@@ -462,6 +530,15 @@ pub(crate) fn convert(from: DType, to: DType, a: &str) -> String {
         return a.to_string();
     }
     let raw = match (from.kind(), to.kind()) {
+        // NaN in either part is true, tested on the bits as below.
+        (Kind::Complex, Kind::Bool) => {
+            format!("u32(any((bitcast<vec2<u32>>({a}) & vec2<u32>(0x7fffffffu)) != vec2<u32>(0u)))")
+        }
+        // Only reached through explicit requests that `astype` vets: the real part.
+        (Kind::Complex, Kind::Float) => format!("{a}.x"),
+        (Kind::Complex, _) => return convert(DType::Float32, to, &format!("{a}.x")),
+        (Kind::Float, Kind::Complex) => format!("vec2<f32>({a}, 0.0)"),
+        (_, Kind::Complex) => format!("vec2<f32>(f32({a}), 0.0)"),
         // NaN is true, as in NumPy: test the bits, not `!= 0.0` (compilers may assume no NaN).
         (Kind::Float, Kind::Bool) => format!("u32((bitcast<u32>({a}) & 0x7fffffffu) != 0u)"),
         (_, Kind::Bool) => format!("u32({a} != {})", zero(from)),

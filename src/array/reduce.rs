@@ -66,7 +66,7 @@ impl Reduce {
             Reduce::Sum | Reduce::Prod => match x.kind() {
                 Kind::Bool | Kind::Signed => DType::Int32,
                 Kind::Unsigned => DType::UInt32,
-                Kind::Float => x,
+                Kind::Float | Kind::Complex => x,
             },
             Reduce::Any | Reduce::All => DType::Bool,
             _ => x,
@@ -178,6 +178,19 @@ impl Array {
     /// Reduces over `axes` (None: all), keeping them as extent 1 when `keepdims`.
     pub fn reduce(&self, op: Reduce, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
         let name = op.name();
+        if self.dtype().is_complex() {
+            if matches!(op, Reduce::Any | Reduce::All) {
+                return self.astype(DType::Bool)?.reduce(op, axes, keepdims);
+            }
+            if op != Reduce::Sum {
+                return self.dtype().refuse_complex(name).map(|_| self.clone());
+            }
+            // Σ(re) + j·Σ(im): two float32 reductions, each compensated.
+            let re = self.unary(Unary::Real)?.sum(axes, keepdims)?;
+            let im = self.unary(Unary::Imag)?.sum(axes, keepdims)?;
+            let j = Array::complex_scalar(self.device(), 0.0, 1.0);
+            return re.binary(Binary::Add, &im.binary(Binary::Multiply, &j)?);
+        }
         let axes = normalize_axes(name, self.ndim(), axes)?;
         if op.is_arg() && axes.len() > 1 && axes.len() != self.ndim() {
             return Err(Error::InvalidArgument {
@@ -261,6 +274,11 @@ impl Array {
     pub fn mean(&self, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
         let ax = normalize_axes("mean", self.ndim(), axes)?;
         let count: usize = ax.iter().map(|&a| self.shape()[a]).product();
+        if self.dtype().is_complex() {
+            return self
+                .sum(axes, keepdims)?
+                .binary_scalar(Binary::Divide, (count as f64).into());
+        }
         let x = self.astype(DType::Float32)?;
         x.sum(axes, keepdims)?
             .binary_scalar(Binary::Divide, (count as f64).into())
@@ -272,6 +290,7 @@ impl Array {
     /// takes out the float32 mean's rounding, which alone made the deviation of equal values
     /// an ulp of the mean (std of three 682.6986 was 6.1e-5, not 0).
     pub fn var(&self, axes: Option<&[isize]>, correction: f64, keepdims: bool) -> Result<Array> {
+        self.dtype().refuse_complex("var")?;
         let ax = normalize_axes("var", self.ndim(), axes)?;
         let count: usize = ax.iter().map(|&a| self.shape()[a]).product();
         let x = self.astype(DType::Float32)?;

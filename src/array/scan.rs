@@ -44,6 +44,7 @@ fn scan(x: &Array, axis: isize, include_initial: bool, product: bool) -> Result<
     } else {
         "cumulative_sum"
     };
+    x.dtype().refuse_complex(op)?;
     if x.ndim() == 0 {
         return Err(Error::InvalidArgument {
             op,
@@ -56,7 +57,7 @@ fn scan(x: &Array, axis: isize, include_initial: bool, product: bool) -> Result<
     let acc = match x.dtype().kind() {
         Kind::Bool | Kind::Signed => DType::Int32,
         Kind::Unsigned => DType::UInt32,
-        Kind::Float => x.dtype(),
+        Kind::Float | Kind::Complex => x.dtype(),
     };
     let shape = x.shape().to_vec();
     let mut out_shape = shape.clone();

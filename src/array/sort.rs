@@ -15,6 +15,7 @@ impl Array {
     /// The values sorted along `axis` (ascending, or descending keeping equal values in
     /// their original order).
     pub fn sort(&self, axis: isize, descending: bool) -> Result<Array> {
+        self.dtype().refuse_complex("sort")?;
         Ok(sort_along(self, axis, descending, true)?
             .0
             .expect("values were asked for"))
@@ -22,6 +23,7 @@ impl Array {
 
     /// The positions (int32) that sort the values along `axis`, stable.
     pub fn argsort(&self, axis: isize, descending: bool) -> Result<Array> {
+        self.dtype().refuse_complex("argsort")?;
         Ok(sort_along(self, axis, descending, false)?.1)
     }
 }
@@ -62,7 +64,7 @@ fn sort_along(
         s
     };
     let kind = match x.dtype().kind() {
-        Kind::Float => KeyKind::Float,
+        Kind::Float | Kind::Complex => KeyKind::Float,
         Kind::Signed => KeyKind::Signed,
         Kind::Unsigned | Kind::Bool => KeyKind::Unsigned,
     };

@@ -25,6 +25,7 @@ pub mod conv2d;
 pub mod conv2d_tune;
 pub mod elementwise;
 pub mod embedding;
+pub mod fft;
 pub mod gather;
 pub mod layernorm;
 pub mod loss;

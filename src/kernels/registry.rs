@@ -4,8 +4,8 @@
 use crate::kernels::prelude::{ACTIVATION, ARRAY_PRELUDE, IM2COL, OPTIM_RULE};
 use crate::kernels::{
     attention, attention_cache, attention_unfused, batchnorm, clip, conv2d, elementwise, embedding,
-    gather, layernorm, loss, matmul_variant, merge, metric, optim, philox, pool2d, reduce, sample,
-    softmax_xent, sort, windows,
+    fft, gather, layernorm, loss, matmul_variant, merge, metric, optim, philox, pool2d, reduce,
+    sample, softmax_xent, sort, windows,
 };
 use crate::services::pipeline::{KernelSpec, Shader};
 
@@ -25,6 +25,7 @@ pub const SHADERS: &[Shader] = &[
     conv2d::SHADER,
     elementwise::SHADER,
     embedding::SHADER,
+    fft::SHADER,
     gather::SHADER,
     layernorm::SHADER,
     loss::SHADER,
@@ -60,6 +61,7 @@ pub const KERNELS: &[&[KernelSpec]] = &[
     conv2d::KERNELS,
     elementwise::KERNELS,
     embedding::KERNELS,
+    fft::KERNELS,
     gather::KERNELS,
     layernorm::KERNELS,
     loss::KERNELS,

@@ -144,6 +144,8 @@ pub fn unary_ref(op: Unary, t: DType, x: f64) -> f64 {
         BitwiseInvert if t == DType::Bool => 1.0 - x,
         BitwiseInvert if int => -x - 1.0,
         BitwiseInvert => unreachable!("no float bitwise_invert"),
+        Conj | Real => x,
+        Imag => 0.0,
     }
 }
 

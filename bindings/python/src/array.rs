@@ -6,6 +6,7 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
+use suanli::array::fft::Norm;
 use suanli::array::{Array, Binary, DType, Index, Indexer, Reduce, Scalar, Unary};
 
 use crate::device::PyDevice;
@@ -30,11 +31,14 @@ fn scalar(v: &Bound<'_, PyAny>) -> PyResult<Scalar> {
             PyValueError::new_err(format!("an integer scalar in the int64 range, found {v}"))
         });
     }
+    if let Ok(c) = v.cast::<pyo3::types::PyComplex>() {
+        return Ok(Scalar::Complex(c.real(), c.imag()));
+    }
     if let Ok(f) = v.extract::<f64>() {
         return Ok(Scalar::Float(f));
     }
     Err(PyTypeError::new_err(format!(
-        "expected an array or a Python bool, int or float, found {}",
+        "expected an array or a Python bool, int, float or complex, found {}",
         v.get_type().name()?
     )))
 }
@@ -161,6 +165,52 @@ impl PyArray {
             .scalar_like("asarray", scalar(value)?)
             .py()
             .map(PyArray)
+    }
+
+    /// A 0-d complex64 array of `re + im·j`.
+    #[staticmethod]
+    fn complex_scalar(re: f64, im: f64, device: &PyDevice) -> PyArray {
+        PyArray(Array::complex_scalar(&device.0, re, im))
+    }
+
+    /// `fft` (`inverse`: `ifft`) along `axis`, of length `n` (None: the axis's), with the
+    /// standard's `norm`.
+    fn fft(
+        &self,
+        py: Python<'_>,
+        n: Option<usize>,
+        axis: isize,
+        norm: &str,
+        inverse: bool,
+    ) -> PyResult<PyArray> {
+        let norm = Norm::from_name(norm).py()?;
+        py.detach(|| {
+            if inverse {
+                self.0.ifft(n, axis, norm)
+            } else {
+                self.0.fft(n, axis, norm)
+            }
+        })
+        .py()
+        .map(PyArray)
+    }
+
+    /// `rfft` along `axis` (real input).
+    fn rfft(&self, py: Python<'_>, n: Option<usize>, axis: isize, norm: &str) -> PyResult<PyArray> {
+        let norm = Norm::from_name(norm).py()?;
+        py.detach(|| self.0.rfft(n, axis, norm)).py().map(PyArray)
+    }
+
+    /// `irfft` along `axis` (real output of length `n`, default `2·(m - 1)`).
+    fn irfft(
+        &self,
+        py: Python<'_>,
+        n: Option<usize>,
+        axis: isize,
+        norm: &str,
+    ) -> PyResult<PyArray> {
+        let norm = Norm::from_name(norm).py()?;
+        py.detach(|| self.0.irfft(n, axis, norm)).py().map(PyArray)
     }
 
     /// A 0-d array of `value` as `dtype`.

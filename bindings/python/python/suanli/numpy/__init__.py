@@ -25,7 +25,7 @@ import numpy as _np
 from .. import _native
 from .._device import Device
 from ._array import DTYPES, _dtype_name, _is_scalar, _operand, ndarray
-from . import linalg, random  # noqa: F401  (the namespace's submodules)
+from . import fft, linalg, random  # noqa: F401  (the namespace's submodules)
 from .linalg import matmul, vecdot  # noqa: F401
 from ._creation import (  # noqa: F401
     _DEFAULT_INT,
@@ -86,6 +86,7 @@ uint8 = DTYPES["uint8"]
 uint16 = DTYPES["uint16"]
 uint32 = DTYPES["uint32"]
 float32 = DTYPES["float32"]
+complex64 = DTYPES["complex64"]
 
 e = _math.e
 pi = _math.pi
@@ -485,24 +486,24 @@ def reciprocal(x: ndarray, /) -> ndarray:
 
 
 def real(x: ndarray, /) -> ndarray:
-    """The real part: ``x`` itself (no complex dtypes are held yet)."""
+    """The real part (float32 of a complex64 array; a real array itself)."""
     if x.dtype.kind == "b":
         raise TypeError("real: expected a numeric dtype, found bool")
-    return x
+    return ndarray(x._a.unary("real")) if x.dtype.kind == "c" else x
 
 
 def imag(x: ndarray, /) -> ndarray:
-    """The imaginary part: zeros (no complex dtypes are held yet)."""
+    """The imaginary part (float32 of a complex64 array; zeros of a real one)."""
     if x.dtype.kind == "b":
         raise TypeError("imag: expected a numeric dtype, found bool")
-    return zeros_like(x)
+    return ndarray(x._a.unary("imag")) if x.dtype.kind == "c" else zeros_like(x)
 
 
 def conj(x: ndarray, /) -> ndarray:
-    """The complex conjugate: ``x`` itself (no complex dtypes are held yet)."""
+    """The complex conjugate (a real array itself)."""
     if x.dtype.kind == "b":
         raise TypeError("conj: expected a numeric dtype, found bool")
-    return x
+    return ndarray(x._a.unary("conj")) if x.dtype.kind == "c" else x
 
 
 def tensordot(x1: ndarray, x2: ndarray, /, *, axes: Any = 2) -> ndarray:

@@ -31,6 +31,8 @@ def _infer_dtype(obj: Any) -> str:
         return _DEFAULT_INT
     if a.dtype.kind == "f":
         return _DEFAULT_FLOAT
+    if a.dtype.kind == "c":
+        return "complex64"
     raise TypeError(f"cannot make an array of {a.dtype} values")
 
 
@@ -76,6 +78,8 @@ def asarray(
         # (An empty list is float64 to NumPy: it has no values to refuse.)
         if a.size and a.dtype.kind == "f" and _np.dtype(name).kind in "iub":
             raise TypeError(f"asarray: float values cannot become {name} without a cast (use astype)")
+        if a.size and a.dtype.kind == "c" and _np.dtype(name).kind != "c":
+            raise TypeError(f"asarray: complex values cannot become {name} (take real, imag or abs)")
         if a.dtype.kind == "i" and name != "bool":
             info = _np.iinfo(name) if _np.dtype(name).kind in "iu" else None
             if info is not None and a.size and (a.min() < info.min or a.max() > info.max):
@@ -100,11 +104,18 @@ def _shape(shape: Union[int, Sequence[int]]) -> list:
 
 
 def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Optional[Device] = None) -> ndarray:
-    if dtype is None:
-        dtype = "bool" if isinstance(fill_value, builtins.bool) else (
-            _DEFAULT_INT if isinstance(fill_value, int) else _DEFAULT_FLOAT)
     if isinstance(fill_value, ndarray):
         fill_value = fill_value.get().item()
+    if dtype is None:
+        dtype = "bool" if isinstance(fill_value, builtins.bool) else (
+            _DEFAULT_INT if isinstance(fill_value, int) else
+            "complex64" if isinstance(fill_value, complex) else _DEFAULT_FLOAT)
+    if isinstance(fill_value, complex) and _np.dtype(dtype).kind != "c":
+        raise TypeError(f"full: a complex fill value cannot become {_np.dtype(dtype)}")
+    if _np.dtype(dtype).kind == "c":
+        # complex64: zeros plus the value (a scalar of two words), one fused kernel when read.
+        z = ndarray(_native.Array.full(_shape(shape), 0.0, "complex64", _device_of(device)))
+        return z._bin("add", complex(fill_value))
     return ndarray(_native.Array.full(_shape(shape), float(fill_value), _dtype_name(dtype), _device_of(device)))
 
 

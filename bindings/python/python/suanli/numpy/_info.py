@@ -60,10 +60,11 @@ class iinfo_object(NamedTuple):
 
 def finfo(type: Any, /) -> finfo_object:  # noqa: A002
     d = DTYPES[_dtype_name(type.dtype if isinstance(type, ndarray) else type)]
-    if d.kind != "f":
+    if d.kind not in "fc":
         raise TypeError(f"finfo: expected a floating-point dtype, found {d}")
     f = _np.finfo(d)
-    return finfo_object(int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal), d)
+    # complex64: its components' float32 (the standard's and NumPy's answer).
+    return finfo_object(int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal), f.dtype)
 
 
 def iinfo(type: Any, /) -> iinfo_object:  # noqa: A002
@@ -94,7 +95,7 @@ class _Info:
     def default_dtypes(self, *, device: Optional[Device] = None) -> dict:
         return {
             "real floating": DTYPES["float32"],
-            "complex floating": None,
+            "complex floating": DTYPES["complex64"],
             "integral": DTYPES["int32"],
             "indexing": DTYPES["int32"],
         }

@@ -16,6 +16,10 @@ def _promote(a: _np.dtype, b: _np.dtype) -> _np.dtype:
     if a == b:
         return a
     ka, kb = a.kind, b.kind
+    if ka == "c":
+        return a
+    if kb == "c":
+        return b
     if ka == "f":
         return a
     if kb == "f":
@@ -39,7 +43,7 @@ def result_type(*arrays_and_dtypes: Any) -> _np.dtype:
         raise ValueError("result_type needs at least one array or dtype")
     out = None
     for v in arrays_and_dtypes:
-        if isinstance(v, (bool, int, float)) and not isinstance(v, _np.generic):
+        if isinstance(v, (bool, int, float, complex)) and not isinstance(v, _np.generic):
             continue  # Python scalars take the other operands' dtype
         d = v.dtype if isinstance(v, ndarray) else _np.dtype(v)
         if d.name not in DTYPES:

@@ -137,7 +137,8 @@ def vector_norm(
 ) -> ndarray:
     """The ``ord``-norm over ``axis`` (all axes when None), as the standard lists them."""
     xp = _xp()
-    x = _float(x)
+    # A complex vector's norm is its magnitudes' (float32), for every ord.
+    x = xp.abs(x) if x.dtype.kind == "c" else _float(x)
     a = xp.abs(x)
     kw = {"axis": axis, "keepdims": keepdims}
     if ord == math.inf:
