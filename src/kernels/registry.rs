@@ -4,8 +4,8 @@
 use crate::kernels::prelude::{ACTIVATION, ARRAY_PRELUDE, IM2COL, OPTIM_RULE};
 use crate::kernels::{
     attention, attention_cache, attention_unfused, batchnorm, clip, conv2d, elementwise, embedding,
-    fft, gather, layernorm, loss, matmul_variant, merge, metric, optim, philox, pool2d, reduce,
-    sample, softmax_xent, sort, windows,
+    fft, gather, jacobi, layernorm, loss, lu, matmul_variant, merge, metric, optim, philox, pool2d,
+    qr, reduce, sample, softmax_xent, sort, windows,
 };
 use crate::services::pipeline::{KernelSpec, Shader};
 
@@ -27,8 +27,14 @@ pub const SHADERS: &[Shader] = &[
     embedding::SHADER,
     fft::SHADER,
     gather::SHADER,
+    jacobi::SHADER,
     layernorm::SHADER,
     loss::SHADER,
+    lu::SHADER,
+    lu::SHADER_UPDATE,
+    lu::SHADER_TRAILING,
+    lu::SHADER_TRSV,
+    lu::SHADER_PERMUTE,
     matmul_variant::SHADER,
     matmul_variant::SHADER_TILED,
     matmul_variant::SHADER_SG[0],
@@ -42,6 +48,7 @@ pub const SHADERS: &[Shader] = &[
     optim::SHADER,
     philox::SHADER,
     pool2d::SHADER,
+    qr::SHADER,
     reduce::SHADER,
     reduce::SHADER_SUBGROUP,
     sample::SHADER,
@@ -63,8 +70,10 @@ pub const KERNELS: &[&[KernelSpec]] = &[
     embedding::KERNELS,
     fft::KERNELS,
     gather::KERNELS,
+    jacobi::KERNELS,
     layernorm::KERNELS,
     loss::KERNELS,
+    lu::KERNELS,
     matmul_variant::KERNELS,
     matmul_variant::CONV_KERNELS,
     merge::KERNELS,
@@ -72,6 +81,7 @@ pub const KERNELS: &[&[KernelSpec]] = &[
     optim::KERNELS,
     philox::KERNELS,
     pool2d::KERNELS,
+    qr::KERNELS,
     reduce::KERNELS,
     sample::KERNELS,
     softmax_xent::KERNELS,

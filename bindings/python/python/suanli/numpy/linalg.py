@@ -1,21 +1,193 @@
 """``suanli.numpy.linalg``: matrix products on the tuned matmul kernels (views read in
 place), and what is built from products, views and reductions (``vecdot``, ``tensordot``,
 ``outer``, ``diagonal``, ``trace``, ``cross``, the vector and matrix norms that need no
-decomposition, ``matrix_power`` with ``n >= 0``). Decompositions and solvers (``solve``,
-``inv``, ``det``, ``cholesky``, ``qr``, ``eigh``, ``svd``, …) are not there yet."""
+decomposition, ``matrix_power``), and the solvers and factorisations on the device:
+``solve``, ``inv``, ``det``, ``slogdet`` (LU with partial pivoting) and ``cholesky``, float32,
+batched over leading axes. A singular matrix (an exactly zero pivot) raises ``LinAlgError``
+in ``solve`` and ``inv`` as NumPy's does. ``qr`` by Householder reflections; ``svd``,
+``svdvals``, ``eigh``, ``eigvalsh`` by one-sided Jacobi on the device, and from them
+``pinv``, ``matrix_rank`` and ``matrix_norm``'s 2-norms and nuclear norm."""
 
 from __future__ import annotations
 
 import builtins
 import math
-from typing import Any, Optional, Tuple, Union
+from typing import Any, NamedTuple, Optional, Tuple, Union
 
+from .. import _native
+from .._native import LinAlgError
 from ._array import _operand, ndarray
 
 __all__ = [
     "matmul", "matrix_transpose", "vecdot", "tensordot", "outer", "diagonal", "trace",
-    "cross", "vector_norm", "matrix_norm", "matrix_power",
+    "cross", "vector_norm", "matrix_norm", "matrix_power", "solve", "inv", "det", "slogdet",
+    "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv", "matrix_rank",
+    "LinAlgError", "SlogdetResult", "QRResult", "SVDResult", "EighResult",
 ]
+
+
+class QRResult(NamedTuple):
+    """``qr``'s result: A = Q @ R."""
+
+    Q: ndarray
+    R: ndarray
+
+
+class SVDResult(NamedTuple):
+    """``svd``'s result: A = U @ diag(S) @ Vh."""
+
+    U: ndarray
+    S: ndarray
+    Vh: ndarray
+
+
+class EighResult(NamedTuple):
+    """``eigh``'s result: ascending eigenvalues and the eigenvectors as columns."""
+
+    eigenvalues: ndarray
+    eigenvectors: ndarray
+
+
+class SlogdetResult(NamedTuple):
+    """``slogdet``'s result: the sign and the natural log of the absolute determinant."""
+
+    sign: ndarray
+    logabsdet: ndarray
+
+
+def _square(x: Any, name: str) -> ndarray:
+    """``x`` as an array of square matrices, or NumPy's ``LinAlgError``."""
+    x = _operand(x, None)
+    if x.ndim < 2:
+        raise LinAlgError(
+            f"{name}: {x.ndim}-dimensional array given. Array must be at least two-dimensional"
+        )
+    if x.shape[-1] != x.shape[-2]:
+        raise LinAlgError(f"{name}: last 2 dimensions of the array must be square, found shape {x.shape}")
+    return x
+
+
+def solve(x1: Any, x2: Any, /) -> ndarray:
+    """X with ``x1 @ X == x2``: ``x2`` of shape ``(..., n, k)`` (batch axes broadcast) or
+    ``(n,)`` (one vector), as the standard's ``linalg.solve``. LU with partial pivoting on the
+    device; a singular matrix raises ``LinAlgError``."""
+    a = _square(x1, "solve")
+    b = _operand(x2, a)
+    return ndarray(_native.array_solve(a._a, b._a))
+
+
+def inv(x: Any, /) -> ndarray:
+    """The inverse of each square matrix (``LinAlgError`` when one is singular)."""
+    return ndarray(_native.array_inv(_square(x, "inv")._a))
+
+
+def det(x: Any, /) -> ndarray:
+    """The determinant of each square matrix (0 for a singular one)."""
+    return ndarray(_native.array_det(_square(x, "det")._a))
+
+
+def slogdet(x: Any, /) -> SlogdetResult:
+    """(sign, log|det|) of each square matrix: (0, -inf) for a singular one."""
+    s, l = _native.array_slogdet(_square(x, "slogdet")._a)
+    return SlogdetResult(ndarray(s), ndarray(l))
+
+
+def cholesky(x: Any, /, *, upper: bool = False) -> ndarray:
+    """L with ``x = L @ L.mT`` from each matrix's lower triangle, or ``U = L.mT`` when
+    ``upper``; ``LinAlgError`` when a matrix is not positive definite."""
+    return ndarray(_native.array_cholesky(_square(x, "cholesky")._a, bool(upper)))
+
+
+def _matrices(x: Any, name: str) -> ndarray:
+    x = _operand(x, None)
+    if x.ndim < 2:
+        raise LinAlgError(
+            f"{name}: {x.ndim}-dimensional array given. Array must be at least two-dimensional"
+        )
+    return x
+
+
+def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
+    """Q and R with ``x = Q @ R`` by Householder reflections on the device: Q ``(..., m, k)``
+    and R ``(..., k, n)``, k = min(m, n) (``mode='reduced'``), or Q ``(..., m, m)`` and R
+    ``(..., m, n)`` (``'complete'``). R's diagonal may be negative, as LAPACK's."""
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"qr: mode must be 'reduced' or 'complete', found {mode!r}")
+    q, r = _native.array_qr(_matrices(x, "qr")._a, mode == "complete")
+    return QRResult(ndarray(q), ndarray(r))
+
+
+def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
+    """U, S (descending), Vh with ``x = U @ diag(S) @ Vh``, by one-sided Jacobi on the device.
+    With ``full_matrices`` a non-square matrix's U (or Vh) is completed to a square
+    orthonormal one by the complete QR of its reduced factor (exact when the matrix has full
+    rank: a column of U for a zero singular value is zero)."""
+    xp = _xp()
+    x = _matrices(x, "svd")
+    m, n = x.shape[-2], x.shape[-1]
+    u, s, vh = (ndarray(a) for a in _native.array_svd(x._a))
+    if full_matrices and m != n and builtins.min(m, n) > 0:
+        if m > n:
+            q = qr(u, mode="complete").Q
+            u = xp.concat([u, q[..., :, n:]], axis=-1)
+        else:
+            q = qr(vh.mT, mode="complete").Q
+            vh = xp.concat([vh, q[..., :, m:].mT], axis=-2)
+    return SVDResult(u, s, vh)
+
+
+def svdvals(x: Any, /) -> ndarray:
+    """The singular values, descending."""
+    return ndarray(_native.array_svd(_matrices(x, "svdvals")._a)[1])
+
+
+def eigh(x: Any, /) -> EighResult:
+    """The eigenvalues (ascending) and eigenvectors of symmetric matrices (the lower triangle
+    is read, as NumPy's ``UPLO='L'``)."""
+    w, v = _native.array_eigh(_square(x, "eigh")._a)
+    return EighResult(ndarray(w), ndarray(v))
+
+
+def eigvalsh(x: Any, /) -> ndarray:
+    """The eigenvalues of symmetric matrices, ascending."""
+    return ndarray(_native.array_eigh(_square(x, "eigvalsh")._a)[0])
+
+
+def _rtol(x: ndarray, rtol: Any) -> Any:
+    if rtol is None:
+        return builtins.max(x.shape[-2], x.shape[-1]) * float(_xp().finfo(_xp().float32).eps)
+    return rtol if isinstance(rtol, ndarray) else float(rtol)
+
+
+def pinv(x: Any, /, *, rtol: Any = None) -> ndarray:
+    """The pseudo-inverse from the SVD: singular values at or below ``rtol`` times the
+    largest count as zero (``rtol`` defaults to max(m, n)·ε)."""
+    xp = _xp()
+    x = _float(_matrices(x, "pinv"))
+    m, n = x.shape[-2], x.shape[-1]
+    if builtins.min(m, n) == 0:
+        return xp.zeros(x.shape[:-2] + (n, m), dtype=xp.float32, device=x.device)
+    u, s, vh = svd(x, full_matrices=False)
+    r = _rtol(x, rtol)
+    if isinstance(r, ndarray):
+        r = r[..., None]
+    cutoff = r * xp.max(s, axis=-1, keepdims=True)
+    inv_s = xp.where(s > cutoff, 1.0 / xp.where(s > cutoff, s, 1.0), 0.0)
+    return matmul(vh.mT * inv_s[..., None, :], u.mT)
+
+
+def matrix_rank(x: Any, /, *, rtol: Any = None) -> ndarray:
+    """The number of singular values above ``rtol`` times the largest (int32)."""
+    xp = _xp()
+    x = _float(_matrices(x, "matrix_rank"))
+    if builtins.min(x.shape[-2], x.shape[-1]) == 0:
+        return xp.zeros(x.shape[:-2], dtype=xp.int32, device=x.device)
+    s = svdvals(x)
+    r = _rtol(x, rtol)
+    if isinstance(r, ndarray):
+        r = r[..., None]
+    cutoff = r * xp.max(s, axis=-1, keepdims=True)
+    return xp.astype(xp.sum(s > cutoff, axis=-1), xp.int32)
 
 
 def _xp():
@@ -162,8 +334,9 @@ def matrix_norm(
     keepdims: bool = False,
     ord: Any = "fro",  # noqa: A002
 ) -> ndarray:
-    """The Frobenius norm, or the induced 1- and ∞-norms (``ord`` ±1, ±inf) of the last two
-    axes. The 2-norm and the nuclear norm need singular values: not supported yet."""
+    """The Frobenius norm, the induced 1- and ∞-norms (``ord`` ±1, ±inf), or from the
+    singular values the 2-norms (``ord`` ±2: the largest, the smallest) and the nuclear norm
+    (``'nuc'``: their sum) of the last two axes."""
     xp = _xp()
     if x.ndim < 2:
         raise ValueError(f"matrix_norm: expected at least 2 axes, found shape {x.shape}")
@@ -176,19 +349,24 @@ def matrix_norm(
         r = (xp.max if ord > 0 else xp.min)(s, axis=then, keepdims=True)
         return r if keepdims else xp.reshape(r, x.shape[:-2])
     if ord in (2, -2, "nuc"):
-        raise NotImplementedError(f"matrix_norm: ord={ord!r} needs singular values (svd), not supported yet")
+        s = svdvals(x)
+        if ord == "nuc":
+            r = xp.sum(s, axis=-1)
+        else:
+            r = (xp.max if ord == 2 else xp.min)(s, axis=-1)
+        return r[..., None, None] if keepdims else r
     raise ValueError(f"matrix_norm: ord must be 'fro', 'nuc', ±1, ±2 or ±inf, found {ord!r}")
 
 
 def matrix_power(x: ndarray, n: int, /) -> ndarray:
-    """``x`` multiplied by itself ``n`` times (``n >= 0``; square last two axes), by
-    repeated squaring. A negative ``n`` needs ``inv``: not supported yet."""
+    """``x`` multiplied by itself ``n`` times (square last two axes), by repeated squaring;
+    a negative ``n`` raises the inverse to ``-n`` (``LinAlgError`` when it is singular)."""
     xp = _xp()
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise ValueError(f"matrix_power: expected square matrices, found shape {x.shape}")
     n = int(n)
     if n < 0:
-        raise NotImplementedError("matrix_power: a negative power needs inv, not supported yet")
+        return matrix_power(inv(x), -n)
     if n == 0:
         eye = xp.eye(x.shape[-1], dtype=x.dtype, device=x.device)
         return xp.astype(xp.broadcast_to(eye, x.shape), x.dtype)

@@ -1,0 +1,384 @@
+//! Solvers and factorisations of square float32 matrices, batched over leading axes, on the
+//! device ([`crate::kernels::lu`], [`crate::kernels::qr`]): `solve`, `inv`, `det` and
+//! `slogdet` from an LU factorisation with partial pivoting (NumPy's LAPACK `getrf`
+//! semantics: the largest pivot, the first on ties), `cholesky`, and Householder `qr`.
+//! Integer operands are factored in float32.
+//!
+//! A singular matrix (an exactly zero pivot) makes `solve` and `inv` fail with
+//! [`Error::Singular`], as NumPy's `LinAlgError`; `det` is then 0 and `slogdet` (0, -inf),
+//! as in NumPy. A matrix that is not positive definite makes `cholesky` fail the same way.
+
+use crate::array::array::{Array, Strided};
+use crate::array::dtype::DType;
+use crate::array::eval::alloc_words;
+use crate::array::layout::{broadcast_shapes, Index, Layout};
+use crate::array::ops::Binary;
+use crate::array::reduce::Reduce;
+use crate::error::{Error, Result};
+use crate::kernels::lu::{self, Factor, FactorBuffers};
+use crate::kernels::qr;
+use crate::tensor::Tensor;
+
+/// A batch of factored matrices: the factors (`batch × n × n`, contiguous), the
+/// permutation and the info words of [`crate::kernels::lu::FactorBuffers`].
+struct Factored {
+    a: Tensor,
+    info: Tensor,
+    perm: Tensor,
+    batch: Vec<usize>,
+    n: usize,
+}
+
+impl Factored {
+    fn count(&self) -> usize {
+        self.batch.iter().product()
+    }
+
+    /// The first matrix whose factorisation failed, and at which column.
+    fn failed(&self) -> Result<Option<(usize, usize)>> {
+        if self.count() == 0 || self.n == 0 {
+            return Ok(None);
+        }
+        let info = self.info.to_vec()?;
+        Ok(info
+            .chunks(2)
+            .take(self.count())
+            .enumerate()
+            .find(|(_, w)| w[0].to_bits() != 0)
+            .map(|(i, w)| (i, w[0].to_bits() as usize - 1)))
+    }
+
+    /// The factors as an array of shape `batch + [n, n]`.
+    fn matrices(&self, device: &crate::runtime::Device) -> Array {
+        let mut shape = self.batch.clone();
+        shape.extend([self.n, self.n]);
+        Array::from_strided(
+            device,
+            DType::Float32,
+            Strided {
+                data: self.a.clone(),
+                layout: Layout::contiguous(&shape),
+            },
+        )
+    }
+}
+
+/// The batch shape and order of square matrices, or the error NumPy's `LinAlgError` names.
+pub(crate) fn square(op: &'static str, x: &Array) -> Result<(Vec<usize>, usize)> {
+    let r = x.ndim();
+    if r < 2 || x.shape()[r - 1] != x.shape()[r - 2] {
+        return Err(Error::ShapeMismatch {
+            op,
+            expected: "square matrices in the last two axes (shape (..., n, n))".into(),
+            found: format!("shape {:?}", x.shape()),
+        });
+    }
+    Ok((x.shape()[..r - 2].to_vec(), x.shape()[r - 1]))
+}
+
+/// `x` as float32 in a new contiguous buffer that starts at word 0, broadcast to `shape`.
+pub(crate) fn float_copy(op: &'static str, x: &Array, shape: &[usize]) -> Result<Strided> {
+    if x.dtype() == DType::Bool {
+        return Err(Error::DType {
+            op,
+            expected: "a numeric array".into(),
+            found: "bool".into(),
+        });
+    }
+    let s = x
+        .astype(DType::Float32)?
+        .broadcast_to(shape)?
+        .copy()?
+        .strided()?;
+    if s.layout.offset != 0 {
+        return Err(Error::Internal {
+            op,
+            message: "a new copy does not start its buffer".into(),
+        });
+    }
+    Ok(s)
+}
+
+/// Factors copies of the matrices of `x` broadcast to `batch`.
+fn factor(op: &'static str, x: &Array, batch: &[usize], which: Factor) -> Result<Factored> {
+    let (_, n) = square(op, x)?;
+    let mut shape = batch.to_vec();
+    shape.extend([n, n]);
+    let count: usize = batch.iter().product();
+    lu::check_size(op, count, n, n)?;
+    let s = float_copy(op, x, &shape)?;
+    let device = x.device();
+    let perm = alloc_words(device, count * n)?;
+    let info = alloc_words(device, count * 2)?;
+    let scratch = match which {
+        Factor::Lu => lu::scratch_words(count, n),
+        Factor::Cholesky => 0,
+    };
+    let scratch = if scratch > 0 {
+        Some(alloc_words(device, scratch)?)
+    } else {
+        None
+    };
+    lu::factor(
+        device,
+        &FactorBuffers {
+            a: s.data.buffer(),
+            perm: perm.buffer(),
+            info: info.buffer(),
+            scratch: scratch.as_ref().map(|t| t.buffer()),
+        },
+        which,
+        count,
+        n,
+    )?;
+    Ok(Factored {
+        a: s.data,
+        info,
+        perm,
+        batch: batch.to_vec(),
+        n,
+    })
+}
+
+/// Where in the batch the flat matrix `i` is.
+fn position(batch: &[usize], mut i: usize) -> Vec<usize> {
+    let mut at = vec![0; batch.len()];
+    for (p, &d) in at.iter_mut().zip(batch).rev() {
+        *p = i % d.max(1);
+        i /= d.max(1);
+    }
+    at
+}
+
+impl Array {
+    /// X with A·X = B for the square matrices A of `self` (`(..., n, n)`) and `b` of shape
+    /// `(..., n, k)` (batch axes broadcast) or `(n,)` (one vector for every matrix; the result
+    /// drops that axis), as the array API standard's `linalg.solve`.
+    pub fn solve(&self, b: &Array) -> Result<Array> {
+        const OP: &str = "solve";
+        self.check_device(b, OP)?;
+        let (abatch, n) = square(OP, self)?;
+        let vector = b.ndim() == 1;
+        let b2 = if vector { b.expand_dims(1)? } else { b.clone() };
+        let rb = b2.ndim();
+        if rb < 2 || b2.shape()[rb - 2] != n {
+            return Err(Error::ShapeMismatch {
+                op: OP,
+                expected: format!("b of shape ({n},) or (..., {n}, k) for matrices of order {n}"),
+                found: format!("shape {:?}", b.shape()),
+            });
+        }
+        let rhs = b2.shape()[rb - 1];
+        let batch = if vector {
+            abatch.clone()
+        } else {
+            broadcast_shapes(OP, &[&abatch, &b2.shape()[..rb - 2]])?
+        };
+        let mut out_shape = batch.clone();
+        out_shape.extend([n, rhs]);
+        let count: usize = batch.iter().product();
+        lu::check_size(OP, count, n, rhs)?;
+        let f = factor(OP, self, &batch, Factor::Lu)?;
+        if let Some((i, col)) = f.failed()? {
+            return Err(Error::Singular {
+                op: OP,
+                found: format!(
+                    "the matrix at {:?} of the batch has no nonzero pivot in column {col}",
+                    position(&batch, i)
+                ),
+            });
+        }
+        let src = float_copy(OP, &b2, &out_shape)?;
+        let device = self.device();
+        let x = alloc_words(device, count * n * rhs)?;
+        lu::solve(
+            device,
+            f.a.buffer(),
+            f.perm.buffer(),
+            src.data.buffer(),
+            x.buffer(),
+            count,
+            n,
+            rhs,
+        )?;
+        let r = Array::from_strided(
+            device,
+            DType::Float32,
+            Strided {
+                data: x,
+                layout: Layout::contiguous(&out_shape),
+            },
+        );
+        if vector {
+            r.squeeze(&[r.ndim() - 1])
+        } else {
+            Ok(r)
+        }
+    }
+
+    /// The inverses of the square matrices in the last two axes.
+    pub fn inv(&self) -> Result<Array> {
+        let (_, n) = square("inv", self)?;
+        let eye = Array::eye(self.device(), n, n, 0, DType::Float32)?;
+        self.solve(&eye.broadcast_to(self.shape())?)
+            .map_err(|e| match e {
+                Error::Singular { found, .. } => Error::Singular { op: "inv", found },
+                e => e,
+            })
+    }
+
+    /// The sign (±1, or 0 for a singular matrix) and the natural logarithm of the absolute
+    /// determinant (-inf for a singular matrix) of each square matrix, as NumPy's `slogdet`.
+    pub fn slogdet(&self) -> Result<(Array, Array)> {
+        let (d, parity) = diagonal_and_parity(self, "slogdet")?;
+        let sign = d
+            .sign()?
+            .reduce(Reduce::Prod, Some(&[-1]), false)?
+            .mul(&parity)?;
+        let logabs = d.abs()?.log()?.reduce(Reduce::Sum, Some(&[-1]), false)?;
+        Ok((sign.copy()?, logabs))
+    }
+
+    /// The determinant of each square matrix: the product of U's diagonal and the sign of
+    /// the permutation (0 for a singular matrix; float32 overflows to ±inf as NumPy's does).
+    pub fn det(&self) -> Result<Array> {
+        let (d, parity) = diagonal_and_parity(self, "det")?;
+        d.reduce(Reduce::Prod, Some(&[-1]), false)?
+            .mul(&parity)?
+            .copy()
+    }
+
+    /// The Cholesky factor of each symmetric positive-definite matrix, read from its lower
+    /// triangle: L (lower) with A = L·Lᵀ, or U = Lᵀ (`upper`) with A = Uᵀ·U.
+    pub fn cholesky(&self, upper: bool) -> Result<Array> {
+        const OP: &str = "cholesky";
+        let (batch, _) = square(OP, self)?;
+        let f = factor(OP, self, &batch, Factor::Cholesky)?;
+        if let Some((i, col)) = f.failed()? {
+            return Err(Error::Singular {
+                op: OP,
+                found: format!(
+                    "the matrix at {:?} of the batch is not positive definite (pivot {col} is not positive)",
+                    position(&batch, i)
+                ),
+            });
+        }
+        let l = f.matrices(self.device()).triangle(0, false)?;
+        if upper {
+            l.matrix_transpose()?.copy()
+        } else {
+            l.copy()
+        }
+    }
+}
+
+/// U's diagonal (`batch + [n]`, a view of the factors) and the permutation's sign
+/// (`batch`, float32 ±1) of the LU factorisation of `x`.
+fn diagonal_and_parity(x: &Array, op: &'static str) -> Result<(Array, Array)> {
+    let (batch, n) = square(op, x)?;
+    let f = factor(op, x, &batch, Factor::Lu)?;
+    let device = x.device();
+    let count = f.count();
+    let mut dshape = batch.clone();
+    dshape.push(n);
+    let mut dstrides = Layout::contiguous(&dshape).strides;
+    let bn = batch.len();
+    for (i, s) in dstrides.iter_mut().enumerate().take(bn) {
+        *s = (dshape[i + 1..bn].iter().product::<usize>() * n * n) as isize;
+    }
+    dstrides[bn] = n as isize + 1;
+    let diag = Array::from_strided(
+        device,
+        DType::Float32,
+        Strided {
+            data: f.a.clone(),
+            layout: Layout {
+                shape: dshape,
+                strides: dstrides,
+                offset: 0,
+            },
+        },
+    );
+    let parity = if count == 0 || n == 0 {
+        Array::ones(device, &batch, DType::Float32)?
+    } else {
+        let mut ishape = batch.clone();
+        ishape.push(2);
+        let mut istrides = Layout::contiguous(&ishape).strides;
+        istrides.pop();
+        let swaps = Array::from_strided(
+            device,
+            DType::UInt32,
+            Strided {
+                data: f.info.clone(),
+                layout: Layout {
+                    shape: batch.clone(),
+                    strides: istrides,
+                    offset: 1,
+                },
+            },
+        );
+        // 1 - 2·(swaps mod 2).
+        swaps
+            .binary_scalar(Binary::BitwiseAnd, 1i64.into())?
+            .astype(DType::Float32)?
+            .binary_scalar(Binary::Multiply, (-2.0).into())?
+            .binary_scalar(Binary::Add, 1.0.into())?
+    };
+    Ok((diag, parity))
+}
+
+impl Array {
+    /// The Householder QR of the matrices in the last two axes (LAPACK's geqrf and orgqr
+    /// semantics: R's diagonal may be negative): Q `(..., m, k)` with orthonormal columns and
+    /// R `(..., k, n)` upper triangular, k = min(m, n), or with `complete` Q `(..., m, m)` and
+    /// R `(..., m, n)`.
+    pub fn qr(&self, complete: bool) -> Result<(Array, Array)> {
+        const OP: &str = "qr";
+        let r = self.ndim();
+        if r < 2 {
+            return Err(Error::ShapeMismatch {
+                op: OP,
+                expected: "matrices in the last two axes (shape (..., m, n))".into(),
+                found: format!("shape {:?}", self.shape()),
+            });
+        }
+        let (m, n) = (self.shape()[r - 2], self.shape()[r - 1]);
+        let batch = self.shape()[..r - 2].to_vec();
+        let count: usize = batch.iter().product();
+        let k = m.min(n);
+        let qcols = if complete { m } else { k };
+        lu::check_size(OP, count, m.max(n), m.max(n))?;
+        let device = self.device();
+        let a = float_copy(OP, self, self.shape())?;
+        let mut qshape = batch.clone();
+        qshape.extend([m, qcols]);
+        let eye = Array::eye(device, m, qcols, 0, DType::Float32)?;
+        let q = float_copy(OP, &eye, &qshape)?;
+        let tau = alloc_words(device, (count * k).max(1))?;
+        qr::factor(
+            device,
+            a.data.buffer(),
+            tau.buffer(),
+            q.data.buffer(),
+            count,
+            m,
+            n,
+            qcols,
+        )?;
+        let rows = if complete { m } else { k };
+        let full = Array::from_strided(device, DType::Float32, a).triangle(0, true)?;
+        let r = full
+            .index(&[
+                Index::Ellipsis,
+                Index::Slice {
+                    start: None,
+                    stop: Some(rows as isize),
+                    step: None,
+                },
+                Index::full(),
+            ])?
+            .copy()?;
+        Ok((Array::from_strided(device, DType::Float32, q), r))
+    }
+}

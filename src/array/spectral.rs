@@ -1,0 +1,154 @@
+//! The singular value decomposition and the symmetric eigensolver of float32 matrices,
+//! batched over leading axes, by one-sided Jacobi on the device ([`crate::kernels::jacobi`]):
+//! `svd` (the reduced form), `svdvals`, `eigh`, `eigvalsh`.
+//!
+//! `eigh` factors B = A + c·I with c = ‖A‖∞ (so B is positive semidefinite, its singular
+//! values its eigenvalues and its right singular vectors its eigenvectors), then subtracts c:
+//! the eigenvalues are accurate to about ε·‖A‖, the bound a backward-stable symmetric
+//! eigensolver has. Like NumPy's `eigh`, only the lower triangle is read.
+
+use crate::array::array::Array;
+use crate::array::array::Strided;
+use crate::array::decomp::{float_copy, square};
+use crate::array::dtype::DType;
+use crate::array::eval::alloc_words;
+use crate::array::ops::Binary;
+use crate::array::reduce::Reduce;
+use crate::error::{Error, Result};
+use crate::kernels::jacobi;
+
+/// The rotated matrices A·V (`batch + [m, n]`) and V (`batch + [n, n]`) of `x` (m ≥ n).
+fn orthogonalized(op: &'static str, x: &Array) -> Result<(Array, Array)> {
+    let r = x.ndim();
+    let (m, n) = (x.shape()[r - 2], x.shape()[r - 1]);
+    let batch = &x.shape()[..r - 2];
+    let count: usize = batch.iter().product();
+    crate::kernels::lu::check_size(op, count, m.max(n), m.max(n))?;
+    let a = float_copy(op, x, x.shape())?;
+    let mut vshape = batch.to_vec();
+    vshape.extend([n, n]);
+    let eye = Array::eye(x.device(), n, n, 0, DType::Float32)?;
+    let v = float_copy(op, &eye, &vshape)?;
+    let info = alloc_words(x.device(), count.max(1))?;
+    jacobi::orthogonalize(
+        x.device(),
+        a.data.buffer(),
+        v.data.buffer(),
+        &info,
+        count,
+        m,
+        n,
+    )?;
+    let wrap = |s: Strided| Array::from_strided(x.device(), DType::Float32, s);
+    Ok((wrap(a), wrap(v)))
+}
+
+/// The columns of `x` (`(..., rows, n)`) in the order `order` (`(..., n)`) gives.
+fn columns(x: &Array, order: &Array) -> Result<Array> {
+    let idx = order
+        .expand_dims(order.ndim() - 1)?
+        .broadcast_to(x.shape())?;
+    x.take_along_axis(&idx, -1)
+}
+
+fn at_least_2d(op: &'static str, x: &Array) -> Result<()> {
+    if x.ndim() < 2 {
+        return Err(Error::ShapeMismatch {
+            op,
+            expected: "matrices in the last two axes (shape (..., m, n))".into(),
+            found: format!("shape {:?}", x.shape()),
+        });
+    }
+    Ok(())
+}
+
+impl Array {
+    /// The reduced SVD of the matrices in the last two axes: (U `(..., m, k)`, S `(..., k)`
+    /// descending, Vh `(..., k, n)`) with k = min(m, n) and A = U·diag(S)·Vh. A column of
+    /// U whose singular value is 0 is 0.
+    pub fn svd(&self) -> Result<(Array, Array, Array)> {
+        const OP: &str = "svd";
+        at_least_2d(OP, self)?;
+        let r = self.ndim();
+        let (m, n) = (self.shape()[r - 2], self.shape()[r - 1]);
+        if m < n {
+            let (u, s, vh) = self.matrix_transpose()?.svd()?;
+            return Ok((vh.matrix_transpose()?, s, u.matrix_transpose()?));
+        }
+        let batch = self.shape()[..r - 2].to_vec();
+        if n == 0 || batch.contains(&0) {
+            let shape = |t: &[usize]| [batch.clone(), t.to_vec()].concat();
+            let f = DType::Float32;
+            let d = self.device();
+            return Ok((
+                Array::zeros(d, &shape(&[m, n]), f)?.copy()?,
+                Array::zeros(d, &shape(&[n]), f)?.copy()?,
+                Array::zeros(d, &shape(&[n, n]), f)?.copy()?,
+            ));
+        }
+        let (av, v) = orthogonalized(OP, self)?;
+        let sigma = av
+            .mul(&av)?
+            .reduce(Reduce::Sum, Some(&[-2]), false)?
+            .sqrt()?;
+        let order = sigma.argsort(-1, true)?;
+        let s = sigma.take_along_axis(&order, -1)?.copy()?;
+        let cols = columns(&av, &order)?;
+        let sr = s.expand_dims(s.ndim() - 1)?;
+        let zero = Array::scalar(self.device(), 0.0, DType::Float32);
+        let positive = sr.binary_scalar(Binary::Greater, 0.0.into())?;
+        let u = Array::where_(&positive, &cols.div(&sr)?, &zero)?.copy()?;
+        let vh = columns(&v, &order)?.matrix_transpose()?.copy()?;
+        Ok((u, s, vh))
+    }
+
+    /// The singular values of the matrices in the last two axes, descending.
+    pub fn svdvals(&self) -> Result<Array> {
+        Ok(self.svd()?.1)
+    }
+
+    /// The eigenvalues (ascending, `(..., n)`) and eigenvectors (columns, `(..., n, n)`) of
+    /// the symmetric matrices whose lower triangles are in the last two axes.
+    pub fn eigh(&self) -> Result<(Array, Array)> {
+        const OP: &str = "eigh";
+        let (batch, n) = square(OP, self)?;
+        let f = DType::Float32;
+        if n == 0 || batch.contains(&0) {
+            let d = self.device();
+            let shape = |t: &[usize]| [batch.clone(), t.to_vec()].concat();
+            return Ok((
+                Array::zeros(d, &shape(&[n]), f)?.copy()?,
+                Array::zeros(d, &shape(&[n, n]), f)?.copy()?,
+            ));
+        }
+        let x = float_copy(OP, self, self.shape())?;
+        let x = Array::from_strided(self.device(), f, x);
+        let sym = x
+            .triangle(0, false)?
+            .add(&x.triangle(-1, false)?.matrix_transpose()?)?
+            .copy()?;
+        // c = max_i Σ_j |a_ij| ≥ every |λ|.
+        let c = sym
+            .abs()?
+            .reduce(Reduce::Sum, Some(&[-1]), true)?
+            .reduce(Reduce::Max, Some(&[-2]), true)?
+            .copy()?;
+        let eye = Array::eye(self.device(), n, n, 0, f)?;
+        let shifted = sym.add(&eye.mul(&c)?)?.copy()?;
+        let (bv, v) = orthogonalized(OP, &shifted)?;
+        let sigma = bv
+            .mul(&bv)?
+            .reduce(Reduce::Sum, Some(&[-2]), false)?
+            .sqrt()?;
+        let order = sigma.argsort(-1, false)?;
+        let c1 = c.squeeze(&[c.ndim() - 1])?;
+        let w = sigma.take_along_axis(&order, -1)?.sub(&c1)?.copy()?;
+        let vecs = columns(&v, &order)?.copy()?;
+        Ok((w, vecs))
+    }
+
+    /// The eigenvalues (ascending) of the symmetric matrices in the last two axes.
+    pub fn eigvalsh(&self) -> Result<Array> {
+        Ok(self.eigh()?.0)
+    }
+}

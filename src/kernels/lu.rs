@@ -1,0 +1,383 @@
+//! LU with partial pivoting, Cholesky and triangular solves of batches of contiguous n×n
+//! float32 matrices on the device (`shaders/array_lu.wgsl`, `shaders/array_lu_update.wgsl`,
+//! `shaders/array_lu_trailing.wgsl`, `shaders/array_trsv*.wgsl`), for `array::decomp`.
+//!
+//! Right-looking, one column per step: every step is two dispatches (pivot, swap and scale
+//! in one workgroup per matrix; the rank-1 update with one invocation per element), so no
+//! invocation loops more than n/256 times (llvmpipe stops an invocation's loops after
+//! 65,535 iterations) and no step depends on subgroups or atomics. LU is blocked by panels
+//! of [`PANEL`] columns: the column steps update only the panel, then the panel's rows right
+//! of it become U12 (a dispatch per column, after the panel's swaps), and the trailing block takes the panel's whole rank-[`PANEL`] update as one product on
+//! the tuned matmul kernels (T = L21·U12) and one subtraction, so most of the O(n³) work
+//! runs at matmul speed. The steps are recorded into submissions of at most [`PER_SUBMIT`]
+//! dispatches each, which bounds the uniforms held at once for large n.
+
+use crate::error::{Error, Result};
+use crate::exec::dispatch::Record;
+use crate::exec::recorder::Recorder;
+use crate::kernels::matmul::{Epilogue, MatmulArgs};
+use crate::kernels::matmul_batch::{Batch, Strided as MatStrided};
+use crate::kernels::matmul_tune::record_batched;
+use crate::runtime::Device;
+use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
+use crate::vocab::{Activation, Layout as MatLayout};
+
+/// `shaders/array_lu.wgsl`: the pivot step of the factorisations.
+pub const SHADER: Shader = crate::services::pipeline::shader!("array_lu");
+/// `shaders/array_lu_update.wgsl`: their trailing update.
+pub const SHADER_UPDATE: Shader = crate::services::pipeline::shader!("array_lu_update");
+/// `shaders/array_lu_trailing.wgsl`: a panel's trailing update.
+pub const SHADER_TRAILING: Shader = crate::services::pipeline::shader!("array_lu_trailing");
+/// `shaders/array_trsv.wgsl`: the triangular solves.
+pub const SHADER_TRSV: Shader = crate::services::pipeline::shader!("array_trsv");
+/// `shaders/array_trsv_permute.wgsl`: the right-hand sides in the permutation's order.
+pub const SHADER_PERMUTE: Shader = crate::services::pipeline::shader!("array_trsv_permute");
+
+use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
+
+/// Pivot, swap and scale of column k (one workgroup per matrix).
+pub const PIVOT: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "lu_pivot",
+    bindings: &[RW, RW, RW, U],
+};
+/// The rank-1 update of the trailing block.
+pub const UPDATE: KernelSpec = KernelSpec {
+    shader: SHADER_UPDATE,
+    entry: "lu_update",
+    bindings: &[RW, U],
+};
+/// The right-hand sides' rows in the permutation's order.
+pub const PERMUTE: KernelSpec = KernelSpec {
+    shader: SHADER_PERMUTE,
+    entry: "trsv_permute",
+    bindings: &[RO, RO, RW, U],
+};
+/// One column of a triangular solve.
+pub const STEP: KernelSpec = KernelSpec {
+    shader: SHADER_TRSV,
+    entry: "trsv_step",
+    bindings: &[RO, RW, U],
+};
+/// The division by U's diagonal that ends the upper solve.
+pub const DIAG: KernelSpec = KernelSpec {
+    shader: SHADER_TRSV,
+    entry: "trsv_diag",
+    bindings: &[RO, RW, U],
+};
+/// A22 -= T after a panel's product.
+pub const TRAILING: KernelSpec = KernelSpec {
+    shader: SHADER_TRAILING,
+    entry: "lu_trailing",
+    bindings: &[RO, RW, U],
+};
+/// Every kernel of the family.
+pub const KERNELS: &[KernelSpec] = &[PIVOT, UPDATE, TRAILING, PERMUTE, STEP, DIAG];
+
+/// Columns per panel of the blocked LU.
+pub const PANEL: usize = 64;
+
+/// Dispatches per submission.
+pub const PER_SUBMIT: usize = 512;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    batch: u32,
+    n: u32,
+    k: u32,
+    rhs: u32,
+}
+
+/// Which factorisation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Factor {
+    /// P·A = L·U, L unit lower and U in one matrix.
+    Lu,
+    /// A = L·Lᵀ from the lower triangle (the upper is left as it was).
+    Cholesky,
+}
+
+/// The device buffers of a factorisation: `batch` contiguous n×n matrices factored in
+/// place, the permutation (`batch × n` u32 words) and two info words per matrix (1 + the
+/// first failing column or 0; the number of row swaps).
+pub struct FactorBuffers<'a> {
+    /// The matrices.
+    pub a: &'a wgpu::Buffer,
+    /// The permutation.
+    pub perm: &'a wgpu::Buffer,
+    /// The info words.
+    pub info: &'a wgpu::Buffer,
+    /// Scratch for a panel's product (at least [`scratch_words`]), for the blocked LU.
+    pub scratch: Option<&'a wgpu::Buffer>,
+}
+
+/// The words of scratch the blocked LU of `batch` matrices of order n uses (0: unblocked).
+pub fn scratch_words(batch: usize, n: usize) -> usize {
+    if n > PANEL && batch <= u16::MAX as usize {
+        batch * (n - PANEL) * (n - PANEL)
+    } else {
+        0
+    }
+}
+
+/// Checks that `batch` matrices of `n × cols` words are addressable by u32 indices.
+pub fn check_size(op: &'static str, batch: usize, n: usize, cols: usize) -> Result<()> {
+    let fits = batch
+        .checked_mul(n)
+        .and_then(|v| v.checked_mul(cols.max(n)))
+        .is_some_and(|v| v <= u32::MAX as usize);
+    if fits {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument {
+            op,
+            name: "shape",
+            expected: "fewer than 2^32 elements in all".into(),
+            found: format!("{batch} matrices of {n}×{}", cols.max(n)),
+        })
+    }
+}
+
+/// Submits what `rec` holds once it has [`PER_SUBMIT`] dispatches, starting a new one.
+pub(crate) fn flush<'d>(
+    device: &'d Device,
+    rec: &mut Recorder<'d>,
+    count: &mut usize,
+) -> Result<()> {
+    *count += 1;
+    if *count >= PER_SUBMIT {
+        std::mem::replace(rec, Recorder::new(device)).submit()?;
+        *count = 0;
+    }
+    Ok(())
+}
+
+/// Factors `batch` n×n matrices in place (see [`FactorBuffers`]).
+pub fn factor(
+    device: &Device,
+    b: &FactorBuffers<'_>,
+    which: Factor,
+    batch: usize,
+    n: usize,
+) -> Result<()> {
+    check_size("lu", batch, n, n)?;
+    if batch == 0 || n == 0 {
+        return Ok(());
+    }
+    let max = device.info().limits.max_workgroups_per_dimension;
+    let mode = match which {
+        Factor::Lu => 0.0,
+        Factor::Cholesky => 1.0,
+    };
+    let words = ((batch * n * n) as u64) * 4;
+    let pwords = ((batch * n) as u64) * 4;
+    let iwords = ((batch * 2) as u64) * 4;
+    let params = |k: usize, jend: usize| Params {
+        batch: batch as u32,
+        n: n as u32,
+        k: k as u32,
+        rhs: jend as u32,
+    };
+    let mut rec = Recorder::new(device);
+    let pivot = rec.pipeline(&PIVOT, &[("MODE", mode)])?;
+    let update = rec.pipeline(&UPDATE, &[("MODE", mode), ("PART", 0.0)])?;
+    let update_u12 = rec.pipeline(&UPDATE, &[("MODE", 0.0), ("PART", 1.0)])?;
+    // The identity permutation and cleared info words, from the host.
+    let ident: Vec<u32> = (0..batch).flat_map(|_| 0..n as u32).collect();
+    let queue = device.wgpu_queue();
+    queue.write_buffer(b.perm, 0, bytemuck::cast_slice(&ident));
+    queue.write_buffer(b.info, 0, bytemuck::cast_slice(&vec![0u32; batch * 2]));
+    let one_per_matrix = if batch as u64 <= max as u64 {
+        [batch as u32, 1, 1]
+    } else {
+        [max, batch.div_ceil(max as usize) as u32, 1]
+    };
+    let blocked = which == Factor::Lu && scratch_words(batch, n) > 0;
+    let trailing = rec.pipeline(&TRAILING, &[])?;
+    let mut count = 0;
+    let mut j0 = 0;
+    while j0 < n {
+        let jend = if blocked { (j0 + PANEL).min(n) } else { n };
+        for k in j0..jend {
+            rec.dispatch(
+                &pivot,
+                &[(b.a, words), (b.perm, pwords), (b.info, iwords)],
+                Some(bytemuck::bytes_of(&params(k, 0))),
+                one_per_matrix,
+            )?;
+            flush(device, &mut rec, &mut count)?;
+            let r = n - k - 1;
+            let per = match which {
+                Factor::Lu => r * (jend - k - 1),
+                Factor::Cholesky => r * r,
+            };
+            if per > 0 {
+                rec.declare_work((2 * batch * per) as f64, (12 * batch * per) as f64);
+                rec.dispatch(
+                    &update,
+                    &[(b.a, words)],
+                    Some(bytemuck::bytes_of(&params(k, jend))),
+                    grid_1d((batch * per) as u64, 256, max),
+                )?;
+                flush(device, &mut rec, &mut count)?;
+            }
+        }
+        // U12: the panel's rows right of it, once all of the panel's swaps are made.
+        if blocked && jend < n {
+            for k in j0..jend - 1 {
+                let per = (jend - k - 1) * (n - jend);
+                rec.declare_work((2 * batch * per) as f64, (12 * batch * per) as f64);
+                rec.dispatch(
+                    &update_u12,
+                    &[(b.a, words)],
+                    Some(bytemuck::bytes_of(&params(k, jend))),
+                    grid_1d((batch * per) as u64, 256, max),
+                )?;
+                flush(device, &mut rec, &mut count)?;
+            }
+            // A22 -= L21·U12.
+            let t = b.scratch.ok_or_else(|| Error::Internal {
+                op: "lu",
+                message: "the blocked LU was given no scratch".into(),
+            })?;
+            panel_product(&mut rec, b.a, t, batch, n, j0, jend)?;
+            let r = n - jend;
+            rec.dispatch(
+                &trailing,
+                &[(t, (batch * r * r) as u64 * 4), (b.a, words)],
+                Some(bytemuck::bytes_of(&params(jend, 0))),
+                grid_1d((batch * r * r) as u64, 256, max),
+            )?;
+            flush(device, &mut rec, &mut count)?;
+        }
+        j0 = jend;
+    }
+    rec.submit()?;
+    Ok(())
+}
+
+/// T = L21·U12 of the panel j0..jend (each matrix's rows jend.. of columns j0..jend times
+/// its rows j0..jend of columns jend..), read in place by the batched, strided matmul.
+fn panel_product(
+    rec: &mut Recorder<'_>,
+    a: &wgpu::Buffer,
+    t: &wgpu::Buffer,
+    batch: usize,
+    n: usize,
+    j0: usize,
+    jend: usize,
+) -> Result<()> {
+    let r = n - jend;
+    let nn = (n * n) as u32;
+    let geo = Batch {
+        count: batch as u32,
+        heads: 1,
+        a: MatStrided {
+            base: (jend * n + j0) as u32,
+            outer: nn,
+            inner: 0,
+            ld: n as u32,
+        },
+        b: MatStrided {
+            base: (j0 * n + jend) as u32,
+            outer: nn,
+            inner: 0,
+            ld: n as u32,
+        },
+        c: MatStrided {
+            base: 0,
+            outer: (r * r) as u32,
+            inner: 0,
+            ld: r as u32,
+        },
+    };
+    let args = MatmulArgs {
+        a,
+        b: a,
+        epilogue: Epilogue::None,
+        c: t,
+        m: r as u32,
+        n: r as u32,
+        k: (jend - j0) as u32,
+        layout: MatLayout::NN,
+        act: Activation::Linear,
+        accumulate: false,
+    };
+    record_batched(rec, &args, &geo)
+}
+
+/// Solves A·X = B for `batch` systems from the LU factors in `lu` and the permutation in
+/// `perm` (as [`factor`] leaves them): `rhs_in` holds B (`batch × n × rhs`, contiguous),
+/// `x` receives X.
+#[allow(clippy::too_many_arguments)]
+pub fn solve(
+    device: &Device,
+    lu: &wgpu::Buffer,
+    perm: &wgpu::Buffer,
+    rhs_in: &wgpu::Buffer,
+    x: &wgpu::Buffer,
+    batch: usize,
+    n: usize,
+    rhs: usize,
+) -> Result<()> {
+    check_size("solve", batch, n, rhs)?;
+    if batch == 0 || n == 0 || rhs == 0 {
+        return Ok(());
+    }
+    let max = device.info().limits.max_workgroups_per_dimension;
+    let words = ((batch * n * n) as u64) * 4;
+    let pwords = ((batch * n) as u64) * 4;
+    let xwords = ((batch * n * rhs) as u64) * 4;
+    let params = |k: usize| Params {
+        batch: batch as u32,
+        n: n as u32,
+        k: k as u32,
+        rhs: rhs as u32,
+    };
+    let mut rec = Recorder::new(device);
+    let permute = rec.pipeline(&PERMUTE, &[])?;
+    let lower = rec.pipeline(&STEP, &[("LOWER", 1.0)])?;
+    let upper = rec.pipeline(&STEP, &[("LOWER", 0.0)])?;
+    let diag = rec.pipeline(&DIAG, &[])?;
+    let all = grid_1d((batch * n * rhs) as u64, 256, max);
+    rec.dispatch(
+        &permute,
+        &[(rhs_in, xwords), (perm, pwords), (x, xwords)],
+        Some(bytemuck::bytes_of(&params(0))),
+        all,
+    )?;
+    let mut count = 1;
+    for k in 0..n.saturating_sub(1) {
+        let rows = n - k - 1;
+        rec.declare_work(
+            (2 * batch * rows * rhs) as f64,
+            (12 * batch * rows * rhs) as f64,
+        );
+        rec.dispatch(
+            &lower,
+            &[(lu, words), (x, xwords)],
+            Some(bytemuck::bytes_of(&params(k))),
+            grid_1d((batch * rows * rhs) as u64, 256, max),
+        )?;
+        flush(device, &mut rec, &mut count)?;
+    }
+    for k in (1..n).rev() {
+        rec.declare_work((3 * batch * k * rhs) as f64, (12 * batch * k * rhs) as f64);
+        rec.dispatch(
+            &upper,
+            &[(lu, words), (x, xwords)],
+            Some(bytemuck::bytes_of(&params(k))),
+            grid_1d((batch * k * rhs) as u64, 256, max),
+        )?;
+        flush(device, &mut rec, &mut count)?;
+    }
+    rec.dispatch(
+        &diag,
+        &[(lu, words), (x, xwords)],
+        Some(bytemuck::bytes_of(&params(0))),
+        all,
+    )?;
+    rec.submit()?;
+    Ok(())
+}

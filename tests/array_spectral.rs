@@ -1,0 +1,252 @@
+//! `svd`, `svdvals`, `eigh`, `eigvalsh` (one-sided Jacobi on the device) and `qr`
+//! (Householder) against f64 checks: tall, wide and square matrices of ragged sizes and batches, reconstruction
+//! A = U·diag(S)·Vh and A·V = V·diag(w), orthonormal factors, singular values against the
+//! square roots of the eigenvalues of AᵀA computed in f64 by Jacobi on the host, rank
+//! deficiency, Q·R = A with Q orthonormal and R triangular, and bad shapes.
+
+mod common;
+
+use common::arrays::{upload, values};
+use suanli::array::{Array, DType};
+use suanli::Error;
+
+const EPS: f64 = f32::EPSILON as f64;
+
+/// Eigenvalues (ascending) of a symmetric f64 matrix by cyclic Jacobi on the host.
+fn eig_f64(a: &[f64], n: usize) -> Vec<f64> {
+    let mut a = a.to_vec();
+    for _ in 0..100 {
+        let off: f64 = (0..n * n)
+            .filter(|e| e / n != e % n)
+            .map(|e| a[e] * a[e])
+            .sum();
+        if off < 1e-28 {
+            break;
+        }
+        for p in 0..n {
+            for q in p + 1..n {
+                let apq = a[p * n + q];
+                if apq == 0.0 {
+                    continue;
+                }
+                let theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let t = if theta == 0.0 { 1.0 } else { t };
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                for k in 0..n {
+                    let (akp, akq) = (a[k * n + p], a[k * n + q]);
+                    a[k * n + p] = c * akp - s * akq;
+                    a[k * n + q] = s * akp + c * akq;
+                }
+                for k in 0..n {
+                    let (apk, aqk) = (a[p * n + k], a[q * n + k]);
+                    a[p * n + k] = c * apk - s * aqk;
+                    a[q * n + k] = s * apk + c * aqk;
+                }
+            }
+        }
+    }
+    let mut w: Vec<f64> = (0..n).map(|i| a[i * n + i]).collect();
+    w.sort_by(f64::total_cmp);
+    w
+}
+
+/// (rows × inner) · (inner × cols), row-major.
+fn mm(a: &[f64], b: &[f64], rows: usize, inner: usize, cols: usize) -> Vec<f64> {
+    let mut c = vec![0.0; rows * cols];
+    for i in 0..rows {
+        for k in 0..inner {
+            for j in 0..cols {
+                c[i * cols + j] += a[i * inner + k] * b[k * cols + j];
+            }
+        }
+    }
+    c
+}
+
+fn transpose(a: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    (0..rows * cols)
+        .map(|e| a[(e % rows) * cols + e / rows])
+        .collect()
+}
+
+fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).fold(0.0, |m, (x, y)| m.max((x - y).abs()))
+}
+
+fn check_orthonormal_columns(what: &str, q: &[f64], rows: usize, cols: usize, tol: f64) {
+    let g = mm(&transpose(q, rows, cols), q, cols, rows, cols);
+    let eye: Vec<f64> = (0..cols * cols)
+        .map(|e| if e / cols == e % cols { 1.0 } else { 0.0 })
+        .collect();
+    let d = max_abs_diff(&g, &eye);
+    assert!(d <= tol, "{what}: ‖QᵀQ - I‖max = {d:.3e} > {tol:.3e}");
+}
+
+#[test]
+fn svd_reconstructs_and_matches_the_f64_singular_values() {
+    let dev = dev_or_skip!();
+    for (i, &(m, n)) in [
+        (1, 1),
+        (2, 2),
+        (3, 2),
+        (2, 3),
+        (17, 5),
+        (5, 17),
+        (64, 64),
+        (130, 17),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let count = 2;
+        let a = values(DType::Float32, count * m * n, 60 + i as u64, -1.0, 1.0);
+        let x = upload(&dev, DType::Float32, &a, &[count, m, n]);
+        let (u, s, vh) = x.svd().unwrap();
+        let k = m.min(n);
+        assert_eq!(u.shape(), &[count, m, k]);
+        assert_eq!(s.shape(), &[count, k]);
+        assert_eq!(vh.shape(), &[count, k, n]);
+        let (u, s, vh) = (
+            u.to_f64_vec().unwrap(),
+            s.to_f64_vec().unwrap(),
+            vh.to_f64_vec().unwrap(),
+        );
+        let tol = 30.0 * (m.max(n) as f64) * EPS;
+        for c in 0..count {
+            let am = &a[c * m * n..(c + 1) * m * n];
+            let uc = &u[c * m * k..(c + 1) * m * k];
+            let sc = &s[c * k..(c + 1) * k];
+            let vc = &vh[c * k * n..(c + 1) * k * n];
+            // Singular values: √eig(AᵀA) or √eig(AAᵀ), descending.
+            let gram = if m >= n {
+                mm(&transpose(am, m, n), am, n, m, n)
+            } else {
+                mm(am, &transpose(am, m, n), m, n, m)
+            };
+            let mut want: Vec<f64> = eig_f64(&gram, k)
+                .iter()
+                .map(|v| v.max(0.0).sqrt())
+                .collect();
+            want.reverse();
+            let smax = want[0].max(1e-30);
+            let d = max_abs_diff(sc, &want);
+            assert!(d <= tol * smax, "svdvals {m}x{n} matrix {c}: {d:.3e}");
+            // A = U·diag(S)·Vh.
+            let us: Vec<f64> = (0..m * k).map(|e| uc[e] * sc[e % k]).collect();
+            let d = max_abs_diff(&mm(&us, vc, m, k, n), am);
+            assert!(d <= tol * smax, "U·S·Vh {m}x{n} matrix {c}: {d:.3e}");
+            check_orthonormal_columns(&format!("U {m}x{n}"), uc, m, k, tol);
+            check_orthonormal_columns(&format!("Vhᵀ {m}x{n}"), &transpose(vc, k, n), n, k, tol);
+        }
+    }
+    // Rank one: one nonzero singular value, the rest 0 (to rounding).
+    let a = [1.0, 2.0, 3.0, 2.0, 4.0, 6.0];
+    let s = upload(&dev, DType::Float32, &a, &[2, 3])
+        .svdvals()
+        .unwrap()
+        .to_f64_vec()
+        .unwrap();
+    assert!(
+        (s[0] - 70f64.sqrt()).abs() < 1e-5 && s[1].abs() < 1e-5,
+        "{s:?}"
+    );
+    let bad = upload(&dev, DType::Float32, &[1.0, 2.0], &[2]);
+    assert!(matches!(bad.svd(), Err(Error::ShapeMismatch { .. })));
+    let e = Array::zeros(&dev, &[3, 0], DType::Float32).unwrap();
+    assert_eq!(e.svdvals().unwrap().shape(), &[0]);
+}
+
+#[test]
+fn eigh_matches_the_f64_eigenvalues_and_reconstructs() {
+    let dev = dev_or_skip!();
+    for (i, &n) in [1usize, 2, 3, 17, 64].iter().enumerate() {
+        let count = 2;
+        let r = values(DType::Float32, count * n * n, 80 + i as u64, -1.0, 1.0);
+        // Symmetric (R + Rᵀ)/2, with the upper triangle poisoned: only the lower one is read.
+        let mut a = vec![0.0; count * n * n];
+        let mut input = vec![0.0; count * n * n];
+        for c in 0..count {
+            for p in 0..n {
+                for q in 0..n {
+                    let v = ((r[c * n * n + p * n + q] + r[c * n * n + q * n + p]) / 2.0) as f32;
+                    a[c * n * n + p * n + q] = v as f64;
+                    input[c * n * n + p * n + q] = if q > p { f64::NAN } else { v as f64 };
+                }
+            }
+        }
+        let x = upload(&dev, DType::Float32, &input, &[count, n, n]);
+        let (w, v) = x.eigh().unwrap();
+        assert_eq!(w.shape(), &[count, n]);
+        assert_eq!(v.shape(), &[count, n, n]);
+        let (w, v) = (w.to_f64_vec().unwrap(), v.to_f64_vec().unwrap());
+        let wv = x.eigvalsh().unwrap().to_f64_vec().unwrap();
+        assert_eq!(wv, w);
+        for c in 0..count {
+            let am = &a[c * n * n..(c + 1) * n * n];
+            let norm = (0..n)
+                .map(|p| (0..n).map(|q| am[p * n + q].abs()).sum::<f64>())
+                .fold(0.0, f64::max)
+                .max(1e-30);
+            let tol = 30.0 * n as f64 * EPS;
+            let want = eig_f64(am, n);
+            let wc = &w[c * n..(c + 1) * n];
+            let d = max_abs_diff(wc, &want);
+            assert!(d <= tol * norm, "eigvalsh n={n} matrix {c}: {d:.3e}");
+            let vc = &v[c * n * n..(c + 1) * n * n];
+            let av = mm(am, vc, n, n, n);
+            let vw: Vec<f64> = (0..n * n).map(|e| vc[e] * wc[e % n]).collect();
+            let d = max_abs_diff(&av, &vw);
+            assert!(d <= tol * norm, "A·V = V·diag(w) n={n} matrix {c}: {d:.3e}");
+            check_orthonormal_columns(&format!("eigenvectors n={n}"), vc, n, n, tol);
+        }
+    }
+    let rect = Array::zeros(&dev, &[2, 3], DType::Float32).unwrap();
+    assert!(matches!(rect.eigh(), Err(Error::ShapeMismatch { .. })));
+}
+
+#[test]
+fn qr_is_orthonormal_triangular_and_reconstructs() {
+    let dev = dev_or_skip!();
+    for (i, &(m, n)) in [
+        (1, 1),
+        (3, 2),
+        (2, 3),
+        (17, 5),
+        (5, 17),
+        (64, 64),
+        (130, 17),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let count = 2;
+        let a = values(DType::Float32, count * m * n, 90 + i as u64, -1.0, 1.0);
+        let x = upload(&dev, DType::Float32, &a, &[count, m, n]);
+        let tol = 30.0 * (m.max(n) as f64) * EPS;
+        for complete in [false, true] {
+            let k = m.min(n);
+            let (qc, rr) = if complete { (m, m) } else { (k, k) };
+            let (q, r) = x.qr(complete).unwrap();
+            assert_eq!(q.shape(), &[count, m, qc]);
+            assert_eq!(r.shape(), &[count, rr, n]);
+            let (q, r) = (q.to_f64_vec().unwrap(), r.to_f64_vec().unwrap());
+            for c in 0..count {
+                let am = &a[c * m * n..(c + 1) * m * n];
+                let qm = &q[c * m * qc..(c + 1) * m * qc];
+                let rm = &r[c * rr * n..(c + 1) * rr * n];
+                for row in 0..rr {
+                    for col in 0..row.min(n) {
+                        assert_eq!(rm[row * n + col], 0.0, "R is upper triangular");
+                    }
+                }
+                let d = max_abs_diff(&mm(qm, rm, m, qc, n), am);
+                assert!(d <= tol, "Q·R {m}x{n} complete={complete}: {d:.3e}");
+                check_orthonormal_columns(&format!("Q {m}x{n} {complete}"), qm, m, qc, tol);
+            }
+        }
+    }
+    let v = Array::zeros(&dev, &[3], DType::Float32).unwrap();
+    assert!(matches!(v.qr(false), Err(Error::ShapeMismatch { .. })));
+}
