@@ -1,7 +1,8 @@
 //! Array benchmark (`suanli::array`): a fused expression of ten elementwise operations over
 //! 16M float32 values against the same ten run one by one (a temporary each, as NumPy
 //! does), as time and GB/s (the fused pass reads 4 and writes 4 bytes a value); a reduction;
-//! matmul through arrays; a sort of 2^24 keys; and the host cost of queueing an operation on a tiny array, beside
+//! matmul through arrays; a sort of 2^24 keys; FFTs of 2^20 (and on a GPU 2^24) points;
+//! `solve` (4096² on a GPU); and the host cost of queueing an operation on a tiny array, beside
 //! the dispatch floor (an operation that runs and is waited for). Fused and unfused alternate
 //! within each round (this machine's speed drifts by ±25%); medians of rounds.
 //!
@@ -13,6 +14,7 @@
 
 use std::time::Instant;
 
+use suanli::array::fft::Norm;
 use suanli::array::{Array, DType};
 use suanli::Device;
 
@@ -130,6 +132,64 @@ fn main() -> suanli::Result<()> {
         format!("sort {ns} float32 keys (Mkeys/s)"),
         t * 1e3,
         ns as f64 / 1e6 / t
+    );
+
+    // FFT: complex64 transforms of 2^20 and 2^24 points (2^16 tiny; 2^24 only on a GPU, where
+    // lavapipe would take seconds a round), as time and GFLOP/s by the usual 5·n·log2(n).
+    let sizes: Vec<u32> = if tiny {
+        vec![16]
+    } else if dev.is_gpu() {
+        vec![20, 24]
+    } else {
+        vec![20]
+    };
+    for bits in sizes {
+        let nf = 1usize << bits;
+        let mut g = suanli::array::random::Generator::new(&dev, 3);
+        let re = g.random(&[nf])?;
+        let sig = re.astype(DType::Complex64)?.copy()?;
+        sig.fft(None, -1, Norm::Backward)?.eval()?;
+        let mut ft = Vec::new();
+        for _ in 0..rounds.min(3) {
+            ft.push(timed(&dev, || sig.fft(None, -1, Norm::Backward)?.eval())?);
+        }
+        let t = median(ft);
+        println!(
+            "{:<44} {:>10.2} {:>10.1}",
+            format!("fft 2^{bits} complex64 (GFLOP/s, 5n log2 n)"),
+            t * 1e3,
+            5.0 * nf as f64 * bits as f64 / 1e9 / t
+        );
+    }
+
+    // solve: one right-hand side against a well-conditioned matrix (the identity plus a
+    // small random part), 4096² on a GPU (the row), 1024² here, 256² tiny.
+    let ns = if tiny {
+        256
+    } else if dev.is_gpu() {
+        4096
+    } else {
+        1024
+    };
+    let mut g = suanli::array::random::Generator::new(&dev, 4);
+    let a = Array::eye(&dev, ns, ns, 0, DType::Float32)?
+        .add(
+            &g.uniform(-0.5, 0.5, &[ns, ns])?
+                .div_scalar((ns as f64).sqrt())?,
+        )?
+        .copy()?;
+    let b = g.uniform(-1.0, 1.0, &[ns, 1])?.copy()?;
+    a.solve(&b)?.eval()?;
+    let mut sv = Vec::new();
+    for _ in 0..rounds.min(3) {
+        sv.push(timed(&dev, || a.solve(&b)?.eval())?);
+    }
+    let t = median(sv);
+    println!(
+        "{:<44} {:>10.2} {:>10.1}",
+        format!("solve {ns}x{ns}, one column (GFLOP/s, 2n³/3)"),
+        t * 1e3,
+        2.0 * (ns as f64).powi(3) / 3.0 / 1e9 / t
     );
 
     // Host cost of an operation: queued (an expression node, no device work) and run (one

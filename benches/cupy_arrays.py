@@ -1,6 +1,7 @@
 """CuPy's side of ``cargo bench --bench arrays`` (run by scripts/gpu_bench.sh where CuPy
 imports): the same ten-operation expression over 16M float32 values (CuPy runs a kernel per
-operation; ``cupy.fuse`` makes it one), a full sum, matmul of 1024² and a sort of 2^24 keys.
+operation; ``cupy.fuse`` makes it one), a full sum, matmul of 1024², a sort of 2^24 keys,
+complex64 FFTs of 2^20 and 2^24 points and ``solve`` of 4096² (cuSOLVER).
 Medians of rounds, synchronised::
 
     python3 benches/cupy_arrays.py [--tiny]
@@ -63,6 +64,19 @@ def main():
     cp.sort(keys)
     t = timed(lambda: cp.sort(keys), min(rounds, 3))
     print(f"{f'cupy sort {ns} float32 keys (Mkeys/s)':<44} {t * 1e3:10.2f} {ns / 1e6 / t:10.1f}")
+    for bits in (16,) if args.tiny else (20, 24):
+        nf = 1 << bits
+        sig = cp.random.default_rng(3).random(nf, dtype=cp.float32).astype(cp.complex64)
+        cp.fft.fft(sig)
+        t = timed(lambda: cp.fft.fft(sig), min(rounds, 3))
+        print(f"{f'cupy fft 2^{bits} complex64 (GFLOP/s, 5n log2 n)':<44} {t * 1e3:10.2f} {5 * nf * bits / 1e9 / t:10.1f}")
+    ns = 256 if args.tiny else 4096
+    rng = cp.random.default_rng(4)
+    a = cp.eye(ns, dtype=cp.float32) + (rng.random((ns, ns), dtype=cp.float32) - 0.5) / ns ** 0.5
+    b = rng.random((ns, 1), dtype=cp.float32) * 2 - 1
+    cp.linalg.solve(a, b)
+    t = timed(lambda: cp.linalg.solve(a, b), min(rounds, 3))
+    print(f"{f'cupy solve {ns}x{ns}, one column (GFLOP/s, 2n³/3)':<44} {t * 1e3:10.2f} {2 * ns ** 3 / 3 / 1e9 / t:10.1f}")
 
 
 if __name__ == "__main__":

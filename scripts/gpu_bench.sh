@@ -151,7 +151,7 @@ run "attention, fused and unfused (cargo bench --bench attention)" "$attention" 
 # Arrays (suanli::array, suanli.numpy): a fused ten-operation expression (GB/s against the
 # same ten as separate kernels), a sum, matmul, a sort, and the host cost per operation;
 # CuPy's side when it imports (cupy.fuse, a kernel per operation, sum, matmul, sort).
-run "arrays: fused elementwise, sum, matmul, sort (cargo bench --bench arrays)" "$arrays" "$arrays_mode"
+run "arrays: fused elementwise, sum, matmul, sort, fft, solve (cargo bench --bench arrays)" "$arrays" "$arrays_mode"
 if python3 -c "import cupy; cupy.zeros(1)" >/dev/null 2>&1; then
     cupy_args=(); [ "$arrays_mode" = tiny ] && cupy_args=(--tiny)
     run "CuPy: the same array operations" python3 "$root/benches/cupy_arrays.py" "${cupy_args[@]}"
