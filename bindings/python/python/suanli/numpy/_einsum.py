@@ -116,9 +116,11 @@ def einsum(subscripts: str, /, *operands: Any) -> ndarray:
     sizes: Dict[str, int] = {}
     for x, t in zip(xs, terms):
         for c, n in zip(t, x.shape):
-            if sizes.get(c, 1) != 1 and n != 1 and n != sizes[c]:
-                raise ValueError(f"einsum: subscript {c!r} has sizes {sizes[c]} and {n}")
-            sizes[c] = max(sizes.get(c, 1), n)
+            prev = sizes.get(c)
+            if prev is None or prev == 1:
+                sizes[c] = n  # an extent of 1 broadcasts to the other (0 included)
+            elif n != 1 and n != prev:
+                raise ValueError(f"einsum: subscript {c!r} has sizes {prev} and {n}")
     pending = []
     for x, t in zip(xs, terms):
         pending.append(_diagonals(x, t))
