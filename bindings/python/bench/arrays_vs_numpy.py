@@ -1,6 +1,7 @@
 """suanli.numpy beside NumPy on this machine: the ten-operation expression of
 ``benches/arrays.rs`` over 16M float32 values (NumPy makes a temporary per operation; suanli
-fuses the ten into one kernel), a full sum, and the host time per operation on a tiny array.
+fuses the ten into one kernel), a full sum, an FFT of 2^20 complex64 points, ``solve`` of
+1024² (NumPy in float32 through LAPACK), and the host time per operation on a tiny array.
 The two alternate within each round; medians and ratios::
 
     python bindings/python/bench/arrays_vs_numpy.py [--n 16777216] [--rounds 5]
@@ -63,6 +64,39 @@ def main():
         print(f"{k:<28} {v * 1e3:10.2f} ms")
     print(f"{'ten ops: numpy / suanli':<28} {med['numpy ten ops'] / med['suanli ten ops (fused)']:10.2f} x")
     print(f"{'sum: numpy / suanli':<28} {med['numpy sum'] / med['suanli sum']:10.2f} x")
+
+    # FFT of 2^20 complex64 points and solve of 1024² with one column, alternating.
+    rng = np.random.default_rng(0)
+    sig_np = rng.random(1 << 20, dtype=np.float32).astype(np.complex64)
+    sig = xp.asarray(sig_np)
+    n = 1024
+    a_np = (np.eye(n) + (rng.random((n, n)) - 0.5) / n ** 0.5).astype(np.float32)
+    b_np = rng.random((n, 1), dtype=np.float32)
+    a, b = xp.asarray(a_np), xp.asarray(b_np)
+    xp.fft.fft(sig)._a.eval()
+    xp.linalg.solve(a, b)._a.eval()
+    more = {"numpy fft 2^20": [], "suanli fft 2^20": [], "numpy solve 1024": [], "suanli solve 1024": []}
+    for _ in range(max(1, args.rounds // 2)):
+        t = time.perf_counter()
+        np.fft.fft(sig_np)
+        more["numpy fft 2^20"].append(time.perf_counter() - t)
+        dev.synchronize()
+        t = time.perf_counter()
+        xp.fft.fft(sig)._a.eval()
+        dev.synchronize()
+        more["suanli fft 2^20"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        np.linalg.solve(a_np, b_np)
+        more["numpy solve 1024"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        xp.linalg.solve(a, b)._a.eval()
+        dev.synchronize()
+        more["suanli solve 1024"].append(time.perf_counter() - t)
+    med = {k: statistics.median(v) for k, v in more.items()}
+    for k, v in med.items():
+        print(f"{k:<28} {v * 1e3:10.2f} ms")
+    print(f"{'fft: numpy / suanli':<28} {med['numpy fft 2^20'] / med['suanli fft 2^20']:10.2f} x")
+    print(f"{'solve: numpy / suanli':<28} {med['numpy solve 1024'] / med['suanli solve 1024']:10.2f} x")
 
     small_np = np.ones(8, np.float32)
     small = xp.asarray(small_np)
