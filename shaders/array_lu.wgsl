@@ -1,8 +1,9 @@
 // Right-looking LU with partial pivoting, and Cholesky, of a batch of contiguous n×n
 // float32 matrices in place (src/kernels/lu.rs). Each column step k is two dispatches:
 // `lu_pivot` here (one workgroup per matrix: the pivot by a reduction, the row swap and the
-// scaling of the column below the diagonal) and `lu_update` (shaders/array_lu_update.wgsl,
-// one invocation per element of the trailing (n-k-1)² block: the rank-1 update). Every loop of an invocation runs at most
+// scaling of the column below the diagonal) and `lu_update` (shaders/array_lu_update.wgsl:
+// the rank-1 update of the rest of the current panel of columns; the block right of the
+// panel is updated once per panel, by a matmul, see lu.rs). Every loop of an invocation runs at most
 // n/256 times, which keeps under llvmpipe's per-invocation loop limit.
 //
 // MODE 0 is LU (L unit lower and U share the matrix, `perm` is the row permutation, info[2b]

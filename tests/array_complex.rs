@@ -500,3 +500,27 @@ fn other_operations_refuse_complex_by_name() {
     assert!(a.to_tensor().is_err());
     assert!(a.clip(Some(0.0), None).is_err());
 }
+
+#[test]
+fn nan_in_either_part_is_unequal_to_everything() {
+    let dev = dev_or_skip!();
+    let nan = f64::NAN;
+    let a = upload(
+        &dev,
+        &[(nan, 0.0), (0.0, nan), (1.0, 2.0), (1.0, 2.0)],
+        &[4],
+    );
+    let b = upload(
+        &dev,
+        &[(nan, 0.0), (0.0, nan), (1.0, 2.0), (1.0, -2.0)],
+        &[4],
+    );
+    let ne = a
+        .binary(Binary::NotEqual, &b)
+        .unwrap()
+        .to_f64_vec()
+        .unwrap();
+    let eq = a.binary(Binary::Equal, &b).unwrap().to_f64_vec().unwrap();
+    assert_eq!(ne, vec![1.0, 1.0, 0.0, 1.0]);
+    assert_eq!(eq, vec![0.0, 0.0, 1.0, 0.0]);
+}

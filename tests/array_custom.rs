@@ -273,3 +273,57 @@ fn bad_declarations_calls_and_snippets_are_typed_errors() {
         Err(Error::InvalidArgument { .. })
     ));
 }
+
+#[test]
+fn a_reduction_kernel_binds_at_most_what_the_device_allows() {
+    let dev = device();
+    // Storage bindings a kernel may use, less the reduction's two outputs and its metadata.
+    let slots = (dev.info().limits.max_storage_buffers as usize).min(16);
+    let most = slots - 3;
+    let params = |k: usize| {
+        (0..k)
+            .map(|j| format!("float32 x{j}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let map = |k: usize| {
+        (0..k)
+            .map(|j| format!("x{j}"))
+            .collect::<Vec<_>>()
+            .join(" + ")
+    };
+    let inputs: Vec<Array> = (0..=most)
+        .map(|j| upload(&dev, DType::Float32, &[j as f64, 1.0], &[2]))
+        .collect();
+    let fits = ReductionKernel::new(
+        &params(most),
+        "float32 y",
+        &map(most),
+        "a + b",
+        "y = a",
+        "0",
+        "fits",
+    )
+    .unwrap();
+    let got = fits
+        .call(&inputs[..most], None, false)
+        .unwrap()
+        .to_f64_vec()
+        .unwrap();
+    let want: f64 = (0..most).map(|j| j as f64 + 1.0).sum();
+    assert_eq!(got, vec![want]);
+    let over = ReductionKernel::new(
+        &params(most + 1),
+        "float32 y",
+        &map(most + 1),
+        "a + b",
+        "y = a",
+        "0",
+        "over",
+    )
+    .unwrap();
+    assert!(matches!(
+        over.call(&inputs, None, false),
+        Err(Error::InvalidArgument { .. })
+    ));
+}

@@ -223,9 +223,9 @@ impl Plan {
         }
     }
 
-    /// The root's value as a device word (one-word dtypes; kernels that call this refuse
-    /// complex operands first).
-    pub fn root_word(&self) -> String {
+    /// The root's value as a device word (one-word dtypes: `store_root` writes complex
+    /// roots itself).
+    fn root_word(&self) -> String {
         let (v, d) = &self.root;
         if d.wgsl() == "u32" {
             v.clone()

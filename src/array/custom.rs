@@ -423,7 +423,8 @@ pub struct ReductionKernel {
 
 impl ReductionKernel {
     /// Declares a reduction: `map_expr` over the input names, `reduce_expr` over `a` and `b`
-    /// (associative: the order of combination is fixed per shape but not serial),
+    /// (associative and commutative: the order of combination is fixed per shape, but
+    /// elements are interleaved across chunks, not folded left to right),
     /// `post_map` statements over `a` assigning the output, and `identity` a WGSL expression
     /// that `reduce_expr` leaves any value unchanged with (the result of an empty reduction).
     pub fn new(
@@ -473,7 +474,15 @@ impl ReductionKernel {
     /// by default the output's), as CuPy's `reduce_type`.
     pub fn with_reduce_type(mut self, ty: &str) -> Result<Self> {
         let p = parse_params("ReductionKernel", &format!("{ty} reduce_type"), &[])?;
-        self.reduce_type = p.into_iter().next().map(|p| p.ty);
+        let [p] = &p[..] else {
+            return Err(Error::InvalidArgument {
+                op: "ReductionKernel",
+                name: "reduce_type",
+                expected: "one dtype name or placeholder".into(),
+                found: format!("{ty:?}"),
+            });
+        };
+        self.reduce_type = Some(p.ty.clone());
         Ok(self)
     }
 
@@ -514,7 +523,8 @@ impl ReductionKernel {
             });
         }
         let device = inputs[0].device().clone();
-        let (plan, vars, full) = plan_inputs(OP, &inputs, 1)?;
+        // The reduction passes bind two outputs (values, and positions for arg reductions).
+        let (plan, vars, full) = plan_inputs(OP, &inputs, 2)?;
         let axes = normalize_axes(OP, full.len(), axes)?;
         let out_shape: Vec<usize> = (0..full.len())
             .filter_map(|a| match (axes.contains(&a), keepdims) {

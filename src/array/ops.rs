@@ -456,7 +456,10 @@ impl Binary {
                 Multiply => format!("cmul_({a}, {b})"),
                 Divide => format!("cdiv_({a}, {b})"),
                 Equal => format!("u32(all({a} == {b}))"),
-                NotEqual => format!("u32(any({a} != {b}))"),
+                // NaN in either part differs from everything (see the real case below).
+                NotEqual => format!(
+                    "u32(any({a} != {b}) || is_nan({a}.x) || is_nan({a}.y) || is_nan({b}.x) || is_nan({b}.y))"
+                ),
                 _ => unreachable!("refused by dtypes"),
             };
         }

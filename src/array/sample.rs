@@ -11,6 +11,7 @@
 use crate::array::array::Array;
 use crate::array::dtype::DType;
 use crate::array::layout::Index;
+use crate::array::ops::Binary;
 use crate::array::random::Generator;
 use crate::array::reduce::{normalize_axes, Reduce};
 use crate::error::{Error, Result};
@@ -63,13 +64,22 @@ impl Generator {
         replace: bool,
         p: Option<&Array>,
     ) -> Result<Array> {
-        let k: usize = shape.iter().product();
         let bad = |name: &'static str, expected: String, found: String| Error::InvalidArgument {
             op: "choice",
             name,
             expected,
             found,
         };
+        let k = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .ok_or_else(|| {
+                bad(
+                    "size",
+                    "a shape whose size fits".into(),
+                    format!("{shape:?}"),
+                )
+            })?;
         if n == 0 && k > 0 {
             return Err(bad(
                 "a",
@@ -140,7 +150,18 @@ impl Generator {
                 nonzero.to_string(),
             ));
         }
-        let keys = self.random(&[n])?.log()?.div(p)?;
+        // Efraimidis–Spirakis keys log(v)/p with v in (0, 1] (1 - u: `random` may give 0,
+        // whose log would tie a drawable item with the undrawable ones); items of
+        // probability 0 (-0.0 too) get -inf, so they are never among the first k.
+        let v = self
+            .random(&[n])?
+            .scalar_binary(1.0.into(), Binary::Subtract)?;
+        let drawable = p.greater_scalar(0)?;
+        let keys = Array::where_(
+            &drawable,
+            &v.log()?.div(p)?,
+            &Array::scalar(p.device(), f64::NEG_INFINITY, DType::Float32),
+        )?;
         keys.argsort(0, true)?
             .index(&[Index::Slice {
                 start: None,

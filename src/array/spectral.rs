@@ -4,8 +4,9 @@
 //!
 //! `eigh` factors B = A + c·I with c = ‖A‖∞ (so B is positive semidefinite, its singular
 //! values its eigenvalues and its right singular vectors its eigenvectors), then subtracts c:
-//! the eigenvalues are accurate to about ε·‖A‖, the bound a backward-stable symmetric
-//! eigensolver has. Like NumPy's `eigh`, only the lower triangle is read.
+//! the eigenvalues are accurate to about ε·‖A‖∞ in absolute terms (up to √n·ε·‖A‖₂, a
+//! little above a backward-stable symmetric eigensolver's ε·‖A‖₂; small eigenvalues of a
+//! matrix with large ones lose relative accuracy). Like NumPy's `eigh`, only the lower triangle is read.
 
 use crate::array::array::Array;
 use crate::array::array::Strided;

@@ -153,14 +153,14 @@ impl Array {
     }
 
     /// The array's device words as a flat tensor sharing its buffer, for kernels of the
-    /// user's own that read and write words of any dtype (`RawKernel` over arrays): the
-    /// expression is run first. `None` when the array is a view that does not cover its
+    /// user's own that read and write words of any dtype (`RawKernel` over arrays; complex64
+    /// as interleaved real and imaginary words): the expression is run first. `None` when the array is a view that does not cover its
     /// buffer exactly, from its start, in C order (a write through a copy would be lost).
     pub fn device_words(&self) -> Result<Option<Tensor>> {
         let s = self.strided()?;
         let whole = s.layout.offset == 0
             && s.layout.is_contiguous()
-            && s.data.numel() == self.size().max(1);
+            && s.data.numel() == (self.size() * self.dtype().words()).max(1);
         Ok(whole.then_some(s.data))
     }
 

@@ -288,6 +288,8 @@ def test_keras_takes_suanli_arrays_as_it_takes_numpy_arrays():
         ("ij->ji", [(3, 4)]),
         ("ij->", [(3, 4)]),
         ("ij,j->i", [(5, 1), (6,)]),
+        ("Ab,bC->AC", [(3, 4), (4, 5)]),
+        ("...i,Ai", [(3, 4), (3, 4)]),
         ("ij,jk->ik", [(0, 3), (3, 2)]),
         ("ij,jk->ik", [(2, 0), (0, 3)]),
     ],

@@ -178,8 +178,11 @@ def test_unique_functions_match_numpy(rng, dtype, shape):
     np.testing.assert_array_equal(c.counts.get(), counts)
     i = xp.unique_inverse(x)
     np.testing.assert_array_equal(i.values.get()[i.inverse_indices.get()], h)
-    if dtype != "float32":
-        np.testing.assert_array_equal(vals, np.unique(h))
+    # NumPy's own unique: each NaN distinct, first positions, counts.
+    nv, ni, nc = np.unique(h, return_index=True, return_counts=True, equal_nan=False)
+    np.testing.assert_array_equal(u.values.get(), nv)
+    np.testing.assert_array_equal(u.indices.get(), ni)
+    np.testing.assert_array_equal(u.counts.get(), nc)
 
 
 def test_permutation_shuffle_choice():
@@ -195,14 +198,29 @@ def test_permutation_shuffle_choice():
     g.shuffle(x)
     got = x.get()
     assert sorted(map(tuple, got.tolist())) == sorted(map(tuple, h.tolist()))
+    # A long axis is moved (the identity has probability 1/300!), and every row kept.
+    long = np.arange(600, dtype=np.int32).reshape(300, 2)
+    xl = xp.asarray(long)
+    g.shuffle(xl)
+    gl = xl.get()
+    assert not np.array_equal(gl, long)
+    np.testing.assert_array_equal(np.sort(gl[:, 0]), long[:, 0])
+    np.testing.assert_array_equal(gl[:, 1], gl[:, 0] + 1)
     c = g.choice(10, size=(3, 2), replace=False).get()
     assert c.shape == (3, 2) and len(set(c.reshape(-1))) == 6
     r = g.choice(xp.asarray(h), size=7, axis=1)
     assert r.shape == (5, 7)
+    columns = {tuple(col) for col in h.T.tolist()}
+    assert all(tuple(col) in columns for col in r.get().T.tolist())
     pr = np.array([0.5, 0.0, 0.25, 0.25])
     d = g.choice(4, size=20000, p=pr).get()
     freq = np.bincount(d, minlength=4) / 20000
     assert freq[1] == 0 and np.allclose(freq, pr, atol=0.02)
+    # Without replacement an item of probability 0 (-0.0 too, which NumPy accepts) is never
+    # drawn.
+    for seed in range(20):
+        w = xp.random.default_rng(seed).choice(4, size=3, replace=False, p=[-0.0, 0.5, 0.25, 0.25]).get()
+        assert sorted(w.tolist()) == [1, 2, 3]
     w = g.choice(4, size=3, replace=False, p=pr).get()
     assert sorted(w.tolist()) == [0, 2, 3]
     with pytest.raises(ValueError):

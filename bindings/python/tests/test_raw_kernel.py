@@ -116,3 +116,25 @@ def test_raw_kernel_over_suanli_numpy_arrays(rng):
     # A view cannot be written through.
     with pytest.raises(ValueError, match="contiguous"):
         ki(10, (xb, xa[::2]), uniforms=np.array(10, np.uint32))
+
+
+CONJ = """
+@group(0) @binding(0) var<storage, read_write> z: array<f32>;
+@group(0) @binding(1) var<uniform> n: u32;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < n) {
+        z[2u * gid.x + 1u] = -z[2u * gid.x + 1u];
+    }
+}
+"""
+
+
+def test_raw_kernel_sees_complex64_as_interleaved_words(rng):
+    import suanli.numpy as xp
+
+    v = (rng.standard_normal(37) + 1j * rng.standard_normal(37)).astype(np.complex64)
+    z = xp.asarray(v)
+    suanli.RawKernel(CONJ, "main")(37, (z,), uniforms=np.array(37, np.uint32))
+    np.testing.assert_array_equal(np.asarray(z), np.conj(v))

@@ -8,25 +8,32 @@ broadcasts as NumPy broadcasts them."""
 from __future__ import annotations
 
 import math
+import string
 from typing import Any, Dict, List, Tuple
 
 from ._array import _operand, ndarray
 
 
 def _parse(subscripts: str, ndims: List[int]) -> Tuple[List[str], str]:
-    """Each operand's subscripts and the output's, with ``...`` replaced by capital letters
-    (aligned from the right, as broadcasting aligns axes)."""
+    """Each operand's subscripts and the output's, with ``...`` replaced by letters no
+    subscript uses (aligned from the right, as broadcasting aligns axes)."""
     s = subscripts.replace(" ", "")
     explicit = "->" in s
     lhs, out = s.split("->") if explicit else (s, None)
     terms = lhs.split(",")
     if len(terms) != len(ndims):
         raise ValueError(f"einsum: {len(terms)} operand subscripts for {len(ndims)} operands")
+    if any(not c.isascii() or not (c.isalpha() or c in ".,->") for c in s):
+        raise ValueError(f"einsum: subscripts are letters and '...', found {subscripts!r}")
     ell_rank = 0
     for t, n in zip(terms, ndims):
         if "..." in t:
             ell_rank = max(ell_rank, n - (len(t) - 3))
-    ell = "".join(chr(ord("A") + k) for k in range(ell_rank))
+    # The axes `...` stands for get letters no subscript uses.
+    free = [c for c in string.ascii_letters if c not in s]
+    if ell_rank > len(free):
+        raise ValueError(f"einsum: too many axes for '...' in {subscripts!r}")
+    ell = "".join(free[:ell_rank])
     parsed = []
     for t, n in zip(terms, ndims):
         if "..." in t:
@@ -34,8 +41,8 @@ def _parse(subscripts: str, ndims: List[int]) -> Tuple[List[str], str]:
             if k < 0:
                 raise ValueError(f"einsum: subscripts {t!r} name more axes than the operand's {n}")
             t = t.replace("...", ell[ell_rank - k:])
-        if any(not (c.isalpha() and (c.islower() or c in ell)) for c in t):
-            raise ValueError(f"einsum: subscripts are lower-case letters and '...', found {subscripts!r}")
+        if "." in t or not t.isalpha() and t:
+            raise ValueError(f"einsum: subscripts are letters and '...', found {subscripts!r}")
         if len(t) != n:
             raise ValueError(f"einsum: subscripts {t!r} for an operand with {n} axes")
         parsed.append(t)

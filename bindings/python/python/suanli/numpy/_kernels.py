@@ -76,8 +76,9 @@ class ReductionKernel:
         n = l2norm(v, axis=1)
 
     ``map_expr`` maps each element (WGSL over the input names), ``reduce_expr`` combines two
-    mapped values ``a`` and ``b`` (it must be associative: the order is fixed for a shape,
-    so results repeat exactly, but it is not left to right), ``post_map_expr`` assigns the
+    mapped values ``a`` and ``b`` (it must be associative and commutative: the order is
+    fixed for a shape, so results repeat exactly, but elements are interleaved across
+    chunks, not folded left to right), ``post_map_expr`` assigns the
     output from ``a``, and ``identity`` (WGSL) is the value an empty reduction starts from.
     ``reduce_type`` is the type values are mapped to (the output's by default)."""
 

@@ -7,8 +7,8 @@ and the array API standard's ``fft`` extension), in complex64.
     X = xp.fft.rfft(x)                        # 2049 complex64 values
     y = xp.fft.irfft(X, n=4096)               # x again, to float32 rounding
 
-The one-axis transforms run in the Rust crate (``suanli::array::fft``: a Stockham radix-2
-FFT for powers of two, Bluestein's algorithm for other lengths, any axis); the n-dimensional
+The one-axis transforms run in the Rust crate (``suanli::array::fft``: a Stockham FFT of
+radix-4 passes, and one radix-2 pass for odd log2 n, for powers of two, Bluestein's algorithm for other lengths, any axis); the n-dimensional
 ones apply them axis by axis, as the transforms are separable. ``fftfreq`` and
 ``rfftfreq`` are computed on the host in float64 and rounded once.
 """
