@@ -95,7 +95,7 @@ impl Array {
     /// values along `axis`) from the non-negative frequencies, the others taken as their
     /// conjugates (the imaginary parts of the zero and Nyquist frequencies are ignored).
     pub fn irfft(&self, n: Option<usize>, axis: isize, norm: Norm) -> Result<Array> {
-        let (moved, axis, inverse_perm) = move_last(self, axis, "irfft")?;
+        let (moved, axis, inverse_perm) = self.axis_last(axis, "irfft")?;
         let m = self.shape()[axis];
         let n = match n {
             Some(n) => n,
@@ -142,7 +142,7 @@ fn c2c(
     inverse: bool,
     op: &'static str,
 ) -> Result<Array> {
-    let (moved, axis, inverse_perm) = move_last(x, axis, op)?;
+    let (moved, axis, inverse_perm) = x.axis_last(axis, op)?;
     let n = n.unwrap_or(x.shape()[axis]);
     check_n(op, n)?;
     let moved = resize_last(&moved.astype(DType::Complex64)?, n)?;
@@ -165,28 +165,6 @@ fn check_n(op: &'static str, n: usize) -> Result<()> {
         });
     }
     Ok(())
-}
-
-/// `x` with `axis` moved last (a view), the axis normalized, and the permutation that puts
-/// it back.
-fn move_last(x: &Array, axis: isize, op: &'static str) -> Result<(Array, usize, Vec<usize>)> {
-    if x.ndim() == 0 {
-        return Err(Error::InvalidArgument {
-            op,
-            name: "x",
-            expected: "an array of at least one axis".into(),
-            found: "a 0-d array".into(),
-        });
-    }
-    let axis = normalize_axes(op, x.ndim(), Some(&[axis]))?[0];
-    let nd = x.ndim();
-    let mut perm: Vec<usize> = (0..nd).filter(|&a| a != axis).collect();
-    perm.push(axis);
-    let mut inverse = vec![0; nd];
-    for (i, &a) in perm.iter().enumerate() {
-        inverse[a] = i;
-    }
-    Ok((x.permute_dims(&perm)?, axis, inverse))
 }
 
 /// Index entries selecting `start..stop` by `step` along `axis` of an `ndim`-axis array.

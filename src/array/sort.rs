@@ -6,8 +6,7 @@ use crate::array::array::{Array, Strided};
 use crate::array::dtype::{DType, Kind};
 use crate::array::eval::alloc_words;
 use crate::array::layout::Layout;
-use crate::array::reduce::normalize_axes;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::exec::recorder::Recorder;
 use crate::kernels::sort::{padded, record, KeyKind, SortBuffers};
 
@@ -35,23 +34,8 @@ fn sort_along(
     values: bool,
 ) -> Result<(Option<Array>, Array)> {
     let op = if values { "sort" } else { "argsort" };
-    if x.ndim() == 0 {
-        return Err(Error::InvalidArgument {
-            op,
-            name: "x",
-            expected: "an array of at least one axis".into(),
-            found: "a 0-d array".into(),
-        });
-    }
-    let axis = normalize_axes(op, x.ndim(), Some(&[axis]))?[0];
-    let n = x.ndim();
-    let mut perm: Vec<usize> = (0..n).filter(|&a| a != axis).collect();
-    perm.push(axis);
-    let mut inverse = vec![0; n];
-    for (i, &a) in perm.iter().enumerate() {
-        inverse[a] = i;
-    }
-    let moved = x.permute_dims(&perm)?.contiguous()?;
+    let (moved, axis, inverse) = x.axis_last(axis, op)?;
+    let moved = moved.contiguous()?;
     let s = moved.strided()?;
     let len = x.shape()[axis];
     let rows = x.size().checked_div(len).unwrap_or(0);

@@ -5,6 +5,7 @@ use crate::array::array::{Array, Strided};
 use crate::array::dtype::DType;
 use crate::array::eval::{materialize, write_into};
 use crate::array::layout::{broadcast_shapes, numel, Index, Layout};
+use crate::array::reduce::normalize_axes;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
@@ -162,6 +163,33 @@ impl Array {
             && s.layout.is_contiguous()
             && s.data.numel() == (self.size() * self.dtype().words()).max(1);
         Ok(whole.then_some(s.data))
+    }
+
+    /// This array with `axis` moved last (a view) for kernels that work along the last
+    /// axis (sort, FFT): the view, the axis normalized, and the permutation that puts the
+    /// axes back. A 0-d array has no axis to move.
+    pub(crate) fn axis_last(
+        &self,
+        axis: isize,
+        op: &'static str,
+    ) -> Result<(Array, usize, Vec<usize>)> {
+        if self.ndim() == 0 {
+            return Err(Error::InvalidArgument {
+                op,
+                name: "x",
+                expected: "an array of at least one axis".into(),
+                found: "a 0-d array".into(),
+            });
+        }
+        let nd = self.ndim();
+        let axis = normalize_axes(op, nd, Some(&[axis]))?[0];
+        let mut perm: Vec<usize> = (0..nd).filter(|&a| a != axis).collect();
+        perm.push(axis);
+        let mut inverse = vec![0; nd];
+        for (i, &a) in perm.iter().enumerate() {
+            inverse[a] = i;
+        }
+        Ok((self.permute_dims(&perm)?, axis, inverse))
     }
 
     /// The array as an f32 [`Tensor`] for the training engine and the `ops` functions:
