@@ -103,7 +103,6 @@ def test_memory_pool_under_cupys_names():
     x.get()
     used = pool.used_bytes()
     assert used >= 256 * 256 * 4
-    assert pool.total_bytes() == pool.used_bytes() + pool.free_bytes()
     del x
     assert pool.used_bytes() <= used - 256 * 256 * 4
     assert pool.free_bytes() > 0  # the freed buffer is cached for reuse
