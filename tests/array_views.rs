@@ -259,3 +259,30 @@ fn arrays_on_two_devices_do_not_mix() {
     assert!(matches!(a.add(&b), Err(Error::DeviceMismatch { .. })));
     assert!(matches!(a.assign(&b), Err(Error::DeviceMismatch { .. })));
 }
+
+#[test]
+fn arrays_larger_than_a_binding_are_refused_before_any_allocation() {
+    let dev = dev_or_skip!();
+    let max = dev.info().limits.max_storage_binding;
+    let too_many = (max / 4 + 1) as usize;
+    let err = Array::empty(&dev, &[too_many], DType::Float32).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidArgument { name: "size", .. }),
+        "{err}"
+    );
+    // A broadcast view costs nothing; evaluating it needs a buffer of the whole shape.
+    let one = Array::ones(&dev, &[1], DType::Float32).unwrap();
+    let wide = one.broadcast_to(&[too_many]).unwrap();
+    let err = wide
+        .add_scalar(1.0)
+        .and_then(|y| y.to_f64_vec())
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidArgument { name: "size", .. }),
+        "{err}"
+    );
+    // The limit itself is still allowed (checked where it is small enough to allocate here).
+    if max <= 256 << 20 {
+        assert!(Array::empty(&dev, &[too_many - 1], DType::Float32).is_ok());
+    }
+}

@@ -95,7 +95,25 @@ pub(crate) fn max_leaf_buffers(device: &Device) -> usize {
 }
 
 /// A new flat buffer of `words` device words (at least one: bindings cannot be empty).
+///
+/// Every array buffer is bound whole by some kernel, so one larger than the adapter's
+/// largest storage binding (128 MiB on lavapipe, gigabytes on GPUs) is refused here, as
+/// NumPy refuses an array too big to address, rather than failing later inside wgpu's
+/// validation with a message about bind groups.
 pub(crate) fn alloc_words(device: &Device, words: usize) -> Result<Tensor> {
+    let bytes = words as u64 * 4;
+    let max = device.info().limits.max_storage_binding;
+    if bytes > max {
+        return Err(Error::InvalidArgument {
+            op: "array",
+            name: "size",
+            expected: format!(
+                "at most {max} bytes, the largest buffer one kernel can bind on {}",
+                device.info().name
+            ),
+            found: format!("{bytes} bytes"),
+        });
+    }
     Tensor::empty(device, &[words.max(1)])
 }
 
