@@ -250,3 +250,49 @@ fn qr_is_orthonormal_triangular_and_reconstructs() {
     let v = Array::zeros(&dev, &[3], DType::Float32).unwrap();
     assert!(matches!(v.qr(false), Err(Error::ShapeMismatch { .. })));
 }
+
+#[test]
+fn tiny_and_huge_matrices_are_scaled_not_underflowed_or_overflowed() {
+    // Squares of 1e-25 underflow float32 and squares of 1e25 overflow it: the solvers must
+    // scale each matrix first. References are the unscaled matrix's, times the scale.
+    let dev = dev_or_skip!();
+    let (m, n) = (6, 4);
+    let b = values(DType::Float32, m * n, 123, -1.0, 1.0);
+    let gram = mm(&transpose(&b, m, n), &b, n, m, n);
+    let mut sv: Vec<f64> = eig_f64(&gram, n)
+        .iter()
+        .map(|v| v.max(0.0).sqrt())
+        .collect();
+    sv.reverse();
+    let sym: Vec<f64> = (0..n * n).map(|e| gram[e] / sv[0] / sv[0]).collect();
+    let eig = eig_f64(&sym, n);
+    let tol = 30.0 * m as f64 * EPS;
+    for scale in [1e-25, 2f64.powi(-100), 1e25, 2f64.powi(100)] {
+        let a: Vec<f64> = b.iter().map(|v| (v * scale) as f32 as f64).collect();
+        let x = upload(&dev, DType::Float32, &a, &[m, n]);
+        let s = x.svdvals().unwrap().to_f64_vec().unwrap();
+        for (got, want) in s.iter().zip(&sv) {
+            assert!(
+                (got - want * scale).abs() <= tol * sv[0] * scale,
+                "svdvals at scale {scale:e}: {s:?} vs {sv:?}"
+            );
+        }
+        let (q, r) = x.qr(false).unwrap();
+        let (q, r) = (q.to_f64_vec().unwrap(), r.to_f64_vec().unwrap());
+        let d = max_abs_diff(&mm(&q, &r, m, n, n), &a);
+        assert!(d <= tol * sv[0] * scale, "Q·R at scale {scale:e}: {d:.3e}");
+        check_orthonormal_columns(&format!("Q at scale {scale:e}"), &q, m, n, tol);
+        let ys: Vec<f64> = sym.iter().map(|v| (v * scale) as f32 as f64).collect();
+        let w = upload(&dev, DType::Float32, &ys, &[n, n])
+            .eigvalsh()
+            .unwrap()
+            .to_f64_vec()
+            .unwrap();
+        for (got, want) in w.iter().zip(&eig) {
+            assert!(
+                (got - want * scale).abs() <= tol * scale,
+                "eigvalsh at scale {scale:e}: {w:?} vs {eig:?}"
+            );
+        }
+    }
+}

@@ -78,13 +78,7 @@ pub(crate) fn square(op: &'static str, x: &Array) -> Result<(Vec<usize>, usize)>
 
 /// `x` as float32 in a new contiguous buffer that starts at word 0, broadcast to `shape`.
 pub(crate) fn float_copy(op: &'static str, x: &Array, shape: &[usize]) -> Result<Strided> {
-    if x.dtype() == DType::Bool {
-        return Err(Error::DType {
-            op,
-            expected: "a numeric array".into(),
-            found: "bool".into(),
-        });
-    }
+    refuse_bool(op, x)?;
     let s = x
         .astype(DType::Float32)?
         .broadcast_to(shape)?
@@ -97,6 +91,46 @@ pub(crate) fn float_copy(op: &'static str, x: &Array, shape: &[usize]) -> Result
         });
     }
     Ok(s)
+}
+
+/// The solvers take numbers: a bool matrix is refused rather than cast.
+fn refuse_bool(op: &'static str, x: &Array) -> Result<()> {
+    if x.dtype() == DType::Bool {
+        return Err(Error::DType {
+            op,
+            expected: "a numeric array".into(),
+            found: "bool".into(),
+        });
+    }
+    Ok(())
+}
+
+/// `x` (as float32) with each matrix of the last two axes scaled by a power of two 2^-k
+/// that brings its largest magnitude into [1, 2), and 2^k (shape `(..., 1, 1)`) to scale
+/// the results back.
+///
+/// Householder norms and Jacobi's column dot products square the entries: without this a
+/// float32 matrix of magnitude 1e-25 underflows to zero columns and one of 1e25 overflows
+/// to infinity, though both are well within float32's range. A power of two scales without
+/// rounding; k is held to [-126, 127] so that neither factor overflows, and a matrix that is
+/// zero or holds ∞/NaN keeps k = 0 (its non-finite values pass through as NumPy's do).
+pub(crate) fn balanced(op: &'static str, x: &Array) -> Result<(Array, Array)> {
+    refuse_bool(op, x)?;
+    let x = x.astype(DType::Float32)?;
+    let k = x
+        .abs()?
+        .reduce(Reduce::Max, Some(&[-2, -1]), true)?
+        .log2()?
+        .floor()?;
+    let zero = Array::scalar(x.device(), 0.0, DType::Float32);
+    let k = Array::where_(&k.isfinite()?, &k, &zero)?
+        .maximum_scalar(-126.0)?
+        .minimum_scalar(127.0)?
+        .copy()?;
+    let two = Array::scalar(x.device(), 2.0, DType::Float32);
+    let down = two.pow(&k.neg()?)?;
+    let up = two.pow(&k)?.copy()?;
+    Ok((x.mul(&down)?, up))
 }
 
 /// Factors copies of the matrices of `x` broadcast to `batch`.
@@ -350,7 +384,8 @@ impl Array {
         let qcols = if complete { m } else { k };
         lu::check_size(OP, count, m.max(n), m.max(n))?;
         let device = self.device();
-        let a = float_copy(OP, self, self.shape())?;
+        let (scaled, up) = balanced(OP, self)?;
+        let a = float_copy(OP, &scaled, self.shape())?;
         let mut qshape = batch.clone();
         qshape.extend([m, qcols]);
         let eye = Array::eye(device, m, qcols, 0, DType::Float32)?;
@@ -378,6 +413,7 @@ impl Array {
                 },
                 Index::full(),
             ])?
+            .mul(&up)?
             .copy()?;
         Ok((Array::from_strided(device, DType::Float32, q), r))
     }

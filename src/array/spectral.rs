@@ -10,7 +10,7 @@
 
 use crate::array::array::Array;
 use crate::array::array::Strided;
-use crate::array::decomp::{float_copy, square};
+use crate::array::decomp::{balanced, float_copy, square};
 use crate::array::dtype::DType;
 use crate::array::eval::alloc_words;
 use crate::array::ops::Binary;
@@ -87,18 +87,21 @@ impl Array {
                 Array::zeros(d, &shape(&[n, n]), f)?.copy()?,
             ));
         }
-        let (av, v) = orthogonalized(OP, self)?;
+        let (scaled, up) = balanced(OP, self)?;
+        let (av, v) = orthogonalized(OP, &scaled)?;
         let sigma = av
             .mul(&av)?
             .reduce(Reduce::Sum, Some(&[-2]), false)?
             .sqrt()?;
         let order = sigma.argsort(-1, true)?;
-        let s = sigma.take_along_axis(&order, -1)?.copy()?;
-        let cols = columns(&av, &order)?;
+        let s = sigma.take_along_axis(&order, -1)?;
         let sr = s.expand_dims(s.ndim() - 1)?;
-        let zero = Array::scalar(self.device(), 0.0, DType::Float32);
         let positive = sr.binary_scalar(Binary::Greater, 0.0.into())?;
+        let up = up.squeeze(&[up.ndim() - 1])?;
+        let cols = columns(&av, &order)?;
+        let zero = Array::scalar(self.device(), 0.0, DType::Float32);
         let u = Array::where_(&positive, &cols.div(&sr)?, &zero)?.copy()?;
+        let s = s.mul(&up)?.copy()?;
         let vh = columns(&v, &order)?.matrix_transpose()?.copy()?;
         Ok((u, s, vh))
     }
@@ -122,7 +125,9 @@ impl Array {
                 Array::zeros(d, &shape(&[n, n]), f)?.copy()?,
             ));
         }
-        let x = float_copy(OP, self, self.shape())?;
+        // Balanced by the lower triangle alone: the upper one is not read.
+        let (scaled, up) = balanced(OP, &self.triangle(0, false)?)?;
+        let x = float_copy(OP, &scaled, self.shape())?;
         let x = Array::from_strided(self.device(), f, x);
         let sym = x
             .triangle(0, false)?
@@ -143,7 +148,12 @@ impl Array {
             .sqrt()?;
         let order = sigma.argsort(-1, false)?;
         let c1 = c.squeeze(&[c.ndim() - 1])?;
-        let w = sigma.take_along_axis(&order, -1)?.sub(&c1)?.copy()?;
+        let up = up.squeeze(&[up.ndim() - 1])?;
+        let w = sigma
+            .take_along_axis(&order, -1)?
+            .sub(&c1)?
+            .mul(&up)?
+            .copy()?;
         let vecs = columns(&v, &order)?.copy()?;
         Ok((w, vecs))
     }
