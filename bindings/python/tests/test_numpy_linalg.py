@@ -199,3 +199,35 @@ def test_eigh_eigvalsh_match_numpy(n, rng):
     np.testing.assert_array_equal(np.asarray(xp.linalg.eigvalsh(xp.asarray(poisoned))), w)
     with pytest.raises(xp.linalg.LinAlgError):
         xp.linalg.eigh(xp.ones((2, 3)))
+
+
+def test_norm_matches_numpy_for_every_axis_and_ord(rng):
+    a = rng.uniform(-2, 2, (3, 4, 5)).astype(np.float32)
+    a64 = a.astype(np.float64)
+    x = xp.asarray(a)
+    t = 100 * EPS
+
+    def check(got, want):
+        got = np.asarray(got)
+        assert got.shape == np.shape(want)
+        np.testing.assert_allclose(got, want, rtol=t, atol=t)
+
+    for keepdims in (False, True):
+        check(xp.linalg.norm(x, keepdims=keepdims), np.linalg.norm(a64, keepdims=keepdims))
+        for axis in (0, -1, 1):
+            for ord_ in (None, 1, 2, 3, 0, np.inf, -np.inf, 0.5):
+                check(xp.linalg.norm(x, ord=ord_, axis=axis, keepdims=keepdims),
+                      np.linalg.norm(a64, ord=ord_, axis=axis, keepdims=keepdims))
+        for axis in ((0, 1), (2, 0), (-1, -2)):
+            for ord_ in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
+                check(xp.linalg.norm(x, ord=ord_, axis=axis, keepdims=keepdims),
+                      np.linalg.norm(a64, ord=ord_, axis=axis, keepdims=keepdims))
+    m, v = a[0], a[0, 0]
+    for ord_ in (None, "fro", "nuc", 1, -1, 2, np.inf):
+        check(xp.linalg.norm(xp.asarray(m), ord=ord_), np.linalg.norm(m.astype(np.float64), ord=ord_))
+    for ord_ in (None, 1, 2, 3, np.inf):
+        check(xp.linalg.norm(xp.asarray(v), ord=ord_), np.linalg.norm(v.astype(np.float64), ord=ord_))
+    check(xp.linalg.norm([3.0, 4.0]), 5.0)
+    for bad in (dict(ord=2), dict(axis=(0, 0)), dict(axis=3), dict(axis=(0, 1, 2)), dict(ord="fro", axis=0)):
+        with pytest.raises(ValueError):
+            xp.linalg.norm(x, **bad)

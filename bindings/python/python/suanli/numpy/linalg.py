@@ -20,7 +20,7 @@ from ._array import _operand, ndarray
 
 __all__ = [
     "matmul", "matrix_transpose", "vecdot", "tensordot", "outer", "diagonal", "trace",
-    "cross", "vector_norm", "matrix_norm", "matrix_power", "solve", "inv", "det", "slogdet",
+    "cross", "norm", "vector_norm", "matrix_norm", "matrix_power", "solve", "inv", "det", "slogdet",
     "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv", "matrix_rank",
     "LinAlgError", "SlogdetResult", "QRResult", "SVDResult", "EighResult",
 ]
@@ -356,6 +356,34 @@ def matrix_norm(
             r = (xp.max if ord == 2 else xp.min)(s, axis=-1)
         return r[..., None, None] if keepdims else r
     raise ValueError(f"matrix_norm: ord must be 'fro', 'nuc', ±1, ±2 or ±inf, found {ord!r}")
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> ndarray:  # noqa: A002
+    """NumPy's ``linalg.norm``: with no ``axis``, the 2-norm of the flattened array (``ord``
+    None) or, for 1-D and 2-D arrays, its vector or matrix ``ord``-norm; an integer ``axis``
+    gives vector norms along it, a pair of axes matrix norms over them."""
+    xp = _xp()
+    x = _operand(x)
+    if axis is None:
+        if ord is None:
+            r = vector_norm(xp.reshape(x, (-1,)))
+            return xp.reshape(r, (1,) * x.ndim) if keepdims else r
+        if x.ndim not in (1, 2):
+            raise ValueError(f"norm: ord={ord!r} without axis needs a 1-D or 2-D array, found shape {x.shape}")
+        axis = tuple(range(x.ndim))
+    if isinstance(axis, int):
+        axis = (axis,)
+    axis = tuple(a + x.ndim if a < 0 else a for a in axis)
+    if any(not 0 <= a < x.ndim for a in axis) or len(set(axis)) != len(axis):
+        raise ValueError(f"norm: axis {axis} is invalid for an array of {x.ndim} axes")
+    if len(axis) == 1:
+        if isinstance(ord, str):
+            raise ValueError(f"norm: ord={ord!r} is a matrix norm, but one axis was given")
+        return vector_norm(x, axis=axis, keepdims=keepdims, ord=2 if ord is None else ord)
+    if len(axis) != 2:
+        raise ValueError(f"norm: axis must be an integer or a pair, found {axis}")
+    r = matrix_norm(xp.moveaxis(x, axis, (-2, -1)), keepdims=keepdims, ord="fro" if ord is None else ord)
+    return xp.moveaxis(r, (-2, -1), axis) if keepdims else r
 
 
 def matrix_power(x: ndarray, n: int, /) -> ndarray:
