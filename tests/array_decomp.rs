@@ -194,6 +194,27 @@ fn batches_broadcast_and_views_are_read_in_place() {
             );
         }
     }
+    // One matrix (batch axes of 1, read transposed) for a batch of right-hand sides: factored
+    // once, the batch solved as columns of one system.
+    let a = matrices(1, n, 5);
+    let at: Vec<f64> = (0..n * n).map(|e| a[(e % n) * n + e / n]).collect();
+    let b = values(DType::Float32, 2 * 3 * n * 2, 6, -1.0, 1.0);
+    let x = upload(&dev, DType::Float32, &a, &[1, 1, n, n])
+        .matrix_transpose()
+        .unwrap()
+        .solve(&upload(&dev, DType::Float32, &b, &[2, 3, n, 2]))
+        .unwrap();
+    assert_eq!(x.shape(), &[2, 3, n, 2]);
+    let got = x.to_f64_vec().unwrap();
+    for j in 0..6 {
+        let o = j * n * 2;
+        assert_rel(
+            &format!("one matrix, right-hand side {j}"),
+            &got[o..o + n * 2],
+            &solve_f64(&at, n, &b[o..o + n * 2], 2),
+            tol(n, cond(&at, n)),
+        );
+    }
     // Aᵀ as a transposed view, B as every other column of a wider array.
     let a = matrices(1, n, 3);
     let at: Vec<f64> = (0..n * n).map(|e| a[(e % n) * n + e / n]).collect();

@@ -211,6 +211,9 @@ impl Array {
         let mut out_shape = batch.clone();
         out_shape.extend([n, rhs]);
         let count: usize = batch.iter().product();
+        if count > 1 && abatch.iter().product::<usize>() == 1 {
+            return self.solve_columns(&b2, &batch, rhs);
+        }
         lu::check_size(OP, count, n, rhs)?;
         let f = factor(OP, self, &batch, Factor::Lu)?;
         if let Some((i, col)) = f.failed()? {
@@ -248,6 +251,32 @@ impl Array {
         } else {
             Ok(r)
         }
+    }
+
+    /// `solve` of one matrix (`self`, batch axes all 1) against a batch of right-hand sides
+    /// `b` (`batch + [n, rhs]`): the batch becomes columns of one system, so the matrix is
+    /// factored once (LAPACK's way) instead of once per right-hand side.
+    fn solve_columns(&self, b: &Array, batch: &[usize], rhs: usize) -> Result<Array> {
+        let n = self.shape()[self.ndim() - 1];
+        let count: usize = batch.iter().product();
+        let r = batch.len();
+        let mut out_shape = batch.to_vec();
+        out_shape.extend([n, rhs]);
+        // (batch..., n, rhs) -> (n, batch..., rhs) -> (n, count·rhs).
+        let mut front = vec![r];
+        front.extend(0..r);
+        front.push(r + 1);
+        let cols = b
+            .broadcast_to(&out_shape)?
+            .permute_dims(&front)?
+            .reshape(&[Some(n), Some(count * rhs)])?;
+        let x = self.reshape(&[Some(n), Some(n)])?.solve(&cols)?;
+        let mut split = vec![Some(n)];
+        split.extend(batch.iter().map(|&d| Some(d)));
+        split.push(Some(rhs));
+        let mut back: Vec<usize> = (1..=r).collect();
+        back.extend([0, r + 1]);
+        x.reshape(&split)?.permute_dims(&back)?.copy()
     }
 
     /// The inverses of the square matrices in the last two axes.
