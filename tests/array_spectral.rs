@@ -152,6 +152,45 @@ fn svd_reconstructs_and_matches_the_f64_singular_values() {
         (s[0] - 70f64.sqrt()).abs() < 1e-5 && s[1].abs() < 1e-5,
         "{s:?}"
     );
+    // Rank-deficient matrices (rank 1 and 2 of 4×3, tall and wide, and zero): U and Vh
+    // still orthonormal, as LAPACK's, and the product still A.
+    let u4 = values(DType::Float32, 4 * 2, 70, -1.0, 1.0);
+    let v3 = values(DType::Float32, 2 * 3, 71, -1.0, 1.0);
+    for (rank, (m, n)) in [(1, (4, 3)), (2, (4, 3)), (2, (3, 4)), (0, (4, 3))] {
+        let a: Vec<f64> = (0..m * n)
+            .map(|e| {
+                let (i, j) = (e / n, e % n);
+                // Aᵢⱼ = Σ_r u[i][r]·v[r][j] over the first `rank` terms (wide: transposed).
+                let (p, q) = if m >= n { (i, j) } else { (j, i) };
+                (0..rank)
+                    .map(|t| u4[p * 2 + t] * v3[t * 3 + q])
+                    .sum::<f64>() as f32 as f64
+            })
+            .collect();
+        let (u, s, vh) = upload(&dev, DType::Float32, &a, &[m, n]).svd().unwrap();
+        let k = m.min(n);
+        let (u, s, vh) = (
+            u.to_f64_vec().unwrap(),
+            s.to_f64_vec().unwrap(),
+            vh.to_f64_vec().unwrap(),
+        );
+        let tol = 30.0 * 4.0 * EPS;
+        check_orthonormal_columns(&format!("U of rank {rank} {m}x{n}"), &u, m, k, tol);
+        check_orthonormal_columns(
+            &format!("Vhᵀ of rank {rank}"),
+            &transpose(&vh, k, n),
+            n,
+            k,
+            tol,
+        );
+        let us: Vec<f64> = (0..m * k).map(|e| u[e] * s[e % k]).collect();
+        let d = max_abs_diff(&mm(&us, &vh, m, k, n), &a);
+        assert!(d <= tol * s[0].max(1.0), "U·S·Vh of rank {rank}: {d:.3e}");
+        assert!(
+            s[rank..].iter().all(|v| v.abs() < 1e-5),
+            "rank {rank}: {s:?}"
+        );
+    }
     let bad = upload(&dev, DType::Float32, &[1.0, 2.0], &[2]);
     assert!(matches!(bad.svd(), Err(Error::ShapeMismatch { .. })));
     let e = Array::zeros(&dev, &[3, 0], DType::Float32).unwrap();

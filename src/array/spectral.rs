@@ -44,6 +44,21 @@ fn orthogonalized(op: &'static str, x: &Array) -> Result<(Array, Array)> {
     Ok((wrap(a), wrap(v)))
 }
 
+/// `u` (`(..., m, k)`, m ≥ k) with orthonormal columns: Jacobi's U = A·V/σ is accurate
+/// only where σ is well above rounding, and zero where σ = 0, so U's columns are made
+/// orthonormal by a Householder QR. Q·diag(sign(diag R)) keeps each accurate column (R is
+/// ±1 on the diagonal for orthonormal input) and completes the rest to an orthonormal set.
+fn orthonormal(u: &Array) -> Result<Array> {
+    let (q, r) = u.qr(false)?;
+    let k = r.shape()[r.ndim() - 1];
+    let eye = Array::eye(u.device(), k, k, 0, DType::Float32)?;
+    let d = r.mul(&eye)?.reduce(Reduce::Sum, Some(&[-1]), false)?;
+    let negative = d.binary_scalar(Binary::Less, 0.0.into())?;
+    let one = Array::scalar(u.device(), 1.0, DType::Float32);
+    let sign = Array::where_(&negative, &one.neg()?, &one)?;
+    q.mul(&sign.expand_dims(sign.ndim() - 1)?)?.copy()
+}
+
 /// The columns of `x` (`(..., rows, n)`) in the order `order` (`(..., n)`) gives.
 fn columns(x: &Array, order: &Array) -> Result<Array> {
     let idx = order
@@ -65,15 +80,20 @@ fn at_least_2d(op: &'static str, x: &Array) -> Result<()> {
 
 impl Array {
     /// The reduced SVD of the matrices in the last two axes: (U `(..., m, k)`, S `(..., k)`
-    /// descending, Vh `(..., k, n)`) with k = min(m, n) and A = U·diag(S)·Vh. A column of
-    /// U whose singular value is 0 is 0.
+    /// descending, Vh `(..., k, n)`) with k = min(m, n) and A = U·diag(S)·Vh, U's and Vh's
+    /// rows orthonormal also where the matrix is rank-deficient (as LAPACK's).
     pub fn svd(&self) -> Result<(Array, Array, Array)> {
+        self.svd_with(true)
+    }
+
+    /// `svd`, with U made orthonormal only when `vectors` (`svdvals` does not need it).
+    fn svd_with(&self, vectors: bool) -> Result<(Array, Array, Array)> {
         const OP: &str = "svd";
         at_least_2d(OP, self)?;
         let r = self.ndim();
         let (m, n) = (self.shape()[r - 2], self.shape()[r - 1]);
         if m < n {
-            let (u, s, vh) = self.matrix_transpose()?.svd()?;
+            let (u, s, vh) = self.matrix_transpose()?.svd_with(vectors)?;
             return Ok((vh.matrix_transpose()?, s, u.matrix_transpose()?));
         }
         let batch = self.shape()[..r - 2].to_vec();
@@ -101,6 +121,7 @@ impl Array {
         let cols = columns(&av, &order)?;
         let zero = Array::scalar(self.device(), 0.0, DType::Float32);
         let u = Array::where_(&positive, &cols.div(&sr)?, &zero)?.copy()?;
+        let u = if vectors { orthonormal(&u)? } else { u };
         let s = s.mul(&up)?.copy()?;
         let vh = columns(&v, &order)?.matrix_transpose()?.copy()?;
         Ok((u, s, vh))
@@ -108,7 +129,7 @@ impl Array {
 
     /// The singular values of the matrices in the last two axes, descending.
     pub fn svdvals(&self) -> Result<Array> {
-        Ok(self.svd()?.1)
+        Ok(self.svd_with(false)?.1)
     }
 
     /// The eigenvalues (ascending, `(..., n)`) and eigenvectors (columns, `(..., n, n)`) of

@@ -120,8 +120,7 @@ def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
 def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
     """U, S (descending), Vh with ``x = U @ diag(S) @ Vh``, by one-sided Jacobi on the device.
     With ``full_matrices`` a non-square matrix's U (or Vh) is completed to a square
-    orthonormal one by the complete QR of its reduced factor (exact when the matrix has full
-    rank: a column of U for a zero singular value is zero)."""
+    orthonormal one by the complete QR of its reduced factor."""
     xp = _xp()
     x = _matrices(x, "svd")
     m, n = x.shape[-2], x.shape[-1]
