@@ -228,12 +228,14 @@ impl Array {
         let src = float_copy(OP, &b2, &out_shape)?;
         let device = self.device();
         let x = alloc_words(device, count * n * rhs)?;
+        let scratch = alloc_words(device, count * n * rhs)?;
         lu::solve(
             device,
             f.a.buffer(),
             f.perm.buffer(),
             src.data.buffer(),
             x.buffer(),
+            scratch.buffer(),
             count,
             n,
             rhs,

@@ -1,6 +1,7 @@
 //! LU with partial pivoting, Cholesky and triangular solves of batches of contiguous n×n
 //! float32 matrices on the device (`shaders/array_lu.wgsl`, `shaders/array_lu_update.wgsl`,
-//! `shaders/array_lu_trailing.wgsl`, `shaders/array_trsv*.wgsl`), for `array::decomp`.
+//! `shaders/array_lu_trailing.wgsl`, `shaders/array_trsm.wgsl`,
+//! `shaders/array_trsv_permute.wgsl`), for `array::decomp`.
 //!
 //! Right-looking, one column per step: every step is two dispatches (pivot, swap and scale
 //! in one workgroup per matrix; the rank-1 update with one invocation per element), so no
@@ -28,8 +29,8 @@ pub const SHADER: Shader = crate::services::pipeline::shader!("array_lu");
 pub const SHADER_UPDATE: Shader = crate::services::pipeline::shader!("array_lu_update");
 /// `shaders/array_lu_trailing.wgsl`: a panel's trailing update.
 pub const SHADER_TRAILING: Shader = crate::services::pipeline::shader!("array_lu_trailing");
-/// `shaders/array_trsv.wgsl`: the triangular solves.
-pub const SHADER_TRSV: Shader = crate::services::pipeline::shader!("array_trsv");
+/// `shaders/array_trsm.wgsl`: the blocked triangular solves.
+pub const SHADER_TRSM: Shader = crate::services::pipeline::shader!("array_trsm");
 /// `shaders/array_trsv_permute.wgsl`: the right-hand sides in the permutation's order.
 pub const SHADER_PERMUTE: Shader = crate::services::pipeline::shader!("array_trsv_permute");
 
@@ -53,16 +54,16 @@ pub const PERMUTE: KernelSpec = KernelSpec {
     entry: "trsv_permute",
     bindings: &[RO, RO, RW, U],
 };
-/// One column of a triangular solve.
-pub const STEP: KernelSpec = KernelSpec {
-    shader: SHADER_TRSV,
-    entry: "trsv_step",
+/// The diagonal block of one panel of a triangular solve.
+pub const BLOCK: KernelSpec = KernelSpec {
+    shader: SHADER_TRSM,
+    entry: "trsm_block",
     bindings: &[RO, RW, U],
 };
-/// The division by U's diagonal that ends the upper solve.
-pub const DIAG: KernelSpec = KernelSpec {
-    shader: SHADER_TRSV,
-    entry: "trsv_diag",
+/// X2 -= T after a panel's product.
+pub const SUB: KernelSpec = KernelSpec {
+    shader: SHADER_TRSM,
+    entry: "trsm_sub",
     bindings: &[RO, RW, U],
 };
 /// A22 -= T after a panel's product.
@@ -72,7 +73,7 @@ pub const TRAILING: KernelSpec = KernelSpec {
     bindings: &[RO, RW, U],
 };
 /// Every kernel of the family.
-pub const KERNELS: &[KernelSpec] = &[PIVOT, UPDATE, TRAILING, PERMUTE, STEP, DIAG];
+pub const KERNELS: &[KernelSpec] = &[PIVOT, UPDATE, TRAILING, PERMUTE, BLOCK, SUB];
 
 /// Columns per panel of the blocked LU.
 pub const PANEL: usize = 64;
@@ -87,6 +88,18 @@ struct Params {
     n: u32,
     k: u32,
     rhs: u32,
+}
+
+/// `shaders/array_trsm.wgsl`'s uniforms.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct TrsmParams {
+    batch: u32,
+    n: u32,
+    rhs: u32,
+    row0: u32,
+    rows: u32,
+    _pad: [u32; 3],
 }
 
 /// Which factorisation.
@@ -309,7 +322,13 @@ fn panel_product(
 
 /// Solves A·X = B for `batch` systems from the LU factors in `lu` and the permutation in
 /// `perm` (as [`factor`] leaves them): `rhs_in` holds B (`batch × n × rhs`, contiguous),
-/// `x` receives X.
+/// `x` receives X, `scratch` holds a panel's product (at least `batch × n × rhs` words).
+///
+/// Blocked by panels of [`PANEL`] rows, as the factorisation is: each panel's diagonal block
+/// is one dispatch and the rows still to solve take its update as one matmul and one
+/// subtraction, so a solve is about 6n/[`PANEL`] dispatches (it was 2n, a dispatch per
+/// column, which left `solve` dispatch-bound) and most of its O(n²·rhs) work runs on the
+/// matmul kernels.
 #[allow(clippy::too_many_arguments)]
 pub fn solve(
     device: &Device,
@@ -317,6 +336,7 @@ pub fn solve(
     perm: &wgpu::Buffer,
     rhs_in: &wgpu::Buffer,
     x: &wgpu::Buffer,
+    scratch: &wgpu::Buffer,
     batch: usize,
     n: usize,
     rhs: usize,
@@ -329,55 +349,142 @@ pub fn solve(
     let words = ((batch * n * n) as u64) * 4;
     let pwords = ((batch * n) as u64) * 4;
     let xwords = ((batch * n * rhs) as u64) * 4;
-    let params = |k: usize| Params {
-        batch: batch as u32,
-        n: n as u32,
-        k: k as u32,
-        rhs: rhs as u32,
-    };
     let mut rec = Recorder::new(device);
     let permute = rec.pipeline(&PERMUTE, &[])?;
-    let lower = rec.pipeline(&STEP, &[("LOWER", 1.0)])?;
-    let upper = rec.pipeline(&STEP, &[("LOWER", 0.0)])?;
-    let diag = rec.pipeline(&DIAG, &[])?;
-    let all = grid_1d((batch * n * rhs) as u64, 256, max);
+    let params = Params {
+        batch: batch as u32,
+        n: n as u32,
+        k: 0,
+        rhs: rhs as u32,
+    };
     rec.dispatch(
         &permute,
         &[(rhs_in, xwords), (perm, pwords), (x, xwords)],
-        Some(bytemuck::bytes_of(&params(0))),
-        all,
+        Some(bytemuck::bytes_of(&params)),
+        grid_1d((batch * n * rhs) as u64, 256, max),
     )?;
+    let panels: Vec<usize> = (0..n).step_by(PANEL).collect();
     let mut count = 1;
-    for k in 0..n.saturating_sub(1) {
-        let rows = n - k - 1;
-        rec.declare_work(
-            (2 * batch * rows * rhs) as f64,
-            (12 * batch * rows * rhs) as f64,
-        );
-        rec.dispatch(
-            &lower,
-            &[(lu, words), (x, xwords)],
-            Some(bytemuck::bytes_of(&params(k))),
-            grid_1d((batch * rows * rhs) as u64, 256, max),
-        )?;
-        flush(device, &mut rec, &mut count)?;
+    for lower in [true, false] {
+        let block = rec.pipeline(&BLOCK, &[("LOWER", if lower { 1.0 } else { 0.0 })])?;
+        let sub = rec.pipeline(&SUB, &[])?;
+        let order: Vec<usize> = if lower {
+            panels.clone()
+        } else {
+            panels.iter().rev().copied().collect()
+        };
+        for j0 in order {
+            let jend = (j0 + PANEL).min(n);
+            let tp = |row0: usize, rows: usize| TrsmParams {
+                batch: batch as u32,
+                n: n as u32,
+                rhs: rhs as u32,
+                row0: row0 as u32,
+                rows: rows as u32,
+                _pad: [0; 3],
+            };
+            let groups = batch * rhs;
+            let grid = if groups as u64 <= max as u64 {
+                [groups as u32, 1, 1]
+            } else {
+                [max, groups.div_ceil(max as usize) as u32, 1]
+            };
+            rec.declare_work(
+                (batch * (jend - j0).pow(2) * rhs) as f64,
+                (4 * batch * (jend - j0) * (jend - j0 + 2 * rhs)) as f64,
+            );
+            rec.dispatch(
+                &block,
+                &[(lu, words), (x, xwords)],
+                Some(bytemuck::bytes_of(&tp(j0, jend - j0))),
+                grid,
+            )?;
+            flush(device, &mut rec, &mut count)?;
+            // The rows still to solve: below the panel going down, above it going up.
+            let (row0, rows) = if lower { (jend, n - jend) } else { (0, j0) };
+            if rows == 0 {
+                continue;
+            }
+            panel_rhs_product(
+                &mut rec,
+                lu,
+                x,
+                scratch,
+                batch,
+                n,
+                rhs,
+                (j0, jend),
+                row0,
+                rows,
+            )?;
+            flush(device, &mut rec, &mut count)?;
+            rec.dispatch(
+                &sub,
+                &[(scratch, (batch * rows * rhs) as u64 * 4), (x, xwords)],
+                Some(bytemuck::bytes_of(&tp(row0, rows))),
+                grid_1d((batch * rows * rhs) as u64, 256, max),
+            )?;
+            flush(device, &mut rec, &mut count)?;
+        }
     }
-    for k in (1..n).rev() {
-        rec.declare_work((3 * batch * k * rhs) as f64, (12 * batch * k * rhs) as f64);
-        rec.dispatch(
-            &upper,
-            &[(lu, words), (x, xwords)],
-            Some(bytemuck::bytes_of(&params(k))),
-            grid_1d((batch * k * rhs) as u64, 256, max),
-        )?;
-        flush(device, &mut rec, &mut count)?;
-    }
-    rec.dispatch(
-        &diag,
-        &[(lu, words), (x, xwords)],
-        Some(bytemuck::bytes_of(&params(0))),
-        all,
-    )?;
     rec.submit()?;
+    Ok(())
+}
+
+/// T = F[row0..row0+rows, j0..jend]·X[j0..jend, :] for every matrix (F the factors, X the
+/// right-hand sides), into `t` (`batch × rows × rhs`), by the batched strided matmul in
+/// batches of at most 65,535 (a dispatch's z extent).
+#[allow(clippy::too_many_arguments)]
+fn panel_rhs_product(
+    rec: &mut Recorder<'_>,
+    lu: &wgpu::Buffer,
+    x: &wgpu::Buffer,
+    t: &wgpu::Buffer,
+    batch: usize,
+    n: usize,
+    rhs: usize,
+    (j0, jend): (usize, usize),
+    row0: usize,
+    rows: usize,
+) -> Result<()> {
+    const MAX_BATCH: usize = u16::MAX as usize;
+    for first in (0..batch).step_by(MAX_BATCH) {
+        let count = (batch - first).min(MAX_BATCH);
+        let geo = Batch {
+            count: count as u32,
+            heads: 1,
+            a: MatStrided {
+                base: (first * n * n + row0 * n + j0) as u32,
+                outer: (n * n) as u32,
+                inner: 0,
+                ld: n as u32,
+            },
+            b: MatStrided {
+                base: (first * n * rhs + j0 * rhs) as u32,
+                outer: (n * rhs) as u32,
+                inner: 0,
+                ld: rhs as u32,
+            },
+            c: MatStrided {
+                base: (first * rows * rhs) as u32,
+                outer: (rows * rhs) as u32,
+                inner: 0,
+                ld: rhs as u32,
+            },
+        };
+        let args = MatmulArgs {
+            a: lu,
+            b: x,
+            epilogue: Epilogue::None,
+            c: t,
+            m: rows as u32,
+            n: rhs as u32,
+            k: (jend - j0) as u32,
+            layout: MatLayout::NN,
+            act: Activation::Linear,
+            accumulate: false,
+        };
+        record_batched(rec, &args, &geo)?;
+    }
     Ok(())
 }

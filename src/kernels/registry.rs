@@ -33,7 +33,7 @@ pub const SHADERS: &[Shader] = &[
     lu::SHADER,
     lu::SHADER_UPDATE,
     lu::SHADER_TRAILING,
-    lu::SHADER_TRSV,
+    lu::SHADER_TRSM,
     lu::SHADER_PERMUTE,
     matmul_variant::SHADER,
     matmul_variant::SHADER_TILED,
