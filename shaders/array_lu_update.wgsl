@@ -3,12 +3,13 @@
 // a[i][j] -= a[i][k]·a[j][k] for i >= j > k. One invocation per element; it reads only
 // column k and row k, which no invocation of the dispatch writes.
 //
-// In a blocked LU (MODE 0 with jend < n) a column step (PART 0) is limited to the panel's
-// columns (k < j < jend, every row below k). Once the panel is factored, and so all its
-// row swaps made, PART 1 steps k = j0.. apply the same updates to the panel's rows of the
-// columns right of it (k < i < jend, j >= jend: the forward substitution that makes U12);
-// the trailing block (i, j >= jend) takes one matrix product per panel
-// (shaders/array_lu_trailing.wgsl).
+// In a blocked LU the panels are factored by shaders/array_lu_panel.wgsl; this step serves
+// Cholesky and the LU of batches too large for the batched matmul (jend = n there).
+//
+// `lu_u12`: once a panel (columns k..jend) is factored, the panel's rows of the columns
+// right of it become U12 = L11⁻¹·A12 by forward substitution, an invocation per column
+// (and matrix), neighbouring invocations on neighbouring columns; at most 64·63/2 loop
+// iterations each.
 
 struct Params {
     batch: u32,
@@ -21,7 +22,6 @@ struct Params {
 @group(0) @binding(1) var<uniform> p: Params;
 
 override MODE: u32 = 0u;
-override PART: u32 = 0u;
 
 @compute @workgroup_size(256)
 fn lu_update(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -31,16 +31,14 @@ fn lu_update(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     let e = gid.x + gid.y * nwg.x * 256u;
     let base_of = n * n;
     if (MODE == 0u) {
-        // PART 0: rows k+1..n × columns k+1..jend; PART 1: rows k+1..jend × columns jend..n.
-        let rows = select(r, p.jend - k - 1u, PART == 1u);
-        let w = select(p.jend - k - 1u, n - p.jend, PART == 1u);
-        let j0 = select(k + 1u, p.jend, PART == 1u);
-        let per = rows * w;
+        // Rows k+1..n × columns k+1..jend.
+        let w = p.jend - k - 1u;
+        let per = r * w;
         if (e >= p.batch * per) { return; }
         let b = e / per;
         let q = e % per;
         let i = k + 1u + q / w;
-        let j = j0 + q % w;
+        let j = k + 1u + q % w;
         let base = b * base_of;
         a[base + i * n + j] = a[base + i * n + j] - a[base + i * n + k] * a[base + k * n + j];
     } else {
@@ -53,5 +51,24 @@ fn lu_update(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         if (j > i) { return; }
         let base = b * base_of;
         a[base + i * n + j] = a[base + i * n + j] - a[base + i * n + k] * a[base + j * n + k];
+    }
+}
+
+@compute @workgroup_size(64)
+fn lu_u12(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let n = p.n;
+    let cols = n - p.jend;
+    let g = gid.x + gid.y * nwg.x * 64u;
+    if (g >= p.batch * cols) { return; }
+    let b = g / cols;
+    let j = p.jend + g % cols;
+    let base = b * n * n;
+    // Forward substitution down column j: row i takes the already final rows above it.
+    for (var i = p.k + 1u; i < p.jend; i = i + 1u) {
+        var s = a[base + i * n + j];
+        for (var k = p.k; k < i; k = k + 1u) {
+            s = s - a[base + i * n + k] * a[base + k * n + j];
+        }
+        a[base + i * n + j] = s;
     }
 }

@@ -2,9 +2,9 @@
 // for a batch of right-hand sides x (batch × n × rhs, contiguous, in place), whose rows
 // shaders/array_trsv_permute.wgsl has put in the permutation's order. Panels of at most 64
 // rows go one at a time (forward for the unit lower factor, backward for U):
-// - `trsm_block` solves the panel's diagonal block for every right-hand side: a workgroup
-//   per column of x, an invocation per row of the panel, the solved values passed through
-//   workgroup memory (one barrier per row), so no invocation loops more than 64 times;
+// - `trsm_block` solves the panel's diagonal block for every right-hand side: an
+//   invocation per column of x (neighbouring invocations on neighbouring words), at most
+//   64·65/2 loop iterations each;
 // - the rows still to solve then take the panel's whole update as one product on the
 //   matmul kernels (T = L21·X1, or U01·X1 going up), and `trsm_sub` subtracts it.
 
@@ -23,49 +23,32 @@ struct Params {
 
 override LOWER: u32 = 1u;
 
-const PANEL: u32 = 64u;
-
-var<workgroup> solved: array<f32, 64>;
-
 // The factors (trsm_block), or the panel's product T (trsm_sub: rows × rhs per matrix).
 @group(0) @binding(0) var<storage, read> m: array<f32>;
 @group(0) @binding(1) var<storage, read_write> x: array<f32>;
 @group(0) @binding(2) var<uniform> p: Params;
 
 @compute @workgroup_size(64)
-fn trsm_block(
-    @builtin(local_invocation_id) lid: vec3<u32>,
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-) {
-    let g = wid.x + wid.y * nwg.x;
+fn trsm_block(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let g = gid.x + gid.y * nwg.x * 64u;
+    if (g >= p.batch * p.rhs) { return; }
     let b = g / p.rhs;
     let c = g % p.rhs;
-    let i = lid.x;
-    // Barriers need every invocation of the workgroup: the loop bound is uniform and
-    // the other invocations only skip loads and stores.
-    let live = g < p.batch * p.rhs && i < p.rows;
-    let row = p.row0 + i;
     let base = b * p.n * p.n;
-    let o = (b * p.n + row) * p.rhs + c;
-    var s = 0.0;
-    if (live) { s = x[o]; }
     for (var t = 0u; t < p.rows; t = t + 1u) {
-        let k = select(p.rows - 1u - t, t, LOWER == 1u);
-        if (live && i == k) {
-            if (LOWER == 0u) { s = s / m[base + row * p.n + row]; }
-            solved[k] = s;
+        // Forward (unit lower) row t, or backward (U) row rows - 1 - t, from the rows solved.
+        let i = select(p.row0 + p.rows - 1u - t, p.row0 + t, LOWER == 1u);
+        var s = x[(b * p.n + i) * p.rhs + c];
+        let k0 = select(i + 1u, p.row0, LOWER == 1u);
+        let k1 = select(p.row0 + p.rows, i, LOWER == 1u);
+        for (var k = k0; k < k1; k = k + 1u) {
+            s = s - m[base + i * p.n + k] * x[(b * p.n + k) * p.rhs + c];
         }
-        workgroupBarrier();
-        let below = select((i < k), (i > k), LOWER == 1u);
-        if (live && below) {
-            s = s - m[base + row * p.n + p.row0 + k] * solved[k];
-        }
+        if (LOWER == 0u) { s = s / m[base + i * p.n + i]; }
+        x[(b * p.n + i) * p.rhs + c] = s;
     }
-    if (live) { x[o] = s; }
 }
 
-// x[row0 + i][c] -= T[i][c] for the `rows` rows after (or before) a panel.
 @compute @workgroup_size(256)
 fn trsm_sub(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let e = gid.x + gid.y * nwg.x * 256u;

@@ -3,15 +3,18 @@
 //! `shaders/array_lu_trailing.wgsl`, `shaders/array_trsm.wgsl`,
 //! `shaders/array_trsv_permute.wgsl`), for `array::decomp`.
 //!
-//! Right-looking, one column per step: every step is two dispatches (pivot, swap and scale
-//! in one workgroup per matrix; the rank-1 update with one invocation per element), so no
-//! invocation loops more than n/256 times (llvmpipe stops an invocation's loops after
-//! 65,535 iterations) and no step depends on subgroups or atomics. LU is blocked by panels
-//! of [`PANEL`] columns: the column steps update only the panel, then the panel's rows right
-//! of it become U12 (a dispatch per column, after the panel's swaps), and the trailing block takes the panel's whole rank-[`PANEL`] update as one product on
-//! the tuned matmul kernels (T = L21·U12) and one subtraction, so most of the O(n³) work
-//! runs at matmul speed. The steps are recorded into submissions of at most [`PER_SUBMIT`]
-//! dispatches each, which bounds the uniforms held at once for large n.
+//! LU is right-looking and blocked by panels of [`PANEL`] columns: a workgroup per matrix
+//! factors a panel (`shaders/array_lu_panel.wgsl`: pivot, swap, scale and the panel's
+//! rank-1 update per column, barriers between), one dispatch turns the panel's rows right of
+//! it into U12, and the trailing block takes the panel's whole rank-[`PANEL`] update as one
+//! product on the tuned matmul kernels (T = L21·U12) and one subtraction, so most of the
+//! O(n³) work runs at matmul speed. Cholesky, and LU of batches too large for the batched
+//! matmul, take two dispatches per column instead (pivot, swap and scale in a workgroup per
+//! matrix; the rank-1 update with an invocation per element). The triangular solves are
+//! blocked the same way. No invocation loops more than about 32,768 times (llvmpipe stops
+//! an invocation's loops after 65,535 iterations) and nothing depends on subgroups or
+//! atomics. The steps are recorded into submissions of at most [`PER_SUBMIT`] dispatches
+//! each, which bounds the uniforms held at once for large n.
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
@@ -29,6 +32,8 @@ pub const SHADER: Shader = crate::services::pipeline::shader!("array_lu");
 pub const SHADER_UPDATE: Shader = crate::services::pipeline::shader!("array_lu_update");
 /// `shaders/array_lu_trailing.wgsl`: a panel's trailing update.
 pub const SHADER_TRAILING: Shader = crate::services::pipeline::shader!("array_lu_trailing");
+/// `shaders/array_lu_panel.wgsl`: a panel of the blocked LU in few dispatches.
+pub const SHADER_PANEL: Shader = crate::services::pipeline::shader!("array_lu_panel");
 /// `shaders/array_trsm.wgsl`: the blocked triangular solves.
 pub const SHADER_TRSM: Shader = crate::services::pipeline::shader!("array_trsm");
 /// `shaders/array_trsv_permute.wgsl`: the right-hand sides in the permutation's order.
@@ -54,6 +59,18 @@ pub const PERMUTE: KernelSpec = KernelSpec {
     entry: "trsv_permute",
     bindings: &[RO, RO, RW, U],
 };
+/// Columns k0..k1 of an LU panel (one workgroup per matrix).
+pub const PANEL_STEPS: KernelSpec = KernelSpec {
+    shader: SHADER_PANEL,
+    entry: "lu_panel",
+    bindings: &[RW, RW, RW, U],
+};
+/// U12 = L11⁻¹·A12 after a panel (a workgroup per column).
+pub const U12: KernelSpec = KernelSpec {
+    shader: SHADER_UPDATE,
+    entry: "lu_u12",
+    bindings: &[RW, U],
+};
 /// The diagonal block of one panel of a triangular solve.
 pub const BLOCK: KernelSpec = KernelSpec {
     shader: SHADER_TRSM,
@@ -73,7 +90,16 @@ pub const TRAILING: KernelSpec = KernelSpec {
     bindings: &[RO, RW, U],
 };
 /// Every kernel of the family.
-pub const KERNELS: &[KernelSpec] = &[PIVOT, UPDATE, TRAILING, PERMUTE, BLOCK, SUB];
+pub const KERNELS: &[KernelSpec] = &[
+    PIVOT,
+    UPDATE,
+    TRAILING,
+    PERMUTE,
+    PANEL_STEPS,
+    U12,
+    BLOCK,
+    SUB,
+];
 
 /// Columns per panel of the blocked LU.
 pub const PANEL: usize = 64;
@@ -88,6 +114,25 @@ struct Params {
     n: u32,
     k: u32,
     rhs: u32,
+}
+
+/// `shaders/array_lu_panel.wgsl`'s uniforms.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct PanelParams {
+    batch: u32,
+    n: u32,
+    k0: u32,
+    k1: u32,
+    jend: u32,
+    _pad: [u32; 3],
+}
+
+/// Columns one `lu_panel` dispatch factors for order n: each costs an invocation about
+/// ⌈n/4⌉ + 3·⌈n/256⌉ + 8 loop iterations, kept under 32,768 in all (llvmpipe stops an
+/// invocation after 65,535), the same on every adapter so results do not depend on it.
+fn panel_chunk(n: usize) -> usize {
+    (32_768 / (n.div_ceil(4) + 3 * n.div_ceil(256) + 8)).clamp(1, PANEL)
 }
 
 /// `shaders/array_trsm.wgsl`'s uniforms.
@@ -194,8 +239,7 @@ pub fn factor(
     };
     let mut rec = Recorder::new(device);
     let pivot = rec.pipeline(&PIVOT, &[("MODE", mode)])?;
-    let update = rec.pipeline(&UPDATE, &[("MODE", mode), ("PART", 0.0)])?;
-    let update_u12 = rec.pipeline(&UPDATE, &[("MODE", 0.0), ("PART", 1.0)])?;
+    let update = rec.pipeline(&UPDATE, &[("MODE", mode)])?;
     // The identity permutation and cleared info words, from the host.
     let ident: Vec<u32> = (0..batch).flat_map(|_| 0..n as u32).collect();
     let queue = device.wgpu_queue();
@@ -207,48 +251,79 @@ pub fn factor(
         [max, batch.div_ceil(max as usize) as u32, 1]
     };
     let blocked = which == Factor::Lu && scratch_words(batch, n) > 0;
+    // LU panels (or a whole matrix of order ≤ PANEL) factor in a workgroup per matrix;
+    // Cholesky, and LU of huge batches of large matrices, take a dispatch pair per column.
+    let panels = which == Factor::Lu && (blocked || n <= PANEL);
     let trailing = rec.pipeline(&TRAILING, &[])?;
+    let panel_steps = rec.pipeline(&PANEL_STEPS, &[])?;
+    let u12 = rec.pipeline(&U12, &[])?;
+    let pp = |k0: usize, k1: usize, jend: usize| PanelParams {
+        batch: batch as u32,
+        n: n as u32,
+        k0: k0 as u32,
+        k1: k1 as u32,
+        jend: jend as u32,
+        _pad: [0; 3],
+    };
+    let all = [(b.a, words), (b.perm, pwords), (b.info, iwords)];
     let mut count = 0;
     let mut j0 = 0;
     while j0 < n {
         let jend = if blocked { (j0 + PANEL).min(n) } else { n };
-        for k in j0..jend {
-            rec.dispatch(
-                &pivot,
-                &[(b.a, words), (b.perm, pwords), (b.info, iwords)],
-                Some(bytemuck::bytes_of(&params(k, 0))),
-                one_per_matrix,
-            )?;
-            flush(device, &mut rec, &mut count)?;
-            let r = n - k - 1;
-            let per = match which {
-                Factor::Lu => r * (jend - k - 1),
-                Factor::Cholesky => r * r,
-            };
-            if per > 0 {
-                rec.declare_work((2 * batch * per) as f64, (12 * batch * per) as f64);
+        if panels {
+            for k0 in (j0..jend).step_by(panel_chunk(n)) {
+                let k1 = (k0 + panel_chunk(n)).min(jend);
+                let per = (n - k0) * (jend - k0);
+                rec.declare_work(
+                    (2 * batch * per * (k1 - k0)) as f64,
+                    (8 * batch * per) as f64,
+                );
                 rec.dispatch(
-                    &update,
-                    &[(b.a, words)],
-                    Some(bytemuck::bytes_of(&params(k, jend))),
-                    grid_1d((batch * per) as u64, 256, max),
+                    &panel_steps,
+                    &all,
+                    Some(bytemuck::bytes_of(&pp(k0, k1, jend))),
+                    one_per_matrix,
                 )?;
                 flush(device, &mut rec, &mut count)?;
+            }
+        } else {
+            for k in j0..jend {
+                rec.dispatch(
+                    &pivot,
+                    &[(b.a, words), (b.perm, pwords), (b.info, iwords)],
+                    Some(bytemuck::bytes_of(&params(k, 0))),
+                    one_per_matrix,
+                )?;
+                flush(device, &mut rec, &mut count)?;
+                let r = n - k - 1;
+                let per = match which {
+                    Factor::Lu => r * (jend - k - 1),
+                    Factor::Cholesky => r * r,
+                };
+                if per > 0 {
+                    rec.declare_work((2 * batch * per) as f64, (12 * batch * per) as f64);
+                    rec.dispatch(
+                        &update,
+                        &[(b.a, words)],
+                        Some(bytemuck::bytes_of(&params(k, jend))),
+                        grid_1d((batch * per) as u64, 256, max),
+                    )?;
+                    flush(device, &mut rec, &mut count)?;
+                }
             }
         }
         // U12: the panel's rows right of it, once all of the panel's swaps are made.
         if blocked && jend < n {
-            for k in j0..jend - 1 {
-                let per = (jend - k - 1) * (n - jend);
-                rec.declare_work((2 * batch * per) as f64, (12 * batch * per) as f64);
-                rec.dispatch(
-                    &update_u12,
-                    &[(b.a, words)],
-                    Some(bytemuck::bytes_of(&params(k, jend))),
-                    grid_1d((batch * per) as u64, 256, max),
-                )?;
-                flush(device, &mut rec, &mut count)?;
-            }
+            let grid = grid_1d((batch * (n - jend)) as u64, 64, max);
+            let per = (jend - j0) * (jend - j0) * (n - jend);
+            rec.declare_work((batch * per) as f64, (8 * batch * per) as f64);
+            rec.dispatch(
+                &u12,
+                &[(b.a, words)],
+                Some(bytemuck::bytes_of(&params(j0, jend))),
+                grid,
+            )?;
+            flush(device, &mut rec, &mut count)?;
             // A22 -= L21·U12.
             let t = b.scratch.ok_or_else(|| Error::Internal {
                 op: "lu",
@@ -383,12 +458,7 @@ pub fn solve(
                 rows: rows as u32,
                 _pad: [0; 3],
             };
-            let groups = batch * rhs;
-            let grid = if groups as u64 <= max as u64 {
-                [groups as u32, 1, 1]
-            } else {
-                [max, groups.div_ceil(max as usize) as u32, 1]
-            };
+            let grid = grid_1d((batch * rhs) as u64, 64, max);
             rec.declare_work(
                 (batch * (jend - j0).pow(2) * rhs) as f64,
                 (4 * batch * (jend - j0) * (jend - j0 + 2 * rhs)) as f64,

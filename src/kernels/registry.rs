@@ -33,6 +33,7 @@ pub const SHADERS: &[Shader] = &[
     lu::SHADER,
     lu::SHADER_UPDATE,
     lu::SHADER_TRAILING,
+    lu::SHADER_PANEL,
     lu::SHADER_TRSM,
     lu::SHADER_PERMUTE,
     matmul_variant::SHADER,
