@@ -20,6 +20,11 @@ fn f32_to_u32(x: f32) -> u32 {
     return u32(min(x, 4294967040.0));
 }
 fn expm1_(x: f32) -> f32 {
+    // Below 0.35 the Taylor polynomial to x^9 (under 1e-9 relative): Kahan's u - 1 scaled
+    // by x / log(u) needs an accurate log near 1, and lavapipe's is 1% off at x = -7e-6.
+    if (abs(x) < 0.35) {
+        return x * (1.0 + x * (0.5 + x * (0.16666666666666666 + x * (0.041666666666666664 + x * (0.008333333333333333 + x * (0.001388888888888889 + x * (0.0001984126984126984 + x * (2.48015873015873e-05 + x * 2.7557319223985893e-06))))))));
+    }
     let u = exp(x);
     if (u == 1.0) { return x; }
     let um = u - 1.0;
@@ -428,36 +433,54 @@ fn shr_u32(a: u32, b: u32) -> u32 {
     if (b >= 32u) { return 0u; }
     return a >> b;
 }
-// complex64 (vec2<f32>: real, imaginary). Products and quotients as NumPy computes them
-// (the quotient by Smith's scaling, so |b| near the float range does not overflow), exp and
-// sqrt with an exactly zero imaginary part for real arguments, as the standard wants.
-fn cmul_(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
-    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
-fn cdiv_(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
-    if (b.x == 0.0 && b.y == 0.0) { return vec2<f32>(a.x / b.x, a.y / b.x); }
-    if (abs(b.x) >= abs(b.y)) {
-        let r = b.y / b.x;
-        let d = b.x + b.y * r;
-        return vec2<f32>((a.x + a.y * r) / d, (a.y - a.x * r) / d);
+// float16 (held as f32 words): x rounded to the nearest binary16 value, ties to even,
+// subnormals kept (down to 2^-24), |x| >= 65520 to infinity, NaN kept, on the bits alone:
+// WGSL's quantizeToF16 leaves out-of-range values indeterminate and SPIR-V lets it flush
+// subnormals, and float arithmetic here could be flushed by a driver too.
+fn f16_round_(x: f32) -> f32 {
+    let u = bitcast<u32>(x);
+    let s = u & 0x80000000u;
+    let a = u & 0x7fffffffu;
+    if (a >= 0x7f800000u) { return x; }
+    if (a >= 0x477ff000u) { return bitcast<f32>(s | 0x7f800000u); }
+    let e = a >> 23u;
+    // Bits of the f32 significand below binary16's last place: 13 for normal halves (f32
+    // exponent >= 113), 126 - e for subnormal ones (that place is 2^-24); below 2^-25
+    // (exponent < 102) everything rounds to zero.
+    var sh = 13u;
+    if (e < 113u) {
+        if (e < 102u) { return bitcast<f32>(s); }
+        sh = 126u - e;
     }
-    let r = b.x / b.y;
-    let d = b.x * r + b.y;
-    return vec2<f32>((a.x * r + a.y) / d, (a.y * r - a.x) / d);
+    // Normal f32 here, so the implicit bit is added and the exponent kept apart.
+    let m = (a & 0x7fffffu) | 0x800000u;
+    let hw = 1u << (sh - 1u);
+    let low = m & ((1u << sh) - 1u);
+    var q = m >> sh;
+    if (low > hw || (low == hw && (q & 1u) == 1u)) { q = q + 1u; }
+    if (q == 0u) { return bitcast<f32>(s); }
+    // q · 2^(sh + e - 150), at least 2^23 · 2^(e - 150) (m >= 2^23 and q was not rounded
+    // down to 0): a carry out of the significand is an exact power of two.
+    let r = q << sh;
+    return bitcast<f32>(s | ((e << 23u) + r - 0x800000u));
 }
-fn cexp_(z: vec2<f32>) -> vec2<f32> {
-    let e = exp(z.x);
-    if (z.y == 0.0) { return vec2<f32>(e, z.y); }
-    return vec2<f32>(e * cos_(z.y), e * sin_(z.y));
-}
-fn csqrt_(z: vec2<f32>) -> vec2<f32> {
-    if (is_inf(z.y)) { return vec2<f32>(inf_(), z.y); }
-    if (z.x == 0.0 && z.y == 0.0) { return vec2<f32>(0.0, z.y); }
-    if (is_inf(z.x) && z.x < 0.0 && !is_nan(z.y)) {
-        return vec2<f32>(0.0, select(inf_(), -inf_(), (bitcast<u32>(z.y) >> 31u) == 1u));
-    }
-    let t = sqrt((abs(z.x) + hypot_(z.x, z.y)) * 0.5);
-    if (z.x >= 0.0) { return vec2<f32>(t, z.y / (2.0 * t)); }
-    let im = bitcast<f32>((bitcast<u32>(t) & 0x7fffffffu) | (bitcast<u32>(z.y) & 0x80000000u));
-    return vec2<f32>(abs(z.y) / (2.0 * t), im);
+// The next binary16 value after x (a binary16 value in an f32) toward y: x moved by its
+// binary16 ulp, 2^(exponent - 10) and at least 2^-24, half that below a power of two
+// (down to the smallest normal 2^-14); exact in f32, and past 65504 the caller's rounding
+// gives infinity.
+fn nextafter_f16_(x: f32, y: f32) -> f32 {
+    if (is_nan(x) || is_nan(y)) { return nan_(); }
+    if (x == y) { return y; }
+    if (x == 0.0) { return bitcast<f32>((bitcast<u32>(y) & 0x80000000u) | 0x33800000u); }
+    let s = bitcast<u32>(x) & 0x80000000u;
+    let a = bitcast<u32>(x) & 0x7fffffffu;
+    if (a == 0x7f800000u) { return bitcast<f32>(s | 0x477fe000u); }
+    let e = a >> 23u;
+    let away = (y > x) == (x > 0.0);
+    var ulp = max(e, 113u) - 10u;
+    if (!away && (a & 0x7fffffu) == 0u && e > 113u) { ulp = ulp - 1u; }
+    let step = bitcast<f32>(ulp << 23u);
+    let ax = bitcast<f32>(a);
+    let r = select(ax - step, ax + step, away);
+    return bitcast<f32>(bitcast<u32>(r) | s);
 }

@@ -461,31 +461,27 @@ fn other_operations_refuse_complex_by_name() {
         other => panic!("{name}: expected a dtype error, found {other:?}"),
     };
     for op in [
-        Unary::Sin,
-        Unary::Log,
         Unary::Floor,
-        Unary::Sign,
-        Unary::Tanh,
+        Unary::Ceil,
+        Unary::Trunc,
         Unary::Signbit,
+        Unary::BitwiseInvert,
     ] {
         named(a.unary(op), op.name());
     }
     for op in [
         Binary::Less,
         Binary::Maximum,
-        Binary::Pow,
         Binary::Atan2,
         Binary::FloorDivide,
     ] {
         named(a.binary(op, &a), op.name());
     }
-    named(a.reduce(Reduce::Prod, None, false), "prod");
+    named(a.reduce(Reduce::Min, None, false), "min");
     named(a.reduce(Reduce::Max, None, false), "max");
     named(a.var(None, 0.0, false), "var");
-    named(a.cumulative_sum(0, false), "cumulative_sum");
     named(a.sort(0, false), "sort");
     named(a.argsort(0, false), "argsort");
-    named(a.matmul(&a.matrix_transpose().unwrap()), "matmul");
     let idx = Array::from_f64(&dev, &[0.0], &[1], DType::Int32).unwrap();
     named(a.take(&idx, 0), "take");
     named(

@@ -81,7 +81,7 @@ pub(crate) struct Strided {
 #[derive(Clone)]
 pub(crate) enum Expr {
     /// A scalar's device words (the array is 0-d): the value's, and the imaginary part's
-    /// for complex64 (0 otherwise, unused).
+    /// for complex64 or the high half for float64 (0 otherwise, unused).
     Scalar(u32, u32),
     /// Each element's position along an axis (int32): `arange`, `eye`, `tril` build on it.
     Iota(usize),
@@ -253,7 +253,10 @@ impl Array {
             Vec::new(),
             1,
             Vec::new(),
-            State::Lazy(Expr::Scalar(dtype.word_of(value), 0)),
+            State::Lazy({
+                let (lo, hi) = dtype.words_of(value);
+                Expr::Scalar(lo, hi)
+            }),
         )
     }
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::array::array::{Array, Expr};
 use crate::array::dtype::DType;
 use crate::array::layout::Layout;
-use crate::array::ops::{convert, zero, PRELUDE};
+use crate::array::ops::{convert, zero, PRELUDE, PRELUDE_F64};
 use crate::error::Result;
 use crate::tensor::Tensor;
 
@@ -45,10 +45,10 @@ pub(crate) struct Plan {
     pub root: (String, DType),
 }
 
-/// A dtype's result made to fit it: narrow integers wrapped back into range.
+/// A dtype's result made to fit it: narrow integers wrapped back into range, float16 rounded.
 fn fit(d: DType, x: String) -> String {
     match d {
-        DType::Int8 | DType::Int16 | DType::UInt8 | DType::UInt16 => d.wrap(&x),
+        DType::Int8 | DType::Int16 | DType::UInt8 | DType::UInt16 | DType::Float16 => d.wrap(&x),
         _ => x,
     }
 }
@@ -116,6 +116,11 @@ impl Plan {
                     format!(
                         "vec2<f32>(bitcast<f32>(b{binding}[2u * o{j}]), bitcast<f32>(b{binding}[2u * o{j} + 1u]))"
                     )
+                } else if d == DType::Float64 {
+                    join_f64(
+                        &format!("b{binding}[2u * o{j}]"),
+                        &format!("b{binding}[2u * o{j} + 1u]"),
+                    )
                 } else if t == "u32" {
                     format!("b{binding}[o{j}]")
                 } else {
@@ -146,6 +151,9 @@ impl Plan {
                         "vec2<f32>(bitcast<f32>(prm[SB + {k}u]), bitcast<f32>(prm[SB + {}u]))",
                         k + 1
                     )
+                } else if d == DType::Float64 {
+                    self.scalars.push(im);
+                    join_f64(&format!("prm[SB + {k}u]"), &format!("prm[SB + {}u]", k + 1))
                 } else {
                     format!("bitcast<{t}>(prm[SB + {k}u])")
                 }
@@ -210,10 +218,25 @@ impl Plan {
         s
     }
 
+    /// Whether the kernel computes in float64 anywhere (it then needs [`PRELUDE_F64`], which
+    /// is only valid WGSL on adapters with f64 and i64).
+    pub fn uses_f64(&self) -> bool {
+        self.root.1 == DType::Float64 || self.body.contains("f64")
+    }
+
+    /// The prelude this plan's kernel needs: [`PRELUDE`], and [`PRELUDE_F64`] when it
+    /// computes in float64 (or `also` says the caller's code does).
+    pub fn prelude(&self, also: bool) -> String {
+        prelude(self.uses_f64() || also)
+    }
+
     /// Statements storing the root's value at element `o` of the buffer `buf` (two words
-    /// for complex64).
+    /// for complex64 and float64).
     pub fn store_root(&self, buf: &str, o: &str) -> String {
         let (v, d) = &self.root;
+        if *d == DType::Float64 {
+            return store_f64(buf, o, v);
+        }
         if d.is_complex() {
             format!(
                 "    {buf}[2u * {o}] = bitcast<u32>({v}.x);\n    {buf}[2u * {o} + 1u] = bitcast<u32>({v}.y);\n"
@@ -232,6 +255,28 @@ impl Plan {
         } else {
             format!("bitcast<u32>({v})")
         }
+    }
+}
+
+/// WGSL for the f64 of two words (WGSL u32 expressions): the low half and the high half.
+/// naga's `bitcast` keeps the width, so the halves are joined in a u64 first.
+pub(crate) fn join_f64(lo: &str, hi: &str) -> String {
+    format!("bitcast<f64>((u64({hi}) << 32u) | u64({lo}))")
+}
+
+/// Statements storing the f64 `v` as words `2·o` (low half) and `2·o + 1` of `buf`.
+pub(crate) fn store_f64(buf: &str, o: &str, v: &str) -> String {
+    format!(
+        "    {{ let w = bitcast<u64>({v}); {buf}[2u * {o}] = u32(w & 0xfffffffflu); {buf}[2u * {o} + 1u] = u32(w >> 32u); }}\n"
+    )
+}
+
+/// [`PRELUDE`], followed by [`PRELUDE_F64`] when `f64` (a kernel computing in float64).
+pub(crate) fn prelude(f64: bool) -> String {
+    if f64 {
+        format!("{PRELUDE}{PRELUDE_F64}")
+    } else {
+        PRELUDE.to_string()
     }
 }
 
@@ -300,7 +345,7 @@ pub(crate) fn elementwise_kernel(
     let extra: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "read_write")).collect();
     let mut s = plan.bindings(&extra);
     let _ = writeln!(s, "const SB: u32 = {sb}u;");
-    s.push_str(PRELUDE);
+    s.push_str(&plan.prelude(functions.contains("f64") || tail.contains("f64")));
     s.push_str(functions);
     let _ = writeln!(
         s,

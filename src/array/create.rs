@@ -59,6 +59,7 @@ impl Array {
         words: &[u32],
         shape: &[usize],
     ) -> Result<Array> {
+        dtype.check_device(device, "asarray")?;
         let data = alloc_words(device, words.len())?;
         if !words.is_empty() {
             device
@@ -92,7 +93,10 @@ impl Array {
         check_len("asarray", shape, values.len(), "values")?;
         let words: Vec<u32> = values
             .iter()
-            .flat_map(|&v| [dtype.word_of(v), 0].into_iter().take(dtype.words()))
+            .flat_map(|&v| {
+                let (lo, hi) = dtype.words_of(v);
+                [lo, hi].into_iter().take(dtype.words())
+            })
             .collect();
         Array::from_words(device, dtype, &words, shape)
     }
@@ -143,7 +147,14 @@ impl Array {
     /// (`to_complex_vec` reads it).
     pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
         let d = self.dtype();
-        d.refuse_complex("to_f64_vec")?;
+        if d == DType::Float64 {
+            let w = self.to_words()?;
+            return Ok(w
+                .chunks_exact(2)
+                .map(|c| f64::from_bits(c[0] as u64 | ((c[1] as u64) << 32)))
+                .collect());
+        }
+        d.refuse_wide("to_f64_vec")?;
         Ok(self
             .to_words()?
             .into_iter()
@@ -221,6 +232,10 @@ impl Array {
                 found: format!("start {start}, stop {stop}, step {step}"),
             });
         }
+        if dtype == DType::Float16 {
+            // Each value computed in float32 and rounded once, as NumPy fills float16.
+            return Array::arange(device, start, stop, step, DType::Float32)?.astype(dtype);
+        }
         let n = ((stop - start) / step).ceil().max(0.0) as usize;
         let i = Array::positions(device, &[n], 0)?;
         if dtype.is_float() || dtype.is_complex() {
@@ -249,7 +264,13 @@ impl Array {
         } else {
             0.0
         };
-        let i = Array::positions(device, &[num], 0)?.astype(DType::Float32)?;
+        // float64 is computed in float64; every other dtype in float32, then cast.
+        let f = if dtype == DType::Float64 {
+            DType::Float64
+        } else {
+            DType::Float32
+        };
+        let i = Array::positions(device, &[num], 0)?.astype(f)?;
         let v = i
             .binary_scalar(Binary::Multiply, step.into())?
             .binary_scalar(Binary::Add, start.into())?;
@@ -257,7 +278,7 @@ impl Array {
             // The last value is `stop` exactly, as NumPy makes it.
             let last = Array::positions(device, &[num], 0)?
                 .binary_scalar(Binary::Equal, ((num - 1) as i64).into())?;
-            Array::where_(&last, &Array::scalar(device, stop, DType::Float32), &v)?
+            Array::where_(&last, &Array::scalar(device, stop, f), &v)?
         } else {
             v
         };

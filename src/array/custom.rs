@@ -76,7 +76,11 @@ pub fn parse_params(op: &'static str, spec: &str, reserved: &[&str]) -> Result<V
             )));
         }
         let ty = match DType::from_name(ty) {
-            Ok(d) if d.is_complex() => return Err(bad("a real or boolean dtype")),
+            Ok(d) if d.words() != 1 => {
+                return Err(bad(
+                    "a 32-bit real or boolean dtype (not complex64 or float64)",
+                ))
+            }
             Ok(d) => ParamType::Fixed(d),
             Err(_) if is_ident(ty) && ty.chars().next().is_some_and(|c| c.is_ascii_uppercase()) => {
                 ParamType::Generic(ty.to_string())
@@ -104,7 +108,7 @@ fn snippet_type(d: DType) -> &'static str {
 fn to_word(d: DType, v: &str) -> String {
     match d.kind() {
         Kind::Bool => format!("select(0u, 1u, {v})"),
-        Kind::Float | Kind::Complex => format!("bitcast<u32>({v})"),
+        Kind::Float | Kind::Complex => format!("bitcast<u32>({})", d.wrap(v)),
         Kind::Signed => format!("bitcast<u32>({})", d.wrap(v)),
         Kind::Unsigned => d.wrap(v),
     }
@@ -126,10 +130,10 @@ fn bind(op: &'static str, params: &[Param], inputs: &[Array]) -> Result<(Vec<Arr
     let mut bound: Bound = Vec::new();
     let mut cast = Vec::with_capacity(inputs.len());
     for (p, x) in params.iter().zip(inputs) {
-        if x.dtype().is_complex() {
+        if x.dtype().words() != 1 {
             return Err(Error::DType {
                 op,
-                expected: "real or boolean inputs (snippets see one device word per element)"
+                expected: "32-bit real or boolean inputs (snippets see one device word per element; not complex64 or float64)"
                     .into(),
                 found: format!("{} for {}", x.dtype(), p.name),
             });
@@ -165,7 +169,11 @@ fn bind(op: &'static str, params: &[Param], inputs: &[Array]) -> Result<(Vec<Arr
 fn converts_exactly(from: DType, to: DType) -> bool {
     match (from.kind(), to.kind()) {
         (Kind::Bool, _) => true,
-        (Kind::Signed | Kind::Unsigned, Kind::Float) => from.bits() < 24,
+        // Within the significand: 24 bits for float32, 11 for float16.
+        (Kind::Signed | Kind::Unsigned, Kind::Float) => {
+            from.bits() < if to == DType::Float16 { 11 } else { 24 }
+        }
+        (Kind::Float, Kind::Float) => from.bits() <= to.bits(),
         (_, Kind::Float) => false,
         _ => promote(from, to).ok() == Some(to),
     }

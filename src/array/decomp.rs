@@ -78,7 +78,7 @@ pub(crate) fn square(op: &'static str, x: &Array) -> Result<(Vec<usize>, usize)>
 
 /// `x` as float32 in a new contiguous buffer that starts at word 0, broadcast to `shape`.
 pub(crate) fn float_copy(op: &'static str, x: &Array, shape: &[usize]) -> Result<Strided> {
-    refuse_bool(op, x)?;
+    solvable(op, x)?;
     let s = x
         .astype(DType::Float32)?
         .broadcast_to(shape)?
@@ -93,8 +93,10 @@ pub(crate) fn float_copy(op: &'static str, x: &Array, shape: &[usize]) -> Result
     Ok(s)
 }
 
-/// The solvers take numbers: a bool matrix is refused rather than cast.
-fn refuse_bool(op: &'static str, x: &Array) -> Result<()> {
+/// The solvers take numbers and run in float32: a bool matrix is refused rather than cast,
+/// and a float64 one rather than silently rounded.
+fn solvable(op: &'static str, x: &Array) -> Result<()> {
+    x.dtype().refuse_wide(op)?;
     if x.dtype() == DType::Bool {
         return Err(Error::DType {
             op,
@@ -115,7 +117,7 @@ fn refuse_bool(op: &'static str, x: &Array) -> Result<()> {
 /// rounding; k is held to [-126, 127] so that neither factor overflows, and a matrix that is
 /// zero or holds ∞/NaN keeps k = 0 (its non-finite values pass through as NumPy's do).
 pub(crate) fn balanced(op: &'static str, x: &Array) -> Result<(Array, Array)> {
-    refuse_bool(op, x)?;
+    solvable(op, x)?;
     let x = x.astype(DType::Float32)?;
     let k = x
         .abs()?

@@ -8,6 +8,25 @@
 //! arithmetic wraps), so values never differ from the narrow type's; only memory is wider
 //! (four times for `int8`). The host side (`from_bytes`, `to_bytes`) uses each dtype's own
 //! width.
+//!
+//! `complex64` and `float64` take two words an element (real then imaginary; the f64's
+//! low then high half, so NumPy's little-endian bytes are the words). A kernel builds an f64
+//! from its words as `bitcast<f64>((u64(hi) << 32u) | u64(lo))`: naga's `bitcast` keeps the
+//! width (`bitcast<f64>(vec2<u32>)` is invalid), and the alternative, `array<f64>` bindings,
+//! would type each buffer by one dtype and leave the metadata's scalar words (an
+//! `array<u32>`) still needing the 64-bit integer path. So float64 needs an adapter with
+//! both `SHADER_F64` and `SHADER_INT64` (every Vulkan driver with `shaderFloat64` this was
+//! tried on also has `shaderInt64`; Metal has neither).
+//!
+//! `float16` is held the same way: an `f32` word whose value is always a binary16 value,
+//! rounded (to nearest, ties to even, with subnormals, overflow to infinity) after every
+//! operation by `f16_round_` in `shaders/array_prelude.wgsl`, written on the bits because
+//! WGSL's `quantizeToF16` leaves out-of-range values indeterminate and may flush
+//! subnormals. Computing in f32 and rounding once is what NumPy does for float16, and for
+//! `+ - * / sqrt` it equals binary16 arithmetic exactly (f32 has more than 2·11 + 2 bits), so
+//! it needs no `SHADER_F16` and works on every adapter; memory is twice a packed float16.
+//! The host conversions use the `half` crate (kept up, correctly rounded, and already in
+//! the build through naga).
 
 use crate::error::{Error, Result};
 
@@ -28,8 +47,13 @@ pub enum DType {
     UInt16,
     /// `uint32`.
     UInt32,
+    /// `float16`: held as an f32 word rounded to binary16 after every operation.
+    Float16,
     /// `float32`.
     Float32,
+    /// `float64`: two device words (the value's low then high 32 bits); only on adapters
+    /// with `SHADER_F64` and `SHADER_INT64` ([`DType::check_device`]).
+    Float64,
     /// `complex64`: a pair of `float32` (real, imaginary), two device words.
     Complex64,
 }
@@ -51,7 +75,7 @@ pub enum Kind {
 
 impl DType {
     /// Every dtype, in the order the standard lists them.
-    pub const ALL: [DType; 9] = [
+    pub const ALL: [DType; 11] = [
         DType::Bool,
         DType::Int8,
         DType::Int16,
@@ -59,7 +83,9 @@ impl DType {
         DType::UInt8,
         DType::UInt16,
         DType::UInt32,
+        DType::Float16,
         DType::Float32,
+        DType::Float64,
         DType::Complex64,
     ];
 
@@ -73,7 +99,9 @@ impl DType {
             DType::UInt8 => "uint8",
             DType::UInt16 => "uint16",
             DType::UInt32 => "uint32",
+            DType::Float16 => "float16",
             DType::Float32 => "float32",
+            DType::Float64 => "float64",
             DType::Complex64 => "complex64",
         }
     }
@@ -88,7 +116,7 @@ impl DType {
                 op: "DType::from_name",
                 name: "dtype",
                 expected: format!(
-                    "one of {} (int64, uint64, float16, float64 and complex128 are not supported yet)",
+                    "one of {} (int64, uint64 and complex128 are not supported yet)",
                     DType::ALL.map(|d| d.name()).join(", ")
                 ),
                 found: format!("{name:?}"),
@@ -101,7 +129,7 @@ impl DType {
             DType::Bool => Kind::Bool,
             DType::Int8 | DType::Int16 | DType::Int32 => Kind::Signed,
             DType::UInt8 | DType::UInt16 | DType::UInt32 => Kind::Unsigned,
-            DType::Float32 => Kind::Float,
+            DType::Float16 | DType::Float32 | DType::Float64 => Kind::Float,
             DType::Complex64 => Kind::Complex,
         }
     }
@@ -110,9 +138,9 @@ impl DType {
     pub fn bits(self) -> u32 {
         match self {
             DType::Bool | DType::Int8 | DType::UInt8 => 8,
-            DType::Int16 | DType::UInt16 => 16,
+            DType::Int16 | DType::UInt16 | DType::Float16 => 16,
             DType::Int32 | DType::UInt32 | DType::Float32 => 32,
-            DType::Complex64 => 64,
+            DType::Float64 | DType::Complex64 => 64,
         }
     }
 
@@ -136,25 +164,47 @@ impl DType {
         self.kind() == Kind::Complex
     }
 
-    /// Device words per element: 2 for `complex64` (real then imaginary, NumPy's order),
-    /// 1 for every other dtype.
+    /// Device words per element: 2 for `complex64` (real then imaginary, NumPy's order) and
+    /// `float64` (low then high half), 1 for every other dtype.
     pub fn words(self) -> usize {
-        if self.is_complex() {
+        if self.bits() == 64 {
             2
         } else {
             1
         }
     }
 
-    /// `Error::DType` for an operation that does not take complex arrays, when `self` is
-    /// complex: kernels that read one word per element call this before touching the data.
-    pub(crate) fn refuse_complex(self, op: &'static str) -> Result<()> {
-        if self.is_complex() {
+    /// `Error::DType` for an operation whose kernels read one word per element, when `self`
+    /// takes two (`complex64`, `float64`): they call this before touching the data.
+    pub(crate) fn refuse_wide(self, op: &'static str) -> Result<()> {
+        if self.words() != 1 {
             return Err(Error::DType {
                 op,
-                expected: "a real or boolean dtype (complex64 is not supported here yet)".into(),
+                expected: "a 32-bit real or boolean dtype (complex64 and float64 are not supported here yet)".into(),
                 found: self.name().into(),
             });
+        }
+        Ok(())
+    }
+
+    /// `Error::DType` when `device` cannot compute in this dtype: `float64` needs an adapter
+    /// with `SHADER_F64` and `SHADER_INT64` (see the module docs); every other dtype runs
+    /// everywhere.
+    pub fn check_device(self, device: &crate::runtime::Device, op: &'static str) -> Result<()> {
+        if self == DType::Float64 {
+            let f = device.info().features;
+            if !(f.shader_f64 && f.shader_int64) {
+                return Err(Error::DType {
+                    op,
+                    expected: format!(
+                        "a dtype this device computes in: float64 needs an adapter with SHADER_F64 and SHADER_INT64; this one ({}) has SHADER_F64 {} and SHADER_INT64 {}",
+                        device.name(),
+                        if f.shader_f64 { "yes" } else { "no" },
+                        if f.shader_int64 { "yes" } else { "no" },
+                    ),
+                    found: self.name().into(),
+                });
+            }
         }
         Ok(())
     }
@@ -165,6 +215,7 @@ impl DType {
         match self.kind() {
             Kind::Bool | Kind::Unsigned => "u32",
             Kind::Signed => "i32",
+            Kind::Float if self == DType::Float64 => "f64",
             Kind::Float => "f32",
             Kind::Complex => "vec2<f32>",
         }
@@ -172,7 +223,7 @@ impl DType {
 
     /// A WGSL expression that brings `x` (of this dtype's word type) back into the dtype's
     /// range after an operation that may have left it: integer wrap-around for the narrow
-    /// types, 0/1 for bool.
+    /// types, 0/1 for bool, rounding to binary16 for float16.
     pub(crate) fn wrap(self, x: &str) -> String {
         match self {
             DType::Int8 => format!("(({x} << 24u) >> 24u)"),
@@ -180,6 +231,7 @@ impl DType {
             DType::UInt8 => format!("({x} & 0xffu)"),
             DType::UInt16 => format!("({x} & 0xffffu)"),
             DType::Bool => format!("select(0u, 1u, {x} != 0u)"),
+            DType::Float16 => format!("f16_round_({x})"),
             _ => x.to_string(),
         }
     }
@@ -194,14 +246,20 @@ impl DType {
             DType::UInt8 => (0.0, u8::MAX as f64),
             DType::UInt16 => (0.0, u16::MAX as f64),
             DType::UInt32 => (0.0, u32::MAX as f64),
+            DType::Float16 => (-65504.0, 65504.0),
             DType::Float32 | DType::Complex64 => (f32::MIN as f64, f32::MAX as f64),
+            DType::Float64 => (f64::MIN, f64::MAX),
         }
     }
 
     /// The device word holding `v` (converted as a cast to this dtype would: floats
-    /// truncated toward zero for integers, wrapped to the type's width). For complex64, the
-    /// real part's word (the imaginary word of a real value is 0).
+    /// truncated toward zero for integers, wrapped to the type's width, rounded once to
+    /// binary16 for float16). For complex64, the real part's word (the imaginary word of a
+    /// real value is 0).
     pub(crate) fn word_of(self, v: f64) -> u32 {
+        if self == DType::Float16 {
+            return f16_of(v).to_bits();
+        }
         match self.kind() {
             Kind::Bool => (v != 0.0) as u32,
             Kind::Float | Kind::Complex => (v as f32).to_bits(),
@@ -222,6 +280,17 @@ impl DType {
         }
     }
 
+    /// The device words of one element holding `v` (as [`DType::word_of`]; the second word
+    /// is the high half for float64, 0 otherwise).
+    pub(crate) fn words_of(self, v: f64) -> (u32, u32) {
+        if self == DType::Float64 {
+            let b = v.to_bits();
+            (b as u32, (b >> 32) as u32)
+        } else {
+            (self.word_of(v), 0)
+        }
+    }
+
     /// The value a device word of this dtype holds (for complex64, one component's word).
     pub(crate) fn value_of(self, w: u32) -> f64 {
         match self.kind() {
@@ -233,8 +302,9 @@ impl DType {
 
     /// Device words from host bytes (little-endian, `host_size` each).
     pub(crate) fn words_from_bytes(self, bytes: &[u8]) -> Vec<u32> {
-        if self.is_complex() {
-            // Two f32 words per element, real first: the bytes are already the words.
+        if self.words() == 2 {
+            // Two words per element (complex64: real first; float64: little-endian
+            // halves): the bytes are already the words.
             return bytes
                 .chunks_exact(4)
                 .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -249,9 +319,12 @@ impl DType {
                 DType::UInt8 => c[0] as u32,
                 DType::Int16 => i16::from_le_bytes([c[0], c[1]]) as i32 as u32,
                 DType::UInt16 => u16::from_le_bytes([c[0], c[1]]) as u32,
-                DType::Int32 | DType::UInt32 | DType::Float32 | DType::Complex64 => {
-                    u32::from_le_bytes([c[0], c[1], c[2], c[3]])
-                }
+                DType::Float16 => half::f16::from_le_bytes([c[0], c[1]]).to_f32().to_bits(),
+                DType::Int32
+                | DType::UInt32
+                | DType::Float32
+                | DType::Float64
+                | DType::Complex64 => u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
             })
             .collect()
     }
@@ -260,6 +333,11 @@ impl DType {
     pub(crate) fn bytes_from_words(self, words: &[u32]) -> Vec<u8> {
         let mut out = Vec::with_capacity(words.len() * self.host_size());
         for &w in words {
+            if self == DType::Float16 {
+                // Exact: the word always holds a binary16 value.
+                out.extend_from_slice(&half::f16::from_f32(f32::from_bits(w)).to_le_bytes());
+                continue;
+            }
             match self.host_size().min(4) {
                 1 => out.push(w as u8),
                 2 => out.extend_from_slice(&(w as u16).to_le_bytes()),
@@ -268,6 +346,23 @@ impl DType {
         }
         out
     }
+}
+
+/// `v` rounded once to the nearest binary16 value (ties to even), as an f32. `half`'s
+/// `from_f64` goes through f32 with two roundings to nearest, which ties the wrong way just
+/// past a binary16 midpoint (1 + 2⁻¹¹ + 2⁻⁴⁰ gave 1, NumPy gives 1 + 2⁻¹⁰); rounding the f32
+/// step to odd makes the second rounding the correct one (as the device's cast does).
+pub(crate) fn f16_of(v: f64) -> f32 {
+    let f = v as f32;
+    let b = f.to_bits();
+    let f = if v.is_nan() || f as f64 == v || b & 1 == 1 {
+        f
+    } else if v.abs() > (f as f64).abs() {
+        f32::from_bits(b + 1)
+    } else {
+        f32::from_bits(b - 1)
+    };
+    half::f16::from_f32(f).to_f32()
 }
 
 impl std::fmt::Display for DType {
@@ -279,8 +374,11 @@ impl std::fmt::Display for DType {
 /// The standard's promotion of two array dtypes: within a family the wider type; signed with
 /// unsigned the signed type wide enough for both; an integer or bool with a float the float
 /// (the standard leaves mixed kinds to the library; NumPy gives float64 for int32 with
-/// float32, which this library does not hold, so the float type is kept, as PyTorch does).
-/// `bool` with an integer is the integer. `uint32` with a signed type needs `int64`: an error.
+/// float64, which not every adapter holds, so the float type is kept, as PyTorch does;
+/// likewise float16 with any integer is float16). float16 with float32 is float32.
+/// `bool` with an integer is the integer. float32 (or float16) with float64 is float64, and
+/// an integer with float64 float64 (as NumPy). `uint32` with a signed type needs `int64`,
+/// complex64 with float64 `complex128`: errors.
 /// Anything with `complex64` is `complex64` (float32 with complex64 is the standard's
 /// complex64; integers and bool with it are the library's choice, as for float32).
 pub fn promote(a: DType, b: DType) -> Result<DType> {
@@ -291,8 +389,11 @@ pub fn promote(a: DType, b: DType) -> Result<DType> {
     let (ka, kb) = (a.kind(), b.kind());
     let wider = |x: DType, y: DType| if x.bits() >= y.bits() { x } else { y };
     let out = match (ka, kb) {
+        // complex64 with float64 is complex128, which this library does not hold.
+        (Kind::Complex, _) | (_, Kind::Complex) if a == Float64 || b == Float64 => None,
         (Kind::Complex, _) => Some(a),
         (_, Kind::Complex) => Some(b),
+        (Kind::Float, Kind::Float) => Some(wider(a, b)),
         (Kind::Float, _) => Some(a),
         (_, Kind::Float) => Some(b),
         (Kind::Bool, _) => Some(b),
@@ -310,7 +411,7 @@ pub fn promote(a: DType, b: DType) -> Result<DType> {
     out.ok_or_else(|| Error::InvalidArgument {
         op: "promote",
         name: "dtype",
-        expected: "dtypes with a common type this library holds (uint32 with a signed type needs int64, not supported yet)".into(),
+        expected: "dtypes with a common type this library holds (uint32 with a signed type needs int64, complex64 with float64 complex128: not supported yet)".into(),
         found: format!("{a} and {b}"),
     })
 }
@@ -334,12 +435,24 @@ mod tests {
             (Float32, Complex64, Complex64),
             (Int8, Complex64, Complex64),
             (Bool, Complex64, Complex64),
+            (Float32, Float64, Float64),
+            (Int32, Float64, Float64),
+            (UInt8, Float64, Float64),
+            (Bool, Float64, Float64),
+            (Float16, Float32, Float32),
+            (Int8, Float16, Float16),
+            (UInt32, Float16, Float16),
+            (Bool, Float16, Float16),
+            (Float16, Complex64, Complex64),
+            (Float16, Float64, Float64),
         ];
         for (a, b, c) in cases {
             assert_eq!(promote(a, b).unwrap(), c, "{a} {b}");
             assert_eq!(promote(b, a).unwrap(), c, "{b} {a}");
         }
         assert!(promote(UInt32, Int8).is_err());
+        assert!(promote(Float64, Complex64).is_err());
+        assert!(promote(Complex64, Float64).is_err());
     }
 
     #[test]
@@ -354,10 +467,39 @@ mod tests {
             [-128, 127, 1, -1]
         );
         assert_eq!(DType::Int8.bytes_from_words(&w), bytes);
-        assert!(DType::from_name("float64").is_err());
+        assert!(DType::from_name("float64").is_ok());
+        assert!(DType::from_name("float16").is_ok());
+        assert!(DType::from_name("int64").is_err());
+        let f = [0x18u8, 0x2d, 0x44, 0x54, 0xfb, 0x21, 0x09, 0x40]; // pi
+        let w = DType::Float64.words_from_bytes(&f);
+        assert_eq!(w, [0x54442d18, 0x400921fb]);
+        assert_eq!(DType::Float64.words_of(std::f64::consts::PI), (w[0], w[1]));
+        assert_eq!(DType::Float64.bytes_from_words(&w), f);
         let c = [0u8, 0, 128, 63, 0, 0, 0, 192]; // 1.0 - 2.0j
         let w = DType::Complex64.words_from_bytes(&c);
         assert_eq!(w, [1.0f32.to_bits(), (-2.0f32).to_bits()]);
         assert_eq!(DType::Complex64.bytes_from_words(&w), c);
+    }
+
+    #[test]
+    fn float16_words_round_once_and_round_trip() {
+        let h = DType::Float16;
+        // 1 + 2^-11 is a tie: to even (1.0); just above it rounds up.
+        assert_eq!(h.value_of(h.word_of(1.0 + 2f64.powi(-11))), 1.0);
+        assert_eq!(
+            h.value_of(h.word_of(1.0 + 1.5 * 2f64.powi(-11))),
+            1.0 + 2f64.powi(-10)
+        );
+        assert_eq!(h.value_of(h.word_of(65520.0)), f64::INFINITY);
+        assert_eq!(h.value_of(h.word_of(65519.99)), 65504.0);
+        assert_eq!(h.value_of(h.word_of(2f64.powi(-25))), 0.0);
+        assert_eq!(h.value_of(h.word_of(1.5 * 2f64.powi(-25))), 2f64.powi(-24));
+        let bytes: Vec<u8> = (0..=u16::MAX).flat_map(|b| b.to_le_bytes()).collect();
+        let w = h.words_from_bytes(&bytes);
+        let back = h.bytes_from_words(&w);
+        for (i, (a, b)) in bytes.chunks(2).zip(back.chunks(2)).enumerate() {
+            let nan = (i & 0x7c00) == 0x7c00 && (i & 0x3ff) != 0;
+            assert!(a == b || nan, "{i:#06x}");
+        }
     }
 }

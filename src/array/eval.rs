@@ -43,6 +43,12 @@ impl Array {
         for o in &operands[1..] {
             operands[0].check_device(o, op)?;
         }
+        // A float64 operand or result on an adapter without f64: a typed error now, not an
+        // invalid shader later.
+        dtype.check_device(&device, op)?;
+        for o in operands {
+            o.dtype().check_device(&device, op)?;
+        }
         let max_buffers = max_leaf_buffers(&device);
         let mut ops: Vec<Array> = operands.iter().map(|a| (*a).clone()).collect();
         let count = |ops: &[Array]| {
@@ -236,6 +242,7 @@ pub(crate) fn materialize(a: &Array, copy: bool) -> Result<Strided> {
             return Ok(s);
         }
     }
+    a.dtype().check_device(a.device(), "eval")?;
     run_into(a, None)
 }
 

@@ -142,6 +142,14 @@ fn c2c(
     inverse: bool,
     op: &'static str,
 ) -> Result<Array> {
+    if x.dtype() == DType::Float64 {
+        // The transforms run in complex64: float64 input is refused, never rounded.
+        return Err(Error::DType {
+            op,
+            expected: "a dtype other than float64 (the transforms run in complex64; complex128 is not supported yet)".into(),
+            found: x.dtype().name().into(),
+        });
+    }
     let (moved, axis, inverse_perm) = x.axis_last(axis, op)?;
     let n = n.unwrap_or(x.shape()[axis]);
     check_n(op, n)?;

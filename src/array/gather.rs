@@ -152,7 +152,7 @@ impl Array {
     /// indices' shape. Negative positions count from the end.
     pub fn take(&self, indices: &Array, axis: isize) -> Result<Array> {
         self.check_device(indices, "take")?;
-        self.dtype().refuse_complex("take")?;
+        self.dtype().refuse_wide("take")?;
         check_index_dtype("take", indices.dtype())?;
         if self.ndim() == 0 {
             return Err(Error::InvalidArgument {
@@ -190,7 +190,7 @@ impl Array {
     /// on the others; `x.take_along_axis(&x.argsort(a)?, a)` is `x.sort(a)`.
     pub fn take_along_axis(&self, indices: &Array, axis: isize) -> Result<Array> {
         self.check_device(indices, "take_along_axis")?;
-        self.dtype().refuse_complex("take_along_axis")?;
+        self.dtype().refuse_wide("take_along_axis")?;
         check_index_dtype("take_along_axis", indices.dtype())?;
         if indices.ndim() != self.ndim() || self.ndim() == 0 {
             return Err(Error::ShapeMismatch {
@@ -232,8 +232,8 @@ impl Array {
     /// Values order as `sort` orders them (NaN last).
     pub fn searchsorted(&self, values: &Array, right: bool) -> Result<Array> {
         self.check_device(values, "searchsorted")?;
-        self.dtype().refuse_complex("searchsorted")?;
-        values.dtype().refuse_complex("searchsorted")?;
+        self.dtype().refuse_wide("searchsorted")?;
+        values.dtype().refuse_wide("searchsorted")?;
         if self.ndim() != 1 {
             return Err(Error::InvalidArgument {
                 op: "searchsorted",

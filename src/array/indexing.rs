@@ -168,10 +168,10 @@ fn resolve(x: &Array, idx: &[Indexer]) -> Result<Resolved> {
                     }
                 }
                 // The gather and scatter kernels move one device word per element.
-                if x.dtype().is_complex() {
+                if x.dtype().words() != 1 {
                     return Err(Error::DType {
                         op: "__getitem__",
-                        expected: "a real array for integer-array and mask indexing".into(),
+                        expected: "a 32-bit real array for integer-array and mask indexing (not complex64 or float64)".into(),
                         found: x.dtype().name().into(),
                     });
                 }

@@ -5,6 +5,7 @@
 //! not merge, both operands transposed) is copied first.
 
 use crate::array::array::{Array, Strided};
+use crate::array::complex_fold;
 use crate::array::dtype::{promote, DType};
 use crate::array::eval::alloc_words;
 use crate::array::layout::{broadcast_shapes, coalesce, Layout};
@@ -39,7 +40,10 @@ impl Array {
     pub fn matmul(&self, other: &Array) -> Result<Array> {
         self.check_device(other, "matmul")?;
         let out_dtype = promote(self.dtype(), other.dtype())?;
-        out_dtype.refuse_complex("matmul")?;
+        if out_dtype.is_complex() && self.ndim() > 0 && other.ndim() > 0 {
+            return complex_fold::matmul(self, other);
+        }
+        out_dtype.refuse_wide("matmul")?;
         if out_dtype == DType::Bool || self.ndim() == 0 || other.ndim() == 0 {
             return Err(Error::DType {
                 op: "matmul",
@@ -105,6 +109,9 @@ impl Array {
         }
         if out_dtype == f {
             Ok(r)
+        } else if out_dtype == DType::Float16 {
+            // Products and sums in float32, each result rounded once.
+            r.astype(out_dtype)
         } else {
             r.round()?.astype(out_dtype)
         }

@@ -35,6 +35,7 @@
 pub mod array;
 pub(crate) mod codegen;
 pub mod compact;
+pub(crate) mod complex_fold;
 pub mod create;
 pub mod custom;
 pub mod decomp;

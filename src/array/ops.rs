@@ -8,7 +8,7 @@
 
 use crate::array::dtype::{promote, DType, Kind};
 use crate::error::{Error, Result};
-use crate::kernels::prelude::ARRAY_PRELUDE;
+use crate::kernels::prelude::{ARRAY_COMPLEX, ARRAY_PRELUDE_F64};
 
 /// Operations of one array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -220,21 +220,29 @@ impl Unary {
             // Only these have complex forms here; every other is refused, never computed on
             // a real part.
             return Ok(match self {
-                Negative | Positive | Square | Sqrt | Exp | Conj => (x, x),
+                Negative | Positive | Square | Conj | Sign | Round => (x, x),
+                _ if self.transcendental() => (x, x),
                 Abs | Real | Imag => (x, DType::Float32),
                 IsNan | IsInf | IsFinite | LogicalNot => (x, DType::Bool),
-                _ => {
-                    return refuse(
-                        "a real dtype (complex64 takes negative, positive, abs, square, sqrt, exp, conj, real, imag, isnan, isinf, isfinite, logical_not)",
-                    )
-                }
+                _ => return refuse("a real dtype (the standard defines it for real numbers only)"),
             });
         }
+        if x == DType::Float64 && self.transcendental() && self != Sqrt {
+            // GLSL.std.450's exp, log, sin… are defined for 16- and 32-bit floats only; an
+            // f32 answer would be a float64 array of float32 accuracy: refused.
+            return refuse(
+                "a dtype other than float64 (float64 takes sqrt, but not the other transcendental functions yet: astype(float32) first for float32 accuracy)",
+            );
+        }
         Ok(match self {
+            Sqrt if x == DType::Float64 => (x, x),
             Conj | Real if x == DType::Bool => return refuse("a numeric dtype"),
             Conj | Real => (x, x),
             Imag if x == DType::Bool => return refuse("a numeric dtype"),
             Imag => (x, x),
+            // float16 is computed in f32 and rounded once (the result's `wrap`), as NumPy
+            // does; integers and bool go to float32, as elsewhere in this library.
+            _ if self.transcendental() && x == DType::Float16 => (x, x),
             _ if self.transcendental() => (DType::Float32, DType::Float32),
             Negative | Abs | Sign | Square | Positive | Floor | Ceil | Round | Trunc
                 if x == DType::Bool =>
@@ -262,8 +270,9 @@ impl Unary {
                 Positive => a.to_string(),
                 Conj => format!("({a} * vec2<f32>(1.0, -1.0))"),
                 Square => format!("cmul_({a}, {a})"),
-                Sqrt => format!("csqrt_({a})"),
-                Exp => format!("cexp_({a})"),
+                // shaders/array_complex.wgsl: `c` + the standard's name + `_`.
+                Sign | Round => format!("c{}_({a})", self.name()),
+                _ if self.transcendental() => format!("c{}_({a})", self.name()),
                 Abs => format!("hypot_({a}.x, {a}.y)"),
                 Real => format!("{a}.x"),
                 Imag => format!("{a}.y"),
@@ -284,6 +293,7 @@ impl Unary {
             Positive => a.to_string(),
             Abs if k == Kind::Unsigned => a.to_string(),
             Abs => format!("abs({a})"),
+            Sign if t == DType::Float64 => format!("sign_f64({a})"),
             Sign => match k {
                 Kind::Float => format!("select(sign({a}), {a}, is_nan({a}))"),
                 Kind::Signed => format!("sign({a})"),
@@ -305,7 +315,8 @@ impl Unary {
             Atan => format!("atan_({a})"),
             Sinh => format!("sinh_({a})"),
             Cosh => format!("cosh({a})"),
-            Tanh => format!("tanh({a})"),
+            // NaN kept: GLSL's tanh (wgpu's GL backend) gave -1 for NaN on llvmpipe.
+            Tanh => format!("select(tanh({a}), {a}, is_nan({a}))"),
             Asinh => format!("asinh_({a})"),
             Acosh => format!("acosh_({a})"),
             Atanh => format!("atanh_({a})"),
@@ -314,11 +325,15 @@ impl Unary {
             Ceil => format!("ceil({a})"),
             Round => format!("round({a})"),
             Trunc => format!("trunc({a})"),
+            IsNan if t == DType::Float64 => format!("u32(is_nan64({a}))"),
+            IsInf if t == DType::Float64 => format!("u32(is_inf64({a}))"),
+            IsFinite if t == DType::Float64 => format!("u32(!is_nan64({a}) && !is_inf64({a}))"),
             IsNan if k == Kind::Float => format!("u32(is_nan({a}))"),
             IsInf if k == Kind::Float => format!("u32(is_inf({a}))"),
             IsFinite if k == Kind::Float => format!("u32(!is_nan({a}) && !is_inf({a}))"),
             IsNan | IsInf => "0u".into(),
             IsFinite => "1u".into(),
+            Signbit if t == DType::Float64 => format!("u32(bitcast<u64>({a}) >> 63u)"),
             Signbit => format!("(bitcast<u32>({a}) >> 31u)"),
             LogicalNot => format!("u32({a} == {})", zero(t)),
             BitwiseInvert if t == DType::Bool => format!("(1u - {a})"),
@@ -416,10 +431,19 @@ impl Binary {
         let p = promote(a, b)?;
         if p.is_complex() {
             return match self {
-                Add | Subtract | Multiply | Divide => Ok((p, p)),
+                Add | Subtract | Multiply | Divide | Pow => Ok((p, p)),
                 Equal | NotEqual => Ok((p, DType::Bool)),
-                _ => refuse("real dtypes (complex64 takes add, subtract, multiply, divide, equal, not_equal)"),
+                _ => refuse("real dtypes (complex64 takes add, subtract, multiply, divide, pow, equal, not_equal)"),
             };
+        }
+        if p == DType::Float64 {
+            match self {
+                Pow | Atan2 | Hypot | Logaddexp | Nextafter => {
+                    return refuse("dtypes other than float64 (float64 takes arithmetic, comparisons, floor_divide, remainder, maximum, minimum and copysign; not pow, atan2, hypot, logaddexp or nextafter yet)")
+                }
+                Divide | Copysign => return Ok((p, p)),
+                _ => {}
+            }
         }
         Ok(match self {
             Add | Subtract | Multiply | FloorDivide | Remainder | Pow | Maximum | Minimum
@@ -428,6 +452,9 @@ impl Binary {
                 return refuse("numeric dtypes")
             }
             Add | Subtract | Multiply | FloorDivide | Remainder | Pow | Maximum | Minimum => (p, p),
+            Divide | Atan2 | Copysign | Hypot | Logaddexp | Nextafter if p == DType::Float16 => {
+                (p, p)
+            }
             Divide | Atan2 | Copysign | Hypot | Logaddexp | Nextafter => {
                 (DType::Float32, DType::Float32)
             }
@@ -455,6 +482,7 @@ impl Binary {
                 Subtract => format!("({a} - {b})"),
                 Multiply => format!("cmul_({a}, {b})"),
                 Divide => format!("cdiv_({a}, {b})"),
+                Pow => format!("cpow_({a}, {b})"),
                 Equal => format!("u32(all({a} == {b}))"),
                 // NaN in either part differs from everything (see the real case below).
                 NotEqual => format!(
@@ -471,13 +499,16 @@ impl Binary {
             FloorDivide => format!("floor_divide_{s}({a}, {b})"),
             Remainder => format!("remainder_{s}({a}, {b})"),
             Pow => format!("pow_{s}({a}, {b})"),
-            Maximum if k == Kind::Float => format!("maximum_f32({a}, {b})"),
-            Minimum if k == Kind::Float => format!("minimum_f32({a}, {b})"),
+            Maximum if k == Kind::Float => format!("maximum_{s}({a}, {b})"),
+            Minimum if k == Kind::Float => format!("minimum_{s}({a}, {b})"),
             Maximum => format!("max({a}, {b})"),
             Minimum => format!("min({a}, {b})"),
             Equal => format!("u32({a} == {b})"),
             // NaN differs from everything: the bits are tested, as a compiler may lower
             // `!=` to an ordered comparison (lavapipe does: `NaN != 0.0` came out false).
+            NotEqual if t == DType::Float64 => {
+                format!("u32({a} != {b} || is_nan64({a}) || is_nan64({b}))")
+            }
             NotEqual if k == Kind::Float => {
                 format!("u32({a} != {b} || is_nan({a}) || is_nan({b}))")
             }
@@ -495,11 +526,14 @@ impl Binary {
             BitwiseLeftShift => format!("shl_{s}({a}, {b}, {}u)", t.bits()),
             BitwiseRightShift => format!("shr_{s}({a}, {b})"),
             Atan2 => format!("atan2_({a}, {b})"),
+            Copysign if t == DType::Float64 => format!("copysign_f64({a}, {b})"),
             Copysign => format!(
                 "bitcast<f32>((bitcast<u32>({a}) & 0x7fffffffu) | (bitcast<u32>({b}) & 0x80000000u))"
             ),
             Hypot => format!("hypot_({a}, {b})"),
             Logaddexp => format!("logaddexp_({a}, {b})"),
+            // float16's neighbours, not float32's (which would round back to `a`).
+            Nextafter if t == DType::Float16 => format!("nextafter_f16_({a}, {b})"),
             Nextafter => format!("nextafter_({a}, {b})"),
         }
     }
@@ -511,6 +545,9 @@ fn wgsl_suffix(t: DType) -> &'static str {
 
 /// WGSL for "`a` is not zero" (NaN is true, -0.0 false: the bits are tested for floats).
 fn truth(t: DType, a: &str) -> String {
+    if t == DType::Float64 {
+        return format!("((bitcast<u64>({a}) & 0x7ffffffffffffffflu) != 0lu)");
+    }
     match t.kind() {
         Kind::Float => format!("((bitcast<u32>({a}) & 0x7fffffffu) != 0u)"),
         _ => format!("({a} != {})", zero(t)),
@@ -540,8 +577,17 @@ pub(crate) fn convert(from: DType, to: DType, a: &str) -> String {
         // Only reached through explicit requests that `astype` vets: the real part.
         (Kind::Complex, Kind::Float) => format!("{a}.x"),
         (Kind::Complex, _) => return convert(DType::Float32, to, &format!("{a}.x")),
+        (Kind::Float, Kind::Complex) if from == DType::Float64 => {
+            format!("vec2<f32>(f32({a}), 0.0)")
+        }
         (Kind::Float, Kind::Complex) => format!("vec2<f32>({a}, 0.0)"),
         (_, Kind::Complex) => format!("vec2<f32>(f32({a}), 0.0)"),
+        (Kind::Float, Kind::Bool) if from == DType::Float64 => format!("u32({})", truth(from, a)),
+        (Kind::Float, Kind::Signed) if from == DType::Float64 => format!("f64_to_i32({a})"),
+        (Kind::Float, Kind::Unsigned) if from == DType::Float64 => format!("f64_to_u32({a})"),
+        (Kind::Float, Kind::Float) if from == DType::Float64 && to == DType::Float16 => {
+            format!("f64_to_f32_odd({a})")
+        }
         // NaN is true, as in NumPy: test the bits, not `!= 0.0` (compilers may assume no NaN).
         (Kind::Float, Kind::Bool) => format!("u32((bitcast<u32>({a}) & 0x7fffffffu) != 0u)"),
         (_, Kind::Bool) => format!("u32({a} != {})", zero(from)),
@@ -558,5 +604,9 @@ pub(crate) fn convert(from: DType, to: DType, a: &str) -> String {
 
 /// Functions the generated kernels call (`shaders/array_prelude.wgsl`): the standard's
 /// answers where a WGSL builtin's differ, and the integer forms of floor division,
-/// remainder, power and shifts.
-pub(crate) const PRELUDE: &str = ARRAY_PRELUDE.source;
+/// remainder, power and shifts; then the complex64 functions (`shaders/array_complex.wgsl`).
+pub(crate) const PRELUDE: &str = ARRAY_COMPLEX.source;
+
+/// The float64 functions (`shaders/array_prelude_f64.wgsl`), appended to [`PRELUDE`] only in
+/// kernels that compute in float64 ([`crate::array::codegen::prelude`]).
+pub(crate) const PRELUDE_F64: &str = ARRAY_PRELUDE_F64.source;

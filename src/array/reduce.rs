@@ -12,11 +12,12 @@
 use std::fmt::Write as _;
 
 use crate::array::array::{Array, Strided};
-use crate::array::codegen::{compensated_add, coords, dot, Plan, WG};
+use crate::array::codegen::{compensated_add, coords, dot, join_f64, prelude, store_f64, Plan, WG};
+use crate::array::complex_fold;
 use crate::array::dtype::{DType, Kind};
 use crate::array::eval::{alloc_words, launch, word};
 use crate::array::layout::{coalesce, numel, Layout};
-use crate::array::ops::{convert, Binary, Unary, PRELUDE};
+use crate::array::ops::{convert, Binary, Unary};
 use crate::error::{Error, Result};
 use crate::runtime::Device;
 use crate::tensor::Tensor;
@@ -94,15 +95,19 @@ impl Reduce {
     /// ([`compensated_add`]).
     fn step(self, t: DType, v: &str, r: &str) -> String {
         let float = t.kind() == Kind::Float;
+        let f64 = t == DType::Float64;
+        let sfx = t.wgsl();
+        let is_nan = if f64 { "is_nan64" } else { "is_nan" };
         match self {
+            Reduce::Sum if f64 => compensated_add_f64(v),
             Reduce::Sum if float => compensated_add(v),
             Reduce::Sum => format!("    acc = {};\n", t.wrap(&format!("acc + {v}"))),
             Reduce::Prod => format!("    acc = acc * {v};\n"),
             Reduce::Min if float => format!(
-                "    acc = select(minimum_f32(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n"
+                "    acc = select(minimum_{sfx}(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n"
             ),
             Reduce::Max if float => format!(
-                "    acc = select(maximum_f32(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n"
+                "    acc = select(maximum_{sfx}(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n"
             ),
             Reduce::Min => {
                 format!("    acc = select(min(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n")
@@ -117,7 +122,7 @@ impl Reduce {
                 // positions rise, but chunks interleave, so combining them needs the test.
                 let better = if self == Reduce::ArgMax { ">" } else { "<" };
                 let nan = if float {
-                    format!("((is_nan({v}) && (!is_nan(acc) || {r} < idx)) || (!is_nan(acc) && !is_nan({v}) && ({v} {better} acc || ({v} == acc && {r} < idx))))")
+                    format!("(({is_nan}({v}) && (!{is_nan}(acc) || {r} < idx)) || (!{is_nan}(acc) && !{is_nan}({v}) && ({v} {better} acc || ({v} == acc && {r} < idx))))")
                 } else {
                     format!("({v} {better} acc || ({v} == acc && {r} < idx))")
                 };
@@ -125,6 +130,13 @@ impl Reduce {
             }
         }
     }
+}
+
+/// [`compensated_add`] for an f64 accumulator: the XOR with `ZERO` on the u64 bits.
+fn compensated_add_f64(v: &str) -> String {
+    format!(
+        "    {{ let y = {v} - comp; let s = acc + y; if (is_inf64(s) || is_nan64(s)) {{ acc = s; comp = 0.0lf; }} else {{ comp = (bitcast<f64>(bitcast<u64>(s) ^ u64(ZERO)) - acc) - y; acc = s; }} }}\n"
+    )
 }
 
 /// How a reduction of `r` elements per output is cut: (chunks, elements per chunk). At most
@@ -182,14 +194,25 @@ impl Array {
             if matches!(op, Reduce::Any | Reduce::All) {
                 return self.astype(DType::Bool)?.reduce(op, axes, keepdims);
             }
+            if op == Reduce::Prod {
+                let axes = normalize_axes(name, self.ndim(), axes)?;
+                return complex_fold::prod(self, &axes, keepdims);
+            }
             if op != Reduce::Sum {
-                return self.dtype().refuse_complex(name).map(|_| self.clone());
+                return self.dtype().refuse_wide(name).map(|_| self.clone());
             }
             // Σ(re) + j·Σ(im): two float32 reductions, each compensated.
             let re = self.unary(Unary::Real)?.sum(axes, keepdims)?;
             let im = self.unary(Unary::Imag)?.sum(axes, keepdims)?;
             let j = Array::complex_scalar(self.device(), 0.0, 1.0);
             return re.binary(Binary::Add, &im.binary(Binary::Multiply, &j)?);
+        }
+        if self.dtype() == DType::Float16 && matches!(op, Reduce::Sum | Reduce::Prod) {
+            // Accumulated in float32 and rounded once at the end, as NumPy sums float16.
+            return self
+                .astype(DType::Float32)?
+                .reduce(op, axes, keepdims)?
+                .astype(DType::Float16);
         }
         let axes = normalize_axes(name, self.ndim(), axes)?;
         if op.is_arg() && axes.len() > 1 && axes.len() != self.ndim() {
@@ -270,8 +293,15 @@ impl Array {
         self.reduce(Reduce::Sum, axes, keepdims)
     }
 
-    /// The mean over `axes` (integers are averaged as float32).
+    /// The mean over `axes` (integers are averaged as float32, float64 as float64; float16
+    /// in float32, rounded once at the end, as NumPy does).
     pub fn mean(&self, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
+        if self.dtype() == DType::Float16 {
+            return self
+                .astype(DType::Float32)?
+                .mean(axes, keepdims)?
+                .astype(DType::Float16);
+        }
         let ax = normalize_axes("mean", self.ndim(), axes)?;
         let count: usize = ax.iter().map(|&a| self.shape()[a]).product();
         if self.dtype().is_complex() {
@@ -279,7 +309,7 @@ impl Array {
                 .sum(axes, keepdims)?
                 .binary_scalar(Binary::Divide, (count as f64).into());
         }
-        let x = self.astype(DType::Float32)?;
+        let x = self.astype(float_of(self.dtype()))?;
         x.sum(axes, keepdims)?
             .binary_scalar(Binary::Divide, (count as f64).into())
     }
@@ -290,10 +320,18 @@ impl Array {
     /// takes out the float32 mean's rounding, which alone made the deviation of equal values
     /// an ulp of the mean (std of three 682.6986 was 6.1e-5, not 0).
     pub fn var(&self, axes: Option<&[isize]>, correction: f64, keepdims: bool) -> Result<Array> {
-        self.dtype().refuse_complex("var")?;
+        if self.dtype() == DType::Float16 {
+            return self
+                .astype(DType::Float32)?
+                .var(axes, correction, keepdims)?
+                .astype(DType::Float16);
+        }
+        if self.dtype().is_complex() {
+            return self.dtype().refuse_wide("var").map(|_| self.clone());
+        }
         let ax = normalize_axes("var", self.ndim(), axes)?;
         let count: usize = ax.iter().map(|&a| self.shape()[a]).product();
-        let x = self.astype(DType::Float32)?;
+        let x = self.astype(float_of(self.dtype()))?;
         let m = x.mean(axes, true)?;
         m.eval()?;
         let d = x.binary(Binary::Subtract, &m)?;
@@ -310,7 +348,23 @@ impl Array {
 
     /// The standard deviation over `axes`.
     pub fn std(&self, axes: Option<&[isize]>, correction: f64, keepdims: bool) -> Result<Array> {
+        if self.dtype() == DType::Float16 {
+            // The root of the float32 variance, rounded once.
+            return self
+                .astype(DType::Float32)?
+                .std(axes, correction, keepdims)?
+                .astype(DType::Float16);
+        }
         self.var(axes, correction, keepdims)?.unary(Unary::Sqrt)
+    }
+}
+
+/// The float dtype `mean` and `var` compute in: float64 for float64, float32 otherwise.
+fn float_of(d: DType) -> DType {
+    if d == DType::Float64 {
+        d
+    } else {
+        DType::Float32
     }
 }
 
@@ -339,6 +393,11 @@ impl Fold<'_> {
             (Some((d, f)), true) => (*d, format!("{f}(acc)")),
             _ => (self.acc, "acc".to_string()),
         };
+        if d == DType::Float64 {
+            return format!("{}    si[t] = idx;\n}}\n", store_f64("sv", "t", &v));
+        }
+        // A float16 result (a custom fold's) is rounded; the built-in ones are exact here.
+        let v = if d == DType::Float16 { d.wrap(&v) } else { v };
         let w = if d.wgsl() == "u32" {
             v
         } else {
@@ -417,7 +476,7 @@ pub(crate) fn fold_axes(
 
     let mut s = plan.bindings(&[("sv", "read_write"), ("si", "read_write")]);
     let _ = writeln!(s, "const SB: u32 = {sb}u;");
-    s.push_str(PRELUDE);
+    s.push_str(&plan.prelude(fold.acc == DType::Float64));
     s.push_str(&fold.functions);
     let _ = writeln!(s, "var<private> ZERO: u32;");
     let _ = writeln!(
@@ -448,7 +507,7 @@ pub(crate) fn fold_axes(
     let _ = writeln!(s, "    }}");
     s.push_str(&fold.store(chunks == 1));
 
-    let sv = alloc_words(device, n_out * chunks)?;
+    let sv = alloc_words(device, n_out * chunks * fold.acc.words())?;
     let si = alloc_words(device, if fold.arg { n_out * chunks } else { 1 })?;
     launch(
         device,
@@ -477,7 +536,9 @@ fn combine(
     chunks: usize,
 ) -> Result<(Tensor, Tensor)> {
     let w = fold.acc.wgsl();
-    let load = if w == "u32" {
+    let load = if fold.acc == DType::Float64 {
+        join_f64("pv[2u * p]", "pv[2u * p + 1u]")
+    } else if w == "u32" {
         "pv[p]".to_string()
     } else {
         format!("bitcast<{w}>(pv[p])")
@@ -507,7 +568,7 @@ fn combine(
         );
         b += 1;
     }
-    s.push_str(PRELUDE);
+    s.push_str(&prelude(fold.acc == DType::Float64));
     s.push_str(&fold.functions);
     let _ = writeln!(s, "var<private> ZERO: u32;");
     let _ = writeln!(
@@ -523,7 +584,7 @@ fn combine(
     s.push_str(&(fold.step)(&load, if arg { "pi[p]" } else { "c" }));
     let _ = writeln!(s, "    }}");
     s.push_str(&fold.store(true));
-    let rv = alloc_words(device, n_out)?;
+    let rv = alloc_words(device, n_out * fold.acc.words())?;
     let ri = alloc_words(device, if arg { n_out } else { 1 })?;
     let meta = [n_out as u32, chunks as u32, 0];
     launch(

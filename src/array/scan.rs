@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 
 use crate::array::array::{Array, Strided};
 use crate::array::codegen::{compensated_add, coords, dot, Plan, WG};
+use crate::array::complex_fold;
 use crate::array::dtype::{DType, Kind};
 use crate::array::eval::{alloc_words, launch, word};
 use crate::array::layout::{coalesce, numel, Layout};
@@ -44,7 +45,15 @@ fn scan(x: &Array, axis: isize, include_initial: bool, product: bool) -> Result<
     } else {
         "cumulative_sum"
     };
-    x.dtype().refuse_complex(op)?;
+    if !x.dtype().is_complex() {
+        // float64 (two words, not complex) has no scan yet.
+        x.dtype().refuse_wide(op)?;
+    }
+    if x.dtype() == DType::Float16 && x.ndim() > 0 {
+        // Accumulated in float32, each output rounded once to float16.
+        return scan(&x.astype(DType::Float32)?, axis, include_initial, product)?
+            .astype(DType::Float16);
+    }
     if x.ndim() == 0 {
         return Err(Error::InvalidArgument {
             op,
@@ -54,6 +63,9 @@ fn scan(x: &Array, axis: isize, include_initial: bool, product: bool) -> Result<
         });
     }
     let axis = normalize_axes(op, x.ndim(), Some(&[axis]))?[0];
+    if x.dtype().is_complex() {
+        return complex_fold::cumulative(x, axis, include_initial, product);
+    }
     let acc = match x.dtype().kind() {
         Kind::Bool | Kind::Signed => DType::Int32,
         Kind::Unsigned => DType::UInt32,

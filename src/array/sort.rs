@@ -14,7 +14,7 @@ impl Array {
     /// The values sorted along `axis` (ascending, or descending keeping equal values in
     /// their original order).
     pub fn sort(&self, axis: isize, descending: bool) -> Result<Array> {
-        self.dtype().refuse_complex("sort")?;
+        self.dtype().refuse_wide("sort")?;
         Ok(sort_along(self, axis, descending, true)?
             .0
             .expect("values were asked for"))
@@ -22,7 +22,7 @@ impl Array {
 
     /// The positions (int32) that sort the values along `axis`, stable.
     pub fn argsort(&self, axis: isize, descending: bool) -> Result<Array> {
-        self.dtype().refuse_complex("argsort")?;
+        self.dtype().refuse_wide("argsort")?;
         Ok(sort_along(self, axis, descending, false)?.1)
     }
 }

@@ -164,6 +164,10 @@ pub struct ComputeFeatures {
     pub subgroups: bool,
     /// `f16` in shaders.
     pub shader_f16: bool,
+    /// `f64` in shaders (the arrays' `float64`; Vulkan's `shaderFloat64`).
+    pub shader_f64: bool,
+    /// `i64`/`u64` in shaders (how `float64` words are joined; Vulkan's `shaderInt64`).
+    pub shader_int64: bool,
     /// Timestamp queries (profiling).
     pub timestamp_query: bool,
     /// Timestamp queries inside compute passes (per-dispatch profiling).
@@ -270,6 +274,8 @@ impl AdapterDesc {
             features: ComputeFeatures {
                 subgroups: f.contains(wgpu::Features::SUBGROUP),
                 shader_f16: f.contains(wgpu::Features::SHADER_F16),
+                shader_f64: f.contains(wgpu::Features::SHADER_F64),
+                shader_int64: f.contains(wgpu::Features::SHADER_INT64),
                 timestamp_query: f.contains(wgpu::Features::TIMESTAMP_QUERY),
                 timestamp_inside_passes: f.contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES),
             },
@@ -485,6 +491,12 @@ pub fn format_table(adapters: &[AdapterDesc], mark: Option<usize>) -> String {
         let mut feats = Vec::new();
         if d.features.shader_f16 {
             feats.push("f16");
+        }
+        if d.features.shader_f64 {
+            feats.push("f64");
+        }
+        if d.features.shader_int64 {
+            feats.push("i64");
         }
         if d.features.timestamp_inside_passes {
             feats.push("timestamps(in-pass)");

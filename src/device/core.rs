@@ -35,6 +35,9 @@ impl DeviceCore {
     pub(crate) fn open(desc: AdapterDesc, adapter: wgpu::Adapter) -> Result<DeviceCore> {
         let wanted = wgpu::Features::SUBGROUP
             | wgpu::Features::SHADER_F16
+            // The arrays' float64 (two u32 words joined through a u64: `crate::array::dtype`).
+            | wgpu::Features::SHADER_F64
+            | wgpu::Features::SHADER_INT64
             | wgpu::Features::TIMESTAMP_QUERY
             | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES
             | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;

@@ -91,6 +91,14 @@ pub const OPTIM_RULE: Shader = crate::services::pipeline::shader!("optim_rule");
 /// The prelude of the generated array kernels (`crate::array`), valid WGSL by itself.
 pub const ARRAY_PRELUDE: Shader = crate::services::pipeline::shader!("array_prelude");
 
+/// The float64 functions of the generated array kernels, appended to [`ARRAY_PRELUDE`] only
+/// in kernels that compute in float64 (valid WGSL by itself, on adapters with f64 and i64).
+pub const ARRAY_PRELUDE_F64: Shader = crate::services::pipeline::shader!("array_prelude_f64");
+/// The complex64 functions of the array kernels, after the array prelude they call (the
+/// two together are what every generated array kernel includes).
+pub const ARRAY_COMPLEX: Shader =
+    crate::services::pipeline::shader!("array_complex" after "array_prelude");
+
 /// The implicit-im2col prelude of the matmul family on its own (valid WGSL by itself).
 pub const IM2COL: Shader = crate::services::pipeline::shader!("im2col");
 

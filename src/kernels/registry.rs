@@ -1,7 +1,9 @@
 //! Every built-in shader and kernel declaration, for validation against the WGSL
 //! (`tests/shaders.rs` checks each entry point's bindings with naga, on the CPU).
 
-use crate::kernels::prelude::{ACTIVATION, ARRAY_PRELUDE, IM2COL, OPTIM_RULE};
+use crate::kernels::prelude::{
+    ACTIVATION, ARRAY_COMPLEX, ARRAY_PRELUDE, ARRAY_PRELUDE_F64, IM2COL, OPTIM_RULE,
+};
 use crate::kernels::{
     attention, attention_cache, attention_unfused, batchnorm, clip, conv2d, elementwise, embedding,
     fft, gather, jacobi, layernorm, loss, lu, matmul_variant, merge, metric, optim, philox, pool2d,
@@ -15,6 +17,8 @@ pub const SHADERS: &[Shader] = &[
     OPTIM_RULE,
     IM2COL,
     ARRAY_PRELUDE,
+    ARRAY_PRELUDE_F64,
+    ARRAY_COMPLEX,
     attention::COMMON,
     attention::SHADER,
     attention::SHADER_BACKWARD,

@@ -3,10 +3,28 @@
 use suanli::array::{Array, Binary, DType, Unary};
 use suanli::Device;
 
+/// `v` rounded once to binary16 (ties to even). Not `half::f16::from_f64`, which rounds
+/// through f32 twice and ties the wrong way just past a midpoint (1 + 2⁻¹¹ + 2⁻⁴⁰ → 1): the
+/// f32 step is rounded to odd here, so the second rounding is the correct one.
+pub fn f16_round(v: f64) -> f64 {
+    let f = v as f32;
+    let b = f.to_bits();
+    let f = if v.is_nan() || f as f64 == v || b & 1 == 1 {
+        f
+    } else if v.abs() > (f as f64).abs() {
+        f32::from_bits(b + 1)
+    } else {
+        f32::from_bits(b - 1)
+    };
+    half::f16::from_f32(f).to_f64()
+}
+
 /// A value as `dtype` holds it: floats rounded to f32, integers wrapped, bools 0/1.
 pub fn fit(d: DType, v: f64) -> f64 {
     match d {
         DType::Float32 => v as f32 as f64,
+        DType::Float64 => v,
+        DType::Float16 => f16_round(v),
         DType::Bool => (v != 0.0) as u8 as f64,
         _ => {
             if v.is_nan() {
@@ -43,7 +61,7 @@ pub fn values(d: DType, n: usize, seed: u64, lo: f64, hi: f64) -> Vec<f64> {
             let u = (s >> 11) as f64 / (1u64 << 53) as f64;
             let v = lo + (hi - lo) * u;
             if d.is_float() {
-                v as f32 as f64
+                fit(d, v)
             } else {
                 let (a, b) = d.range();
                 v.round().clamp(a, b)
@@ -224,6 +242,20 @@ pub fn binary_ref(op: Binary, t: DType, a: f64, b: f64) -> f64 {
         Atan2 => a.atan2(b),
         Copysign => a.abs() * if b.is_sign_negative() { -1.0 } else { 1.0 },
         Hypot => a.hypot(b),
+        Nextafter if t == DType::Float16 => {
+            let (x, y) = (half::f16::from_f64(a), half::f16::from_f64(b));
+            if x.is_nan() || y.is_nan() {
+                f64::NAN
+            } else if a == b {
+                b
+            } else if a == 0.0 {
+                half::f16::from_bits((y.to_bits() & 0x8000) | 1).to_f64()
+            } else if (a < b) == (a > 0.0) {
+                half::f16::from_bits(x.to_bits() + 1).to_f64()
+            } else {
+                half::f16::from_bits(x.to_bits() - 1).to_f64()
+            }
+        }
         Nextafter => {
             let (x, y) = (a as f32, b as f32);
             if x.is_nan() || y.is_nan() {

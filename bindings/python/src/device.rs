@@ -34,6 +34,10 @@ pub struct PyDeviceInfo {
     pub max_storage_binding: u64,
     /// True for hardware GPUs, False for software adapters.
     pub is_gpu: bool,
+    /// `f64` in shaders (with `shader_int64`, what `suanli.numpy.float64` needs).
+    pub shader_f64: bool,
+    /// 64-bit integers in shaders.
+    pub shader_int64: bool,
 }
 
 impl PyDeviceInfo {
@@ -53,6 +57,8 @@ impl PyDeviceInfo {
             max_buffer_size: d.limits.max_buffer_size,
             max_storage_binding: d.limits.max_storage_binding,
             is_gpu: d.is_gpu(),
+            shader_f64: d.features.shader_f64,
+            shader_int64: d.features.shader_int64,
         }
     }
 }

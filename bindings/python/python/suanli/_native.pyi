@@ -27,6 +27,8 @@ class DeviceInfo:
     max_buffer_size: int
     max_storage_binding: int
     is_gpu: bool
+    shader_f64: bool
+    shader_int64: bool
 
 class Device:
     def __init__(self, spec: Optional[str] = None) -> None: ...

@@ -85,7 +85,11 @@ int32 = DTYPES["int32"]
 uint8 = DTYPES["uint8"]
 uint16 = DTYPES["uint16"]
 uint32 = DTYPES["uint32"]
+float16 = DTYPES["float16"]
 float32 = DTYPES["float32"]
+#: Only on devices with f64 and 64-bit integers in shaders (lavapipe, most desktop Vulkan
+#: drivers; not Metal or WGPU_BACKEND=gl): elsewhere creating a float64 array is a TypeError.
+float64 = DTYPES["float64"]
 complex64 = DTYPES["complex64"]
 
 e = _math.e

@@ -46,8 +46,9 @@ def asarray(
 ) -> ndarray:
     """``obj`` (an array, a NumPy array, nested lists, a Python scalar or anything with
     ``__dlpack__``/``__array__``) as an array on ``device``. NumPy arrays keep their dtype
-    when it is supported (a float64 or int64 array needs ``dtype=``: there is no silent
-    narrowing); Python data takes bool, int32 or float32 by kind."""
+    when it is supported (float64 stays float64, on a device that computes in it; an int64
+    array needs ``dtype=``: there is no silent narrowing); Python data takes bool, int32 or
+    float32 by kind (float32 stays the default float everywhere)."""
     if isinstance(obj, ndarray):
         x = obj
         if device is not None and device is not x.device:

@@ -93,6 +93,8 @@ class _Info:
         return [current_device()]
 
     def default_dtypes(self, *, device: Optional[Device] = None) -> dict:
+        """float32 stays the default float even where float64 exists (GPUs are fast at
+        float32; float64 is asked for by name or kept from NumPy data)."""
         return {
             "real floating": DTYPES["float32"],
             "complex floating": DTYPES["complex64"],
@@ -101,7 +103,15 @@ class _Info:
         }
 
     def dtypes(self, *, device: Optional[Device] = None, kind: Any = None) -> dict:
-        return {n: d for n, d in DTYPES.items() if kind is None or isdtype(d, kind)}
+        """The dtypes ``device`` (None: the current one) computes in: float64 only where the
+        adapter has f64 and 64-bit integers in shaders."""
+        info = (device if device is not None else current_device()).info
+        f64 = info.shader_f64 and info.shader_int64
+        return {
+            n: d
+            for n, d in DTYPES.items()
+            if (kind is None or isdtype(d, kind)) and (n != "float64" or f64)
+        }
 
 
 def __array_namespace_info__() -> _Info:

@@ -16,10 +16,14 @@ def _promote(a: _np.dtype, b: _np.dtype) -> _np.dtype:
     if a == b:
         return a
     ka, kb = a.kind, b.kind
+    if (ka == "c" and b.name == "float64") or (kb == "c" and a.name == "float64"):
+        raise TypeError(f"no common dtype of {a} and {b} is supported (complex128 is not)")
     if ka == "c":
         return a
     if kb == "c":
         return b
+    if ka == "f" and kb == "f":
+        return a if a.itemsize >= b.itemsize else b  # float16 with float32: float32
     if ka == "f":
         return a
     if kb == "f":

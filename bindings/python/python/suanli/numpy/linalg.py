@@ -212,7 +212,7 @@ def _padded(shape: Tuple[int, ...], n: int) -> Tuple[int, ...]:
 
 def vecdot(x1: ndarray, x2: ndarray, /, *, axis: int = -1) -> ndarray:
     """Σ x1·x2 over ``axis`` (the other axes broadcast; the contracted one must not), in the
-    operands' promoted dtype, as the standard's ``vecdot`` for real dtypes."""
+    operands' promoted dtype, as the standard's ``vecdot`` (``conj(x1)`` for complex)."""
     xp = _xp()
     x1 = _operand(x1, x2 if isinstance(x2, ndarray) else None)
     x2 = _operand(x2, x1)
@@ -230,6 +230,8 @@ def vecdot(x1: ndarray, x2: ndarray, /, *, axis: int = -1) -> ndarray:
     dt = xp.result_type(x1, x2)
     if dt.kind == "b":
         raise TypeError("vecdot: expected numeric dtypes, found bool")
+    if dt.kind == "c":
+        x1 = xp.conj(x1)  # the standard's Σ conj(x1)·x2
     return xp.sum(xp.multiply(x1, x2), axis=a, dtype=dt)
 
 
