@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses a different subset of these helpers
 
 pub mod arrays;
+pub mod float64;
 pub mod gpt;
 pub mod layercheck;
 pub mod matmul;
