@@ -150,3 +150,19 @@ def test_promotion_sort_index_where_matmul():
     y = xp.zeros((3, 4), dtype=xp.float16)
     y[1, ::2] = 0.1
     same_bits(np.asarray(y)[1, ::2], np.full(2, 0.1, np.float16))
+
+
+def test_reductions_with_dtype_and_vecdot_do_not_round_early():
+    h = np.array([65504, 65504], np.float16)
+    got = np.asarray(xp.sum(xp.asarray(h), dtype=xp.float32))
+    assert got.dtype == np.float32 and got == np.sum(h, dtype=np.float32)
+    got = np.asarray(xp.cumulative_sum(xp.asarray(h), dtype=xp.float32))
+    np.testing.assert_array_equal(got, np.cumsum(h, dtype=np.float32))
+    # vecdot multiplies in float32 as matmul does: 300·300 would overflow binary16.
+    a, b = np.array([300, 300], np.float16), np.array([300, -300], np.float16)
+    got = np.asarray(xp.linalg.vecdot(xp.asarray(a), xp.asarray(b)))
+    assert got.dtype == np.float16 and got == np.float16(0.0)
+    r = np.random.default_rng(5)
+    a, b = r.uniform(-4, 4, (17, 9)).astype(np.float16), r.uniform(-4, 4, (17, 9)).astype(np.float16)
+    want = np.sum(a.astype(np.float64) * b.astype(np.float64), axis=-1).astype(np.float16)
+    np.testing.assert_array_equal(np.asarray(xp.linalg.vecdot(xp.asarray(a), xp.asarray(b))), want)

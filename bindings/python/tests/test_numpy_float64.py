@@ -165,3 +165,18 @@ def test_what_float64_does_not_take_is_a_type_error():
         xp.cumulative_sum(x, axis=0)
     with pytest.raises(TypeError):
         xp.take(x, xp.asarray([0, 1]), axis=0)
+
+
+@pytest.mark.skipif(not HAS_F64, reason="the device has no float64")
+def test_reductions_with_dtype_accumulate_in_it():
+    # Cast first, then reduce: a float64 result computed in float32 or int32 would differ.
+    big = np.array([16777216, 1, 1, 1], np.float32)
+    for f in ("sum", "prod"):
+        for a in (big, np.array([1e30, 1e30, 1e-30], np.float32), np.array([2**31 - 1, 1], np.int32)):
+            got = np.asarray(getattr(xp, f)(xp.asarray(a), dtype=xp.float64))
+            same(got, getattr(np, f)(a, dtype=np.float64))
+    # float64 scans are not there yet: refused, not computed in float32 and cast.
+    with pytest.raises(TypeError):
+        xp.cumulative_sum(xp.asarray(big), dtype=xp.float64)
+    diag = np.diag(np.array([16777216, 1], np.float32))
+    same(np.asarray(xp.linalg.trace(xp.asarray(diag), dtype=xp.float64)), np.trace(diag, dtype=np.float64))

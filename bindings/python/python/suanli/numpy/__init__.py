@@ -215,6 +215,10 @@ def _axes(axis: Any) -> Optional[list]:
 
 def _reduction(name: str):
     def f(x: ndarray, /, *, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> ndarray:
+        # With ``dtype`` the values are cast first and accumulated in it, as NumPy does:
+        # casting the result afterwards would give a float64 sum computed in float32.
+        if dtype is not None:
+            x = astype(x, dtype, copy=False)
         r = ndarray(x._a.reduce(name, _axes(axis), keepdims))
         return astype(r, dtype, copy=False) if dtype is not None else r
 

@@ -50,12 +50,13 @@ def _cumulative(x: ndarray, axis, dtype, include_initial: bool, product: bool) -
         if x.ndim != 1:
             raise ValueError(f"axis is required for a {x.ndim}-D array")
         axis = 0
-    r = ndarray(_native.array_cumulative(x._a, int(axis), bool(include_initial), product))
     if dtype is not None:
         from . import astype
 
-        r = astype(r, dtype, copy=False)
-    return r
+        # Cast first and accumulate in ``dtype`` (see ``sum``).
+        x = astype(x, dtype, copy=False)
+    r = ndarray(_native.array_cumulative(x._a, int(axis), bool(include_initial), product))
+    return astype(r, dtype, copy=False) if dtype is not None else r
 
 
 def cumulative_sum(x: ndarray, /, *, axis: int = None, dtype=None, include_initial: bool = False) -> ndarray:

@@ -232,6 +232,11 @@ def vecdot(x1: ndarray, x2: ndarray, /, *, axis: int = -1) -> ndarray:
         raise TypeError("vecdot: expected numeric dtypes, found bool")
     if dt.kind == "c":
         x1 = xp.conj(x1)  # the standard's Σ conj(x1)·x2
+    if dt == xp.float16:
+        # Products in float32, rounded once at the end, as matmul does (NumPy too): rounding
+        # each float16 product would lose them (300·300 overflows binary16).
+        x1, x2 = xp.astype(x1, xp.float32), xp.astype(x2, xp.float32)
+        return xp.astype(xp.sum(xp.multiply(x1, x2), axis=a), dt)
     return xp.sum(xp.multiply(x1, x2), axis=a, dtype=dt)
 
 
