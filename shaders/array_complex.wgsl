@@ -22,7 +22,8 @@ fn cmul_(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
     return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
 }
 fn cdiv_(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
-    if (b.x == 0.0 && b.y == 0.0) { return vec2<f32>(a.x / b.x, a.y / b.x); }
+    // By |b.x|, as NumPy: (1+1j)/(-0-0j) is inf+inf j.
+    if (b.x == 0.0 && b.y == 0.0) { return vec2<f32>(a.x / abs(b.x), a.y / abs(b.x)); }
     if (abs(b.x) >= abs(b.y)) {
         let r = b.y / b.x;
         let d = b.x + b.y * r;

@@ -334,4 +334,32 @@ fn tiny_and_huge_matrices_are_scaled_not_underflowed_or_overflowed() {
             );
         }
     }
+    // Entries in the top binade (past 2^127): a scale of 2^-127 would be subnormal and
+    // flushed, zeroing the matrix. Diagonal, so the answers are the entries.
+    let d = [3e38, -2e38, 1e37];
+    let mut a = vec![0.0; 4 * 3];
+    for (i, v) in d.iter().enumerate() {
+        a[i * 3 + i] = *v;
+    }
+    let x = upload(&dev, DType::Float32, &a, &[4, 3]);
+    let s = x.svdvals().unwrap().to_f64_vec().unwrap();
+    let r = x.qr(false).unwrap().1.to_f64_vec().unwrap();
+    let w = upload(&dev, DType::Float32, &a[..9], &[3, 3])
+        .eigvalsh()
+        .unwrap()
+        .to_f64_vec()
+        .unwrap();
+    let near = |g: f64, want: f64| (g - want).abs() <= 1e-6 * want.abs();
+    assert!(
+        near(s[0], 3e38) && near(s[1], 2e38) && near(s[2], 1e37),
+        "svdvals {s:?}"
+    );
+    assert!(
+        (0..3).all(|i| near(r[i * 3 + i].abs(), d[i].abs())),
+        "qr R {r:?}"
+    );
+    assert!(
+        near(w[0], -2e38) && near(w[1], 1e37) && near(w[2], 3e38),
+        "eigvalsh {w:?}"
+    );
 }

@@ -114,7 +114,8 @@ fn solvable(op: &'static str, x: &Array) -> Result<()> {
 /// Householder norms and Jacobi's column dot products square the entries: without this a
 /// float32 matrix of magnitude 1e-25 underflows to zero columns and one of 1e25 overflows
 /// to infinity, though both are well within float32's range. A power of two scales without
-/// rounding; k is held to [-126, 127] so that neither factor overflows, and a matrix that is
+/// rounding; k is held to [-126, 126] so that neither factor overflows or is subnormal (2^-127
+/// is, and flushed to zero it zeroed a matrix near 3e38), and a matrix that is
 /// zero or holds ∞/NaN keeps k = 0 (its non-finite values pass through as NumPy's do).
 pub(crate) fn balanced(op: &'static str, x: &Array) -> Result<(Array, Array)> {
     solvable(op, x)?;
@@ -127,7 +128,7 @@ pub(crate) fn balanced(op: &'static str, x: &Array) -> Result<(Array, Array)> {
     let zero = Array::scalar(x.device(), 0.0, DType::Float32);
     let k = Array::where_(&k.isfinite()?, &k, &zero)?
         .maximum_scalar(-126.0)?
-        .minimum_scalar(127.0)?
+        .minimum_scalar(126.0)?
         .copy()?;
     let two = Array::scalar(x.device(), 2.0, DType::Float32);
     let down = two.pow(&k.neg()?)?;

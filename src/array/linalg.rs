@@ -43,7 +43,9 @@ impl Array {
         if out_dtype.is_complex() && self.ndim() > 0 && other.ndim() > 0 {
             return complex_fold::matmul(self, other);
         }
-        out_dtype.refuse_wide("matmul")?;
+        if !out_dtype.is_complex() {
+            out_dtype.refuse_wide("matmul")?;
+        }
         if out_dtype == DType::Bool || self.ndim() == 0 || other.ndim() == 0 {
             return Err(Error::DType {
                 op: "matmul",

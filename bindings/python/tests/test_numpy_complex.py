@@ -77,8 +77,9 @@ SPECIAL = [complex(a, b) for a in (0.0, -0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, n
 # tests/array_complex_math.rs and by the conformance suite.
 @pytest.mark.parametrize("name", [f for f in FUNCS if f not in ("reciprocal", "expm1")])
 def test_special_values_match_numpy(name):
-    """Infinities, NaN and signed zeros in each part, as NumPy (C99 Annex G) gives them; NaN
-    matches NaN; a zero's and an infinity's sign where NumPy and the standard agree."""
+    """Infinities, NaN and signed zeros in each part, as NumPy (C99 Annex G) gives them: NaN
+    matches NaN, an infinity an infinity and a zero a zero (the standard leaves some of their
+    signs open; tests/array_complex_math.rs checks the signs the standard fixes)."""
     z = np.array(SPECIAL, np.complex64)
     got = np.asarray(getattr(xp, name)(xp.asarray(z)))
     want = reference(name, z).astype(np.complex64)
