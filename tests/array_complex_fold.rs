@@ -182,3 +182,28 @@ fn matmul_against_f64() {
         );
     }
 }
+
+#[test]
+fn sums_keep_each_part_when_the_other_is_infinite() {
+    // Σ re and Σ im are joined part by part: re + im·1j would make inf·0 = NaN the real part.
+    let dev = dev_or_skip!();
+    let x = Array::from_complex(&dev, &[(1.0, f32::INFINITY), (2.0, -1.0)], &[2]).unwrap();
+    let s = x.sum(None, false).unwrap().to_complex_vec().unwrap();
+    assert_eq!(s, [(3.0, f64::INFINITY)]);
+    let c = x
+        .cumulative_sum(0, false)
+        .unwrap()
+        .to_complex_vec()
+        .unwrap();
+    assert_eq!(c, [(1.0, f64::INFINITY), (3.0, f64::INFINITY)]);
+    let y = Array::from_complex(&dev, &[(f32::NEG_INFINITY, 1.0), (0.5, 2.0)], &[2]).unwrap();
+    let c = y.cumulative_sum(0, true).unwrap().to_complex_vec().unwrap();
+    assert_eq!(
+        c,
+        [
+            (0.0, 0.0),
+            (f64::NEG_INFINITY, 1.0),
+            (f64::NEG_INFINITY, 3.0)
+        ]
+    );
+}

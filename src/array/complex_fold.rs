@@ -23,10 +23,9 @@ fn along(ndim: usize, axis: usize, start: usize, stop: usize) -> Vec<Index> {
         .collect()
 }
 
-/// `re + i·im` of two float32 arrays.
-fn compose(re: &Array, im: &Array) -> Result<Array> {
-    let j = Array::complex_scalar(re.device(), 0.0, 1.0);
-    re.binary(Binary::Add, &im.binary(Binary::Multiply, &j)?)
+/// `re + i·im` of two float32 arrays, each part kept exactly (infinities, NaN, -0).
+pub(crate) fn compose(re: &Array, im: &Array) -> Result<Array> {
+    re.binary(Binary::Complex, im)
 }
 
 /// Π of a complex64 array over `axes` (normalized, sorted): pairwise products, each pass

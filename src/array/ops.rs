@@ -85,6 +85,9 @@ pub enum Binary {
     Hypot,
     Logaddexp,
     Nextafter,
+    /// `re + i·im` of two real operands, each part exactly as given (internal: not in
+    /// [`Binary::ALL`]; `re + im·1j` would turn an infinite `im` into a NaN real part).
+    Complex,
 }
 
 impl Unary {
@@ -375,6 +378,7 @@ impl Binary {
             Hypot => "hypot",
             Logaddexp => "logaddexp",
             Nextafter => "nextafter",
+            Complex => "complex",
         }
     }
 
@@ -428,6 +432,12 @@ impl Binary {
                 found: format!("{a} and {b}"),
             })
         };
+        if self == Complex {
+            if a.is_complex() || b.is_complex() || a == DType::Float64 || b == DType::Float64 {
+                return refuse("real parts that fit float32");
+            }
+            return Ok((DType::Float32, DType::Complex64));
+        }
         let p = promote(a, b)?;
         if p.is_complex() {
             return match self {
@@ -468,6 +478,7 @@ impl Binary {
                 return refuse("integer dtypes")
             }
             BitwiseLeftShift | BitwiseRightShift => (p, p),
+            Complex => (DType::Float32, DType::Complex64), // returned above
         })
     }
 
@@ -535,6 +546,7 @@ impl Binary {
             // float16's neighbours, not float32's (which would round back to `a`).
             Nextafter if t == DType::Float16 => format!("nextafter_f16_({a}, {b})"),
             Nextafter => format!("nextafter_({a}, {b})"),
+            Complex => format!("vec2<f32>({a}, {b})"),
         }
     }
 }

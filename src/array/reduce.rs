@@ -204,8 +204,7 @@ impl Array {
             // Σ(re) + j·Σ(im): two float32 reductions, each compensated.
             let re = self.unary(Unary::Real)?.sum(axes, keepdims)?;
             let im = self.unary(Unary::Imag)?.sum(axes, keepdims)?;
-            let j = Array::complex_scalar(self.device(), 0.0, 1.0);
-            return re.binary(Binary::Add, &im.binary(Binary::Multiply, &j)?);
+            return complex_fold::compose(&re, &im);
         }
         if self.dtype() == DType::Float16 && matches!(op, Reduce::Sum | Reduce::Prod) {
             // Accumulated in float32 and rounded once at the end, as NumPy sums float16.
