@@ -233,7 +233,10 @@ impl Array {
             });
         }
         if dtype == DType::Float16 {
-            // Each value computed in float32 and rounded once, as NumPy fills float16.
+            // Each value start + i·step computed in float32 and rounded once. NumPy fills
+            // float16 from start + i·(f16(start + step) - f16(start)), which rounds the step
+            // first, so its values can differ (0.2998 for 0.3 at i = 3 with step 0.1): this
+            // keeps the closest float16 to each value instead.
             return Array::arange(device, start, stop, step, DType::Float32)?.astype(dtype);
         }
         let n = ((stop - start) / step).ceil().max(0.0) as usize;
