@@ -408,9 +408,9 @@ pub fn promote(a: DType, b: DType) -> Result<DType> {
             }
         }
     };
-    out.ok_or_else(|| Error::InvalidArgument {
+    // A dtype error (Python TypeError, as NumPy's DTypePromotionError is one).
+    out.ok_or_else(|| Error::DType {
         op: "promote",
-        name: "dtype",
         expected: "dtypes with a common type this library holds (uint32 with a signed type needs int64, complex64 with float64 complex128: not supported yet)".into(),
         found: format!("{a} and {b}"),
     })

@@ -180,3 +180,14 @@ def test_reductions_with_dtype_accumulate_in_it():
         xp.cumulative_sum(xp.asarray(big), dtype=xp.float64)
     diag = np.diag(np.array([16777216, 1], np.float32))
     same(np.asarray(xp.linalg.trace(xp.asarray(diag), dtype=xp.float64)), np.trace(diag, dtype=np.float64))
+
+
+@pytest.mark.skipif(not HAS_F64, reason="the device has no float64")
+def test_promotion_refusals_are_type_errors():
+    # complex64 with float64 would be complex128, not held: a TypeError as NumPy's
+    # DTypePromotionError is, with an array or a Python complex alike.
+    x = xp.asarray(np.ones(2))
+    with pytest.raises(TypeError):
+        x * 1j
+    with pytest.raises(TypeError):
+        x + xp.asarray(np.ones(2, np.complex64))
