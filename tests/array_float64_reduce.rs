@@ -33,7 +33,7 @@ fn promotion_gives_float64() {
     let z = Array::complex_scalar(&dev, 1.0, 1.0);
     assert!(matches!(
         a.binary(Binary::Add, &z),
-        Err(Error::InvalidArgument { .. })
+        Err(Error::DType { op: "promote", .. })
     ));
     // An integer array with a float scalar stays float32 (the default float).
     assert_eq!(
