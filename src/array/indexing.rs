@@ -213,7 +213,14 @@ fn resolve(x: &Array, idx: &[Indexer]) -> Result<Resolved> {
             }
             Indexer::Array(a) if a.dtype() == DType::Bool => {
                 let m = a.ndim();
-                if a.shape() != &x.shape()[ax..ax + m] {
+                // NumPy lets a mask axis of length 0 stand against an axis of any length
+                // (it selects nothing); every other length must match.
+                let fits = a
+                    .shape()
+                    .iter()
+                    .zip(&x.shape()[ax..ax + m])
+                    .all(|(&k, &n)| k == n || k == 0);
+                if !fits {
                     return Err(index_error(
                         format!(
                             "a boolean mask of shape {:?} (axes {ax}..{} of shape {:?})",

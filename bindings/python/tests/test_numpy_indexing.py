@@ -121,6 +121,21 @@ def test_mask_assignment_and_conditions(rng):
     np.testing.assert_array_equal(x[m].get(), h[m])
 
 
+def test_empty_mask_axis_selects_nothing_from_any_length():
+    # NumPy accepts a mask axis of length 0 against an axis of any length.
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = xp.asarray(h)
+    for m in (np.zeros(0, bool), np.zeros((0, 4), bool), np.zeros((0, 0), bool)):
+        got = x[xp.asarray(m)]
+        assert got.shape == h[m].shape
+        x[xp.asarray(m)] = 7.0
+    one = xp.asarray(np.ones(1, dtype=np.float32))
+    assert one[xp.asarray(np.zeros(0, bool))].shape == (0,)
+    np.testing.assert_array_equal(x.get(), h)
+    with pytest.raises(IndexError):
+        x[np.zeros((0, 3), bool)]  # a non-zero length must still match
+
+
 def test_bad_indices_raise_numpys_exceptions():
     x = xp.asarray(np.arange(12, dtype=np.int32).reshape(3, 4))
     with pytest.raises(IndexError):
