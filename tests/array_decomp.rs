@@ -306,8 +306,22 @@ fn singular_indefinite_and_misshapen_inputs() {
     let a = [1.0, 2.0, 2.0, 4.0, 2.0, 0.0, 0.0, 2.0];
     let x = upload(&dev, DType::Float32, &a, &[2, 2, 2]);
     let b = upload(&dev, DType::Float32, &[1.0, 1.0], &[2]);
-    assert!(matches!(x.solve(&b), Err(Error::Singular { .. })));
+    // The message names the failing matrix by its batch position, or as "the matrix" alone.
+    let found = |r: Result<Array, Error>| match r {
+        Err(Error::Singular { found, .. }) => found,
+        r => panic!("expected Error::Singular, got {r:?}"),
+    };
+    assert_eq!(
+        found(x.solve(&b)),
+        "the matrix at [0] of the batch has no nonzero pivot in column 1"
+    );
     assert!(matches!(x.inv(), Err(Error::Singular { op: "inv", .. })));
+    let one = upload(&dev, DType::Float32, &a[..4], &[2, 2]);
+    let many = upload(&dev, DType::Float32, &[1.0; 6], &[3, 2, 1]);
+    assert_eq!(
+        found(one.solve(&many)),
+        "the matrix has no nonzero pivot in column 1"
+    );
     assert_eq!(x.det().unwrap().to_f64_vec().unwrap(), vec![0.0, 4.0]);
     let (s, l) = x.slogdet().unwrap();
     assert_eq!(s.to_f64_vec().unwrap(), vec![0.0, 1.0]);

@@ -178,13 +178,18 @@ fn factor(op: &'static str, x: &Array, batch: &[usize], which: Factor) -> Result
 }
 
 /// Where in the batch the flat matrix `i` is.
-fn position(batch: &[usize], mut i: usize) -> Vec<usize> {
+/// Names matrix `i` of a batch for an error message: "the matrix" when there is no batch,
+/// "the matrix at [2, 0] of the batch" (its batch position, not its flat index) otherwise.
+fn which_matrix(batch: &[usize], mut i: usize) -> String {
+    if batch.is_empty() {
+        return "the matrix".into();
+    }
     let mut at = vec![0; batch.len()];
     for (p, &d) in at.iter_mut().zip(batch).rev() {
         *p = i % d.max(1);
         i /= d.max(1);
     }
-    at
+    format!("the matrix at {at:?} of the batch")
 }
 
 impl Array {
@@ -223,8 +228,8 @@ impl Array {
             return Err(Error::Singular {
                 op: OP,
                 found: format!(
-                    "the matrix at {:?} of the batch has no nonzero pivot in column {col}",
-                    position(&batch, i)
+                    "{} has no nonzero pivot in column {col}",
+                    which_matrix(&batch, i)
                 ),
             });
         }
@@ -326,8 +331,8 @@ impl Array {
             return Err(Error::Singular {
                 op: OP,
                 found: format!(
-                    "the matrix at {:?} of the batch is not positive definite (pivot {col} is not positive)",
-                    position(&batch, i)
+                    "{} is not positive definite (pivot {col} is not positive)",
+                    which_matrix(&batch, i)
                 ),
             });
         }
