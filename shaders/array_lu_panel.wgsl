@@ -1,12 +1,13 @@
-// The blocked LU's panel steps in few dispatches (src/kernels/lu.rs), for MODE 0 of
-// shaders/array_lu.wgsl (LU with partial pivoting; the same pivot choice, swaps, info words,
-// zero-pivot handling and arithmetic as `lu_pivot` with `lu_update`):
+// The blocked LU's panel steps in few dispatches (src/kernels/lu.rs), LU with partial
+// pivoting (info[2b] is 1 + the first column whose pivot was exactly zero, info[2b+1] the
+// number of swaps; the host starts `perm` as the identity and `info` as zeros):
 // - `lu_panel`: one workgroup per matrix factors columns k0..k1 of the panel that ends at
 //   column jend: per column the pivot by a workgroup reduction, the swap of whole rows, the
 //   scaling below the diagonal and the rank-1 update of the panel's columns right of it,
 //   with barriers between the phases. The host picks k1 - k0 so that no invocation loops
 //   more than about 32,768 times (llvmpipe stops an invocation after 65,535 iterations):
-//   a column costs an invocation about n/4 + 3·n/256 + 8 iterations.
+//   a column costs an invocation about n/4 + 3·n/256 + 8 iterations. With k1 = jend = k0 + 1
+//   it is the pivot step alone, which the unblocked LU follows with `lu_update`.
 // Then `lu_u12` (shaders/array_lu_update.wgsl) makes U12.
 
 struct Params {

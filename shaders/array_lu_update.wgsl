@@ -1,4 +1,5 @@
-// The rank-1 update of column step k of shaders/array_lu.wgsl (src/kernels/lu.rs): MODE 0
+// The rank-1 update after column step k (src/kernels/lu.rs; the step is `lu_panel` of one
+// column for LU, `chol_pivot` of shaders/array_lu.wgsl for Cholesky): MODE 0
 // (LU) a[i][j] -= a[i][k]·a[k][j] for i, j > k; MODE 1 (Cholesky, lower triangle only)
 // a[i][j] -= a[i][k]·a[j][k] for i >= j > k. One invocation per element; it reads only
 // column k and row k, which no invocation of the dispatch writes.

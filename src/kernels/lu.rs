@@ -26,7 +26,7 @@ use crate::runtime::Device;
 use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::vocab::{Activation, Layout as MatLayout};
 
-/// `shaders/array_lu.wgsl`: the pivot step of the factorisations.
+/// `shaders/array_lu.wgsl`: Cholesky's column step.
 pub const SHADER: Shader = crate::services::pipeline::shader!("array_lu");
 /// `shaders/array_lu_update.wgsl`: their trailing update.
 pub const SHADER_UPDATE: Shader = crate::services::pipeline::shader!("array_lu_update");
@@ -41,11 +41,11 @@ pub const SHADER_PERMUTE: Shader = crate::services::pipeline::shader!("array_trs
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 
-/// Pivot, swap and scale of column k (one workgroup per matrix).
-pub const PIVOT: KernelSpec = KernelSpec {
+/// Cholesky's diagonal and the scaling of column k (one workgroup per matrix).
+pub const CHOL_PIVOT: KernelSpec = KernelSpec {
     shader: SHADER,
-    entry: "lu_pivot",
-    bindings: &[RW, RW, RW, U],
+    entry: "chol_pivot",
+    bindings: &[RW, RW, U],
 };
 /// The rank-1 update of the trailing block.
 pub const UPDATE: KernelSpec = KernelSpec {
@@ -91,7 +91,7 @@ pub const TRAILING: KernelSpec = KernelSpec {
 };
 /// Every kernel of the family.
 pub const KERNELS: &[KernelSpec] = &[
-    PIVOT,
+    CHOL_PIVOT,
     UPDATE,
     TRAILING,
     PERMUTE,
@@ -238,7 +238,7 @@ pub fn factor(
         rhs: jend as u32,
     };
     let mut rec = Recorder::new(device);
-    let pivot = rec.pipeline(&PIVOT, &[("MODE", mode)])?;
+    let chol_pivot = rec.pipeline(&CHOL_PIVOT, &[])?;
     let update = rec.pipeline(&UPDATE, &[("MODE", mode)])?;
     // The identity permutation and cleared info words, from the host.
     let ident: Vec<u32> = (0..batch).flat_map(|_| 0..n as u32).collect();
@@ -288,12 +288,21 @@ pub fn factor(
             }
         } else {
             for k in j0..jend {
-                rec.dispatch(
-                    &pivot,
-                    &[(b.a, words), (b.perm, pwords), (b.info, iwords)],
-                    Some(bytemuck::bytes_of(&params(k, 0))),
-                    one_per_matrix,
-                )?;
+                // LU's pivot, swap and scale are a one-column panel step (no update in it).
+                match which {
+                    Factor::Lu => rec.dispatch(
+                        &panel_steps,
+                        &all,
+                        Some(bytemuck::bytes_of(&pp(k, k + 1, k + 1))),
+                        one_per_matrix,
+                    )?,
+                    Factor::Cholesky => rec.dispatch(
+                        &chol_pivot,
+                        &[(b.a, words), (b.info, iwords)],
+                        Some(bytemuck::bytes_of(&params(k, 0))),
+                        one_per_matrix,
+                    )?,
+                }
                 flush(device, &mut rec, &mut count)?;
                 let r = n - k - 1;
                 let per = match which {
