@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::arrays::views;
 use suanli::array::{Array, Binary, DType, Index, Reduce, Scalar, Unary};
 use suanli::{Device, Error};
 
@@ -76,46 +77,6 @@ fn unary_ref(op: Unary, z: C) -> C {
         }
         _ => unreachable!(),
     }
-}
-
-/// Shapes and index views of a (4, 6) array: all, transposed, a reversed strided slice,
-/// an element (0-d), and an empty slice.
-fn views(a: &Array, v: &[C]) -> Vec<(Array, Vec<C>)> {
-    let t = a.matrix_transpose().unwrap();
-    let tv: Vec<C> = (0..24).map(|k| v[(k % 4) * 6 + k / 4]).collect();
-    let s = a
-        .index(&[
-            Index::Slice {
-                start: None,
-                stop: None,
-                step: Some(-2),
-            },
-            Index::Slice {
-                start: Some(1),
-                stop: None,
-                step: Some(2),
-            },
-        ])
-        .unwrap();
-    let sv: Vec<C> = [3usize, 1]
-        .iter()
-        .flat_map(|&r| [1usize, 3, 5].map(|c| v[r * 6 + c]))
-        .collect();
-    let e = a.index(&[Index::At(2), Index::At(-1)]).unwrap();
-    let z = a
-        .index(&[Index::Slice {
-            start: Some(2),
-            stop: Some(2),
-            step: None,
-        }])
-        .unwrap();
-    vec![
-        (a.clone(), v.to_vec()),
-        (t, tv),
-        (s, sv),
-        (e, vec![v[17]]),
-        (z, vec![]),
-    ]
 }
 
 #[test]

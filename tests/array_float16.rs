@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::arrays::{binary_ref, fit, unary_ref, upload, values};
+use common::arrays::{binary_ref, fit, unary_ref, upload, values, views};
 use half::f16;
 use suanli::array::{Array, Binary, DType, Index, Indexer, Reduce, Unary};
 use suanli::{Device, Error};
@@ -53,46 +53,6 @@ fn check(what: &str, got: &[f64], want: &[f64], ulps: f64) {
                 && (g - w).abs() <= ulps * ulp16(g.abs().max(w.abs())));
         assert!(ok, "{what}[{i}]: got {g}, want {w}");
     }
-}
-
-/// A (4, 6) float16 array's views: all, transposed, a reversed strided slice, an element
-/// (0-d), an empty slice; with their values.
-fn views(a: &Array, v: &[f64]) -> Vec<(Array, Vec<f64>)> {
-    let t = a.matrix_transpose().unwrap();
-    let tv: Vec<f64> = (0..24).map(|k| v[(k % 4) * 6 + k / 4]).collect();
-    let s = a
-        .index(&[
-            Index::Slice {
-                start: None,
-                stop: None,
-                step: Some(-2),
-            },
-            Index::Slice {
-                start: Some(1),
-                stop: None,
-                step: Some(2),
-            },
-        ])
-        .unwrap();
-    let sv: Vec<f64> = [3usize, 1]
-        .iter()
-        .flat_map(|&r| [1usize, 3, 5].map(|c| v[r * 6 + c]))
-        .collect();
-    let e = a.index(&[Index::At(2), Index::At(-1)]).unwrap();
-    let z = a
-        .index(&[Index::Slice {
-            start: Some(2),
-            stop: Some(2),
-            step: None,
-        }])
-        .unwrap();
-    vec![
-        (a.clone(), v.to_vec()),
-        (t, tv),
-        (s, sv),
-        (e, vec![v[17]]),
-        (z, vec![]),
-    ]
 }
 
 /// 24 float16 values: random ones in [lo, hi] with zeros, infinities, NaN, subnormals and

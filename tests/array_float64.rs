@@ -7,7 +7,8 @@
 
 mod common;
 
-use common::float64::{exact, f64_device, noise, read, up, views, BinRef, CmpRef, FlagRef, UnRef};
+use common::arrays::views;
+use common::float64::{exact, f64_device, noise, read, up, BinRef, CmpRef, FlagRef, UnRef};
 use suanli::array::{Array, Binary, DType, Scalar, Unary};
 use suanli::Error;
 

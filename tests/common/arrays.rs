@@ -1,6 +1,6 @@
 //! f64 references for the array operations, and value generators per dtype.
 
-use suanli::array::{Array, Binary, DType, Unary};
+use suanli::array::{Array, Binary, DType, Index, Unary};
 use suanli::Device;
 
 /// `v` rounded once to binary16 (ties to even). Not `half::f16::from_f64`, which rounds
@@ -294,4 +294,44 @@ pub fn assert_close(what: &str, d: DType, got: &[f64], want: &[f64], rtol: f64, 
         };
         assert!(ok, "{what}: element {i}: got {g}, want {w}");
     }
+}
+
+/// Views of a (4, 6) array and their host values (`v` row-major, any element type): all,
+/// transposed, a reversed strided slice, an element (0-d), and an empty slice.
+pub fn views<T: Copy>(a: &Array, v: &[T]) -> Vec<(Array, Vec<T>)> {
+    let t = a.matrix_transpose().unwrap();
+    let tv: Vec<T> = (0..24).map(|k| v[(k % 4) * 6 + k / 4]).collect();
+    let s = a
+        .index(&[
+            Index::Slice {
+                start: None,
+                stop: None,
+                step: Some(-2),
+            },
+            Index::Slice {
+                start: Some(1),
+                stop: None,
+                step: Some(2),
+            },
+        ])
+        .unwrap();
+    let sv: Vec<T> = [3usize, 1]
+        .iter()
+        .flat_map(|&r| [1usize, 3, 5].map(|c| v[r * 6 + c]))
+        .collect();
+    let e = a.index(&[Index::At(2), Index::At(-1)]).unwrap();
+    let z = a
+        .index(&[Index::Slice {
+            start: Some(2),
+            stop: Some(2),
+            step: None,
+        }])
+        .unwrap();
+    vec![
+        (a.clone(), v.to_vec()),
+        (t, tv),
+        (s, sv),
+        (e, vec![v[17]]),
+        (z, vec![]),
+    ]
 }

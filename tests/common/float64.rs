@@ -1,8 +1,8 @@
 //! float64 test helpers: the device when it holds float64 (else a check that float64 is a
 //! typed refusal), seeded values using all 53 mantissa bits, upload and read back, exact and
-//! toleranced comparisons, views of an array beside their host values.
+//! toleranced comparisons.
 
-use suanli::array::{Array, Binary, DType, Index, Unary};
+use suanli::array::{Array, Binary, DType, Unary};
 use suanli::{Device, Error};
 
 /// The test device when it computes in float64; otherwise checks that float64 is refused
@@ -76,46 +76,6 @@ pub fn exact(what: &str, got: &[f64], want: &[f64]) {
         let same = (g.is_nan() && w.is_nan()) || g.to_bits() == w.to_bits();
         assert!(same, "{what}[{i}]: got {g:e}, want {w:e}");
     }
-}
-
-/// Views of a (4, 6) array and their values: all, transposed, a reversed strided slice, an
-/// element (0-d), and an empty slice.
-pub fn views(a: &Array, v: &[f64]) -> Vec<(Array, Vec<f64>)> {
-    let t = a.matrix_transpose().unwrap();
-    let tv: Vec<f64> = (0..24).map(|k| v[(k % 4) * 6 + k / 4]).collect();
-    let s = a
-        .index(&[
-            Index::Slice {
-                start: None,
-                stop: None,
-                step: Some(-2),
-            },
-            Index::Slice {
-                start: Some(1),
-                stop: None,
-                step: Some(2),
-            },
-        ])
-        .unwrap();
-    let sv: Vec<f64> = [3usize, 1]
-        .iter()
-        .flat_map(|&r| [1usize, 3, 5].map(|c| v[r * 6 + c]))
-        .collect();
-    let e = a.index(&[Index::At(2), Index::At(-1)]).unwrap();
-    let z = a
-        .index(&[Index::Slice {
-            start: Some(2),
-            stop: Some(2),
-            step: None,
-        }])
-        .unwrap();
-    vec![
-        (a.clone(), v.to_vec()),
-        (t, tv),
-        (s, sv),
-        (e, vec![v[17]]),
-        (z, vec![]),
-    ]
 }
 
 pub fn close(what: &str, got: &[f64], want: &[f64], tol: &[f64]) {
