@@ -167,6 +167,25 @@ def test_matmul_and_vecdot(mkn):
     assert np.allclose(real, a.astype(np.complex128) @ np.ones((k, 2)), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [(5, 7), (3, 1500), (1, 1)])
+def test_var_and_std_as_numpy(shape):
+    rng = np.random.default_rng(shape[1] + 7)
+    a = (cunits(rng, shape) + np.complex64(30 - 20j)).astype(np.complex64)
+    ref = a.astype(np.complex128)
+    x = xp.asarray(a)
+    for axis in (None, 0, 1):
+        for corr in (0, 1):
+            if (ref.size if axis is None else shape[axis]) <= corr:
+                continue
+            got = xp.var(x, axis=axis, correction=corr)
+            assert got.dtype == xp.float32
+            want = np.var(ref, axis=axis, ddof=corr)
+            assert np.allclose(np.asarray(got), want, rtol=1e-4, atol=1e-6), (axis, corr)
+            got = np.asarray(xp.std(x.T, axis=axis, correction=corr))
+            want = np.std(ref.T, axis=axis, ddof=corr)
+            assert np.allclose(got, want, rtol=1e-4, atol=1e-6), (axis, corr)
+
+
 def test_still_refused():
     x = xp.asarray(np.ones(3, np.complex64))
     for f in (xp.floor, xp.ceil, xp.trunc, xp.signbit):
