@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::array::array::{Array, Expr};
 use crate::array::dtype::DType;
 use crate::array::layout::Layout;
-use crate::array::ops::{convert, zero, PRELUDE, PRELUDE_F64};
+use crate::array::ops::{convert, zero, PRELUDE, PRELUDE_F64, PRELUDE_F64_MATH};
 use crate::error::Result;
 use crate::tensor::Tensor;
 
@@ -227,6 +227,10 @@ impl Plan {
     /// The prelude this plan's kernel needs: [`PRELUDE`], and [`PRELUDE_F64`] when it
     /// computes in float64 (or `also` says the caller's code does).
     pub fn prelude(&self, also: bool) -> String {
+        if self.body.contains("_m64(") {
+            // A float64 transcendental function: shaders/array_math_f64.wgsl as well.
+            return format!("{PRELUDE}{PRELUDE_F64_MATH}");
+        }
         prelude(self.uses_f64() || also)
     }
 

@@ -8,7 +8,7 @@
 
 use crate::array::dtype::{promote, DType, Kind};
 use crate::error::{Error, Result};
-use crate::kernels::prelude::{ARRAY_COMPLEX, ARRAY_PRELUDE_F64};
+use crate::kernels::prelude::{ARRAY_COMPLEX, ARRAY_MATH_F64_MORE, ARRAY_PRELUDE_F64};
 
 /// Operations of one array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -230,15 +230,9 @@ impl Unary {
                 _ => return refuse("a real dtype (the standard defines it for real numbers only)"),
             });
         }
-        if x == DType::Float64 && self.transcendental() && self != Sqrt {
-            // GLSL.std.450's exp, log, sin… are defined for 16- and 32-bit floats only; an
-            // f32 answer would be a float64 array of float32 accuracy: refused.
-            return refuse(
-                "a dtype other than float64 (float64 takes sqrt, but not the other transcendental functions yet: astype(float32) first for float32 accuracy)",
-            );
-        }
         Ok(match self {
-            Sqrt if x == DType::Float64 => (x, x),
+            // float64 in f64 throughout: shaders/array_math_f64.wgsl (fdlibm's methods).
+            _ if self.transcendental() && x == DType::Float64 => (x, x),
             Conj | Real if x == DType::Bool => return refuse("a numeric dtype"),
             Conj | Real => (x, x),
             Imag if x == DType::Bool => return refuse("a numeric dtype"),
@@ -304,6 +298,11 @@ impl Unary {
             },
             Square => format!("({a} * {a})"),
             Sqrt => format!("sqrt({a})"),
+            // shaders/array_math_f64.wgsl: the standard's name + `_m64` (the suffix tells
+            // codegen to include that file).
+            _ if t == DType::Float64 && self.transcendental() => {
+                format!("{}_m64({a})", self.name())
+            }
             Exp => format!("exp({a})"),
             Expm1 => format!("expm1_({a})"),
             Log => format!("log({a})"),
@@ -448,10 +447,10 @@ impl Binary {
         }
         if p == DType::Float64 {
             match self {
-                Pow | Atan2 | Hypot | Logaddexp | Nextafter => {
-                    return refuse("dtypes other than float64 (float64 takes arithmetic, comparisons, floor_divide, remainder, maximum, minimum and copysign; not pow, atan2, hypot, logaddexp or nextafter yet)")
+                // shaders/array_math_f64.wgsl computes them in f64.
+                Pow | Atan2 | Hypot | Logaddexp | Nextafter | Divide | Copysign => {
+                    return Ok((p, p))
                 }
-                Divide | Copysign => return Ok((p, p)),
                 _ => {}
             }
         }
@@ -509,6 +508,9 @@ impl Binary {
             Divide => format!("({a} / {b})"),
             FloorDivide => format!("floor_divide_{s}({a}, {b})"),
             Remainder => format!("remainder_{s}({a}, {b})"),
+            Pow | Atan2 | Hypot | Logaddexp | Nextafter if t == DType::Float64 => {
+                format!("{}_m64({a}, {b})", self.name())
+            }
             Pow => format!("pow_{s}({a}, {b})"),
             Maximum if k == Kind::Float => format!("maximum_{s}({a}, {b})"),
             Minimum if k == Kind::Float => format!("minimum_{s}({a}, {b})"),
@@ -622,3 +624,9 @@ pub(crate) const PRELUDE: &str = ARRAY_COMPLEX.source;
 /// The float64 functions (`shaders/array_prelude_f64.wgsl`), appended to [`PRELUDE`] only in
 /// kernels that compute in float64 ([`crate::array::codegen::prelude`]).
 pub(crate) const PRELUDE_F64: &str = ARRAY_PRELUDE_F64.source;
+
+/// [`PRELUDE_F64`] followed by the float64 transcendental functions
+/// (`shaders/array_math_f64.wgsl`, `shaders/array_math_f64_more.wgsl`), used instead of it only in kernels that call one (a
+/// `…_m64(` in their source): the functions are long, and every other kernel would compile
+/// them for nothing.
+pub(crate) const PRELUDE_F64_MATH: &str = ARRAY_MATH_F64_MORE.source;

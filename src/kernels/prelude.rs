@@ -94,6 +94,19 @@ pub const ARRAY_PRELUDE: Shader = crate::services::pipeline::shader!("array_prel
 /// The float64 functions of the generated array kernels, appended to [`ARRAY_PRELUDE`] only
 /// in kernels that compute in float64 (valid WGSL by itself, on adapters with f64 and i64).
 pub const ARRAY_PRELUDE_F64: Shader = crate::services::pipeline::shader!("array_prelude_f64");
+/// The float64 transcendental functions of the array kernels, after the float64 prelude
+/// they call.
+pub const ARRAY_MATH_F64: Shader = crate::services::pipeline::shader!(
+    "array_math_f64" after "array_prelude_f64", "array_rem_pio2_f64"
+);
+/// float64 sin, cos and tan's Payne-Hanek reduction of large arguments (the file stands
+/// alone; [`ARRAY_MATH_F64`] includes it).
+pub const ARRAY_REM_PIO2_F64: Shader = crate::services::pipeline::shader!("array_rem_pio2_f64");
+/// The rest of them (hyperbolic functions, pow, hypot, logaddexp, nextafter), after the
+/// float64 prelude and [`ARRAY_MATH_F64`]: what a kernel calling any of them includes.
+pub const ARRAY_MATH_F64_MORE: Shader = crate::services::pipeline::shader!(
+    "array_math_f64_more" after "array_prelude_f64", "array_rem_pio2_f64", "array_math_f64"
+);
 /// The complex64 functions of the array kernels, after the array prelude they call (the
 /// two together are what every generated array kernel includes).
 pub const ARRAY_COMPLEX: Shader =

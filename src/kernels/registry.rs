@@ -2,7 +2,8 @@
 //! (`tests/shaders.rs` checks each entry point's bindings with naga, on the CPU).
 
 use crate::kernels::prelude::{
-    ACTIVATION, ARRAY_COMPLEX, ARRAY_PRELUDE, ARRAY_PRELUDE_F64, IM2COL, OPTIM_RULE,
+    ACTIVATION, ARRAY_COMPLEX, ARRAY_MATH_F64, ARRAY_MATH_F64_MORE, ARRAY_PRELUDE,
+    ARRAY_PRELUDE_F64, ARRAY_REM_PIO2_F64, IM2COL, OPTIM_RULE,
 };
 use crate::kernels::{
     attention, attention_cache, attention_unfused, batchnorm, clip, conv2d, elementwise, embedding,
@@ -18,6 +19,9 @@ pub const SHADERS: &[Shader] = &[
     IM2COL,
     ARRAY_PRELUDE,
     ARRAY_PRELUDE_F64,
+    ARRAY_MATH_F64,
+    ARRAY_MATH_F64_MORE,
+    ARRAY_REM_PIO2_F64,
     ARRAY_COMPLEX,
     attention::COMMON,
     attention::SHADER,

@@ -256,6 +256,20 @@ pub fn binary_ref(op: Binary, t: DType, a: f64, b: f64) -> f64 {
                 half::f16::from_bits(x.to_bits() - 1).to_f64()
             }
         }
+        // float64's neighbours (computed in f64: shaders/array_math_f64_more.wgsl).
+        Nextafter if t == DType::Float64 => {
+            if a.is_nan() || b.is_nan() {
+                f64::NAN
+            } else if a == b {
+                b
+            } else if a == 0.0 {
+                f64::from_bits((b.to_bits() & (1 << 63)) | 1)
+            } else if (a < b) == (a > 0.0) {
+                f64::from_bits(a.to_bits() + 1)
+            } else {
+                f64::from_bits(a.to_bits() - 1)
+            }
+        }
         Nextafter => {
             let (x, y) = (a as f32, b as f32);
             if x.is_nan() || y.is_nan() {
