@@ -82,6 +82,8 @@ fn cexpm1_(z: vec2<f32>) -> vec2<f32> {
     if (!cfinite_(y)) { return cnan2_(); }
     let h = sin_(0.5 * y);
     let e = cexp_finite_(x, y);
+    // Past 80 the - 1 is below an ulp of e^x·cos y (but expm1(x)·x / log would overflow).
+    if (x > 80.0) { return vec2<f32>(e.x - 1.0, e.y); }
     return vec2<f32>(expm1_(x) * cos_(y) - 2.0 * h * h, e.y);
 }
 // log|z|: scaled as hypot, through log1p where |z| is near 1, and tiny |z| scaled up first
@@ -137,6 +139,14 @@ fn csqrt_(z: vec2<f32>) -> vec2<f32> {
     if (w.x >= 0.0) { return vec2<f32>(t, w.y / (2.0 * t)) * f; }
     return vec2<f32>(abs(w.y) / (2.0 * t), csgn_(t, w.y)) * f;
 }
+// e^|x|/2 · (c, s), the sinh x and cosh x of |x| > 88 (where they differ by under an ulp):
+// e^|x| overflows float32 past 88.7 while the products may not (c or s small), so e^|x|/2
+// is applied in two halves, (e^(|x|/2)·c/2)·e^(|x|/2), as cexp_finite_ does; an overflow
+// left is an infinity with the product's sign (C99 Annex G).
+fn chalf_exp_(x: f32, c: f32, s: f32) -> vec2<f32> {
+    let h = exp(0.5 * abs(x));
+    return vec2<f32>(h * (0.5 * c) * h, h * (0.5 * s) * h);
+}
 // A zero whose sign is the product of the signs of a and b.
 fn czero_sign_(a: f32, b: f32) -> f32 {
     return bitcast<f32>((bitcast<u32>(a) ^ bitcast<u32>(b)) & 0x80000000u);
@@ -146,6 +156,10 @@ fn csinh_(z: vec2<f32>) -> vec2<f32> {
     let y = z.y;
     if (y == 0.0) { return vec2<f32>(sinh_(x), y); }
     if ((x == 0.0 || is_inf(x)) && !cfinite_(y)) { return vec2<f32>(x, nan_()); }
+    if (abs(x) > 88.0) {
+        let c = chalf_exp_(x, cos_(y), sin_(y));
+        return vec2<f32>(csgn_(1.0, x) * c.x, c.y);
+    }
     return vec2<f32>(sinh_(x) * cos_(y), cosh(x) * sin_(y));
 }
 fn ccosh_(z: vec2<f32>) -> vec2<f32> {
@@ -157,6 +171,10 @@ fn ccosh_(z: vec2<f32>) -> vec2<f32> {
     }
     if (x == 0.0 && !cfinite_(y)) { return vec2<f32>(nan_(), 0.0); }
     if (is_inf(x) && !cfinite_(y)) { return vec2<f32>(inf_(), nan_()); }
+    if (abs(x) > 88.0) {
+        let c = chalf_exp_(x, cos_(y), sin_(y));
+        return vec2<f32>(c.x, csgn_(1.0, x) * c.y);
+    }
     return vec2<f32>(cosh(x) * cos_(y), sinh_(x) * sin_(y));
 }
 // Real tanh with its relative accuracy near 0 and ±1 beyond 10 (no inf / inf).
@@ -264,6 +282,13 @@ fn catanh_(z: vec2<f32>) -> vec2<f32> {
     let ax = abs(x);
     let ay = f * y;
     let u = 1.0 - ax;
+    // At |x| = 1 with |y| below epsilon, (1-|x|)² + y² underflows (or is flushed): the real
+    // part is log(4/y²)/4 = (log 2 - log|y|)/2 and the imaginary atan2(2, -|y|)/2, as C99's
+    // catanh in musl and FreeBSD take them.
+    if (ax == 1.0 && ay != 0.0 && abs(ay) < 1.1920929e-7) {
+        let re = 0.5 * (0.69314718055994531 - log(abs(ay)));
+        return f * vec2<f32>(re, csgn_(0.5 * atan2_(2.0, -abs(ay)), ay));
+    }
     let re = 0.25 * log1p_(4.0 * ax / (u * u + ay * ay));
     return f * vec2<f32>(re, 0.5 * atan2_(2.0 * ay, u * (1.0 + ax) - ay * ay));
 }

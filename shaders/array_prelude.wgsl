@@ -313,29 +313,33 @@ fn fmod_(x: f32, y: f32) -> f32 {
     }
     return bitcast<f32>(ux | sx);
 }
-// Floor division and remainder of floats as NumPy's divmod computes them: from the exact
-// fmod, the remainder taking the divisor's sign and the quotient snapped to an integer.
-fn floor_divide_f32(a: f32, b: f32) -> f32 {
-    if (b == 0.0 || is_inf(a) || is_inf(b) || is_nan(a) || is_nan(b)) { return floor(a / b); }
-    let m = fmod_(a, b);
+// Floor division and remainder of floats as NumPy's npy_divmod computes them (Python's
+// divmod): the exact fmod, moved onto the divisor's sign with the quotient one lower, a
+// zero taking the divisor's sign (remainder) or that of a / b (quotient), the quotient
+// (a - r) / b snapped to an integer. So 5 // inf is 0 and -5 // inf is -1 (remainder inf);
+// an infinite or NaN operand gives NaN, but x // 0 is x / 0 and x % 0 is NaN.
+fn divmod_f32(a: f32, b: f32) -> vec2<f32> {
+    if (b == 0.0) { return vec2<f32>(a / b, nan_()); }
+    if (is_nan(a) || is_nan(b) || is_inf(a)) { return vec2<f32>(nan_(), nan_()); }
+    var m = fmod_(a, b);
     var div = (a - m) / b;
-    if (m != 0.0 && ((b < 0.0) != (m < 0.0))) { div = div - 1.0; }
-    if (div == 0.0) { return bitcast<f32>(bitcast<u32>(a / b) & 0x80000000u); }
+    if (m != 0.0) {
+        if ((b < 0.0) != (m < 0.0)) {
+            m = m + b;
+            div = div - 1.0;
+        }
+    } else {
+        m = bitcast<f32>(bitcast<u32>(b) & 0x80000000u);
+    }
+    if (div == 0.0) {
+        return vec2<f32>(bitcast<f32>(bitcast<u32>(a / b) & 0x80000000u), m);
+    }
     var q = floor(div);
     if (div - q > 0.5) { q = q + 1.0; }
-    return q;
+    return vec2<f32>(q, m);
 }
-fn remainder_f32(a: f32, b: f32) -> f32 {
-    if (b == 0.0) { return a - a + nan_(); }
-    if (is_inf(b) && !is_inf(a)) {
-        if (a == 0.0 || (a < 0.0) == (b < 0.0)) { return a; }
-        return b;
-    }
-    var r = fmod_(a, b);
-    if (r != 0.0 && ((r < 0.0) != (b < 0.0))) { r = r + b; }
-    if (r == 0.0) { r = bitcast<f32>(bitcast<u32>(b) & 0x80000000u); }
-    return r;
-}
+fn floor_divide_f32(a: f32, b: f32) -> f32 { return divmod_f32(a, b).x; }
+fn remainder_f32(a: f32, b: f32) -> f32 { return divmod_f32(a, b).y; }
 fn pow_f32(a: f32, b: f32) -> f32 {
     if (b == 0.0) { return 1.0; }
     if (a == 1.0) { return 1.0; }

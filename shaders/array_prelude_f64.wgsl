@@ -100,24 +100,26 @@ fn fmod_f64(x: f64, y: f64) -> f64 {
     }
     return bitcast<f64>(ux | sx);
 }
-fn remainder_f64(a: f64, b: f64) -> f64 {
-    if (b == 0.0lf) { return a - a + nan64_(); }
-    if (is_inf64(b) && !is_inf64(a)) {
-        if (a == 0.0lf || (a < 0.0lf) == (b < 0.0lf)) { return a; }
-        return b;
-    }
-    var r = fmod_f64(a, b);
-    if (r != 0.0lf && ((r < 0.0lf) != (b < 0.0lf))) { r = r + b; }
-    if (r == 0.0lf) { r = bitcast<f64>(bits64_(b) & 0x8000000000000000lu); }
-    return r;
-}
-fn floor_divide_f64(a: f64, b: f64) -> f64 {
-    if (b == 0.0lf || is_inf64(a) || is_inf64(b) || is_nan64(a) || is_nan64(b)) { return floor(a / b); }
-    let m = fmod_f64(a, b);
+// npy_divmod, as divmod_f32 in array_prelude.wgsl.
+fn divmod_f64(a: f64, b: f64) -> array<f64, 2> {
+    if (b == 0.0lf) { return array<f64, 2>(a / b, nan64_()); }
+    if (is_nan64(a) || is_nan64(b) || is_inf64(a)) { return array<f64, 2>(nan64_(), nan64_()); }
+    var m = fmod_f64(a, b);
     var div = (a - m) / b;
-    if (m != 0.0lf && ((b < 0.0lf) != (m < 0.0lf))) { div = div - 1.0lf; }
-    if (div == 0.0lf) { return bitcast<f64>(bits64_(a / b) & 0x8000000000000000lu); }
+    if (m != 0.0lf) {
+        if ((b < 0.0lf) != (m < 0.0lf)) {
+            m = m + b;
+            div = div - 1.0lf;
+        }
+    } else {
+        m = bitcast<f64>(bits64_(b) & 0x8000000000000000lu);
+    }
+    if (div == 0.0lf) {
+        return array<f64, 2>(bitcast<f64>(bits64_(a / b) & 0x8000000000000000lu), m);
+    }
     var q = floor(div);
     if (div - q > 0.5lf) { q = q + 1.0lf; }
-    return q;
+    return array<f64, 2>(q, m);
 }
+fn remainder_f64(a: f64, b: f64) -> f64 { return divmod_f64(a, b)[1]; }
+fn floor_divide_f64(a: f64, b: f64) -> f64 { return divmod_f64(a, b)[0]; }

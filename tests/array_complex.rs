@@ -487,12 +487,7 @@ fn other_operations_refuse_complex_by_name() {
     named(a.reduce(Reduce::Max, None, false), "max");
     named(a.sort(0, false), "sort");
     named(a.argsort(0, false), "argsort");
-    let idx = Array::from_f64(&dev, &[0.0], &[1], DType::Int32).unwrap();
-    named(a.take(&idx, 0), "take");
-    named(
-        a.getitem(&[suanli::array::indexing::Indexer::Array(idx.clone())]),
-        "__getitem__",
-    );
+    // take and integer/mask indexing move both words (tests/array_gather_wide.rs).
     let k = suanli::array::custom::ElementwiseKernel::new("T x", "T y", "y = x", "copy").unwrap();
     named(
         k.call(std::slice::from_ref(&a)).map(|mut v| v.remove(0)),

@@ -516,3 +516,111 @@ fn predicates_and_fusion() {
         .unwrap();
     assert_eq!(eq.len(), 2);
 }
+
+/// Beyond |x| = 88 e^|x| overflows float32 while sinh x · cos y, cosh x · sin y and
+/// e^x · cos y - 1 need not (cos y small), and where they do overflow the infinity takes the
+/// sign of the f64 product. The f64 formulas do not overflow here (e^100 ~ 3e43).
+#[test]
+fn large_real_parts_against_f64() {
+    let dev = dev_or_skip!();
+    let max = f32::MAX as f64;
+    // cos y small (the float32 nearest ±π/2, 3π/2, a little off π/2), sin y small (π, 1e-3).
+    use std::f32::consts::{FRAC_PI_2 as H32, PI as PI32};
+    let ys: Vec<f64> = [
+        H32,
+        -H32,
+        3.0 * H32,
+        H32 - 1e-4,
+        PI32,
+        1e-3,
+        -2.5,
+        0.7,
+        1e-30,
+    ]
+    .iter()
+    .map(|&y| y as f64)
+    .collect();
+    let xs = [
+        88.5f64, 89.0, 89.5, 90.0, 91.0, 95.0, 100.0, 110.0, 130.0, 180.0, 200.0,
+    ];
+    let mut v: Vec<C> = Vec::new();
+    for &x in &xs {
+        for &y in &ys {
+            v.push((x, y));
+            v.push((-x, y));
+        }
+    }
+    use Unary::*;
+    let mut bad = Vec::new();
+    for op in [Sinh, Cosh, Expm1, Exp, Sin, Cos] {
+        // sin and cos: the large part on the imaginary axis (sin z = -i sinh(iz)).
+        let zs: Vec<C> = match op {
+            Sin | Cos => v.iter().map(|&(x, y)| (y, x)).collect(),
+            _ => v.clone(),
+        };
+        let f: Vec<(f32, f32)> = zs.iter().map(|&(a, b)| (a as f32, b as f32)).collect();
+        let got = Array::from_complex(&dev, &f, &[f.len()])
+            .unwrap()
+            .unary(op)
+            .unwrap()
+            .to_complex_vec()
+            .unwrap();
+        for (&z, g) in zs.iter().zip(&got) {
+            let w = match op {
+                Expm1 => (z.0.exp() * z.1.cos() - 1.0, z.0.exp() * z.1.sin()),
+                _ => reference(op, z),
+            };
+            let m = w.0.hypot(w.1);
+            for (gc, wc) in [(g.0, w.0), (g.1, w.1)] {
+                let ok = if wc.abs() > max {
+                    gc.is_infinite() && gc.signum() == wc.signum()
+                } else {
+                    // Below float32's least normal a driver may flush to 0 (e^-100).
+                    gc.is_finite()
+                        && ((gc - wc).abs() <= 1e-5 * m.min(max).max(wc.abs())
+                            || (gc.abs() < 1.2e-38 && wc.abs() < 1.2e-38))
+                };
+                if !ok {
+                    bad.push(format!("{}{z:?}: got {g:?}, want {w:?}", op.name()));
+                    break;
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{} wrong:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// atanh and atan at |x| = 1 (|y| = 1 for atan) with a tiny other part: the real part is
+/// (log 2 - log|y|) / 2, finite, where (1 - |x|)² + y² underflows (C99 / musl's catanh).
+#[test]
+fn atanh_near_the_branch_points() {
+    let dev = dev_or_skip!();
+    let mut v: Vec<C> = Vec::new();
+    for x in [1.0f32, -1.0, 1.0 - f32::EPSILON / 2.0, 1.0 + f32::EPSILON] {
+        for y in [1e-30f32, -1e-30, 1e-20, 3e-10, 1e-7, 1e-3, 0.5] {
+            v.push((x as f64, y as f64));
+        }
+    }
+    let mut bad = Vec::new();
+    for op in [Unary::Atanh, Unary::Atan] {
+        let zs: Vec<C> = match op {
+            Unary::Atan => v.iter().map(|&(x, y)| (y, x)).collect(),
+            _ => v.clone(),
+        };
+        let f: Vec<(f32, f32)> = zs.iter().map(|&(a, b)| (a as f32, b as f32)).collect();
+        let got = Array::from_complex(&dev, &f, &[f.len()])
+            .unwrap()
+            .unary(op)
+            .unwrap()
+            .to_complex_vec()
+            .unwrap();
+        for (&z, g) in zs.iter().zip(&got) {
+            let w = reference(op, z);
+            let e = (g.0 - w.0).hypot(g.1 - w.1) / w.0.hypot(w.1);
+            if e.is_nan() || e > 4e-6 {
+                bad.push(format!("{}{z:?}: got {g:?}, want {w:?}", op.name()));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{} wrong:\n{}", bad.len(), bad.join("\n"));
+}

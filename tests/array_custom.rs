@@ -327,3 +327,22 @@ fn a_reduction_kernel_binds_at_most_what_the_device_allows() {
         Err(Error::InvalidArgument { .. })
     ));
 }
+
+/// The float64 prelude (valid WGSL only where the adapter has f64) goes with a kernel that
+/// computes in float64, not with one whose text happens to say "f64": a float32 kernel named
+/// and commented so compiles on every backend (WGPU_BACKEND=gl has no f64).
+#[test]
+fn a_float32_kernel_mentioning_f64_needs_no_f64() {
+    let dev = device();
+    let k = ElementwiseKernel::new(
+        "float32 x",
+        "float32 z",
+        "z = x * 2.0; // no f64 arithmetic here",
+        "twice_not_f64",
+    )
+    .unwrap();
+    let x = Array::from_f32(&dev, &[1.5, -2.0, 0.25], &[3]).unwrap();
+    // A lazy input fused into the kernel, so the plan's body is generated too.
+    let out = k.call(&[x.mul_scalar(1.0).unwrap()]).unwrap();
+    assert_eq!(out[0].to_f64_vec().unwrap(), [3.0, -4.0, 0.5]);
+}

@@ -43,6 +43,9 @@ pub(crate) struct Plan {
     full: Vec<usize>,
     /// The root's variable and dtype.
     pub root: (String, DType),
+    /// Set where a float64 value is loaded, made or computed with (`visit` sees every node,
+    /// and a float64 operand or compute type is the only way f64 enters the body).
+    f64: bool,
 }
 
 /// A dtype's result made to fit it: narrow integers wrapped back into range, float16 rounded.
@@ -74,6 +77,7 @@ impl Plan {
             names: HashMap::new(),
             full: full.to_vec(),
             root: (String::new(), first),
+            f64: false,
         };
         let mut vars = Vec::with_capacity(roots.len());
         for r in roots {
@@ -96,6 +100,7 @@ impl Plan {
         }
         let d = a.dtype();
         let t = d.wgsl();
+        self.f64 |= d == DType::Float64;
         let value = match a.expr() {
             None => {
                 let s = a.strided()?;
@@ -159,10 +164,12 @@ impl Plan {
                 }
             }
             Some(Expr::Unary(op, ct, x)) => {
+                self.f64 |= ct == DType::Float64;
                 let (vx, dx) = self.visit(&x)?;
                 fit(d, op.wgsl(ct, &convert(dx, ct, &vx)))
             }
             Some(Expr::Binary(op, ct, x, y)) => {
+                self.f64 |= ct == DType::Float64;
                 let (vx, dx) = self.visit(&x)?;
                 let (vy, dy) = self.visit(&y)?;
                 fit(d, op.wgsl(ct, &convert(dx, ct, &vx), &convert(dy, ct, &vy)))
@@ -221,7 +228,7 @@ impl Plan {
     /// Whether the kernel computes in float64 anywhere (it then needs [`PRELUDE_F64`], which
     /// is only valid WGSL on adapters with f64 and i64).
     pub fn uses_f64(&self) -> bool {
-        self.root.1 == DType::Float64 || self.body.contains("f64")
+        self.f64 || self.root.1 == DType::Float64
     }
 
     /// The prelude this plan's kernel needs: [`PRELUDE`], and [`PRELUDE_F64`] when it
@@ -328,18 +335,20 @@ pub(crate) fn dot(c: &str, base: usize, rank: usize) -> String {
 /// Metadata: `[n, shape[rank], out offset, out strides[rank], per view: offset,
 /// strides[rank], scalars…]`.
 pub(crate) fn elementwise_source(plan: &Plan, rank: usize) -> String {
-    elementwise_kernel(plan, rank, "", "", &[plan.store_root("out0", "oo")])
+    elementwise_kernel(plan, rank, "", "", &[plan.store_root("out0", "oo")], false)
 }
 
 /// An elementwise kernel writing several results: `functions` at module scope, `tail` after
 /// the plan's body, then `stores[k]`, the statements writing output `out{k}` at element
-/// offset `oo` (every output shares one layout, the metadata's).
+/// offset `oo` (every output shares one layout, the metadata's); `f64` says the caller's code
+/// computes in float64 (the plan knows its own).
 pub(crate) fn elementwise_kernel(
     plan: &Plan,
     rank: usize,
     functions: &str,
     tail: &str,
     stores: &[String],
+    f64: bool,
 ) -> String {
     let per = 1 + rank;
     let out_base = 1 + rank;
@@ -349,7 +358,7 @@ pub(crate) fn elementwise_kernel(
     let extra: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "read_write")).collect();
     let mut s = plan.bindings(&extra);
     let _ = writeln!(s, "const SB: u32 = {sb}u;");
-    s.push_str(&plan.prelude(functions.contains("f64") || tail.contains("f64")));
+    s.push_str(&plan.prelude(f64));
     s.push_str(functions);
     let _ = writeln!(
         s,
@@ -377,5 +386,19 @@ pub(crate) fn elementwise_kernel(
         s.push_str(store);
     }
     s.push_str("}\n");
+    s
+}
+
+/// WGSL statements moving the `w` device words of one element: `dst[w·d + k] =
+/// src[w·o + k]` for `from` = (src, o), or zeros where `from` is None.
+pub(crate) fn moves(w: usize, dst: &str, d: &str, from: Option<(&str, &str)>) -> String {
+    let mut s = String::new();
+    for k in 0..w {
+        let value = match from {
+            Some((src, o)) => format!("{src}[{w}u * ({o}) + {k}u]"),
+            None => "0u".to_string(),
+        };
+        let _ = writeln!(s, "        {dst}[{w}u * ({d}) + {k}u] = {value};");
+    }
     s
 }

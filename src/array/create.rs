@@ -147,19 +147,21 @@ impl Array {
     /// (`to_complex_vec` reads it).
     pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
         let d = self.dtype();
-        if d == DType::Float64 {
-            let w = self.to_words()?;
-            return Ok(w
-                .chunks_exact(2)
-                .map(|c| f64::from_bits(c[0] as u64 | ((c[1] as u64) << 32)))
-                .collect());
+        if d.is_complex() {
+            return Err(Error::DType {
+                op: "to_f64_vec",
+                expected: "a real or boolean dtype (to_complex_vec reads complex64)".into(),
+                found: d.name().into(),
+            });
         }
-        d.refuse_wide("to_f64_vec")?;
-        Ok(self
-            .to_words()?
-            .into_iter()
-            .map(|w| d.value_of(w))
-            .collect())
+        let w = self.to_words()?;
+        Ok(match d.words() {
+            1 => w.iter().map(|&x| d.value_of((x, 0))).collect(),
+            _ => w
+                .chunks_exact(2)
+                .map(|c| d.value_of((c[0], c[1])))
+                .collect(),
+        })
     }
 
     /// An array of `shape` filled with `value` (converted to `dtype`).

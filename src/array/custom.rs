@@ -394,7 +394,12 @@ impl ElementwiseKernel {
             })
             .collect::<Result<_>>()?;
         let (meta, rank) = elementwise_meta(&plan, &outs[0].layout);
-        let source = elementwise_kernel(&plan, rank, &f, &tail, &words);
+        // The snippet computes in float64 only with a float64 parameter.
+        let wide = in_dtypes
+            .iter()
+            .chain(&out_dtypes)
+            .any(|&d| d == DType::Float64);
+        let source = elementwise_kernel(&plan, rank, &f, &tail, &words, wide);
         let writes: Vec<_> = outs.iter().map(|o| &o.data).collect();
         launch(
             &device,

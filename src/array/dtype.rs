@@ -252,11 +252,12 @@ impl DType {
         }
     }
 
-    /// The device word holding `v` (converted as a cast to this dtype would: floats
+    /// The first device word holding `v` (converted as a cast to this dtype would: floats
     /// truncated toward zero for integers, wrapped to the type's width, rounded once to
     /// binary16 for float16). For complex64, the real part's word (the imaginary word of a
-    /// real value is 0).
-    pub(crate) fn word_of(self, v: f64) -> u32 {
+    /// real value is 0). Private: one word is not a float64 (nor a future int64), so callers
+    /// go through [`DType::words_of`], which gives both.
+    fn word32_of(self, v: f64) -> u32 {
         if self == DType::Float16 {
             return f16_of(v).to_bits();
         }
@@ -280,19 +281,27 @@ impl DType {
         }
     }
 
-    /// The device words of one element holding `v` (as [`DType::word_of`]; the second word
-    /// is the high half for float64, 0 otherwise).
+    /// The device words of one element holding `v` (converted as a cast to this dtype would;
+    /// the second word is the high half for float64, the imaginary part's 0 for complex64,
+    /// unused (0) for the one-word dtypes).
     pub(crate) fn words_of(self, v: f64) -> (u32, u32) {
         if self == DType::Float64 {
             let b = v.to_bits();
             (b as u32, (b >> 32) as u32)
         } else {
-            (self.word_of(v), 0)
+            (self.word32_of(v), 0)
         }
     }
 
-    /// The value a device word of this dtype holds (for complex64, one component's word).
-    pub(crate) fn value_of(self, w: u32) -> f64 {
+    /// The value one element's device words hold, `(lo, hi)` as [`DType::words_of`] gives
+    /// them (float64 joins the halves; the one-word dtypes read `lo`; complex64 gives the
+    /// real part, the caller reading the imaginary word as the float32 it is). Taking both
+    /// words makes a two-word element unreadable from one word by construction.
+    pub(crate) fn value_of(self, (lo, hi): (u32, u32)) -> f64 {
+        if self == DType::Float64 {
+            return f64::from_bits(lo as u64 | ((hi as u64) << 32));
+        }
+        let w = lo;
         match self.kind() {
             Kind::Bool | Kind::Unsigned => w as f64,
             Kind::Signed => w as i32 as f64,
@@ -457,9 +466,9 @@ mod tests {
 
     #[test]
     fn words_wrap_and_round_trip() {
-        assert_eq!(DType::Int8.word_of(130.0) as i32, -126);
-        assert_eq!(DType::UInt8.word_of(-1.0), 255);
-        assert_eq!(DType::Int32.value_of(DType::Int32.word_of(-7.9)), -7.0);
+        assert_eq!(DType::Int8.word32_of(130.0) as i32, -126);
+        assert_eq!(DType::UInt8.word32_of(-1.0), 255);
+        assert_eq!(DType::Int32.value_of(DType::Int32.words_of(-7.9)), -7.0);
         let bytes = [0x80u8, 0x7f, 0x01, 0xff];
         let w = DType::Int8.words_from_bytes(&bytes);
         assert_eq!(
@@ -474,6 +483,13 @@ mod tests {
         let w = DType::Float64.words_from_bytes(&f);
         assert_eq!(w, [0x54442d18, 0x400921fb]);
         assert_eq!(DType::Float64.words_of(std::f64::consts::PI), (w[0], w[1]));
+        // Both halves make the value (one word alone is no float64).
+        assert_eq!(DType::Float64.value_of((w[0], w[1])), std::f64::consts::PI);
+        assert_eq!(DType::Float64.value_of(DType::Float64.words_of(-0.1)), -0.1);
+        assert_eq!(
+            DType::Complex64.value_of(DType::Complex64.words_of(1.5)),
+            1.5
+        );
         assert_eq!(DType::Float64.bytes_from_words(&w), f);
         let c = [0u8, 0, 128, 63, 0, 0, 0, 192]; // 1.0 - 2.0j
         let w = DType::Complex64.words_from_bytes(&c);
@@ -485,15 +501,15 @@ mod tests {
     fn float16_words_round_once_and_round_trip() {
         let h = DType::Float16;
         // 1 + 2^-11 is a tie: to even (1.0); just above it rounds up.
-        assert_eq!(h.value_of(h.word_of(1.0 + 2f64.powi(-11))), 1.0);
+        assert_eq!(h.value_of(h.words_of(1.0 + 2f64.powi(-11))), 1.0);
         assert_eq!(
-            h.value_of(h.word_of(1.0 + 1.5 * 2f64.powi(-11))),
+            h.value_of(h.words_of(1.0 + 1.5 * 2f64.powi(-11))),
             1.0 + 2f64.powi(-10)
         );
-        assert_eq!(h.value_of(h.word_of(65520.0)), f64::INFINITY);
-        assert_eq!(h.value_of(h.word_of(65519.99)), 65504.0);
-        assert_eq!(h.value_of(h.word_of(2f64.powi(-25))), 0.0);
-        assert_eq!(h.value_of(h.word_of(1.5 * 2f64.powi(-25))), 2f64.powi(-24));
+        assert_eq!(h.value_of(h.words_of(65520.0)), f64::INFINITY);
+        assert_eq!(h.value_of(h.words_of(65519.99)), 65504.0);
+        assert_eq!(h.value_of(h.words_of(2f64.powi(-25))), 0.0);
+        assert_eq!(h.value_of(h.words_of(1.5 * 2f64.powi(-25))), 2f64.powi(-24));
         let bytes: Vec<u8> = (0..=u16::MAX).flat_map(|b| b.to_le_bytes()).collect();
         let w = h.words_from_bytes(&bytes);
         let back = h.bytes_from_words(&w);

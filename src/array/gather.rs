@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use crate::array::array::{Array, Strided};
-use crate::array::codegen::{coords, dot, WG};
+use crate::array::codegen::{coords, dot, moves, WG};
 use crate::array::dtype::{promote, DType, Kind};
 use crate::array::eval::{alloc_words, launch, word};
 use crate::array::layout::{broadcast_shapes, numel, Layout};
@@ -36,7 +36,8 @@ fn check_index_dtype(op: &'static str, d: DType) -> Result<()> {
 
 /// out[c] = x[x_off + Σ c·XS + q·xs_axis] with q = idx[i_off + Σ c·IS] (negative counts from
 /// the end), over the output shape; XS and IS are x's and the index's strides mapped onto
-/// the output's axes (0 where an axis is not theirs).
+/// the output's axes (0 where an axis is not theirs). Every device word of an element moves
+/// (`words()` of them: two for complex64, float64 and any other 64-bit dtype).
 fn gather(
     op: &'static str,
     x: &Array,
@@ -48,7 +49,8 @@ fn gather(
 ) -> Result<Array> {
     let device = x.device().clone();
     let n = numel(out_shape);
-    let out = alloc_words(&device, n)?;
+    let w = x.dtype().words();
+    let out = alloc_words(&device, n * w)?;
     if n > 0 {
         let sx = x.strided()?;
         let si = idx.strided()?;
@@ -102,14 +104,15 @@ fn gather(
         let _ = writeln!(s, "    if (q < 0) {{ q = q + extent; }}");
         let _ = writeln!(
             s,
-            "    if (q < 0 || q >= extent) {{ atomicMax(&flag[0], 1u); out[i] = 0u; return; }}"
+            "    if (q < 0 || q >= extent) {{\n        atomicMax(&flag[0], 1u);\n{}        return;\n    }}",
+            moves(w, "out", "i", None)
         );
         let _ = writeln!(
             s,
             "    let xo = u32(i32(prm[{xb}u]){} + q * bitcast<i32>(prm[{tail}u]));",
             dot("c", xb + 1, r)
         );
-        let _ = writeln!(s, "    out[i] = xv[xo];\n}}");
+        let _ = writeln!(s, "{}}}", moves(w, "out", "i", Some(("xv", "xo"))));
         let flag = alloc_words(&device, 1)?;
         device
             .wgpu_queue()
@@ -152,7 +155,6 @@ impl Array {
     /// indices' shape. Negative positions count from the end.
     pub fn take(&self, indices: &Array, axis: isize) -> Result<Array> {
         self.check_device(indices, "take")?;
-        self.dtype().refuse_wide("take")?;
         check_index_dtype("take", indices.dtype())?;
         if self.ndim() == 0 {
             return Err(Error::InvalidArgument {
@@ -190,7 +192,6 @@ impl Array {
     /// on the others; `x.take_along_axis(&x.argsort(a)?, a)` is `x.sort(a)`.
     pub fn take_along_axis(&self, indices: &Array, axis: isize) -> Result<Array> {
         self.check_device(indices, "take_along_axis")?;
-        self.dtype().refuse_wide("take_along_axis")?;
         check_index_dtype("take_along_axis", indices.dtype())?;
         if indices.ndim() != self.ndim() || self.ndim() == 0 {
             return Err(Error::ShapeMismatch {
@@ -232,8 +233,6 @@ impl Array {
     /// Values order as `sort` orders them (NaN last).
     pub fn searchsorted(&self, values: &Array, right: bool) -> Result<Array> {
         self.check_device(values, "searchsorted")?;
-        self.dtype().refuse_wide("searchsorted")?;
-        values.dtype().refuse_wide("searchsorted")?;
         if self.ndim() != 1 {
             return Err(Error::InvalidArgument {
                 op: "searchsorted",
@@ -243,6 +242,9 @@ impl Array {
             });
         }
         let d = promote(self.dtype(), values.dtype())?;
+        if d != DType::Float64 {
+            d.refuse_wide("searchsorted")?;
+        }
         let a = self.astype(d)?.copy()?.strided()?;
         let v = values.astype(d)?.copy()?.strided()?;
         let device = self.device().clone();
@@ -254,23 +256,41 @@ impl Array {
             _ => "return w;",
         };
         let cmp = if right { "<=" } else { "<" };
+        // float64: the key is (high, low) words, each made monotone as float32's, compared
+        // high first (`key` of element k reads words 2k and 2k + 1).
+        let (key_fn, kx, kv, before) = if d == DType::Float64 {
+            (
+                "fn key(l: u32, h0: u32) -> vec2<u32> { var h = h0; let m = h & 0x7fffffffu; if (m > 0x7ff00000u || (m == 0x7ff00000u && l != 0u)) { return vec2<u32>(0xffffffffu, 0xffffffffu); } if (m == 0u && l == 0u) { h = 0u; } if ((h >> 31u) == 1u) { return vec2<u32>(~h, ~l); } return vec2<u32>(h | 0x80000000u, l); }".to_string(),
+                "key(xs[2u * mid], xs[2u * mid + 1u])",
+                "key(vs[2u * i], vs[2u * i + 1u])",
+                format!("fn before(a: vec2<u32>, b: vec2<u32>) -> bool {{ return a.x < b.x || (a.x == b.x && a.y {cmp} b.y); }}"),
+            )
+        } else {
+            (
+                format!("fn key(w: u32) -> u32 {{ {key} }}"),
+                "key(xs[mid])",
+                "key(vs[i])",
+                format!("fn before(a: u32, b: u32) -> bool {{ return a {cmp} b; }}"),
+            )
+        };
         let src = format!(
             "@group(0) @binding(0) var<storage, read> xs: array<u32>;
 @group(0) @binding(1) var<storage, read> vs: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
 @group(0) @binding(3) var<storage, read> prm: array<u32>;
-fn key(w: u32) -> u32 {{ {key} }}
+{key_fn}
+{before}
 @compute @workgroup_size({WG})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{
     let i = gid.x + gid.y * nwg.x * {WG}u;
     if (i >= prm[0]) {{ return; }}
-    let k = key(vs[i]);
+    let k = {kv};
     var lo = 0u;
     var hi = prm[1];
     loop {{
         if (lo >= hi) {{ break; }}
         let mid = lo + (hi - lo) / 2u;
-        if (key(xs[mid]) {cmp} k) {{ lo = mid + 1u; }} else {{ hi = mid; }}
+        if (before({kx}, k)) {{ lo = mid + 1u; }} else {{ hi = mid; }}
     }}
     out[i] = lo;
 }}

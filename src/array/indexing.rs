@@ -17,7 +17,7 @@
 use std::fmt::Write as _;
 
 use crate::array::array::{Array, Strided};
-use crate::array::codegen::{coords, dot, WG};
+use crate::array::codegen::{coords, dot, moves, WG};
 use crate::array::dtype::{DType, Kind};
 use crate::array::eval::{alloc_words, launch, word, write_into};
 use crate::array::layout::{broadcast_shapes, contiguous_strides, numel, Index, Layout};
@@ -79,7 +79,7 @@ impl Array {
             let r = resolve(self, idx)?;
             let device = self.device().clone();
             let n = numel(&r.out_shape);
-            let out = alloc_words(&device, n)?;
+            let out = alloc_words(&device, n * self.dtype().words())?;
             if n > 0 {
                 run(self, &r, None, &out)?;
             }
@@ -166,14 +166,6 @@ fn resolve(x: &Array, idx: &[Indexer]) -> Result<Resolved> {
                             found: a.dtype().name().into(),
                         })
                     }
-                }
-                // The gather and scatter kernels move one device word per element.
-                if x.dtype().words() != 1 {
-                    return Err(Error::DType {
-                        op: "__getitem__",
-                        expected: "a 32-bit real array for integer-array and mask indexing (not complex64 or float64)".into(),
-                        found: x.dtype().name().into(),
-                    });
                 }
             }
         }
@@ -449,14 +441,17 @@ fn run(x: &Array, r: &Resolved, value: Option<&Strided>, dst: &Tensor) -> Result
         "        xo = xo + bitcast<i32>(iv[j * nb + b]) * bitcast<i32>(prm[{}u + j]);\n    }}",
         kb + 2
     );
+    // Every device word of an element moves (two for the 64-bit dtypes).
+    let w = x.dtype().words();
     if value.is_some() {
         let _ = writeln!(
             s,
-            "    xv[u32(xo)] = vv[u32(i32(prm[{vb}u]){})];\n}}",
-            dot("c", vb + 1, rank)
+            "    let vo = u32(i32(prm[{vb}u]){});\n{}}}",
+            dot("c", vb + 1, rank),
+            moves(w, "xv", "u32(xo)", Some(("vv", "vo")))
         );
     } else {
-        let _ = writeln!(s, "    out[i] = xv[u32(xo)];\n}}");
+        let _ = writeln!(s, "{}}}", moves(w, "out", "i", Some(("xv", "u32(xo)"))));
     }
     let read = match value {
         Some(v) => v.data.clone(),

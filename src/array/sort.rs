@@ -3,8 +3,9 @@
 //! floats sort with NaN last, as NumPy does.
 
 use crate::array::array::{Array, Strided};
+use crate::array::codegen::WG;
 use crate::array::dtype::{DType, Kind};
-use crate::array::eval::alloc_words;
+use crate::array::eval::{alloc_words, launch};
 use crate::array::layout::Layout;
 use crate::error::Result;
 use crate::exec::recorder::Recorder;
@@ -14,6 +15,10 @@ impl Array {
     /// The values sorted along `axis` (ascending, or descending keeping equal values in
     /// their original order).
     pub fn sort(&self, axis: isize, descending: bool) -> Result<Array> {
+        if self.dtype() == DType::Float64 {
+            let p = argsort_two_words(self, axis, descending)?;
+            return self.take_along_axis(&p, axis);
+        }
         self.dtype().refuse_wide("sort")?;
         Ok(sort_along(self, axis, descending, true)?
             .0
@@ -22,9 +27,80 @@ impl Array {
 
     /// The positions (int32) that sort the values along `axis`, stable.
     pub fn argsort(&self, axis: isize, descending: bool) -> Result<Array> {
+        if self.dtype() == DType::Float64 {
+            return argsort_two_words(self, axis, descending);
+        }
         self.dtype().refuse_wide("argsort")?;
         Ok(sort_along(self, axis, descending, false)?.1)
     }
+}
+
+/// float64's 64-bit order key as two uint32 arrays (high, low): the bits made monotone as for
+/// float32 (negative values inverted, positive ones with the sign bit set, -0 as +0, every
+/// NaN the largest key, so NaN sorts last as in NumPy).
+fn float64_keys(x: &Array) -> Result<(Array, Array)> {
+    let c = x.copy()?;
+    let s = c.strided()?;
+    let n = x.size();
+    let device = x.device().clone();
+    let hi = alloc_words(&device, n)?;
+    let lo = alloc_words(&device, n)?;
+    let src = format!(
+        "@group(0) @binding(0) var<storage, read> xs: array<u32>;
+@group(0) @binding(1) var<storage, read_write> kh: array<u32>;
+@group(0) @binding(2) var<storage, read_write> kl: array<u32>;
+@group(0) @binding(3) var<storage, read> prm: array<u32>;
+@compute @workgroup_size({WG})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{
+    let i = gid.x + gid.y * nwg.x * {WG}u;
+    if (i >= prm[0]) {{ return; }}
+    let o = prm[1] + i;
+    var l = xs[2u * o];
+    var h = xs[2u * o + 1u];
+    let m = h & 0x7fffffffu;
+    if (m > 0x7ff00000u || (m == 0x7ff00000u && l != 0u)) {{
+        h = 0xffffffffu;
+        l = 0xffffffffu;
+    }} else {{
+        if (m == 0u && l == 0u) {{ h = 0u; }}
+        if ((h >> 31u) == 1u) {{ h = ~h; l = ~l; }} else {{ h = h | 0x80000000u; }}
+    }}
+    kh[i] = h;
+    kl[i] = l;
+}}
+"
+    );
+    launch(
+        &device,
+        "array_sort_keys64",
+        &src,
+        std::slice::from_ref(&s.data),
+        &[&hi, &lo],
+        &[n as u32, s.layout.offset as u32],
+        n as u64,
+    )?;
+    let key = |t| {
+        Array::from_strided(
+            &device,
+            DType::UInt32,
+            Strided {
+                data: t,
+                layout: Layout::contiguous(x.shape()),
+            },
+        )
+    };
+    Ok((key(hi), key(lo)))
+}
+
+/// A stable argsort on two-word keys as two stable 32-bit passes (least significant digit
+/// first): by the low word, then by the high word in that order; equal keys keep their
+/// original order, ascending and descending alike.
+fn argsort_two_words(x: &Array, axis: isize, descending: bool) -> Result<Array> {
+    let (hi, lo) = float64_keys(x)?;
+    let p1 = sort_along(&lo, axis, descending, false)?.1;
+    let h1 = hi.take_along_axis(&p1, axis)?;
+    let p2 = sort_along(&h1, axis, descending, false)?.1;
+    p1.take_along_axis(&p2, axis)
 }
 
 fn sort_along(

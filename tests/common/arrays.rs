@@ -83,7 +83,7 @@ fn floor_div(a: f64, b: f64, int: bool) -> f64 {
             (a / b).floor()
         }
     } else {
-        (a / b).floor()
+        npy_divmod(a, b).0
     }
 }
 
@@ -94,16 +94,39 @@ fn remainder(a: f64, b: f64, int: bool) -> f64 {
         }
         a - b * (a / b).floor()
     } else {
-        if b == 0.0 {
-            return f64::NAN;
-        }
-        let r = a % b;
-        if r != 0.0 && ((r < 0.0) != (b < 0.0)) {
-            r + b
-        } else {
-            r
-        }
+        npy_divmod(a, b).1
     }
+}
+
+/// NumPy's npy_divmod (Python's divmod) in f64: (floor quotient, remainder). x // 0 is x / 0,
+/// an infinite dividend gives NaN, and 5 // inf is 0 while -5 // inf is -1 (remainder inf).
+pub fn npy_divmod(a: f64, b: f64) -> (f64, f64) {
+    let m0 = a % b;
+    if b == 0.0 {
+        return (a / b, m0);
+    }
+    let mut m = m0;
+    let mut div = (a - m) / b;
+    // C's `if (mod)` and `if (div)` are true for NaN.
+    if m != 0.0 || m.is_nan() {
+        if (b < 0.0) != (m < 0.0) {
+            m += b;
+            div -= 1.0;
+        }
+    } else {
+        m = 0f64.copysign(b);
+    }
+    let q = if div != 0.0 || div.is_nan() {
+        let f = div.floor();
+        if div - f > 0.5 {
+            f + 1.0
+        } else {
+            f
+        }
+    } else {
+        0f64.copysign(a / b)
+    };
+    (q, m)
 }
 
 /// The reference of a unary op on `x` computed in `t`, before fitting to the output.

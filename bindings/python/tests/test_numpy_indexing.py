@@ -10,6 +10,8 @@ import pytest
 import suanli.numpy as xp
 
 DTYPES = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32"]
+# The two-word dtypes, gathered and scattered a whole element (both words) at a time.
+WIDE = ["complex64"] + (["float64"] if "float64" in xp.__array_namespace_info__().dtypes() else [])
 
 
 def values(rng, dtype, shape, lo=-3, hi=3):
@@ -18,6 +20,10 @@ def values(rng, dtype, shape, lo=-3, hi=3):
     if np.dtype(dtype).kind in "iu":
         info = np.iinfo(dtype)
         return rng.integers(max(lo, info.min), min(hi, info.max) + 1, shape).astype(dtype)
+    if dtype == "complex64":  # both words distinct
+        return (rng.integers(lo, hi + 1, shape) + 1j * rng.uniform(-1, 1, shape)).astype(dtype)
+    if dtype == "float64":  # all 53 mantissa bits, so a lost low word shows
+        return rng.integers(lo, hi + 1, shape) + rng.uniform(0, 1, shape) / 3
     return rng.integers(lo, hi + 1, shape).astype(dtype)  # repeats, for unique
 
 
@@ -65,7 +71,7 @@ KEYS = [
 
 
 @pytest.mark.parametrize("k", range(len(KEYS)))
-@pytest.mark.parametrize("dtype", ["float32", "int16", "bool"])
+@pytest.mark.parametrize("dtype", ["float32", "int16", "bool"] + WIDE)
 def test_advanced_getitem_matches_numpy(rng, k, dtype):
     shape = (4, 5, 6)
     h = values(rng, dtype, shape, -50, 50)
@@ -97,6 +103,48 @@ def test_advanced_setitem_matches_numpy(rng, k):
     x[key] = 7
     want[key] = 7
     np.testing.assert_array_equal(x.get(), want)
+
+
+@pytest.mark.parametrize("k", range(len(KEYS)))
+@pytest.mark.parametrize("dtype", WIDE)
+def test_advanced_setitem_of_wide_dtypes_matches_numpy(rng, k, dtype):
+    shape = (4, 5, 6)
+    h = values(rng, dtype, shape, -50, 50)
+    key = KEYS[k](shape)
+    sel = h[key].shape
+    x = xp.asarray(h)
+    want = h.copy()
+    if not _has_repeats(h, key):
+        v = values(rng, dtype, sel[-1:] if sel else (), 100, 200)
+        x[key] = xp.asarray(v)
+        want[key] = v
+        np.testing.assert_array_equal(x.get(), want)
+    x[key] = 7.25
+    want[key] = 7.25
+    np.testing.assert_array_equal(x.get(), want)
+
+
+@pytest.mark.parametrize("dtype", WIDE)
+def test_take_and_masks_of_wide_dtypes_match_numpy(rng, dtype):
+    h = values(rng, dtype, (4, 5, 6), -50, 50)
+    x = xp.asarray(h)
+    idx = np.array([[0, -1], [3, 2]], dtype=np.int32)
+    for axis in range(3):
+        got = xp.take(x, xp.asarray(idx.ravel()), axis=axis)
+        np.testing.assert_array_equal(got.get(), np.take(h, idx.ravel(), axis=axis))
+    # A view, empty indices, take_along_axis with broadcast indices.
+    np.testing.assert_array_equal(xp.take(x[:, ::-2], xp.asarray([-1, 0]), axis=1).get(),
+                                  np.take(h[:, ::-2], [-1, 0], axis=1))
+    np.testing.assert_array_equal(xp.take(x, xp.asarray(np.zeros(0, np.int32)), axis=2).get(),
+                                  np.take(h, np.zeros(0, np.int32), axis=2))
+    ia = rng.integers(-5, 5, (1, 3, 6)).astype(np.int32)
+    np.testing.assert_array_equal(xp.take_along_axis(x, xp.asarray(ia), axis=1).get(),
+                                  np.take_along_axis(h, np.broadcast_to(ia % 5, (4, 3, 6)), axis=1))
+    m = h.real > 0 if dtype == "complex64" else h > 0
+    np.testing.assert_array_equal(x[xp.asarray(m)].get(), h[m])
+    x[xp.asarray(m)] = xp.asarray(np.asarray(-1.5, dtype=dtype))
+    h[m] = -1.5
+    np.testing.assert_array_equal(x.get(), h)
 
 
 def _has_repeats(h, key):
