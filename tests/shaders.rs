@@ -1,7 +1,10 @@
 //! Every WGSL file in shaders/ passes naga validation, and every built-in kernel's Rust
-//! binding declaration matches what its WGSL entry point uses. Runs on the CPU, no GPU.
+//! binding declaration matches what its WGSL entry point uses, the matmul kernels generated
+//! at run time included (each in its module as a device would compile it). Runs on the CPU,
+//! no GPU.
 
 use suanli::exec::{reflect, validate_wgsl, Access, KernelSpec, Shader};
+use suanli::internals::kernels::matmul_gen;
 use suanli::internals::kernels::{KERNELS, SHADERS};
 
 fn all_shaders() -> Vec<Shader> {
@@ -9,7 +12,9 @@ fn all_shaders() -> Vec<Shader> {
 }
 
 fn all_kernels() -> Vec<KernelSpec> {
-    KERNELS.iter().flat_map(|k| k.iter().copied()).collect()
+    let mut all: Vec<KernelSpec> = KERNELS.iter().flat_map(|k| k.iter().copied()).collect();
+    all.extend(matmul_gen::all_specs().into_iter().copied());
+    all
 }
 
 #[test]
@@ -75,6 +80,20 @@ fn kernel_declarations_match_wgsl() {
             k.bindings
         );
     }
+}
+
+/// Every generated matmul entry point exists once, and so does its convolution twin: 55 of
+/// each (the narrow kernel without subgroups; 3 register blocks and 3 tiles, scalar and vec4;
+/// for each of 6 subgroup sizes narrow, shallow, and 3 row counts (sizes 4, 8, 16) or 2,
+/// scalar and vec4).
+#[test]
+fn every_generated_matmul_kernel_is_declared() {
+    let specs = matmul_gen::all_specs();
+    assert_eq!(specs.len(), 2 * (1 + 6 + 6 + 3 * 8 + 3 * 6));
+    let mut entries: Vec<&str> = specs.iter().map(|k| k.entry).collect();
+    entries.sort();
+    entries.dedup();
+    assert_eq!(entries.len(), specs.len(), "duplicate entry points");
 }
 
 #[test]

@@ -23,7 +23,7 @@ use crate::exec::dispatch::Record;
 use crate::exec::recorder::Recorder;
 use crate::kernels::attention::{self, Shape, MAX_HEAD_SIZE};
 use crate::kernels::attention_unfused::{self as unfused, General};
-use crate::kernels::{matmul_tune, matmul_variant};
+use crate::kernels::{matmul_gen, matmul_tune, matmul_variant};
 use crate::runtime::Device;
 use crate::tensor::Tensor;
 
@@ -91,10 +91,7 @@ fn version() -> String {
     attention::SHADER_BACKWARD.source.hash(&mut h);
     unfused::SHADER.source.hash(&mut h);
     matmul_variant::SHADER.source.hash(&mut h);
-    matmul_variant::SHADER_TILED.source.hash(&mut h);
-    for sg in matmul_variant::SHADER_SG {
-        sg.source.hash(&mut h);
-    }
+    matmul_gen::hash_version(&mut h);
     format!("{:016x}", h.finish())
 }
 

@@ -14,8 +14,9 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::exec::recorder::Recorder;
 use crate::kernels::conv2d::{self, Geometry, Op, WeightsOut};
+use crate::kernels::matmul_gen;
 use crate::kernels::matmul_tune;
-use crate::kernels::matmul_variant::{candidates, Variant, SHADER, SHADER_SG, SHADER_TILED};
+use crate::kernels::matmul_variant::{candidates, Variant, SHADER};
 use crate::runtime::Device;
 use crate::tensor::Tensor;
 use crate::vocab::Activation;
@@ -28,10 +29,7 @@ fn version() -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     SHADER.source.hash(&mut h);
-    SHADER_TILED.source.hash(&mut h);
-    for s in SHADER_SG {
-        s.source.hash(&mut h);
-    }
+    matmul_gen::hash_version(&mut h);
     conv2d::SHADER.source.hash(&mut h);
     // A different timed shape may choose differently.
     format!("{:?}", tuning_geometry()).hash(&mut h);

@@ -5,8 +5,9 @@
 //! attention's products then read a packed (batch, t, 3E) QKV tensor where it lies (z =
 //! b·H + h, outer the sequence's floats, inner the head's first column, ld the packed row) and
 //! write head h's columns of a (batch, t, E) output, with no permuting copy and no scratch.
-//! Every kernel variant takes the same geometry (the generators, `tools/matmul_batched.py`,
-//! rewrite each entry point's loads), so the tuner's choice holds for batched products too.
+//! Every kernel variant takes the same geometry (the templates' shared rewrite,
+//! `matmul_gen::batched`, rewrites each entry point's loads), so the tuner's choice holds for
+//! batched products too.
 //! The 16-byte-load twins apply when every stride and offset is a multiple of 4 as well as
 //! the shape ([`Batch::vec4_ok`]).
 //!

@@ -15,7 +15,8 @@ use crate::exec::dispatch::Record;
 use crate::exec::recorder::Recorder;
 use crate::kernels::matmul::{record_batched_with, record_with, Epilogue, MatmulArgs};
 use crate::kernels::matmul_batch::Batch;
-use crate::kernels::matmul_variant::{candidates, Variant, SHADER, SHADER_SG, SHADER_TILED};
+use crate::kernels::matmul_gen;
+use crate::kernels::matmul_variant::{candidates, Variant, SHADER};
 use crate::runtime::Device;
 use crate::tensor::Tensor;
 use crate::vocab::{Activation, Layout};
@@ -30,10 +31,7 @@ fn version() -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     SHADER.source.hash(&mut h);
-    SHADER_TILED.source.hash(&mut h);
-    for s in SHADER_SG {
-        s.source.hash(&mut h);
-    }
+    matmul_gen::hash_version(&mut h);
     format!("{:016x}", h.finish())
 }
 

@@ -1,13 +1,17 @@
 //! The matmul kernels and what each can do: which adapters can run a [`Variant`], its grid,
 //! how deep a K its loops allow, and which kernel a given shape should use.
 //!
-//! | family | file | for | eligible |
+//! | family | template | for | eligible |
 //! |---|---|---|---|
-//! | naive | `matmul.wgsl` | the baseline, the fallback of last resort | always |
-//! | register-blocked `rb8x4`, `rb8x8`, `rb16x8` | `matmul_tiled.wgsl` | adapters without usable subgroups (OpenGL, software); GPUs as a candidate | 64 invocations |
-//! | shared-memory tiled `tiled64x64`, `tiled128x64`, `tiled128x128` (double-buffered) | `matmul_tiled.wgsl` | hardware GPUs | 256 invocations and the tile's workgroup memory (16, 24 or 16 KiB) |
-//! | subgroup-broadcast `sg{S}x16`, `sg{S}x32` (and `sg{S}x64` for S ≤ 16), S ∈ {4, 8, 16, 32, 64, 128} | `matmul_sg{S}.wgsl` | adapters whose subgroup size is exactly S | subgroups, `subgroup_min_size == subgroup_max_size == S` |
-//! | narrow (N ≤ 16): `sg{S}narrow`, `rbnarrow`; shallow (K ≤ 16): `sg{S}shallow` | as above | a classifier's last layer and its gradients | as their family |
+//! | naive | `matmul.wgsl` (compiled in) | the baseline, the fallback of last resort | always |
+//! | register-blocked `rb8x4`, `rb8x8`, `rb16x8` | `matmul_gen/blocked.rs` | adapters without usable subgroups (OpenGL, software); GPUs as a candidate | 64 invocations |
+//! | shared-memory tiled `tiled64x64`, `tiled128x64`, `tiled128x128` (double-buffered) | `matmul_gen/tiled.rs` | hardware GPUs | 256 invocations and the tile's workgroup memory (16, 24 or 16 KiB) |
+//! | subgroup-broadcast `sg{S}x16`, `sg{S}x32` (and `sg{S}x64` for S ≤ 16), S ∈ {4, 8, 16, 32, 64, 128} | `matmul_gen/subgroup.rs` | adapters whose subgroup size is exactly S | subgroups, `subgroup_min_size == subgroup_max_size == S` |
+//! | narrow (N ≤ 16): `sg{S}narrow`, `rbnarrow`; shallow (K ≤ 16): `sg{S}shallow` | `matmul_gen/subgroup_small.rs`, `matmul_gen/blocked.rs` | a classifier's last layer and its gradients | as their family |
+//!
+//! Every kernel but the naive one is generated at run time by [`matmul_gen`], the WGSL of one
+//! entry point when [`Variant::spec`] or [`Variant::conv_spec`] first asks for it, so a
+//! device parses and compiles only what its tuner times or picks.
 //!
 //! A subgroup kernel's work-group is exactly one subgroup and broadcasts from constant lanes,
 //! so it needs a fixed subgroup size: wgpu cannot request one, so an adapter whose size may
@@ -19,40 +23,17 @@
 //! says how deep a K it then reaches there.
 
 use crate::device::adapter::AdapterDesc;
-use crate::services::pipeline::{Access, KernelSpec, Shader};
+use crate::kernels::matmul_gen::{self, Kernel};
+use crate::services::pipeline::{KernelSpec, Shader};
 use crate::vocab::Layout;
 
 /// matmul.wgsl (the naive kernels, the shared bindings, store helpers and implicit-im2col
-/// loads), after the activation, optimizer-rule and im2col preludes.
-pub const SHADER: Shader =
-    crate::services::pipeline::shader!("matmul" after "activation", "optim_rule", "im2col");
-/// matmul_tiled.wgsl: the register-blocked and shared-memory tiled kernels.
-pub const SHADER_TILED: Shader = crate::services::pipeline::shader!("matmul_tiled" after "activation", "optim_rule", "im2col", "matmul");
-/// matmul_sg{S}.wgsl, one per subgroup size of [`SUBGROUP_SIZES`].
-pub const SHADER_SG: [Shader; 6] = [
-    crate::services::pipeline::shader!("matmul_sg4" after "activation", "optim_rule", "im2col", "matmul"),
-    crate::services::pipeline::shader!("matmul_sg8" after "activation", "optim_rule", "im2col", "matmul"),
-    crate::services::pipeline::shader!("matmul_sg16" after "activation", "optim_rule", "im2col", "matmul"),
-    crate::services::pipeline::shader!("matmul_sg32" after "activation", "optim_rule", "im2col", "matmul"),
-    crate::services::pipeline::shader!("matmul_sg64" after "activation", "optim_rule", "im2col", "matmul"),
-    crate::services::pipeline::shader!("matmul_sg128" after "activation", "optim_rule", "im2col", "matmul"),
-];
+/// loads), after the activation, optimizer-rule and im2col preludes; the generated kernels
+/// are assembled after it.
+pub const SHADER: Shader = matmul_gen::PRELUDE;
 
 /// The subgroup sizes with kernels of their own.
-pub const SUBGROUP_SIZES: [u32; 6] = [4, 8, 16, 32, 64, 128];
-
-/// The bindings every matmul entry point declares.
-const BINDINGS: &[Access] = &[
-    Access::ReadOnly,  // a
-    Access::ReadOnly,  // b
-    Access::ReadWrite, // aux: bias, column sums or gate (a dummy when unused)
-    Access::ReadWrite, // c
-    Access::ReadWrite, // st1: C's first optimizer state (a dummy without an update)
-    Access::ReadWrite, // st2: C's second optimizer state
-    Access::ReadWrite, // bst1: the bias's first optimizer state
-    Access::ReadWrite, // bst2: the bias's second optimizer state
-    Access::Uniform,   // params
-];
+pub const SUBGROUP_SIZES: [u32; 6] = matmul_gen::SUBGROUP_SIZES;
 
 /// Storage buffers a matmul binds (the kernels declare eight).
 pub const STORAGE_BINDINGS: u32 = 8;
@@ -61,223 +42,27 @@ const fn spec(shader: Shader, entry: &'static str) -> KernelSpec {
     KernelSpec {
         shader,
         entry,
-        bindings: BINDINGS,
+        bindings: matmul_gen::BINDINGS,
     }
 }
 
 /// One output per invocation: the baseline.
 pub const NAIVE: KernelSpec = spec(SHADER, "matmul_naive_forward");
-/// At most 16 columns without subgroups: an invocation per row.
-pub const RB_NARROW: KernelSpec = spec(SHADER_TILED, "matmul_rb_narrow_forward");
-
-/// Register-blocked kernels, scalar then vec4 loads, by [`Block`].
-const BLOCKED_SPECS: [[KernelSpec; 2]; 3] = [
-    [
-        spec(SHADER_TILED, "matmul_rb8x4_forward"),
-        spec(SHADER_TILED, "matmul_rb8x4v4_forward"),
-    ],
-    [
-        spec(SHADER_TILED, "matmul_rb8x8_forward"),
-        spec(SHADER_TILED, "matmul_rb8x8v4_forward"),
-    ],
-    [
-        spec(SHADER_TILED, "matmul_rb16x8_forward"),
-        spec(SHADER_TILED, "matmul_rb16x8v4_forward"),
-    ],
-];
-
-/// Shared-memory tiled kernels, scalar then vec4 loads, by [`Tile`].
-const TILED_SPECS: [[KernelSpec; 2]; 3] = [
-    [
-        spec(SHADER_TILED, "matmul_t64x64_forward"),
-        spec(SHADER_TILED, "matmul_t64x64v4_forward"),
-    ],
-    [
-        spec(SHADER_TILED, "matmul_t128x64_forward"),
-        spec(SHADER_TILED, "matmul_t128x64v4_forward"),
-    ],
-    [
-        spec(SHADER_TILED, "matmul_t128x128_forward"),
-        spec(SHADER_TILED, "matmul_t128x128v4_forward"),
-    ],
-];
-
-macro_rules! sg_specs {
-    ($i:literal, $s:literal, $tall:literal, $tall_v4:literal) => {
-        [
-            spec(SHADER_SG[$i], concat!("matmul_sg", $s, "_r16_forward")),
-            spec(SHADER_SG[$i], concat!("matmul_sg", $s, "_r32_forward")),
-            spec(SHADER_SG[$i], $tall),
-            spec(SHADER_SG[$i], concat!("matmul_sg", $s, "v4_r16_forward")),
-            spec(SHADER_SG[$i], concat!("matmul_sg", $s, "v4_r32_forward")),
-            spec(SHADER_SG[$i], $tall_v4),
-            spec(SHADER_SG[$i], concat!("matmul_sg", $s, "_narrow_forward")),
-            spec(SHADER_SG[$i], concat!("matmul_sg", $s, "_shallow_forward")),
-        ]
-    };
-}
-
-/// Subgroup kernels by size: rows 16, 32 and 64 (scalar), the same with vec4 loads, narrow,
-/// shallow. Sizes without 64-row kernels (not in [`TALL_SIZES`]) repeat the 32-row ones
-/// there, never chosen: such a variant is not eligible.
-const SG_SPECS: [[KernelSpec; 8]; 6] = [
-    sg_specs!(0, "4", "matmul_sg4_r64_forward", "matmul_sg4v4_r64_forward"),
-    sg_specs!(1, "8", "matmul_sg8_r64_forward", "matmul_sg8v4_r64_forward"),
-    sg_specs!(
-        2,
-        "16",
-        "matmul_sg16_r64_forward",
-        "matmul_sg16v4_r64_forward"
-    ),
-    sg_specs!(
-        3,
-        "32",
-        "matmul_sg32_r32_forward",
-        "matmul_sg32v4_r32_forward"
-    ),
-    sg_specs!(
-        4,
-        "64",
-        "matmul_sg64_r32_forward",
-        "matmul_sg64v4_r32_forward"
-    ),
-    sg_specs!(
-        5,
-        "128",
-        "matmul_sg128_r32_forward",
-        "matmul_sg128v4_r32_forward"
-    ),
-];
 
 /// The subgroup sizes with 64-row kernels (narrow subgroups: CPU adapters; on lavapipe's 8
 /// lanes they ran 30% faster than 32 rows, and 128 rows slower again).
-pub const TALL_SIZES: [u32; 3] = [4, 8, 16];
+pub const TALL_SIZES: [u32; 3] = matmul_gen::TALL_SIZES;
 
-/// The convolution twins (A through implicit im2col): naive, narrow without subgroups,
-/// register-blocked (scalar, vec4), tiled (scalar, vec4).
+/// The naive convolution twin (A through implicit im2col).
 const CONV_NAIVE: KernelSpec = spec(SHADER, "conv2d_naive_forward");
-const CONV_RB_NARROW: KernelSpec = spec(SHADER_TILED, "conv2d_rb_narrow_forward");
-const CONV_BLOCKED: [[KernelSpec; 2]; 3] = [
-    [
-        spec(SHADER_TILED, "conv2d_rb8x4_forward"),
-        spec(SHADER_TILED, "conv2d_rb8x4v4_forward"),
-    ],
-    [
-        spec(SHADER_TILED, "conv2d_rb8x8_forward"),
-        spec(SHADER_TILED, "conv2d_rb8x8v4_forward"),
-    ],
-    [
-        spec(SHADER_TILED, "conv2d_rb16x8_forward"),
-        spec(SHADER_TILED, "conv2d_rb16x8v4_forward"),
-    ],
-];
-const CONV_TILED: [[KernelSpec; 2]; 3] = [
-    [
-        spec(SHADER_TILED, "conv2d_t64x64_forward"),
-        spec(SHADER_TILED, "conv2d_t64x64v4_forward"),
-    ],
-    [
-        spec(SHADER_TILED, "conv2d_t128x64_forward"),
-        spec(SHADER_TILED, "conv2d_t128x64v4_forward"),
-    ],
-    [
-        spec(SHADER_TILED, "conv2d_t128x128_forward"),
-        spec(SHADER_TILED, "conv2d_t128x128v4_forward"),
-    ],
-];
 
-macro_rules! conv_sg_specs {
-    ($i:literal, $s:literal, $tall:literal, $tall_v4:literal) => {
-        [
-            spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "_r16_forward")),
-            spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "_r32_forward")),
-            spec(SHADER_SG[$i], $tall),
-            spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "v4_r16_forward")),
-            spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "v4_r32_forward")),
-            spec(SHADER_SG[$i], $tall_v4),
-            spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "_narrow_forward")),
-            spec(SHADER_SG[$i], concat!("conv2d_sg", $s, "_shallow_forward")),
-        ]
-    };
-}
+/// The convolution entry points compiled in (`matmul.wgsl`); the others are generated
+/// ([`matmul_gen::all_specs`]).
+pub const CONV_KERNELS: &[KernelSpec] = &[CONV_NAIVE];
 
-/// Subgroup convolution kernels by size, as [`SG_SPECS`].
-const CONV_SG: [[KernelSpec; 8]; 6] = [
-    conv_sg_specs!(0, "4", "conv2d_sg4_r64_forward", "conv2d_sg4v4_r64_forward"),
-    conv_sg_specs!(1, "8", "conv2d_sg8_r64_forward", "conv2d_sg8v4_r64_forward"),
-    conv_sg_specs!(
-        2,
-        "16",
-        "conv2d_sg16_r64_forward",
-        "conv2d_sg16v4_r64_forward"
-    ),
-    conv_sg_specs!(
-        3,
-        "32",
-        "conv2d_sg32_r32_forward",
-        "conv2d_sg32v4_r32_forward"
-    ),
-    conv_sg_specs!(
-        4,
-        "64",
-        "conv2d_sg64_r32_forward",
-        "conv2d_sg64v4_r32_forward"
-    ),
-    conv_sg_specs!(
-        5,
-        "128",
-        "conv2d_sg128_r32_forward",
-        "conv2d_sg128v4_r32_forward"
-    ),
-];
-
-/// Every convolution entry point of the family.
-pub const CONV_KERNELS: &[KernelSpec] = &{
-    let mut all = [CONV_NAIVE; 2 + 6 + 6 + 48];
-    all[1] = CONV_RB_NARROW;
-    let mut i = 0;
-    while i < 3 {
-        all[2 + 2 * i] = CONV_BLOCKED[i][0];
-        all[3 + 2 * i] = CONV_BLOCKED[i][1];
-        all[8 + 2 * i] = CONV_TILED[i][0];
-        all[9 + 2 * i] = CONV_TILED[i][1];
-        i += 1;
-    }
-    let mut s = 0;
-    while s < 6 {
-        let mut e = 0;
-        while e < 8 {
-            all[14 + 8 * s + e] = CONV_SG[s][e];
-            e += 1;
-        }
-        s += 1;
-    }
-    all
-};
-
-/// Every entry point of the family.
-pub const KERNELS: &[KernelSpec] = &{
-    let mut all = [NAIVE; 2 + 6 + 6 + 48];
-    all[1] = RB_NARROW;
-    let mut i = 0;
-    while i < 3 {
-        all[2 + 2 * i] = BLOCKED_SPECS[i][0];
-        all[3 + 2 * i] = BLOCKED_SPECS[i][1];
-        all[8 + 2 * i] = TILED_SPECS[i][0];
-        all[9 + 2 * i] = TILED_SPECS[i][1];
-        i += 1;
-    }
-    let mut s = 0;
-    while s < 6 {
-        let mut e = 0;
-        while e < 8 {
-            all[14 + 8 * s + e] = SG_SPECS[s][e];
-            e += 1;
-        }
-        s += 1;
-    }
-    all
-};
+/// The matmul entry points compiled in (`matmul.wgsl`); the others are generated
+/// ([`matmul_gen::all_specs`]).
+pub const KERNELS: &[KernelSpec] = &[NAIVE];
 
 /// A shared-memory tile shape: (rows, columns) of C per 256-invocation work-group, and K per
 /// stage.
@@ -309,10 +94,6 @@ impl Tile {
         let (m, n, k) = self.dims();
         2 * (m + n) * k * 4
     }
-
-    fn index(self) -> usize {
-        self as usize
-    }
 }
 
 /// A register block: (rows, columns) of C per invocation, 8×8 invocations per work-group.
@@ -338,10 +119,6 @@ impl Block {
             Block::B16x8 => (16, 8),
         }
     }
-
-    fn index(self) -> usize {
-        self as usize
-    }
 }
 
 /// A matmul kernel configuration (see the module docs).
@@ -353,7 +130,8 @@ pub enum Variant {
     Tiled(Tile),
     /// Register-blocked, no shared memory.
     Blocked(Block),
-    /// At most 16 columns, without subgroups ([`RB_NARROW`]); [`Variant::for_shape`] picks it.
+    /// At most 16 columns, without subgroups (an invocation per row); [`Variant::for_shape`]
+    /// picks it.
     BlockedNarrow,
     /// Subgroup-broadcast kernels for subgroups of exactly `size` lanes, `rows` rows of C per
     /// work-group (16 or 32).
@@ -386,9 +164,8 @@ const SHALLOW_ROWS: u32 = 32;
 pub const LLVMPIPE_LOOP_LIMIT: u64 = 65_535;
 
 /// Work-groups per grid row of the narrow kernels once their rows need more than one grid
-/// dimension; the generators (`tools/gen_matmul_*.py`) write the same number into the
-/// shaders.
-pub const NARROW_FOLD: u32 = 32_768;
+/// dimension; the templates ([`matmul_gen`]) write the same number into the kernels.
+pub const NARROW_FOLD: u32 = matmul_gen::common::NARROW_FOLD;
 
 /// A one-dimensional count of work-groups as a grid the narrow kernels decode.
 fn fold(groups: u32) -> [u32; 3] {
@@ -405,15 +182,6 @@ pub fn vec4_ok(layout: Layout, m: u32, n: u32, k: u32) -> bool {
     match layout {
         Layout::NN | Layout::NT => k.is_multiple_of(4) && n.is_multiple_of(4),
         Layout::TN => m.is_multiple_of(4) && n.is_multiple_of(4),
-    }
-}
-
-/// The column of a subgroup kernel's row count in [`SG_SPECS`].
-fn row_index(rows: u32) -> usize {
-    match rows {
-        16 => 0,
-        32 => 1,
-        _ => 2,
     }
 }
 
@@ -501,39 +269,64 @@ impl Variant {
         }
     }
 
-    /// The entry point this variant runs (`vec4`: the 16-byte-load twin, see [`vec4_ok`];
-    /// the naive and narrow kernels have none).
-    pub fn spec(self, vec4: bool) -> &'static KernelSpec {
-        let v = vec4 as usize;
-        match self {
-            Variant::Naive => &NAIVE,
-            Variant::BlockedNarrow => &RB_NARROW,
-            Variant::Tiled(t) => &TILED_SPECS[t.index()][v],
-            Variant::Blocked(b) => &BLOCKED_SPECS[b.index()][v],
-            Variant::Subgroup { size, rows } => {
-                let s = size_index(size).unwrap_or(1);
-                &SG_SPECS[s][row_index(rows) + 3 * v]
+    /// The generated kernel this variant runs (`None`: the naive one, compiled in). Sizes
+    /// without kernels fall back to 8 lanes and rows to what the size has, as the tables this
+    /// replaced did; such variants are never eligible.
+    fn kernel(self, vec4: bool) -> Option<Kernel> {
+        let size_of = |size: u32| if size_index(size).is_some() { size } else { 8 };
+        Some(match self {
+            Variant::Naive => return None,
+            Variant::BlockedNarrow => Kernel::BlockedNarrow,
+            Variant::Tiled(t) => {
+                let (bm, bn, bk) = t.dims();
+                Kernel::Tiled {
+                    bm,
+                    bn,
+                    bk,
+                    v4: vec4,
+                }
             }
-            Variant::SubgroupNarrow { size } => &SG_SPECS[size_index(size).unwrap_or(1)][6],
-            Variant::SubgroupShallow { size } => &SG_SPECS[size_index(size).unwrap_or(1)][7],
+            Variant::Blocked(b) => {
+                let (tm, tn) = b.dims();
+                Kernel::Blocked { tm, tn, v4: vec4 }
+            }
+            Variant::Subgroup { size, rows } => {
+                let size = size_of(size);
+                let rows = match rows {
+                    16 | 32 => rows,
+                    _ if TALL_SIZES.contains(&size) => 64,
+                    _ => 32,
+                };
+                Kernel::Subgroup {
+                    size,
+                    rows,
+                    v4: vec4,
+                }
+            }
+            Variant::SubgroupNarrow { size } => Kernel::SubgroupNarrow {
+                size: size_of(size),
+            },
+            Variant::SubgroupShallow { size } => Kernel::SubgroupShallow {
+                size: size_of(size),
+            },
+        })
+    }
+
+    /// The entry point this variant runs (`vec4`: the 16-byte-load twin, see [`vec4_ok`];
+    /// the naive and narrow kernels have none), generated on first use.
+    pub fn spec(self, vec4: bool) -> &'static KernelSpec {
+        match self.kernel(vec4) {
+            None => &NAIVE,
+            Some(k) => k.spec(false),
         }
     }
 
     /// The convolution twin of [`Variant::spec`]: the same kernel with A read through
     /// implicit im2col and K split by work-group z (`shaders/im2col.wgsl`).
     pub fn conv_spec(self, vec4: bool) -> &'static KernelSpec {
-        let v = (vec4 && self.has_vec4()) as usize;
-        match self {
-            Variant::Naive => &CONV_NAIVE,
-            Variant::BlockedNarrow => &CONV_RB_NARROW,
-            Variant::Tiled(t) => &CONV_TILED[t.index()][v],
-            Variant::Blocked(b) => &CONV_BLOCKED[b.index()][v],
-            Variant::Subgroup { size, rows } => {
-                let s = size_index(size).unwrap_or(1);
-                &CONV_SG[s][row_index(rows) + 3 * v]
-            }
-            Variant::SubgroupNarrow { size } => &CONV_SG[size_index(size).unwrap_or(1)][6],
-            Variant::SubgroupShallow { size } => &CONV_SG[size_index(size).unwrap_or(1)][7],
+        match self.kernel(vec4 && self.has_vec4()) {
+            None => &CONV_NAIVE,
+            Some(k) => k.spec(true),
         }
     }
 

@@ -33,6 +33,7 @@ pub mod loss;
 pub mod lu;
 pub mod matmul;
 pub mod matmul_batch;
+pub mod matmul_gen;
 pub mod matmul_tune;
 pub mod matmul_variant;
 pub mod merge;
