@@ -123,3 +123,16 @@ fn divmod_f64(a: f64, b: f64) -> array<f64, 2> {
 }
 fn remainder_f64(a: f64, b: f64) -> f64 { return divmod_f64(a, b)[1]; }
 fn floor_divide_f64(a: f64, b: f64) -> f64 { return divmod_f64(a, b)[0]; }
+// A cast to int64/uint64: NaN is 0, out-of-range values saturate (2^63, 2^64 exact in f64).
+fn f64_to_i64(x: f64) -> i64 {
+    if (is_nan64(x)) { return 0li; }
+    if (x >= 9223372036854775808.0lf) { return bitcast<i64>(0x7ffffffffffffffflu); }
+    if (x < -9223372036854775808.0lf) { return bitcast<i64>(0x8000000000000000lu); }
+    return i64(x);
+}
+fn f64_to_u64(x: f64) -> u64 {
+    if (is_nan64(x)) { return 0lu; }
+    if (x < 0.0lf) { return bitcast<u64>(f64_to_i64(x)); }
+    if (x >= 18446744073709551616.0lf) { return 0xfffffffffffffffflu; }
+    return u64(x);
+}

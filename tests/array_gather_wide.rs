@@ -1,9 +1,10 @@
-//! Gathers and scatters of the two-word dtypes (complex64, float64: every dtype whose
+//! Gathers and scatters of the two-word dtypes (complex64, float64, int64: every dtype whose
 //! `words()` is 2) against host references: `take` on every axis with negative positions and
 //! on a transposed view, `take_along_axis` with broadcast indices, integer-array indexing with
 //! broadcast index arrays, boolean masks, `x[idx] = v` and `x[mask] = v`, empty results,
 //! into poisoned outputs. Each element carries its own position in both words (float64:
-//! k + 1/3, all 53 mantissa bits; complex64: (k + 1/4, -k - 1/2)), so a half moved wrong or
+//! k + 1/3, all 53 mantissa bits; complex64: (k + 1/4, -k - 1/2); int64: k·2^32 + k + 7), so a
+//! half moved wrong or
 //! a word read from the neighbour shows.
 
 mod common;
@@ -18,6 +19,8 @@ const SHAPE: [usize; 3] = [3, 4, 5];
 fn device_for(d: DType) -> Option<Device> {
     if d == DType::Float64 {
         common::float64::f64_device()
+    } else if d == DType::Int64 {
+        common::int64::i64_device()
     } else {
         common::device()
     }
@@ -28,6 +31,12 @@ fn ids(dev: &Device, d: DType, shape: &[usize], base: usize) -> Array {
     let n: usize = shape.iter().product();
     if d == DType::Float64 {
         let v: Vec<f64> = (0..n).map(|k| (k + base) as f64 + 1.0 / 3.0).collect();
+        Array::from_f64(dev, &v, shape, d).unwrap()
+    } else if d == DType::Int64 {
+        // Exact in f64 (under 2^53): the high word k, the low word k + 7.
+        let v: Vec<f64> = (0..n)
+            .map(|k| ((k + base) as f64) * 4294967296.0 + (k + base + 7) as f64)
+            .collect();
         Array::from_f64(dev, &v, shape, d).unwrap()
     } else {
         let v: Vec<(f32, f32)> = (0..n)
@@ -47,6 +56,16 @@ fn read(a: &Array) -> Vec<usize> {
                 let k = (v - 1.0 / 3.0).round();
                 assert_eq!(v, k + 1.0 / 3.0, "float64 {v} is no pattern");
                 k as usize
+            })
+            .collect()
+    } else if a.dtype() == DType::Int64 {
+        a.to_f64_vec()
+            .unwrap()
+            .into_iter()
+            .map(|v| {
+                let (hi, lo) = ((v as u64) >> 32, (v as u64) & 0xffff_ffff);
+                assert_eq!(lo, hi + 7, "int64 {v} is no pattern");
+                hi as usize
             })
             .collect()
     } else {
@@ -249,4 +268,10 @@ fn complex64_integer_and_mask_indexing() {
 #[test]
 fn float64_integer_and_mask_indexing() {
     integer_and_mask_indexing(DType::Float64);
+}
+
+#[test]
+fn int64_take_and_indexing() {
+    take_and_take_along_axis(DType::Int64);
+    integer_and_mask_indexing(DType::Int64);
 }

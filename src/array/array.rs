@@ -260,6 +260,21 @@ impl Array {
         )
     }
 
+    /// A 0-d array holding the integer `value` exactly as `dtype` (wrapped to an integer
+    /// dtype's width, rounded once to a float dtype): int64 values beyond 2^53 survive,
+    /// which [`Array::scalar`]'s f64 would round.
+    pub fn scalar_int(device: &Device, value: i64, dtype: DType) -> Array {
+        let (lo, hi) = dtype.words_of_int(value as i128);
+        Array::from_state(
+            device,
+            dtype,
+            Vec::new(),
+            1,
+            Vec::new(),
+            State::Lazy(Expr::Scalar(lo, hi)),
+        )
+    }
+
     /// A 0-d complex64 array holding `re + im·j`.
     pub fn complex_scalar(device: &Device, re: f64, im: f64) -> Array {
         Array::from_state(

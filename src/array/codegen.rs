@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::array::array::{Array, Expr};
 use crate::array::dtype::DType;
 use crate::array::layout::Layout;
-use crate::array::ops::{convert, zero, PRELUDE, PRELUDE_F64, PRELUDE_F64_MATH};
+use crate::array::ops::{convert, zero, PRELUDE, PRELUDE_F64, PRELUDE_F64_MATH, PRELUDE_I64};
 use crate::error::Result;
 use crate::tensor::Tensor;
 
@@ -121,8 +121,9 @@ impl Plan {
                     format!(
                         "vec2<f32>(bitcast<f32>(b{binding}[2u * o{j}]), bitcast<f32>(b{binding}[2u * o{j} + 1u]))"
                     )
-                } else if d == DType::Float64 {
-                    join_f64(
+                } else if d.words() == 2 {
+                    join64(
+                        d,
                         &format!("b{binding}[2u * o{j}]"),
                         &format!("b{binding}[2u * o{j} + 1u]"),
                     )
@@ -156,9 +157,13 @@ impl Plan {
                         "vec2<f32>(bitcast<f32>(prm[SB + {k}u]), bitcast<f32>(prm[SB + {}u]))",
                         k + 1
                     )
-                } else if d == DType::Float64 {
+                } else if d.words() == 2 {
                     self.scalars.push(im);
-                    join_f64(&format!("prm[SB + {k}u]"), &format!("prm[SB + {}u]", k + 1))
+                    join64(
+                        d,
+                        &format!("prm[SB + {k}u]"),
+                        &format!("prm[SB + {}u]", k + 1),
+                    )
                 } else {
                     format!("bitcast<{t}>(prm[SB + {k}u])")
                 }
@@ -231,14 +236,22 @@ impl Plan {
         self.f64 || self.root.1 == DType::Float64
     }
 
-    /// The prelude this plan's kernel needs: [`PRELUDE`], and [`PRELUDE_F64`] when it
-    /// computes in float64 (or `also` says the caller's code does).
+    /// Whether the kernel computes in int64 or uint64 anywhere (it then needs
+    /// [`PRELUDE_I64`], valid WGSL only on adapters with i64).
+    pub fn uses_i64(&self) -> bool {
+        self.root.1.is_wide_int() || uses_i64(&self.body)
+    }
+
+    /// The prelude this plan's kernel needs: [`PRELUDE`], [`PRELUDE_I64`] when it computes
+    /// in 64-bit integers, and [`PRELUDE_F64`] when it computes in float64 (or `also` says
+    /// the caller's code does).
     pub fn prelude(&self, also: bool) -> String {
         if self.body.contains("_m64(") {
-            // A float64 transcendental function: shaders/array_math_f64.wgsl as well.
-            return format!("{PRELUDE}{PRELUDE_F64_MATH}");
+            // A float64 transcendental function: shaders/array_math_f64*.wgsl as well (they
+            // bring the float64 prelude with them).
+            return format!("{PRELUDE}{PRELUDE_I64}{PRELUDE_F64_MATH}");
         }
-        prelude(self.uses_f64() || also)
+        prelude_for(self.uses_i64(), self.uses_f64() || also)
     }
 
     /// Statements storing the root's value at element `o` of the buffer `buf` (two words
@@ -247,6 +260,9 @@ impl Plan {
         let (v, d) = &self.root;
         if *d == DType::Float64 {
             return store_f64(buf, o, v);
+        }
+        if d.is_wide_int() {
+            return store64(buf, o, &format!("bitcast<u64>({v})"));
         }
         if d.is_complex() {
             format!(
@@ -275,20 +291,51 @@ pub(crate) fn join_f64(lo: &str, hi: &str) -> String {
     format!("bitcast<f64>((u64({hi}) << 32u) | u64({lo}))")
 }
 
+/// WGSL for the value of a two-word real dtype (`float64`, `int64`, `uint64`) from its low
+/// and high words.
+pub(crate) fn join64(d: DType, lo: &str, hi: &str) -> String {
+    match d {
+        DType::Float64 => join_f64(lo, hi),
+        DType::Int64 => format!("bitcast<i64>((u64({hi}) << 32u) | u64({lo}))"),
+        _ => format!("((u64({hi}) << 32u) | u64({lo}))"),
+    }
+}
+
 /// Statements storing the f64 `v` as words `2·o` (low half) and `2·o + 1` of `buf`.
 pub(crate) fn store_f64(buf: &str, o: &str, v: &str) -> String {
+    store64(buf, o, &format!("bitcast<u64>({v})"))
+}
+
+/// Statements storing the u64 `w` as words `2·o` (low half) and `2·o + 1` of `buf`.
+pub(crate) fn store64(buf: &str, o: &str, w: &str) -> String {
     format!(
-        "    {{ let w = bitcast<u64>({v}); {buf}[2u * {o}] = u32(w & 0xfffffffflu); {buf}[2u * {o} + 1u] = u32(w >> 32u); }}\n"
+        "    {{ let w = {w}; {buf}[2u * {o}] = u32(w & 0xfffffffflu); {buf}[2u * {o} + 1u] = u32(w >> 32u); }}\n"
     )
 }
 
-/// [`PRELUDE`], followed by [`PRELUDE_F64`] when `f64` (a kernel computing in float64).
+/// Whether WGSL source names a 64-bit integer type.
+pub(crate) fn uses_i64(src: &str) -> bool {
+    src.contains("i64") || src.contains("u64")
+}
+
+/// [`PRELUDE`], followed by [`PRELUDE_I64`] and [`PRELUDE_F64`] when `f64` (a kernel
+/// computing in float64; the adapters holding it hold i64 too).
 pub(crate) fn prelude(f64: bool) -> String {
-    if f64 {
-        format!("{PRELUDE}{PRELUDE_F64}")
-    } else {
-        PRELUDE.to_string()
+    prelude_for(f64, f64)
+}
+
+/// [`PRELUDE`], then [`PRELUDE_I64`] when `i64` (a kernel computing in int64 or uint64) or
+/// `f64`, then [`PRELUDE_F64`] when `f64`: each is valid WGSL only on adapters with the
+/// types it declares, even where unused.
+pub(crate) fn prelude_for(i64: bool, f64: bool) -> String {
+    let mut s = PRELUDE.to_string();
+    if i64 || f64 {
+        s.push_str(PRELUDE_I64);
     }
+    if f64 {
+        s.push_str(PRELUDE_F64);
+    }
+    s
 }
 
 /// WGSL adding `v` to the f32 accumulator `acc` with Kahan's compensation `comp`, for the

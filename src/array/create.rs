@@ -247,6 +247,13 @@ impl Array {
             i.astype(dtype)?
                 .binary_scalar(Binary::Multiply, step.into())?
                 .binary_scalar(Binary::Add, start.into())
+        } else if dtype.is_wide_int() {
+            // Positions widened first: int64 values pass 2^31 (computed in int64, then cast,
+            // so a uint64 range may count down).
+            i.astype(DType::Int64)?
+                .binary_scalar(Binary::Multiply, (step as i64).into())?
+                .binary_scalar(Binary::Add, (start as i64).into())?
+                .astype(dtype)
         } else {
             i.binary_scalar(Binary::Multiply, (step as i64).into())?
                 .binary_scalar(Binary::Add, (start as i64).into())?

@@ -41,12 +41,17 @@ pub enum DType {
     Int16,
     /// `int32`.
     Int32,
+    /// `int64`: two device words (low then high half, two's complement); only on adapters
+    /// with `SHADER_INT64` ([`DType::check_device`]).
+    Int64,
     /// `uint8`.
     UInt8,
     /// `uint16`.
     UInt16,
     /// `uint32`.
     UInt32,
+    /// `uint64`: two device words (low then high half); only with `SHADER_INT64`.
+    UInt64,
     /// `float16`: held as an f32 word rounded to binary16 after every operation.
     Float16,
     /// `float32`.
@@ -75,14 +80,16 @@ pub enum Kind {
 
 impl DType {
     /// Every dtype, in the order the standard lists them.
-    pub const ALL: [DType; 11] = [
+    pub const ALL: [DType; 13] = [
         DType::Bool,
         DType::Int8,
         DType::Int16,
         DType::Int32,
+        DType::Int64,
         DType::UInt8,
         DType::UInt16,
         DType::UInt32,
+        DType::UInt64,
         DType::Float16,
         DType::Float32,
         DType::Float64,
@@ -96,9 +103,11 @@ impl DType {
             DType::Int8 => "int8",
             DType::Int16 => "int16",
             DType::Int32 => "int32",
+            DType::Int64 => "int64",
             DType::UInt8 => "uint8",
             DType::UInt16 => "uint16",
             DType::UInt32 => "uint32",
+            DType::UInt64 => "uint64",
             DType::Float16 => "float16",
             DType::Float32 => "float32",
             DType::Float64 => "float64",
@@ -116,7 +125,7 @@ impl DType {
                 op: "DType::from_name",
                 name: "dtype",
                 expected: format!(
-                    "one of {} (int64, uint64 and complex128 are not supported yet)",
+                    "one of {} (complex128 is not supported yet)",
                     DType::ALL.map(|d| d.name()).join(", ")
                 ),
                 found: format!("{name:?}"),
@@ -127,8 +136,8 @@ impl DType {
     pub fn kind(self) -> Kind {
         match self {
             DType::Bool => Kind::Bool,
-            DType::Int8 | DType::Int16 | DType::Int32 => Kind::Signed,
-            DType::UInt8 | DType::UInt16 | DType::UInt32 => Kind::Unsigned,
+            DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 => Kind::Signed,
+            DType::UInt8 | DType::UInt16 | DType::UInt32 | DType::UInt64 => Kind::Unsigned,
             DType::Float16 | DType::Float32 | DType::Float64 => Kind::Float,
             DType::Complex64 => Kind::Complex,
         }
@@ -140,7 +149,7 @@ impl DType {
             DType::Bool | DType::Int8 | DType::UInt8 => 8,
             DType::Int16 | DType::UInt16 | DType::Float16 => 16,
             DType::Int32 | DType::UInt32 | DType::Float32 => 32,
-            DType::Float64 | DType::Complex64 => 64,
+            DType::Int64 | DType::UInt64 | DType::Float64 | DType::Complex64 => 64,
         }
     }
 
@@ -164,8 +173,8 @@ impl DType {
         self.kind() == Kind::Complex
     }
 
-    /// Device words per element: 2 for `complex64` (real then imaginary, NumPy's order) and
-    /// `float64` (low then high half), 1 for every other dtype.
+    /// Device words per element: 2 for `complex64` (real then imaginary, NumPy's order),
+    /// `float64`, `int64` and `uint64` (low then high half), 1 for every other dtype.
     pub fn words(self) -> usize {
         if self.bits() == 64 {
             2
@@ -174,13 +183,19 @@ impl DType {
         }
     }
 
+    /// Whether it is `int64` or `uint64` (two words joined as an `i64`/`u64` in kernels).
+    pub fn is_wide_int(self) -> bool {
+        matches!(self, DType::Int64 | DType::UInt64)
+    }
+
     /// `Error::DType` for an operation whose kernels read one word per element, when `self`
-    /// takes two (`complex64`, `float64`): they call this before touching the data.
+    /// takes two (`complex64`, `float64`, `int64`, `uint64`): they call this before touching
+    /// the data.
     pub(crate) fn refuse_wide(self, op: &'static str) -> Result<()> {
         if self.words() != 1 {
             return Err(Error::DType {
                 op,
-                expected: "a 32-bit real or boolean dtype (complex64 and float64 are not supported here yet)".into(),
+                expected: "a 32-bit real or boolean dtype (complex64, float64, int64 and uint64 are not supported here yet)".into(),
                 found: self.name().into(),
             });
         }
@@ -188,9 +203,20 @@ impl DType {
     }
 
     /// `Error::DType` when `device` cannot compute in this dtype: `float64` needs an adapter
-    /// with `SHADER_F64` and `SHADER_INT64` (see the module docs); every other dtype runs
-    /// everywhere.
+    /// with `SHADER_F64` and `SHADER_INT64` (see the module docs), `int64` and `uint64` one
+    /// with `SHADER_INT64`; every other dtype runs everywhere.
     pub fn check_device(self, device: &crate::runtime::Device, op: &'static str) -> Result<()> {
+        if self.is_wide_int() && !device.info().features.shader_int64 {
+            return Err(Error::DType {
+                op,
+                expected: format!(
+                    "a dtype this device computes in: {} needs an adapter with SHADER_INT64; this one ({}) lacks SHADER_INT64",
+                    self.name(),
+                    device.name(),
+                ),
+                found: self.name().into(),
+            });
+        }
         if self == DType::Float64 {
             let f = device.info().features;
             if !(f.shader_f64 && f.shader_int64) {
@@ -213,6 +239,8 @@ impl DType {
     /// word).
     pub fn wgsl(self) -> &'static str {
         match self.kind() {
+            _ if self == DType::Int64 => "i64",
+            _ if self == DType::UInt64 => "u64",
             Kind::Bool | Kind::Unsigned => "u32",
             Kind::Signed => "i32",
             Kind::Float if self == DType::Float64 => "f64",
@@ -246,6 +274,8 @@ impl DType {
             DType::UInt8 => (0.0, u8::MAX as f64),
             DType::UInt16 => (0.0, u16::MAX as f64),
             DType::UInt32 => (0.0, u32::MAX as f64),
+            DType::Int64 => (i64::MIN as f64, i64::MAX as f64),
+            DType::UInt64 => (0.0, u64::MAX as f64),
             DType::Float16 => (-65504.0, 65504.0),
             DType::Float32 | DType::Complex64 => (f32::MIN as f64, f32::MAX as f64),
             DType::Float64 => (f64::MIN, f64::MAX),
@@ -288,18 +318,48 @@ impl DType {
         if self == DType::Float64 {
             let b = v.to_bits();
             (b as u32, (b >> 32) as u32)
+        } else if self.is_wide_int() {
+            // Truncated toward zero, NaN 0, out of range saturated (Rust's `as`; NumPy leaves
+            // it undefined). An exact integer beyond 2^53 takes `words_of_int`.
+            // uint64: a negative value wraps as int64's would (the device's cast does too).
+            let b = if self == DType::Int64 || v < 0.0 {
+                v as i64 as u64
+            } else {
+                v as u64
+            };
+            (b as u32, (b >> 32) as u32)
         } else {
             (self.word32_of(v), 0)
         }
     }
 
+    /// The device words of one element holding the integer `v` exactly (wrapped to the
+    /// dtype's width as NumPy's casts of integers wrap; for float dtypes rounded once).
+    pub(crate) fn words_of_int(self, v: i128) -> (u32, u32) {
+        match self.kind() {
+            Kind::Signed | Kind::Unsigned if self.is_wide_int() => {
+                let b = v as u64;
+                (b as u32, (b >> 32) as u32)
+            }
+            Kind::Bool => self.words_of((v != 0) as u8 as f64),
+            // The low 32 bits, exact through f64; `word32_of` wraps them to the width.
+            Kind::Signed | Kind::Unsigned => self.words_of(v as u32 as f64),
+            _ => self.words_of(v as f64),
+        }
+    }
+
     /// The value one element's device words hold, `(lo, hi)` as [`DType::words_of`] gives
-    /// them (float64 joins the halves; the one-word dtypes read `lo`; complex64 gives the
-    /// real part, the caller reading the imaginary word as the float32 it is). Taking both
-    /// words makes a two-word element unreadable from one word by construction.
+    /// them (float64, int64 and uint64 join the halves; the one-word dtypes read `lo`;
+    /// complex64 gives the real part, the caller reading the imaginary word as the float32
+    /// it is). Taking both words makes a two-word element unreadable from one word by
+    /// construction.
     pub(crate) fn value_of(self, (lo, hi): (u32, u32)) -> f64 {
-        if self == DType::Float64 {
-            return f64::from_bits(lo as u64 | ((hi as u64) << 32));
+        let joined = lo as u64 | ((hi as u64) << 32);
+        match self {
+            DType::Float64 => return f64::from_bits(joined),
+            DType::Int64 => return joined as i64 as f64,
+            DType::UInt64 => return joined as f64,
+            _ => {}
         }
         let w = lo;
         match self.kind() {
@@ -332,6 +392,8 @@ impl DType {
                 DType::Int32
                 | DType::UInt32
                 | DType::Float32
+                | DType::Int64
+                | DType::UInt64
                 | DType::Float64
                 | DType::Complex64 => u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
             })
@@ -381,15 +443,18 @@ impl std::fmt::Display for DType {
 }
 
 /// The standard's promotion of two array dtypes: within a family the wider type; signed with
-/// unsigned the signed type wide enough for both; an integer or bool with a float the float
-/// (the standard leaves mixed kinds to the library; NumPy gives float64 for int32 with
-/// float64, which not every adapter holds, so the float type is kept, as PyTorch does;
-/// likewise float16 with any integer is float16). float16 with float32 is float32.
-/// `bool` with an integer is the integer. float32 (or float16) with float64 is float64, and
-/// an integer with float64 float64 (as NumPy). `uint32` with a signed type needs `int64`,
-/// complex64 with float64 `complex128`: errors.
-/// Anything with `complex64` is `complex64` (float32 with complex64 is the standard's
-/// complex64; integers and bool with it are the library's choice, as for float32).
+/// unsigned the signed type wide enough for both (`uint32` with a signed type is `int64`);
+/// an integer or bool with a float the float (the standard leaves mixed kinds to the
+/// library; NumPy gives float64 for int32 or int64 with float32, which not every adapter
+/// holds, so the float type is kept, as PyTorch does; likewise float16 with any integer is
+/// float16). float16 with float32 is float32. `bool` with an integer is the integer.
+/// float32 (or float16) with float64 is float64, and an integer with float64 float64 (as
+/// NumPy). `uint64` with a signed type is an error (the standard leaves it undefined;
+/// NumPy's float64 would silently round values beyond 2^53), as is complex64 with float64
+/// (`complex128`). Anything with `complex64` is `complex64` (float32 with complex64 is the
+/// standard's complex64; integers and bool with it are the library's choice, as for
+/// float32). Whether the device holds the result (`int64` needs `SHADER_INT64`) is
+/// [`DType::check_device`]'s question, asked where an operation is built.
 pub fn promote(a: DType, b: DType) -> Result<DType> {
     use DType::*;
     if a == b {
@@ -413,6 +478,7 @@ pub fn promote(a: DType, b: DType) -> Result<DType> {
             match u {
                 UInt8 => Some(wider(s, Int16)),
                 UInt16 => Some(wider(s, Int32)),
+                UInt32 => Some(Int64),
                 _ => None,
             }
         }
@@ -420,7 +486,7 @@ pub fn promote(a: DType, b: DType) -> Result<DType> {
     // A dtype error (Python TypeError, as NumPy's DTypePromotionError is one).
     out.ok_or_else(|| Error::DType {
         op: "promote",
-        expected: "dtypes with a common type this library holds (uint32 with a signed type needs int64, complex64 with float64 complex128: not supported yet)".into(),
+        expected: "dtypes with a common type this library holds (uint64 with a signed type has none: astype one first; complex64 with float64 needs complex128: not supported yet)".into(),
         found: format!("{a} and {b}"),
     })
 }
@@ -454,12 +520,28 @@ mod tests {
             (Bool, Float16, Float16),
             (Float16, Complex64, Complex64),
             (Float16, Float64, Float64),
+            (Int64, Int8, Int64),
+            (Int64, Int32, Int64),
+            (Int64, UInt8, Int64),
+            (Int64, UInt32, Int64),
+            (UInt32, Int8, Int64),
+            (UInt32, Int32, Int64),
+            (UInt64, UInt8, UInt64),
+            (UInt64, UInt32, UInt64),
+            (Bool, Int64, Int64),
+            (Bool, UInt64, UInt64),
+            (Int64, Float32, Float32),
+            (UInt64, Float16, Float16),
+            (Int64, Float64, Float64),
+            (UInt64, Float64, Float64),
+            (Int64, Complex64, Complex64),
         ];
         for (a, b, c) in cases {
             assert_eq!(promote(a, b).unwrap(), c, "{a} {b}");
             assert_eq!(promote(b, a).unwrap(), c, "{b} {a}");
         }
-        assert!(promote(UInt32, Int8).is_err());
+        assert!(promote(UInt64, Int8).is_err());
+        assert!(promote(UInt64, Int64).is_err());
         assert!(promote(Float64, Complex64).is_err());
         assert!(promote(Complex64, Float64).is_err());
     }
@@ -478,7 +560,17 @@ mod tests {
         assert_eq!(DType::Int8.bytes_from_words(&w), bytes);
         assert!(DType::from_name("float64").is_ok());
         assert!(DType::from_name("float16").is_ok());
-        assert!(DType::from_name("int64").is_err());
+        assert!(DType::from_name("int64").is_ok());
+        assert!(DType::from_name("complex128").is_err());
+        let b = (-3i64).to_le_bytes();
+        let w = DType::Int64.words_from_bytes(&b);
+        assert_eq!(w, [0xffff_fffd, 0xffff_ffff]);
+        assert_eq!(DType::Int64.bytes_from_words(&w), b);
+        assert_eq!(DType::Int64.words_of(-3.9), (w[0], w[1]));
+        assert_eq!(DType::Int64.words_of_int(-3), (w[0], w[1]));
+        assert_eq!(DType::UInt64.words_of_int(-1), (u32::MAX, u32::MAX));
+        assert_eq!(DType::UInt64.words_of(2f64.powi(40)), (0, 256));
+        assert_eq!(DType::Int8.words_of_int(300), (44, 0));
         let f = [0x18u8, 0x2d, 0x44, 0x54, 0xfb, 0x21, 0x09, 0x40]; // pi
         let w = DType::Float64.words_from_bytes(&f);
         assert_eq!(w, [0x54442d18, 0x400921fb]);

@@ -20,6 +20,9 @@ impl Array {
     /// `op(self, other)`, broadcast.
     pub fn binary(&self, op: Binary, other: &Array) -> Result<Array> {
         let (t, out) = op.dtypes(self.dtype(), other.dtype())?;
+        // The computing dtype may be one neither operand has (uint32 == int8 compares in
+        // int64): the device must hold it too.
+        t.check_device(self.device(), op.name())?;
         let shape = broadcast_shapes(op.name(), &[self.shape(), other.shape()])?;
         Array::lazy(op.name(), out, shape, &[self, other], |o| {
             Expr::Binary(op, t, o[0].clone(), o[1].clone())
@@ -62,6 +65,10 @@ impl Array {
                     found: i.to_string(),
                 });
             }
+        }
+        if let Scalar::Int(i) = value {
+            // Exact: an int64 operand beyond 2^53 must not pass through f64.
+            return Ok(Array::scalar_int(self.device(), i, t));
         }
         Ok(Array::scalar(self.device(), v, t))
     }

@@ -142,11 +142,12 @@ fn c2c(
     inverse: bool,
     op: &'static str,
 ) -> Result<Array> {
-    if x.dtype() == DType::Float64 {
-        // The transforms run in complex64: float64 input is refused, never rounded.
+    if x.dtype() == DType::Float64 || x.dtype().is_wide_int() {
+        // The transforms run in complex64: float64 and 64-bit integer input is refused,
+        // never rounded.
         return Err(Error::DType {
             op,
-            expected: "a dtype other than float64 (the transforms run in complex64; complex128 is not supported yet)".into(),
+            expected: "a dtype other than float64, int64 or uint64 (the transforms run in complex64; complex128 is not supported yet)".into(),
             found: x.dtype().name().into(),
         });
     }

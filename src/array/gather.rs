@@ -34,6 +34,22 @@ fn check_index_dtype(op: &'static str, d: DType) -> Result<()> {
     }
 }
 
+/// One-word positions: an int64/uint64 index array (two words an element, which the kernels
+/// read one word at a time) clamped to int32's range, so that positions past it stay out of
+/// range rather than wrap into it; other index arrays as they are.
+fn index_words(indices: &Array) -> Result<Array> {
+    match indices.dtype() {
+        DType::Int64 => indices
+            .maximum_scalar(i32::MIN as i64)?
+            .minimum_scalar(i32::MAX as i64)?
+            .astype(DType::Int32),
+        DType::UInt64 => indices
+            .minimum_scalar(i32::MAX as i64)?
+            .astype(DType::Int32),
+        _ => Ok(indices.clone()),
+    }
+}
+
 /// out[c] = x[x_off + Σ c·XS + q·xs_axis] with q = idx[i_off + Σ c·IS] (negative counts from
 /// the end), over the output shape; XS and IS are x's and the index's strides mapped onto
 /// the output's axes (0 where an axis is not theirs). Every device word of an element moves
@@ -156,6 +172,7 @@ impl Array {
     pub fn take(&self, indices: &Array, axis: isize) -> Result<Array> {
         self.check_device(indices, "take")?;
         check_index_dtype("take", indices.dtype())?;
+        let indices = &index_words(indices)?;
         if self.ndim() == 0 {
             return Err(Error::InvalidArgument {
                 op: "take",
@@ -193,6 +210,7 @@ impl Array {
     pub fn take_along_axis(&self, indices: &Array, axis: isize) -> Result<Array> {
         self.check_device(indices, "take_along_axis")?;
         check_index_dtype("take_along_axis", indices.dtype())?;
+        let indices = &index_words(indices)?;
         if indices.ndim() != self.ndim() || self.ndim() == 0 {
             return Err(Error::ShapeMismatch {
                 op: "take_along_axis",

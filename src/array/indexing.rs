@@ -136,11 +136,16 @@ fn all_basic(idx: &[Indexer]) -> Option<Vec<Index>> {
         .collect()
 }
 
-/// Positions as int32 (uint32 beyond i32's range clamped, so they stay out of range).
+/// Positions as int32 (uint32, int64 and uint64 beyond i32's range clamped, so they stay
+/// out of range rather than wrap into it).
 fn positions_i32(a: &Array) -> Result<Array> {
     match a.dtype() {
         DType::Int32 => Ok(a.clone()),
-        DType::UInt32 => a.minimum_scalar(i32::MAX as i64)?.astype(DType::Int32),
+        DType::UInt32 | DType::UInt64 => a.minimum_scalar(i32::MAX as i64)?.astype(DType::Int32),
+        DType::Int64 => a
+            .maximum_scalar(i32::MIN as i64)?
+            .minimum_scalar(i32::MAX as i64)?
+            .astype(DType::Int32),
         _ => a.astype(DType::Int32),
     }
 }

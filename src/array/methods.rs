@@ -67,6 +67,20 @@ binary_methods! {
 impl Array {
     /// Values clipped to `[min, max]` (either bound optional); NaN stays NaN.
     pub fn clip(&self, min: Option<f64>, max: Option<f64>) -> Result<Array> {
+        if self.dtype().is_wide_int() {
+            // The bounds as int64/uint64 scalars (rounded inward, saturated to the range):
+            // a float bound would compute in float32 and round the values.
+            let (lo, hi) = self.dtype().range();
+            let bound = |v: f64| Array::scalar(self.device(), v.clamp(lo, hi), self.dtype());
+            let mut x = self.clone();
+            if let Some(v) = min {
+                x = x.maximum(&bound(v.ceil()))?;
+            }
+            if let Some(v) = max {
+                x = x.minimum(&bound(v.floor()))?;
+            }
+            return Ok(x);
+        }
         let mut x = self.clone();
         if let Some(lo) = min {
             x = x.maximum_scalar(lo)?.astype(self.dtype())?;

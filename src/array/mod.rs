@@ -33,6 +33,7 @@
 
 #[allow(clippy::module_inception)] // the type's own file, as `tensor` holds `Tensor`
 pub mod array;
+pub(crate) mod cast;
 pub(crate) mod codegen;
 pub mod compact;
 pub(crate) mod complex_fold;

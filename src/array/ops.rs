@@ -6,9 +6,13 @@
 //! `maximum`, `pow` of a negative base, division by zero for integers), a prelude function
 //! gives the standard's answer; `docs/ARRAYS.md` lists what remains different.
 
+use crate::array::cast::truth;
+pub(crate) use crate::array::cast::{convert, zero};
 use crate::array::dtype::{promote, DType, Kind};
 use crate::error::{Error, Result};
-use crate::kernels::prelude::{ARRAY_COMPLEX, ARRAY_MATH_F64_MORE, ARRAY_PRELUDE_F64};
+use crate::kernels::prelude::{
+    ARRAY_COMPLEX, ARRAY_MATH_F64_MORE, ARRAY_PRELUDE_F64, ARRAY_PRELUDE_I64,
+};
 
 /// Operations of one array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -285,12 +289,15 @@ impl Unary {
         match self {
             Conj | Real => a.to_string(),
             Imag => zero(t).to_string(),
-            Negative if k == Kind::Unsigned => format!("(0u - {a})"),
+            Negative if k == Kind::Unsigned => format!("({} - {a})", zero(t)),
             Negative => format!("(-{a})"),
             Positive => a.to_string(),
             Abs if k == Kind::Unsigned => a.to_string(),
+            Abs if t == DType::Int64 => format!("abs_i64({a})"),
             Abs => format!("abs({a})"),
             Sign if t == DType::Float64 => format!("sign_f64({a})"),
+            Sign if t == DType::Int64 => format!("sign_i64({a})"),
+            Sign if t == DType::UInt64 => format!("select(0lu, 1lu, {a} > 0lu)"),
             Sign => match k {
                 Kind::Float => format!("select(sign({a}), {a}, is_nan({a}))"),
                 Kind::Signed => format!("sign({a})"),
@@ -514,6 +521,8 @@ impl Binary {
             Pow => format!("pow_{s}({a}, {b})"),
             Maximum if k == Kind::Float => format!("maximum_{s}({a}, {b})"),
             Minimum if k == Kind::Float => format!("minimum_{s}({a}, {b})"),
+            Maximum if t.is_wide_int() => format!("select({b}, {a}, {a} > {b})"),
+            Minimum if t.is_wide_int() => format!("select({b}, {a}, {a} < {b})"),
             Maximum => format!("max({a}, {b})"),
             Minimum => format!("min({a}, {b})"),
             Equal => format!("u32({a} == {b})"),
@@ -557,65 +566,6 @@ fn wgsl_suffix(t: DType) -> &'static str {
     t.wgsl()
 }
 
-/// WGSL for "`a` is not zero" (NaN is true, -0.0 false: the bits are tested for floats).
-fn truth(t: DType, a: &str) -> String {
-    if t == DType::Float64 {
-        return format!("((bitcast<u64>({a}) & 0x7ffffffffffffffflu) != 0lu)");
-    }
-    match t.kind() {
-        Kind::Float => format!("((bitcast<u32>({a}) & 0x7fffffffu) != 0u)"),
-        _ => format!("({a} != {})", zero(t)),
-    }
-}
-
-/// WGSL's zero of a dtype's word type.
-pub(crate) fn zero(t: DType) -> &'static str {
-    match t.kind() {
-        Kind::Float => "0.0",
-        Kind::Complex => "vec2<f32>(0.0)",
-        Kind::Signed => "0i",
-        _ => "0u",
-    }
-}
-
-/// WGSL converting `a`, a word of dtype `from`, to a word of dtype `to` (wrapped to range).
-pub(crate) fn convert(from: DType, to: DType, a: &str) -> String {
-    if from == to {
-        return a.to_string();
-    }
-    let raw = match (from.kind(), to.kind()) {
-        // NaN in either part is true, tested on the bits as below.
-        (Kind::Complex, Kind::Bool) => {
-            format!("u32(any((bitcast<vec2<u32>>({a}) & vec2<u32>(0x7fffffffu)) != vec2<u32>(0u)))")
-        }
-        // Only reached through explicit requests that `astype` vets: the real part.
-        (Kind::Complex, Kind::Float) => format!("{a}.x"),
-        (Kind::Complex, _) => return convert(DType::Float32, to, &format!("{a}.x")),
-        (Kind::Float, Kind::Complex) if from == DType::Float64 => {
-            format!("vec2<f32>(f32({a}), 0.0)")
-        }
-        (Kind::Float, Kind::Complex) => format!("vec2<f32>({a}, 0.0)"),
-        (_, Kind::Complex) => format!("vec2<f32>(f32({a}), 0.0)"),
-        (Kind::Float, Kind::Bool) if from == DType::Float64 => format!("u32({})", truth(from, a)),
-        (Kind::Float, Kind::Signed) if from == DType::Float64 => format!("f64_to_i32({a})"),
-        (Kind::Float, Kind::Unsigned) if from == DType::Float64 => format!("f64_to_u32({a})"),
-        (Kind::Float, Kind::Float) if from == DType::Float64 && to == DType::Float16 => {
-            format!("f64_to_f32_odd({a})")
-        }
-        // NaN is true, as in NumPy: test the bits, not `!= 0.0` (compilers may assume no NaN).
-        (Kind::Float, Kind::Bool) => format!("u32((bitcast<u32>({a}) & 0x7fffffffu) != 0u)"),
-        (_, Kind::Bool) => format!("u32({a} != {})", zero(from)),
-        (Kind::Float, Kind::Signed) => format!("f32_to_i32({a})"),
-        (Kind::Float, Kind::Unsigned) => format!("f32_to_u32({a})"),
-        _ => format!("{}({a})", to.wgsl()),
-    };
-    if to == DType::Bool {
-        raw
-    } else {
-        to.wrap(&raw)
-    }
-}
-
 /// Functions the generated kernels call (`shaders/array_prelude.wgsl`): the standard's
 /// answers where a WGSL builtin's differ, and the integer forms of floor division,
 /// remainder, power and shifts; then the complex64 functions (`shaders/array_complex.wgsl`).
@@ -630,3 +580,6 @@ pub(crate) const PRELUDE_F64: &str = ARRAY_PRELUDE_F64.source;
 /// `…_m64(` in their source): the functions are long, and every other kernel would compile
 /// them for nothing.
 pub(crate) const PRELUDE_F64_MATH: &str = ARRAY_MATH_F64_MORE.source;
+/// The int64/uint64 functions (`shaders/array_prelude_i64.wgsl`), appended to [`PRELUDE`]
+/// only in kernels that compute in 64-bit integers or float64.
+pub(crate) const PRELUDE_I64: &str = ARRAY_PRELUDE_I64.source;

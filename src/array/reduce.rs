@@ -12,7 +12,9 @@
 use std::fmt::Write as _;
 
 use crate::array::array::{Array, Strided};
-use crate::array::codegen::{compensated_add, coords, dot, join_f64, prelude, store_f64, Plan, WG};
+use crate::array::codegen::{
+    compensated_add, coords, dot, join64, prelude, store64, store_f64, Plan, WG,
+};
 use crate::array::complex_fold;
 use crate::array::dtype::{DType, Kind};
 use crate::array::eval::{alloc_words, launch, word};
@@ -64,6 +66,8 @@ impl Reduce {
     /// The dtype accumulated in (for arg reductions: of the value compared).
     fn acc_dtype(self, x: DType) -> DType {
         match self {
+            // int64/uint64 in themselves (wrapping, as NumPy); narrower integers in 32 bits.
+            Reduce::Sum | Reduce::Prod if x.is_wide_int() => x,
             Reduce::Sum | Reduce::Prod => match x.kind() {
                 Kind::Bool | Kind::Signed => DType::Int32,
                 Kind::Unsigned => DType::UInt32,
@@ -78,6 +82,8 @@ impl Reduce {
     fn init(self, t: DType) -> String {
         let w = t.wgsl();
         let (one, zero) = match t.kind() {
+            _ if t == DType::Int64 => ("1li", "0li"),
+            _ if t == DType::UInt64 => ("1lu", "0lu"),
             Kind::Float => ("1.0", "0.0"),
             Kind::Signed => ("1i", "0i"),
             _ => ("1u", "0u"),
@@ -109,6 +115,12 @@ impl Reduce {
             Reduce::Max if float => format!(
                 "    acc = select(maximum_{sfx}(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n"
             ),
+            Reduce::Min | Reduce::Max if t.is_wide_int() => {
+                let keep = if self == Reduce::Min { "<" } else { ">" };
+                format!(
+                    "    acc = select({v}, acc, acc {keep} {v} && idx != 0xffffffffu); idx = 0u;\n"
+                )
+            }
             Reduce::Min => {
                 format!("    acc = select(min(acc, {v}), {v}, idx == 0xffffffffu); idx = 0u;\n")
             }
@@ -308,7 +320,7 @@ impl Array {
                 .sum(axes, keepdims)?
                 .binary_scalar(Binary::Divide, (count as f64).into());
         }
-        let x = self.astype(float_of(self.dtype()))?;
+        let x = self.astype(float_of(self))?;
         x.sum(axes, keepdims)?
             .binary_scalar(Binary::Divide, (count as f64).into())
     }
@@ -334,7 +346,7 @@ impl Array {
         }
         let ax = normalize_axes("var", self.ndim(), axes)?;
         let count: usize = ax.iter().map(|&a| self.shape()[a]).product();
-        let x = self.astype(float_of(self.dtype()))?;
+        let x = self.astype(float_of(self))?;
         let m = x.mean(axes, true)?;
         m.eval()?;
         let d = x.binary(Binary::Subtract, &m)?;
@@ -362,10 +374,14 @@ impl Array {
     }
 }
 
-/// The float dtype `mean` and `var` compute in: float64 for float64, float32 otherwise.
-fn float_of(d: DType) -> DType {
-    if d == DType::Float64 {
-        d
+/// The float dtype `mean` and `var` compute in: float64 for float64, and for int64/uint64
+/// where the device holds float64 (as NumPy; float32 would round their values past 2^24),
+/// float32 otherwise.
+fn float_of(x: &Array) -> DType {
+    let d = x.dtype();
+    let f = x.device().info().features;
+    if d == DType::Float64 || (d.is_wide_int() && f.shader_f64) {
+        DType::Float64
     } else {
         DType::Float32
     }
@@ -398,6 +414,10 @@ impl Fold<'_> {
         };
         if d == DType::Float64 {
             return format!("{}    si[t] = idx;\n}}\n", store_f64("sv", "t", &v));
+        }
+        if d.is_wide_int() {
+            let w = format!("bitcast<u64>({v})");
+            return format!("{}    si[t] = idx;\n}}\n", store64("sv", "t", &w));
         }
         // A float16 result (a custom fold's) is rounded; the built-in ones are exact here.
         let v = if d == DType::Float16 { d.wrap(&v) } else { v };
@@ -539,8 +559,8 @@ fn combine(
     chunks: usize,
 ) -> Result<(Tensor, Tensor)> {
     let w = fold.acc.wgsl();
-    let load = if fold.acc == DType::Float64 {
-        join_f64("pv[2u * p]", "pv[2u * p + 1u]")
+    let load = if fold.acc.words() == 2 {
+        join64(fold.acc, "pv[2u * p]", "pv[2u * p + 1u]")
     } else if w == "u32" {
         "pv[p]".to_string()
     } else {

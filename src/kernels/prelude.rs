@@ -107,6 +107,10 @@ pub const ARRAY_REM_PIO2_F64: Shader = crate::services::pipeline::shader!("array
 pub const ARRAY_MATH_F64_MORE: Shader = crate::services::pipeline::shader!(
     "array_math_f64_more" after "array_prelude_f64", "array_rem_pio2_f64", "array_math_f64"
 );
+/// The int64/uint64 functions of the generated array kernels, appended to
+/// [`ARRAY_PRELUDE`] only in kernels that compute in 64-bit integers (valid WGSL by itself,
+/// on adapters with i64).
+pub const ARRAY_PRELUDE_I64: Shader = crate::services::pipeline::shader!("array_prelude_i64");
 /// The complex64 functions of the array kernels, after the array prelude they call (the
 /// two together are what every generated array kernel includes).
 pub const ARRAY_COMPLEX: Shader =

@@ -3,7 +3,7 @@
 
 use crate::kernels::prelude::{
     ACTIVATION, ARRAY_COMPLEX, ARRAY_MATH_F64, ARRAY_MATH_F64_MORE, ARRAY_PRELUDE,
-    ARRAY_PRELUDE_F64, ARRAY_REM_PIO2_F64, IM2COL, OPTIM_RULE,
+    ARRAY_PRELUDE_F64, ARRAY_PRELUDE_I64, ARRAY_REM_PIO2_F64, IM2COL, OPTIM_RULE,
 };
 use crate::kernels::{
     attention, attention_cache, attention_unfused, batchnorm, clip, conv2d, elementwise, embedding,
@@ -22,6 +22,7 @@ pub const SHADERS: &[Shader] = &[
     ARRAY_MATH_F64,
     ARRAY_MATH_F64_MORE,
     ARRAY_REM_PIO2_F64,
+    ARRAY_PRELUDE_I64,
     ARRAY_COMPLEX,
     attention::COMMON,
     attention::SHADER,

@@ -33,12 +33,13 @@ pub fn fit(d: DType, v: f64) -> f64 {
             let bits = match d {
                 DType::Int8 | DType::UInt8 => 8,
                 DType::Int16 | DType::UInt16 => 16,
+                DType::Int64 | DType::UInt64 => 64,
                 _ => 32,
             };
-            let i = v.trunc() as i64;
-            let m = 1i64 << bits;
+            let i = v.trunc() as i128;
+            let m = 1i128 << bits;
             let u = i.rem_euclid(m);
-            let signed = matches!(d, DType::Int8 | DType::Int16 | DType::Int32);
+            let signed = matches!(d, DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64);
             if signed && u >= m / 2 {
                 (u - m) as f64
             } else {

@@ -4,6 +4,7 @@
 pub mod arrays;
 pub mod float64;
 pub mod gpt;
+pub mod int64;
 pub mod layercheck;
 pub mod matmul;
 

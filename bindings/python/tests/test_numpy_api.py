@@ -188,15 +188,18 @@ def test_heat_stencil_matches_numpy():
 
 
 def test_errors_are_the_exceptions_numpy_users_expect():
-    with pytest.raises(TypeError, match="int64"):
-        xp.asarray(np.zeros(3, dtype=np.int64))  # no silent narrowing
+    if "int64" not in xp.__array_namespace_info__().dtypes():
+        with pytest.raises(TypeError, match="int64"):
+            xp.asarray(np.zeros(3, dtype=np.int64))  # no silent narrowing
+    with pytest.raises(TypeError):
+        xp.asarray(np.zeros(3, dtype=np.complex128))  # no silent narrowing
     assert xp.asarray(np.zeros(3), dtype=xp.float32).dtype == xp.float32
     with pytest.raises(ValueError):
         xp.ones((3,)) + xp.ones((4,))
     with pytest.raises(TypeError):
         xp.bitwise_and(xp.ones(3), xp.ones(3))
     with pytest.raises(TypeError):
-        xp.zeros(3, dtype="int64")
+        xp.empty(3, dtype="complex128")
     with pytest.raises(ValueError):
         xp.reshape(xp.ones(6), (4, 2))
     with pytest.raises(TypeError):

@@ -85,6 +85,11 @@ int32 = DTYPES["int32"]
 uint8 = DTYPES["uint8"]
 uint16 = DTYPES["uint16"]
 uint32 = DTYPES["uint32"]
+#: int64 and uint64 only on devices with 64-bit integers in shaders (lavapipe, most desktop
+#: Vulkan drivers; not Metal or WGPU_BACKEND=gl): elsewhere creating one is a TypeError.
+#: The default integer stays int32 everywhere (``asarray([1, 2])``, ``arange(3)``).
+int64 = DTYPES["int64"]
+uint64 = DTYPES["uint64"]
 float16 = DTYPES["float16"]
 float32 = DTYPES["float32"]
 #: Only on devices with f64 and 64-bit integers in shaders (lavapipe, most desktop Vulkan

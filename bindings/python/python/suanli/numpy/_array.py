@@ -17,7 +17,10 @@ import numpy as _np
 from .. import _native
 from .._device import Device, current_device
 
-_NAMES = ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16", "float32", "float64", "complex64")
+_NAMES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64",
+)
 #: The dtypes this library holds, as NumPy dtype objects (CuPy's convention): ``x.dtype ==
 #: xp.float32`` and ``numpy.asarray(x).dtype`` agree.
 DTYPES = {n: _np.dtype(n) for n in _NAMES}

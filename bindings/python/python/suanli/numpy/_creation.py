@@ -46,9 +46,10 @@ def asarray(
 ) -> ndarray:
     """``obj`` (an array, a NumPy array, nested lists, a Python scalar or anything with
     ``__dlpack__``/``__array__``) as an array on ``device``. NumPy arrays keep their dtype
-    when it is supported (float64 stays float64, on a device that computes in it; an int64
-    array needs ``dtype=``: there is no silent narrowing); Python data takes bool, int32 or
-    float32 by kind (float32 stays the default float everywhere)."""
+    when it is supported (float64 stays float64 and int64 int64, on a device that computes
+    in them, a TypeError elsewhere: there is no silent narrowing); Python data takes bool,
+    int32 or float32 by kind (int32 and float32 stay the defaults everywhere; integers
+    outside int32 need ``dtype=int64``)."""
     if isinstance(obj, ndarray):
         x = obj
         if device is not None and device is not x.device:
@@ -84,7 +85,8 @@ def asarray(
         if a.dtype.kind == "i" and name != "bool":
             info = _np.iinfo(name) if _np.dtype(name).kind in "iu" else None
             if info is not None and a.size and (a.min() < info.min or a.max() > info.max):
-                raise OverflowError(f"asarray: integers out of range for {name}")
+                hint = " (pass dtype=int64)" if dtype is None else ""
+                raise OverflowError(f"asarray: integers out of range for {name}{hint}")
     # order="C", not ascontiguousarray: that makes 0-d data 1-d.
     host = _np.asarray(a.astype(name, copy=False), order="C")
     return ndarray(_native.Array.from_bytes(host.tobytes(), name, list(host.shape), dev))
@@ -113,6 +115,12 @@ def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Optional[Dev
             "complex64" if isinstance(fill_value, complex) else _DEFAULT_FLOAT)
     if isinstance(fill_value, complex) and _np.dtype(dtype).kind != "c":
         raise TypeError(f"full: a complex fill value cannot become {_np.dtype(dtype)}")
+    if _np.dtype(dtype).name in ("int64", "uint64") and isinstance(fill_value, int):
+        # Every bit of a Python int (the native fill goes through a float64): one element
+        # uploaded, broadcast and copied.
+        name = _np.dtype(dtype).name
+        one = _native.Array.from_bytes(_np.asarray(fill_value, dtype=name).tobytes(), name, [], _device_of(device))
+        return ndarray(one.broadcast_to(_shape(shape)).copy())
     if _np.dtype(dtype).kind == "c":
         # complex64: zeros plus the value (a scalar of two words), one fused kernel when read.
         z = ndarray(_native.Array.full(_shape(shape), 0.0, "complex64", _device_of(device)))

@@ -104,13 +104,17 @@ class _Info:
 
     def dtypes(self, *, device: Optional[Device] = None, kind: Any = None) -> dict:
         """The dtypes ``device`` (None: the current one) computes in: float64 only where the
-        adapter has f64 and 64-bit integers in shaders."""
+        adapter has f64 and 64-bit integers in shaders, int64 and uint64 only where it has
+        64-bit integers."""
         info = (device if device is not None else current_device()).info
         f64 = info.shader_f64 and info.shader_int64
+        i64 = info.shader_int64
         return {
             n: d
             for n, d in DTYPES.items()
-            if (kind is None or isdtype(d, kind)) and (n != "float64" or f64)
+            if (kind is None or isdtype(d, kind))
+            and (n != "float64" or f64)
+            and (n not in ("int64", "uint64") or i64)
         }
 
 

@@ -9,7 +9,7 @@ import numpy as _np
 
 from ._array import DTYPES, ndarray
 
-_ORDER = {"int8": 8, "int16": 16, "int32": 32, "uint8": 8, "uint16": 16, "uint32": 32}
+_ORDER = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
 
 
 def _promote(a: _np.dtype, b: _np.dtype) -> _np.dtype:
@@ -39,7 +39,10 @@ def _promote(a: _np.dtype, b: _np.dtype) -> _np.dtype:
         return s if _ORDER[s.name] >= 16 else DTYPES["int16"]
     if u.name == "uint16":
         return s if _ORDER[s.name] >= 32 else DTYPES["int32"]
-    raise TypeError(f"no common dtype of {a} and {b} is supported (uint32 with a signed type needs int64)")
+    if u.name == "uint32":
+        return DTYPES["int64"]
+    # NumPy gives float64, which rounds values past 2**53: refused (the standard leaves it out).
+    raise TypeError(f"no common dtype of {a} and {b} is supported (uint64 with a signed type has none: astype one first)")
 
 
 def result_type(*arrays_and_dtypes: Any) -> _np.dtype:

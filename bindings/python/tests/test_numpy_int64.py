@@ -1,0 +1,207 @@
+"""``suanli.numpy.int64``/``uint64`` against NumPy's: NumPy data keeps its dtype, creation
+functions, casts both ways, wrapping arithmetic exactly equal (values span all 64 bits and
+sit near the limits: a kernel computing in 32 bits anywhere fails), floor division and
+remainder signs, shifts past the width, comparisons, reductions, promotion, Python scalars
+beyond 2**53, views, and the TypeError of what int64 does not take yet. On a device without
+SHADER_INT64 (WGPU_BACKEND=gl, Metal) int64 is a TypeError and only that is checked."""
+
+import numpy as np
+import pytest
+
+import suanli.numpy as xp
+
+HAS_I64 = "int64" in xp.__array_namespace_info__().dtypes()
+HAS_F64 = "float64" in xp.__array_namespace_info__().dtypes()
+I64 = np.iinfo(np.int64)
+
+
+def values(seed, shape, dtype="int64"):
+    """All 64 bits in use, with the limits, 0, ±1 and ±2**32 among them."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(I64.min, I64.max, size=shape, dtype=np.int64, endpoint=True)
+    flat = a.reshape(-1)
+    special = np.array([I64.min, I64.max, -1, 0, 1, 2**32, -(2**32), 7], dtype=np.int64)
+    flat[: min(flat.size, 8)] = special[: min(flat.size, 8)]
+    flat[8::5] >>= 40  # some small values, so products and shifts stay interesting
+    return a.astype(dtype)
+
+
+def same(got, want):
+    got = np.asarray(got)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.skipif(HAS_I64, reason="the device computes in int64")
+def test_int64_is_a_type_error_without_shader_int64():
+    with pytest.raises(TypeError, match="SHADER_INT64"):
+        xp.asarray(np.ones(3, dtype=np.int64))
+    with pytest.raises(TypeError):
+        xp.zeros(3, dtype=xp.uint64)
+    with pytest.raises(TypeError):
+        xp.astype(xp.ones(3), xp.int64)
+    with pytest.raises(TypeError):  # uint32 with int8 computes in int64
+        xp.ones(3, dtype=xp.uint32) == xp.ones(3, dtype=xp.int8)
+    assert xp.asarray([1, 2]).dtype == xp.int32
+
+
+pytestmark_i64 = pytest.mark.skipif(not HAS_I64, reason="the device has no int64")
+
+
+@pytestmark_i64
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+def test_numpy_data_keeps_its_dtype_and_bits(dtype):
+    a = values(1, (5, 7), dtype)
+    x = xp.asarray(a)
+    assert x.dtype == np.dtype(dtype)
+    same(x, a)
+    same(x.T, a.T)
+    same(x[::-2, 1::3], a[::-2, 1::3])
+    same(x[2, 3], a[2, 3])
+    same(x[:0], a[:0])
+    assert xp.asarray([1, 2]).dtype == xp.int32  # Python ints: the default integer
+    assert xp.asarray([2**40], dtype=xp.int64).dtype == xp.int64
+    assert xp.__array_namespace_info__().default_dtypes()["integral"] == xp.int32
+
+
+@pytestmark_i64
+def test_creation_functions():
+    same(xp.zeros((2, 3), dtype=xp.int64), np.zeros((2, 3), np.int64))
+    same(xp.ones((), dtype=xp.uint64), np.ones((), np.uint64))
+    same(xp.full((2, 2), 2**62 + 1, dtype=xp.int64), np.full((2, 2), 2**62 + 1, np.int64))
+    same(xp.full((3,), 2**64 - 1, dtype=xp.uint64), np.full((3,), 2**64 - 1, np.uint64))
+    same(xp.arange(2**40, 2**40 + 10, 3, dtype=xp.int64), np.arange(2**40, 2**40 + 10, 3, dtype=np.int64))
+    same(xp.arange(10, 0, -3, dtype=xp.uint64), np.arange(10, 0, -3, dtype=np.uint64))
+    same(xp.eye(3, 4, k=1, dtype=xp.int64), np.eye(3, 4, k=1, dtype=np.int64))
+    same(xp.zeros((0, 2), dtype=xp.int64), np.zeros((0, 2), np.int64))
+
+
+BINARY = ["add", "subtract", "multiply", "floor_divide", "remainder", "maximum", "minimum",
+          "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
+          "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+          "logical_or", "logical_xor", "pow"]
+NP_NAME = {"bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift", "pow": "power"}
+
+
+def np_ref(name, a, b):
+    with np.errstate(all="ignore"):
+        if name in ("bitwise_left_shift", "bitwise_right_shift"):
+            # NumPy's shifts past the width: 0 (a negative value right-shifted: -1).
+            bits = a.dtype.itemsize * 8
+            big = (b < 0) | (b >= bits)
+            b2 = np.where(big, 0, b)
+            r = getattr(np, NP_NAME[name])(a, b2)
+            if name == "bitwise_left_shift" or a.dtype.kind == "u":
+                return np.where(big, 0, r).astype(a.dtype)
+            return np.where(b < 0, 0, np.where(b >= bits, np.where(a < 0, -1, 0), r)).astype(a.dtype)
+        if name == "pow":
+            r = np.power(a, np.abs(b) if a.dtype.kind == "i" else b)
+            if a.dtype.kind == "i":
+                neg = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
+                r = np.where(b < 0, neg, r).astype(a.dtype)
+            return r
+        if name in ("floor_divide", "remainder"):
+            r = getattr(np, name)(a, b)
+            return np.where(b == 0, 0, r).astype(r.dtype)
+        return getattr(np, NP_NAME.get(name, name))(a, b)
+
+
+@pytestmark_i64
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_operations_wrap_as_numpy(name, dtype):
+    a = values(2, (4, 6), dtype)
+    b = values(3, (4, 6), dtype)
+    if name in ("bitwise_left_shift", "bitwise_right_shift", "pow"):
+        b[:, ::2] = (np.arange(12).reshape(4, 3) * 7 % 70).astype(dtype)
+    b[0, 1] = a[0, 1]
+    x, y = xp.asarray(a), xp.asarray(b)
+    fn = getattr(xp, name)
+    same(fn(x, y), np_ref(name, a, b))
+    same(fn(x.T, y.T), np_ref(name, a.T, b.T))
+    same(fn(x[::-1, ::2], y[1, ::2]), np_ref(name, a[::-1, ::2], b[1, ::2]))  # strided, broadcast
+    same(fn(x[1, 2], y[2, 2]), np_ref(name, a[1, 2], b[2, 2]))  # 0-d
+    same(fn(x[:0], y[:0]), np_ref(name, a[:0], b[:0]))
+
+
+@pytestmark_i64
+def test_unary_where_and_python_scalars():
+    a = values(4, (3, 5))
+    x = xp.asarray(a)
+    with np.errstate(all="ignore"):
+        for name in ("negative", "abs", "sign", "bitwise_invert", "square", "logical_not",
+                     "positive", "floor", "ceil", "trunc"):
+            ref = getattr(np, {"bitwise_invert": "invert"}.get(name, name))(a)
+            same(getattr(xp, name)(x), ref)
+    same(xp.where(x > 0, x, -x), np.where(a > 0, a, -a))
+    big = 2**53 + 1
+    same(x + big, a + np.int64(big))
+    same(big - x, np.int64(big) - a)
+    same(x * 3, a * 3)
+    u = xp.asarray(a.astype(np.uint64))
+    same(u // 7, a.astype(np.uint64) // np.uint64(7))
+    same(xp.clip(x, -(2**40), 2**40), np.clip(a, -(2**40), 2**40))
+
+
+@pytestmark_i64
+def test_casts_both_ways():
+    a = values(5, (20,))
+    x = xp.asarray(a)
+    for d in ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "uint64", "float32"):
+        same(xp.astype(x, d), a.astype(d))
+    if HAS_F64:
+        same(xp.astype(x, "float64"), a.astype(np.float64))
+        f = np.array([2.5e15 + 0.75, -3.99, 1e15, -0.5, 2.0**62], dtype=np.float64)
+        same(xp.astype(xp.asarray(f), "int64"), f.astype(np.int64))
+    f = np.array([2.5e15, -3.99, 1e10, -0.5, 2.0**62, -(2.0**63)], dtype=np.float32)
+    same(xp.astype(xp.asarray(f), "int64"), f.astype(np.int64))  # in range: NumPy's is defined
+    for d in ("int8", "int32", "uint32", "bool"):
+        h = a.astype(d)
+        same(xp.astype(xp.asarray(h), "int64"), h.astype(np.int64))
+        same(xp.astype(xp.asarray(h), "uint64"), h.astype(np.int64).astype(np.uint64))
+
+
+@pytestmark_i64
+def test_promotion():
+    assert xp.result_type(xp.int64, xp.int8) == xp.int64
+    assert xp.result_type(xp.uint32, xp.int8) == xp.int64
+    assert xp.result_type(xp.uint64, xp.uint8) == xp.uint64
+    assert xp.result_type(xp.int64, xp.float32) == xp.float32
+    with pytest.raises(TypeError):
+        xp.result_type(xp.uint64, xp.int64)
+    u = np.array([2**32 - 1, 0], np.uint32)
+    s = np.array([-1, -128], np.int8)
+    same(xp.asarray(u) - xp.asarray(s), u.astype(np.int64) - s)
+    with pytest.raises(TypeError):
+        xp.asarray(np.ones(2, np.uint64)) + xp.asarray(np.ones(2, np.int64))
+    r = xp.asarray(np.array([3, 4], np.int64)) + xp.asarray(np.array([1, 2], np.int32))
+    assert r.dtype == xp.int64
+
+
+@pytestmark_i64
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+def test_reductions(dtype):
+    a = values(6, (4, 6), dtype)
+    x = xp.asarray(a)
+    with np.errstate(all="ignore"):
+        same(xp.sum(x), np.sum(a))
+        same(xp.sum(x, axis=1), np.sum(a, axis=1))
+        same(xp.prod(x, axis=0), np.prod(a, axis=0))
+        same(xp.max(x), np.max(a))
+        same(xp.min(x[::2], axis=1), np.min(a[::2], axis=1))
+        assert int(xp.argmax(x)) == int(np.argmax(a))
+        assert int(xp.argmin(x)) == int(np.argmin(a))
+    same(xp.any(x, axis=0), np.any(a, axis=0))
+    same(xp.all(x), np.all(a))
+    if HAS_F64:
+        m = xp.mean(x)
+        assert m.dtype == xp.float64
+        np.testing.assert_allclose(float(m), np.mean(a.astype(np.float64)), rtol=1e-12)
+
+
+@pytestmark_i64
+def test_what_int64_does_not_take_yet_is_a_type_error():
+    x = xp.asarray(values(7, (9,)))
+    for f in (xp.sort, xp.argsort, xp.cumulative_sum, lambda v: v @ v, xp.fft.fft):
+        with pytest.raises(TypeError):
+            f(x)
