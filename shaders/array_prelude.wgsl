@@ -30,6 +30,8 @@ fn expm1_(x: f32) -> f32 {
     let um = u - 1.0;
     if (um == -1.0) { return -1.0; }
     if (is_inf(u)) { return u; }
+    // Past 20 the - 1 is below an ulp of e^x, and um·x would overflow before e^x does.
+    if (x > 20.0) { return um; }
     return um * x / log(u);
 }
 fn log1p_(x: f32) -> f32 {
@@ -188,6 +190,14 @@ fn sinh_(x: f32) -> f32 {
         r = exp(a - 0.69314718055994531);
     }
     return bitcast<f32>(bitcast<u32>(r) | (bitcast<u32>(x) & 0x80000000u));
+}
+// cosh without the builtin's overflow of e^|x| between 88.72 and 89.41, where cosh itself is
+// still finite: e^(|x|/2)·(e^(|x|/2)/2), |x|/2 exact.
+fn cosh_(x: f32) -> f32 {
+    let a = abs(x);
+    if (!(a >= 88.0)) { return cosh(x); }
+    let h = exp(0.5 * a);
+    return (0.5 * h) * h;
 }
 fn asinh_(x: f32) -> f32 {
     if (is_nan(x)) { return x; }

@@ -80,11 +80,11 @@ fn pow_u64(a: u64, b: u64) -> u64 {
     }
     return r;
 }
-fn shl_i64(a: i64, b: i64, bits: u32) -> i64 {
+fn shl_i64(a: i64, b: i64) -> i64 {
     if (b < 0li || b >= 64li) { return 0li; }
     return a << u32(b);
 }
-fn shl_u64(a: u64, b: u64, bits: u32) -> u64 {
+fn shl_u64(a: u64, b: u64) -> u64 {
     if (b >= 64lu) { return 0lu; }
     return a << u32(b);
 }

@@ -536,12 +536,14 @@ fn large_real_parts_against_f64() {
         -2.5,
         0.7,
         1e-30,
+        0.0,
     ]
     .iter()
     .map(|&y| y as f64)
     .collect();
     let xs = [
-        88.5f64, 89.0, 89.5, 90.0, 91.0, 95.0, 100.0, 110.0, 130.0, 180.0, 200.0,
+        84.5f64, 86.0, 88.0, 88.5, 88.8, 89.0, 89.3, 89.5, 90.0, 91.0, 95.0, 100.0, 110.0, 130.0,
+        180.0, 200.0,
     ];
     let mut v: Vec<C> = Vec::new();
     for &x in &xs {
@@ -588,6 +590,22 @@ fn large_real_parts_against_f64() {
         }
     }
     assert!(bad.is_empty(), "{} wrong:\n{}", bad.len(), bad.join("\n"));
+    // The real float32 functions on the same edge: e^x overflows from 88.72 while cosh stays
+    // finite to 89.41, and expm1's um·x/log(u) overflowed from 84.3.
+    let xs32 = [84.5f32, 86.0, 88.0, 88.8, 89.0, 89.4, -89.0, 89.5];
+    let a = Array::from_f32(&dev, &xs32, &[xs32.len()]).unwrap();
+    for (op, f) in [(Cosh, f64::cosh as fn(f64) -> f64), (Expm1, f64::exp_m1)] {
+        let got = a.unary(op).unwrap().to_f64_vec().unwrap();
+        for (&x, &g) in xs32.iter().zip(&got) {
+            let w = f(x as f64);
+            let ok = if w.abs() > max {
+                g.is_infinite() && g.signum() == w.signum()
+            } else {
+                (g - w).abs() <= 1e-5 * w.abs()
+            };
+            assert!(ok, "real {}({x}): got {g}, want {w}", op.name());
+        }
+    }
 }
 
 /// atanh and atan at |x| = 1 (|y| = 1 for atan) with a tiny other part: the real part is
@@ -597,7 +615,10 @@ fn atanh_near_the_branch_points() {
     let dev = dev_or_skip!();
     let mut v: Vec<C> = Vec::new();
     for x in [1.0f32, -1.0, 1.0 - f32::EPSILON / 2.0, 1.0 + f32::EPSILON] {
-        for y in [1e-30f32, -1e-30, 1e-20, 3e-10, 1e-7, 1e-3, 0.5] {
+        // 1e-40 and 1e-45 are subnormal in float32.
+        for y in [
+            1e-30f32, -1e-30, 1e-20, 3e-10, 1e-7, 1e-3, 0.5, 1e-40, -1e-45,
+        ] {
             v.push((x as f64, y as f64));
         }
     }

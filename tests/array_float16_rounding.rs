@@ -145,7 +145,10 @@ fn arithmetic_rounds_to_the_nearest_binary16() {
     let mut a = Vec::new();
     let mut b = Vec::new();
     while a.len() < 60_000 {
-        let (x, y) = (next() as u16 & 0xfbff, next() as u16 & 0xfbff); // finite
+        let (x, y) = (next() as u16, next() as u16);
+        if x & 0x7c00 == 0x7c00 || y & 0x7c00 == 0x7c00 {
+            continue; // finite operands only, of every exponent
+        }
         let y = if a.len() % 5 == 0 {
             // Close exponents: sums that cancel or carry into the next binade.
             (x & 0xfc00) ^ (y & 0x83ff)

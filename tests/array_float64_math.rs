@@ -32,6 +32,10 @@ fn ulps(got: f64, want: f64) -> f64 {
     if got == 0.0 && want == 0.0 && got.is_sign_negative() != want.is_sign_negative() {
         return f64::INFINITY;
     }
+    // An overflow where none is due (or none where one is) is never "1 ulp" from f64::MAX.
+    if got.is_infinite() != want.is_infinite() {
+        return f64::INFINITY;
+    }
     (ord(got) - ord(want)).unsigned_abs() as f64
 }
 
@@ -141,24 +145,19 @@ fn inputs(seed: u64, a: f64, b: f64) -> Vec<f64> {
     v
 }
 
-/// Runs `op` on `x` (a 1-d float64 array) and returns the largest error in ulp against
-/// `f`, over the inputs `keep` selects for the bound (the rest are still computed).
+/// Runs `op` on `x` (a 1-d float64 array) and returns the largest error in ulp against `f`.
 fn measure(
     dev: &suanli::Device,
     name: &str,
     x: &[f64],
     got: impl Fn(&Array) -> Array,
     f: impl Fn(f64) -> f64,
-    keep: impl Fn(f64) -> bool,
 ) -> f64 {
     let a = up(dev, x, &[x.len()]);
     let g = read(&got(&a));
     assert_eq!(g.len(), x.len());
     let mut worst = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     for (k, &xi) in x.iter().enumerate() {
-        if !keep(xi) {
-            continue;
-        }
         let want = f(xi);
         let e = ulps(g[k], want);
         if e > worst.0 {
@@ -202,7 +201,7 @@ fn unary_functions_are_within_a_few_ulp() {
     let mut report = Vec::new();
     for (k, (op, f, a, b, bound)) in cases.into_iter().enumerate() {
         let x = inputs(k as u64 + 1, a, b);
-        let e = measure(&dev, op.name(), &x, |a| a.unary(op).unwrap(), f, |_| true);
+        let e = measure(&dev, op.name(), &x, |a| a.unary(op).unwrap(), f);
         report.push((op.name(), e, bound));
     }
     for (name, e, bound) in &report {

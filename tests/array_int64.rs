@@ -346,7 +346,9 @@ fn casts_to_and_from_every_dtype() {
         .unwrap()
         .astype(DType::Int64)
         .unwrap();
-    assert_eq!(read(&h).len(), 7);
+    // Through binary16 (1e10 and 1e30 become inf): Rust's `as` saturates and sends NaN to 0,
+    // as the device's cast does.
+    assert_eq!(read(&h), f.map(|x| half::f16::from_f32(x).to_f32() as i64));
     let b = Array::from_f64(&dev, &[0.0, 1.0], &[2], DType::Bool).unwrap();
     assert_eq!(read(&b.astype(DType::Int64).unwrap()), [0, 1]);
 }

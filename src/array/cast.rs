@@ -58,7 +58,12 @@ fn convert64(from: DType, to: DType, a: &str) -> String {
         match from {
             DType::Int64 => format!("bitcast<u64>({a})"),
             DType::UInt64 => a.to_string(),
-            d if d.kind() == Kind::Signed => format!("bitcast<u64>(i64({a}))"),
+            // Sign-extended by bits, not by `i64(…)`: lavapipe (Mesa 22.3, LLVM 15) miscompiles
+            // comparisons of an OpSConvert-widened value with constants (`i64(-3) < 5li` was
+            // false), which broke every 64-bit helper fed a narrower signed operand.
+            d if d.kind() == Kind::Signed => {
+                format!("((u64(bitcast<u32>({a})) ^ 0x80000000lu) - 0x80000000lu)")
+            }
             _ => format!("u64({a})"),
         }
     };

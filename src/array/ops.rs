@@ -323,7 +323,7 @@ impl Unary {
             Acos => format!("acos_({a})"),
             Atan => format!("atan_({a})"),
             Sinh => format!("sinh_({a})"),
-            Cosh => format!("cosh({a})"),
+            Cosh => format!("cosh_({a})"),
             // NaN kept: GLSL's tanh (wgpu's GL backend) gave -1 for NaN on llvmpipe.
             Tanh => format!("select(tanh({a}), {a}, is_nan({a}))"),
             Asinh => format!("asinh_({a})"),
@@ -545,6 +545,8 @@ impl Binary {
             BitwiseAnd => format!("({a} & {b})"),
             BitwiseOr => format!("({a} | {b})"),
             BitwiseXor => format!("({a} ^ {b})"),
+            // The 64-bit forms need no width: nothing narrower wraps through them.
+            BitwiseLeftShift if t.is_wide_int() => format!("shl_{s}({a}, {b})"),
             BitwiseLeftShift => format!("shl_{s}({a}, {b}, {}u)", t.bits()),
             BitwiseRightShift => format!("shr_{s}({a}, {b})"),
             Atan2 => format!("atan2_({a}, {b})"),

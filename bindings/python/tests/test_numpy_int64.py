@@ -179,6 +179,47 @@ def test_promotion():
 
 
 @pytestmark_i64
+def test_arange_is_exact_over_the_whole_range():
+    cases = [(2**53, 2**53 + 5, 1, "int64"), (2**53 + 1, 2**53 + 4, 1, "int64"),
+             (2**63, 2**63 + 4096, 1024, "uint64"), (2**63, 2**63 + 3, 1, "uint64"),
+             (10, -10, -3, "int64"), (2**64 - 1, 2**64 - 6, -2, "uint64"),
+             (-(2**63), -(2**63) + 3, 1, "int64"), (5, 5, 1, "int64"), (0, 10, 3, "uint64")]
+    for start, stop, step, d in cases:
+        same(xp.arange(start, stop, step, dtype=d), np.arange(start, stop, step, dtype=d))
+    for start, stop, d in [(2**63 - 2, 2**63 + 2, "int64"), (-1, 3, "uint64")]:
+        with pytest.raises(OverflowError):
+            xp.arange(start, stop, dtype=d)
+
+
+@pytestmark_i64
+@pytest.mark.parametrize("narrow", ["int8", "int16", "int32"])
+def test_narrow_signed_operands_widen_exactly(narrow):
+    # A narrower signed operand widened to int64 inside a kernel, fed to every 64-bit helper
+    # that compares with constants (lavapipe once got these wrong for i64(x) widening).
+    n = np.array([-7, 7, -3, 0, 5, -128 if narrow == "int8" else -300], narrow)
+    w = np.array([2, 2, -3, 3, -2, 5], np.int64)
+    xn, xw = xp.asarray(n), xp.asarray(w)
+    with np.errstate(all="ignore"):
+        same(xn // xw, n // w)
+        same(xn % xw, n % w)
+        same(xw // xn, np.where(n == 0, 0, w // np.where(n == 0, 1, n)))
+        same(xw % xn, np.where(n == 0, 0, w % np.where(n == 0, 1, n)))
+    s = np.array([1, 2, 63, 70, 0, 3], narrow)
+    same(xw << xp.asarray(s), np.where(s >= 64, 0, w << np.minimum(s, 63).astype(np.int64)))
+    same(xw >> xp.asarray(s), w >> np.minimum(s, 63).astype(np.int64))
+    same(xp.sign(xp.astype(xn, "int64")), np.sign(n.astype(np.int64)))
+    same(xp.abs(xp.astype(xn, "int64")), np.abs(n.astype(np.int64)))
+    same(xp.maximum(xn, xw), np.maximum(n, w))
+    same(xn < xw, n < w)
+    p = np.array([0, 1, 2, 3, 1, 2], narrow)
+    same(xw ** xp.asarray(p), w ** p.astype(np.int64))
+    u = np.array([4000000000, 4000000001, 7, 0, 2**32 - 1, 5], np.uint32)
+    with np.errstate(all="ignore"):
+        same(xp.asarray(u) // xn, np.where(n == 0, 0, u.astype(np.int64) // np.where(n == 0, 1, n)))
+        same(xp.asarray(u) % xn, np.where(n == 0, 0, u.astype(np.int64) % np.where(n == 0, 1, n)))
+
+
+@pytestmark_i64
 @pytest.mark.parametrize("dtype", ["int64", "uint64"])
 def test_reductions(dtype):
     a = values(6, (4, 6), dtype)

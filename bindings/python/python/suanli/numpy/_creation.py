@@ -167,10 +167,34 @@ def full_like(x: ndarray, /, fill_value: Any, *, dtype: Any = None, device: Opti
 def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Optional[Device] = None) -> ndarray:
     if stop is None:
         start, stop = 0, start
+    ints = builtins.all(isinstance(v, (int, _np.integer)) for v in (start, stop, step))
     if dtype is None:
-        ints = builtins.all(isinstance(v, (int, _np.integer)) for v in (start, stop, step))
         dtype = _DEFAULT_INT if ints else _DEFAULT_FLOAT
-    return ndarray(_native.Array.arange(float(start), float(stop), float(step), _dtype_name(dtype), _device_of(device)))
+    name = _dtype_name(dtype)
+    if ints and name in ("int64", "uint64"):
+        return _arange64(int(start), int(stop), int(step), name, _device_of(device))
+    return ndarray(_native.Array.arange(float(start), float(stop), float(step), name, _device_of(device)))
+
+
+def _arange64(start: int, stop: int, step: int, name: str, device: Any) -> ndarray:
+    """int64/uint64 ``arange`` of Python ints, exact over the whole 64-bit range (the native
+    ``arange`` takes floats, exact only to 2^53): the length in Python's integers, the
+    values as positions·step + start in wrapping int64 arithmetic, then reinterpreted."""
+    if step == 0:
+        raise ValueError("arange: expected a step other than 0, found 0")
+    n = builtins.max(0, -((start - stop) // step))
+    lo, hi = (0, 2**64) if name == "uint64" else (-(2**63), 2**63)
+    last = start + (n - 1) * step
+    if n and not (lo <= start < hi and lo <= last < hi):
+        raise OverflowError(f"arange: values from {start} to {last} do not fit {name}")
+
+    def wrap(v: int) -> int:
+        v &= 2**64 - 1
+        return v - 2**64 if v >= 2**63 else v
+
+    i = ndarray(_native.Array.arange(0.0, float(n), 1.0, "int64", device))
+    r = i * wrap(step) + wrap(start)
+    return ndarray(r._a.astype(name)) if name == "uint64" else r
 
 
 def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Optional[Device] = None, endpoint: builtins.bool = True) -> ndarray:
