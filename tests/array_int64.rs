@@ -8,7 +8,8 @@
 
 mod common;
 
-use common::int64::{bools, i64_device, noise, read, up, views};
+use common::arrays::views;
+use common::int64::{bools, i64_device, noise, read, up};
 use suanli::array::{Array, Binary, DType, Index, Unary};
 
 fn floor_div(a: i64, b: i64) -> i64 {

@@ -1,12 +1,14 @@
 //! int64 and uint64 reductions (sum/prod wrapping in 64 bits, min/max/arg on all 64 bits,
 //! any/all on the high word, mean in float64), promotion (uint32 with a signed type is
 //! int64), Python scalars beyond 2^53, assignment into a poisoned target, clip, int64
-//! positions, and the typed refusals of what int64 does not take yet, against Rust's i64/u64.
+//! positions, sorting and searchsorted, and the typed refusals of what int64 does not take
+//! yet, against Rust's i64/u64.
 //! Without SHADER_INT64 each test checks the typed refusal instead.
 
 mod common;
 
-use common::int64::{bools, i64_device, noise, read, up, views};
+use common::arrays::views;
+use common::int64::{bools, i64_device, noise, read, up};
 use suanli::array::{Array, Binary, DType, Index, Reduce, Scalar};
 use suanli::Error;
 
@@ -96,8 +98,6 @@ fn what_int64_does_not_take_yet_is_a_typed_refusal() {
     let dtype_err = |r: Result<Array, Error>, what: &str| {
         assert!(matches!(r, Err(Error::DType { .. })), "{what}: {r:?}")
     };
-    dtype_err(a.sort(-1, false), "sort");
-    dtype_err(a.argsort(-1, false), "argsort");
     dtype_err(a.matmul(&a.matrix_transpose().unwrap()), "matmul");
     dtype_err(a.cumulative_sum(0, false), "cumulative_sum");
     dtype_err(a.cumulative_prod(0, false), "cumulative_prod");
@@ -200,4 +200,90 @@ fn clip_and_int64_positions_stay_in_64_bits() {
     let u = up(&dev, &[1, 1 << 32], &[2], DType::UInt64);
     let r = x.take(&u, 0).and_then(|t| t.to_f64_vec());
     assert!(r.is_err(), "{r:?}");
+}
+
+#[test]
+fn sort_argsort_and_searchsorted_order_all_64_bits() {
+    let Some(dev) = i64_device() else { return };
+    // Values equal in the high word and differing in the low one, the other way round,
+    // both signs, the limits, and ties (stability).
+    let mut v = noise(60, 21);
+    v.extend([
+        5,
+        5 + (1 << 32),
+        -5,
+        -(1 << 32),
+        (1 << 32) - 1,
+        i64::MIN,
+        i64::MAX,
+        -1,
+        0,
+        5,
+        -5,
+        5,
+    ]);
+    let len = v.len();
+    for d in [DType::Int64, DType::UInt64] {
+        let key = |p: i64| -> i128 {
+            if d == DType::Int64 {
+                p as i128
+            } else {
+                p as u64 as i128
+            }
+        };
+        let a = up(&dev, &v, &[len], d);
+        for descending in [false, true] {
+            let mut want: Vec<usize> = (0..len).collect();
+            want.sort_by(|&i, &j| {
+                let o = key(v[i]).cmp(&key(v[j]));
+                if descending {
+                    o.reverse()
+                } else {
+                    o
+                }
+            });
+            let got: Vec<usize> = a
+                .argsort(0, descending)
+                .unwrap()
+                .to_f64_vec()
+                .unwrap()
+                .into_iter()
+                .map(|p| p as usize)
+                .collect();
+            assert_eq!(got, want, "{d} argsort descending {descending}");
+            let sorted = read(&a.sort(0, descending).unwrap());
+            assert_eq!(
+                sorted,
+                want.iter().map(|&i| v[i]).collect::<Vec<_>>(),
+                "{d}"
+            );
+        }
+        // searchsorted into the sorted values, left and right, for every value and its
+        // neighbours in the low word.
+        let mut s = v.clone();
+        s.sort_by_key(|&p| key(p));
+        let sorted = up(&dev, &s, &[len], d);
+        let probes: Vec<i64> = v.iter().flat_map(|&p| [p, p.wrapping_add(1)]).collect();
+        let q = up(&dev, &probes, &[probes.len()], d);
+        for right in [false, true] {
+            let got = sorted
+                .searchsorted(&q, right)
+                .unwrap()
+                .to_f64_vec()
+                .unwrap();
+            for (&p, g) in probes.iter().zip(got) {
+                let want = s
+                    .iter()
+                    .filter(|&&x| {
+                        if right {
+                            key(x) <= key(p)
+                        } else {
+                            key(x) < key(p)
+                        }
+                    })
+                    .count();
+                assert_eq!(g as usize, want, "{d} searchsorted({p}, right {right})");
+            }
+        }
+    }
 }

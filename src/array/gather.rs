@@ -12,6 +12,7 @@ use crate::array::dtype::{promote, DType, Kind};
 use crate::array::eval::{alloc_words, launch, word};
 use crate::array::layout::{broadcast_shapes, numel, Layout};
 use crate::array::reduce::normalize_axes;
+use crate::array::sort::{two_word_real, wide_key_wgsl};
 use crate::error::{Error, Result};
 
 /// WGSL reading an index word of `d` as i32.
@@ -260,7 +261,7 @@ impl Array {
             });
         }
         let d = promote(self.dtype(), values.dtype())?;
-        if d != DType::Float64 {
+        if !two_word_real(d) {
             d.refuse_wide("searchsorted")?;
         }
         let a = self.astype(d)?.copy()?.strided()?;
@@ -274,11 +275,14 @@ impl Array {
             _ => "return w;",
         };
         let cmp = if right { "<=" } else { "<" };
-        // float64: the key is (high, low) words, each made monotone as float32's, compared
-        // high first (`key` of element k reads words 2k and 2k + 1).
-        let (key_fn, kx, kv, before) = if d == DType::Float64 {
+        // float64, int64, uint64: the key is (high, low) words as the sort makes them
+        // (`wide_key_wgsl`), compared high first (`key` of element k reads words 2k, 2k + 1).
+        let (key_fn, kx, kv, before) = if two_word_real(d) {
             (
-                "fn key(l: u32, h0: u32) -> vec2<u32> { var h = h0; let m = h & 0x7fffffffu; if (m > 0x7ff00000u || (m == 0x7ff00000u && l != 0u)) { return vec2<u32>(0xffffffffu, 0xffffffffu); } if (m == 0u && l == 0u) { h = 0u; } if ((h >> 31u) == 1u) { return vec2<u32>(~h, ~l); } return vec2<u32>(h | 0x80000000u, l); }".to_string(),
+                format!(
+                    "fn key(l0: u32, h0: u32) -> vec2<u32> {{ var l = l0; var h = h0; {} return vec2<u32>(h, l); }}",
+                    wide_key_wgsl(d)
+                ),
                 "key(xs[2u * mid], xs[2u * mid + 1u])",
                 "key(vs[2u * i], vs[2u * i + 1u])",
                 format!("fn before(a: vec2<u32>, b: vec2<u32>) -> bool {{ return a.x < b.x || (a.x == b.x && a.y {cmp} b.y); }}"),

@@ -15,7 +15,7 @@ impl Array {
     /// The values sorted along `axis` (ascending, or descending keeping equal values in
     /// their original order).
     pub fn sort(&self, axis: isize, descending: bool) -> Result<Array> {
-        if self.dtype() == DType::Float64 {
+        if two_word_real(self.dtype()) {
             let p = argsort_two_words(self, axis, descending)?;
             return self.take_along_axis(&p, axis);
         }
@@ -27,7 +27,7 @@ impl Array {
 
     /// The positions (int32) that sort the values along `axis`, stable.
     pub fn argsort(&self, axis: isize, descending: bool) -> Result<Array> {
-        if self.dtype() == DType::Float64 {
+        if two_word_real(self.dtype()) {
             return argsort_two_words(self, axis, descending);
         }
         self.dtype().refuse_wide("argsort")?;
@@ -35,16 +35,42 @@ impl Array {
     }
 }
 
-/// float64's 64-bit order key as two uint32 arrays (high, low): the bits made monotone as for
-/// float32 (negative values inverted, positive ones with the sign bit set, -0 as +0, every
-/// NaN the largest key, so NaN sorts last as in NumPy).
-fn float64_keys(x: &Array) -> Result<(Array, Array)> {
+/// Whether `d` sorts by a two-word key ([`wide_keys`]): float64, int64 and uint64.
+pub(crate) fn two_word_real(d: DType) -> bool {
+    d.words() == 2 && !d.is_complex()
+}
+
+/// WGSL turning an element's words `l` (low) and `h` (high) in place into its 64-bit order key
+/// (unsigned, compared high word first): float64's bits made monotone as for float32
+/// (negative values inverted, positive ones with the sign bit set, -0 as +0, every NaN the
+/// largest key, so NaN sorts last as in NumPy); int64 with the sign bit flipped; uint64 as
+/// it is. `searchsorted` uses the same keys.
+pub(crate) fn wide_key_wgsl(d: DType) -> &'static str {
+    match d {
+        DType::Float64 => {
+            "let m = h & 0x7fffffffu;
+    if (m > 0x7ff00000u || (m == 0x7ff00000u && l != 0u)) {
+        h = 0xffffffffu;
+        l = 0xffffffffu;
+    } else {
+        if (m == 0u && l == 0u) { h = 0u; }
+        if ((h >> 31u) == 1u) { h = ~h; l = ~l; } else { h = h | 0x80000000u; }
+    }"
+        }
+        DType::Int64 => "h = h ^ 0x80000000u;",
+        _ => "",
+    }
+}
+
+/// The 64-bit order keys of a two-word real array as two uint32 arrays (high, low).
+fn wide_keys(x: &Array) -> Result<(Array, Array)> {
     let c = x.copy()?;
     let s = c.strided()?;
     let n = x.size();
     let device = x.device().clone();
     let hi = alloc_words(&device, n)?;
     let lo = alloc_words(&device, n)?;
+    let key = wide_key_wgsl(x.dtype());
     let src = format!(
         "@group(0) @binding(0) var<storage, read> xs: array<u32>;
 @group(0) @binding(1) var<storage, read_write> kh: array<u32>;
@@ -57,14 +83,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let o = prm[1] + i;
     var l = xs[2u * o];
     var h = xs[2u * o + 1u];
-    let m = h & 0x7fffffffu;
-    if (m > 0x7ff00000u || (m == 0x7ff00000u && l != 0u)) {{
-        h = 0xffffffffu;
-        l = 0xffffffffu;
-    }} else {{
-        if (m == 0u && l == 0u) {{ h = 0u; }}
-        if ((h >> 31u) == 1u) {{ h = ~h; l = ~l; }} else {{ h = h | 0x80000000u; }}
-    }}
+    {key}
     kh[i] = h;
     kl[i] = l;
 }}
@@ -96,7 +115,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 /// first): by the low word, then by the high word in that order; equal keys keep their
 /// original order, ascending and descending alike.
 fn argsort_two_words(x: &Array, axis: isize, descending: bool) -> Result<Array> {
-    let (hi, lo) = float64_keys(x)?;
+    let (hi, lo) = wide_keys(x)?;
     let p1 = sort_along(&lo, axis, descending, false)?.1;
     let h1 = hi.take_along_axis(&p1, axis)?;
     let p2 = sort_along(&h1, axis, descending, false)?.1;

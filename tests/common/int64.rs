@@ -1,8 +1,8 @@
 //! int64/uint64 test helpers: the device when it holds them (else a check that they are
 //! typed refusals), seeded values using all 64 bits with the limits among them, upload and
-//! read back as i64 bits, views of an array beside their host values.
+//! read back as i64 bits.
 
-use suanli::array::{Array, Binary, DType, Index};
+use suanli::array::{Array, Binary, DType};
 use suanli::{Device, Error};
 
 /// The test device when it computes in int64; otherwise checks the typed refusals.
@@ -85,36 +85,4 @@ pub fn read(a: &Array) -> Vec<i64> {
 pub fn bools(a: &Array) -> Vec<bool> {
     assert_eq!(a.dtype(), DType::Bool);
     a.to_f64_vec().unwrap().iter().map(|&x| x != 0.0).collect()
-}
-
-/// Views of a (4, 6) array and their values: all, transposed, a reversed strided slice, an
-/// element (0-d), and an empty slice.
-pub fn views(a: &Array, v: &[i64]) -> Vec<(Array, Vec<i64>)> {
-    let t = a.matrix_transpose().unwrap();
-    let tv: Vec<i64> = (0..24).map(|k| v[(k % 4) * 6 + k / 4]).collect();
-    let step = |start, step| Index::Slice {
-        start,
-        stop: None,
-        step: Some(step),
-    };
-    let s = a.index(&[step(None, -2), step(Some(1), 2)]).unwrap();
-    let sv: Vec<i64> = [3usize, 1]
-        .iter()
-        .flat_map(|&r| [1usize, 3, 5].map(|c| v[r * 6 + c]))
-        .collect();
-    let e = a.index(&[Index::At(2), Index::At(-1)]).unwrap();
-    let z = a
-        .index(&[Index::Slice {
-            start: Some(2),
-            stop: Some(2),
-            step: None,
-        }])
-        .unwrap();
-    vec![
-        (a.clone(), v.to_vec()),
-        (t, tv),
-        (s, sv),
-        (e, vec![v[17]]),
-        (z, vec![]),
-    ]
 }
