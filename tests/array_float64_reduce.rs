@@ -210,7 +210,6 @@ fn what_float64_does_not_take_is_a_typed_refusal() {
     // computed in f64: tests/array_float64_math.rs.
     // Sorting and the gathers: tests/array_sort_float64.rs, tests/array_gather_wide.rs.
     let refusals: Vec<(&str, suanli::Result<Array>)> = vec![
-        ("cumulative_sum", a.cumulative_sum(0, false)),
         ("matmul", a.matmul(&a)),
         ("fft", a.fft(None, -1, Norm::Backward)),
         ("rfft", a.rfft(None, -1, Norm::Backward)),
@@ -222,4 +221,50 @@ fn what_float64_does_not_take_is_a_typed_refusal() {
     for (name, r) in refusals {
         assert!(matches!(r, Err(Error::DType { .. })), "{name}: {r:?}");
     }
+}
+
+#[test]
+fn scans_accumulate_in_f64_over_long_lines() {
+    let Some(dev) = f64_device() else { return };
+    // Against a compensated f64 running sum (the device's chunks and starts change the order,
+    // so within a few ulp of the magnitudes summed) and an f64 running product.
+    for (rows, cols) in [(4, 6), (2, 3000), (0, 3)] {
+        let v = noise(rows * cols, 41, 1.0);
+        let a = up(&dev, &v, &[rows, cols]);
+        for init in [false, true] {
+            let got = read(&a.cumulative_sum(1, init).unwrap());
+            let pg = read(&a.cumulative_prod(1, init).unwrap());
+            let olen = cols + init as usize;
+            for r in 0..rows {
+                let (mut s, mut c, mut p, mut mag) = (0.0f64, 0.0f64, 1.0f64, 0.0f64);
+                for q in 0..olen {
+                    if q >= init as usize {
+                        let x = v[r * cols + q - init as usize];
+                        let y = x - c;
+                        let t = s + y;
+                        c = (t - s) - y;
+                        s = t;
+                        p *= x;
+                        mag += x.abs();
+                    }
+                    let g = got[r * olen + q];
+                    assert!(
+                        (g - s).abs() <= 4.0 * f64::EPSILON * mag,
+                        "sum [{r}, {q}]: {g} vs {s} (magnitudes {mag})"
+                    );
+                    let gp = pg[r * olen + q];
+                    assert!(
+                        (gp - p).abs() <= 1e-12 * p.abs() || (gp == p),
+                        "prod [{r}, {q}]: {gp} vs {p}"
+                    );
+                }
+            }
+        }
+    }
+    // A float32 scan would lose these: 2^53 + 2 (exact in f64) built from 2^53, 1, 1.
+    let big = up(&dev, &[9007199254740992.0, 1.0, 1.0], &[3]);
+    assert_eq!(
+        read(&big.cumulative_sum(0, false).unwrap())[2],
+        9007199254740994.0
+    );
 }

@@ -99,8 +99,6 @@ fn what_int64_does_not_take_yet_is_a_typed_refusal() {
         assert!(matches!(r, Err(Error::DType { .. })), "{what}: {r:?}")
     };
     dtype_err(a.matmul(&a.matrix_transpose().unwrap()), "matmul");
-    dtype_err(a.cumulative_sum(0, false), "cumulative_sum");
-    dtype_err(a.cumulative_prod(0, false), "cumulative_prod");
     dtype_err(a.fft(None, -1, suanli::array::fft::Norm::Backward), "fft");
 }
 
@@ -286,4 +284,89 @@ fn sort_argsort_and_searchsorted_order_all_64_bits() {
             }
         }
     }
+}
+
+#[test]
+fn scans_wrap_in_64_bits_over_views_and_long_lines() {
+    let Some(dev) = i64_device() else { return };
+    // The host scan of each line along `axis` of a row-major (rows, cols) array, wrapping.
+    let host = |v: &[i64], rows: usize, cols: usize, axis: usize, prod: bool, init: bool| {
+        let (lines, len) = if axis == 1 {
+            (rows, cols)
+        } else {
+            (cols, rows)
+        };
+        let at = |l: usize, q: usize| {
+            if axis == 1 {
+                l * cols + q
+            } else {
+                q * cols + l
+            }
+        };
+        let olen = len + init as usize;
+        let mut out = vec![0i64; lines * olen];
+        for l in 0..lines {
+            let mut acc: i64 = prod as i64;
+            if init {
+                let o = if axis == 1 { l * olen } else { l };
+                out[o] = acc;
+            }
+            for q in 0..len {
+                let x = v[at(l, q)];
+                acc = if prod {
+                    acc.wrapping_mul(x)
+                } else {
+                    acc.wrapping_add(x)
+                };
+                let p = q + init as usize;
+                out[if axis == 1 {
+                    l * olen + p
+                } else {
+                    p * lines + l
+                }] = acc;
+            }
+        }
+        out
+    };
+    // (3, 2500): lines of 2500 take the three-pass path (chunks of 1024) along axis 1.
+    for (rows, cols) in [(4, 6), (3, 2500), (0, 5)] {
+        let v = noise(rows * cols, 31);
+        // Small factors for the products (wrapping still happens past 2^63 with 2500 of them).
+        let small: Vec<i64> = v.iter().map(|x| x % 7 - 3).collect();
+        for d in [DType::Int64, DType::UInt64] {
+            for (prod, vals) in [(false, &v), (true, &small)] {
+                let a = up(&dev, vals, &[rows, cols], d);
+                for axis in [0usize, 1] {
+                    for init in [false, true] {
+                        let got = if prod {
+                            a.cumulative_prod(axis as isize, init)
+                        } else {
+                            a.cumulative_sum(axis as isize, init)
+                        }
+                        .unwrap();
+                        assert_eq!(got.dtype(), d);
+                        let want = host(vals, rows, cols, axis, prod, init);
+                        assert_eq!(
+                            read(&got),
+                            want,
+                            "{d} ({rows}, {cols}) prod {prod} axis {axis} init {init}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // A transposed view and an expression fused into the scan.
+    let v = noise(24, 33);
+    let a = up(&dev, &v, &[4, 6], DType::Int64);
+    let t = a.matrix_transpose().unwrap();
+    let tv: Vec<i64> = (0..24).map(|k| v[(k % 4) * 6 + k / 4]).collect();
+    let got = read(&t.cumulative_sum(1, false).unwrap());
+    assert_eq!(got, host(&tv, 6, 4, 1, false, false));
+    let doubled = t.binary(Binary::Add, &t).unwrap();
+    let dv: Vec<i64> = tv.iter().map(|x| x.wrapping_add(*x)).collect();
+    assert_eq!(
+        read(&doubled.cumulative_sum(1, false).unwrap()),
+        host(&dv, 6, 4, 1, false, false)
+    );
 }

@@ -349,6 +349,13 @@ pub(crate) fn compensated_add(v: &str) -> String {
     )
 }
 
+/// [`compensated_add`] for an f64 accumulator: the XOR with `ZERO` on the u64 bits.
+pub(crate) fn compensated_add_f64(v: &str) -> String {
+    format!(
+        "    {{ let y = {v} - comp; let s = acc + y; if (is_inf64(s) || is_nan64(s)) {{ acc = s; comp = 0.0lf; }} else {{ comp = (bitcast<f64>(bitcast<u64>(s) ^ u64(ZERO)) - acc) - y; acc = s; }} }}\n"
+    )
+}
+
 /// `let c{d} = …` for each axis of a `rank`-axis shape whose extents are at `prm[base..]`,
 /// from the linear index `idx`, with variable prefix `c`.
 pub(crate) fn coords(out: &mut String, idx: &str, c: &str, base: usize, rank: usize) {

@@ -13,7 +13,8 @@ use std::fmt::Write as _;
 
 use crate::array::array::{Array, Strided};
 use crate::array::codegen::{
-    compensated_add, coords, dot, join64, prelude, store64, store_f64, Plan, WG,
+    compensated_add, compensated_add_f64, coords, dot, join64, prelude, store64, store_f64, Plan,
+    WG,
 };
 use crate::array::complex_fold;
 use crate::array::dtype::{DType, Kind};
@@ -142,13 +143,6 @@ impl Reduce {
             }
         }
     }
-}
-
-/// [`compensated_add`] for an f64 accumulator: the XOR with `ZERO` on the u64 bits.
-fn compensated_add_f64(v: &str) -> String {
-    format!(
-        "    {{ let y = {v} - comp; let s = acc + y; if (is_inf64(s) || is_nan64(s)) {{ acc = s; comp = 0.0lf; }} else {{ comp = (bitcast<f64>(bitcast<u64>(s) ^ u64(ZERO)) - acc) - y; acc = s; }} }}\n"
-    )
 }
 
 /// How a reduction of `r` elements per output is cut: (chunks, elements per chunk). At most

@@ -5,19 +5,22 @@
 //! one invocation each. Longer lines take three passes: each chunk's total, the exclusive
 //! running total of the chunks (in order, per line), and each chunk's scan from its start.
 //! Float sums are compensated within a chunk, as `sum`'s are. Every order is fixed by the
-//! shape, so results repeat bit for bit. The chunking also keeps each invocation's loop
+//! shape, so results repeat bit for bit. float64, int64 and uint64 accumulate in themselves
+//! (two words per running total between the passes). The chunking also keeps each invocation's loop
 //! short: llvmpipe stops an invocation's loops after 65,535 iterations in all and carries on
 //! with what it has (a line of 100,000 came back zero past that point before this).
 
 use std::fmt::Write as _;
 
 use crate::array::array::{Array, Strided};
-use crate::array::codegen::{compensated_add, coords, dot, Plan, WG};
+use crate::array::codegen::{
+    compensated_add, compensated_add_f64, coords, dot, join64, store64, Plan, WG,
+};
 use crate::array::complex_fold;
 use crate::array::dtype::{DType, Kind};
 use crate::array::eval::{alloc_words, launch, word};
 use crate::array::layout::{coalesce, numel, Layout};
-use crate::array::ops::{convert, PRELUDE};
+use crate::array::ops::convert;
 use crate::array::reduce::normalize_axes;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -45,10 +48,6 @@ fn scan(x: &Array, axis: isize, include_initial: bool, product: bool) -> Result<
     } else {
         "cumulative_sum"
     };
-    if !x.dtype().is_complex() {
-        // float64 (two words, not complex) has no scan yet.
-        x.dtype().refuse_wide(op)?;
-    }
     if x.dtype() == DType::Float16 && x.ndim() > 0 {
         // Accumulated in float32, each output rounded once to float16.
         return scan(&x.astype(DType::Float32)?, axis, include_initial, product)?
@@ -66,16 +65,20 @@ fn scan(x: &Array, axis: isize, include_initial: bool, product: bool) -> Result<
     if x.dtype().is_complex() {
         return complex_fold::cumulative(x, axis, include_initial, product);
     }
-    let acc = match x.dtype().kind() {
-        Kind::Bool | Kind::Signed => DType::Int32,
-        Kind::Unsigned => DType::UInt32,
-        Kind::Float | Kind::Complex => x.dtype(),
+    let acc = match x.dtype() {
+        DType::Int64 | DType::UInt64 => x.dtype(),
+        d => match d.kind() {
+            Kind::Bool | Kind::Signed => DType::Int32,
+            Kind::Unsigned => DType::UInt32,
+            Kind::Float | Kind::Complex => d,
+        },
     };
+    let words = acc.words();
     let shape = x.shape().to_vec();
     let mut out_shape = shape.clone();
     out_shape[axis] += include_initial as usize;
     let device = x.device().clone();
-    let out = alloc_words(&device, numel(&out_shape))?;
+    let out = alloc_words(&device, numel(&out_shape) * words)?;
     let len = shape[axis];
     let kept: Vec<usize> = (0..shape.len()).filter(|&a| a != axis).collect();
     let kshape: Vec<usize> = kept.iter().map(|&a| shape[a]).collect();
@@ -119,7 +122,7 @@ fn scan(x: &Array, axis: isize, include_initial: bool, product: bool) -> Result<
             )?;
         } else {
             // The chunks' totals, their exclusive running totals, then each chunk's scan.
-            let totals = alloc_words(&device, lines * chunks)?;
+            let totals = alloc_words(&device, lines * chunks * words)?;
             let (s, meta, reads) = kernel(Mode::Totals)?;
             launch(
                 &device,
@@ -130,8 +133,9 @@ fn scan(x: &Array, axis: isize, include_initial: bool, product: bool) -> Result<
                 &meta,
                 (lines * chunks) as u64,
             )?;
-            let starts = alloc_words(&device, lines * chunks)?;
+            let starts = alloc_words(&device, lines * chunks * words)?;
             let (w, init) = (acc.wgsl(), identity(acc, product));
+            let (put, get) = (store(acc, "st", "p", "acc"), load(acc, "tot", "p"));
             let combine = if product { "acc * v" } else { "acc + v" };
             let prefix = format!(
                 "@group(0) @binding(0) var<storage, read> tot: array<u32>;
@@ -144,8 +148,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var acc: {w} = {init};
     for (var c: u32 = 0u; c < prm[1]; c = c + 1u) {{
         let p = line * prm[1] + c;
-        st[p] = bitcast<u32>(acc);
-        let v = bitcast<{w}>(tot[p]);
+{put}        let v = {get};
         acc = {};
     }}
 }}
@@ -195,8 +198,38 @@ enum Mode {
     FromStarts,
 }
 
+/// A statement storing the `acc`-typed value `v` at element `i` of the word buffer `buf`
+/// (two words for the 64-bit dtypes).
+fn store(acc: DType, buf: &str, i: &str, v: &str) -> String {
+    match acc {
+        DType::UInt64 => store64(buf, i, v),
+        DType::Int64 | DType::Float64 => store64(buf, i, &format!("bitcast<u64>({v})")),
+        DType::UInt32 => format!("    {buf}[{i}] = {v};\n"),
+        _ => format!("    {buf}[{i}] = bitcast<u32>({v});\n"),
+    }
+}
+
+/// WGSL for the `acc`-typed value at element `i` of the word buffer `buf`.
+fn load(acc: DType, buf: &str, i: &str) -> String {
+    if acc.words() == 2 {
+        join64(
+            acc,
+            &format!("{buf}[2u * {i}]"),
+            &format!("{buf}[2u * {i} + 1u]"),
+        )
+    } else {
+        format!("bitcast<{}>({buf}[{i}])", acc.wgsl())
+    }
+}
+
 /// WGSL's identity of the sum or product in `acc`.
 fn identity(acc: DType, product: bool) -> &'static str {
+    match acc {
+        DType::Float64 => return if product { "1.0lf" } else { "0.0lf" },
+        DType::Int64 => return if product { "1li" } else { "0li" },
+        DType::UInt64 => return if product { "1lu" } else { "0lu" },
+        _ => {}
+    }
     match (acc.kind(), product) {
         (Kind::Float, false) => "0.0",
         (Kind::Float, true) => "1.0",
@@ -257,13 +290,6 @@ fn source(
     meta.extend(&plan.scalars);
     let w = acc.wgsl();
     let zero = identity(acc, false);
-    let store = |v: &str| {
-        if w == "u32" {
-            v.to_string()
-        } else {
-            format!("bitcast<u32>({v})")
-        }
-    };
     let extra: &[(&str, &str)] = if mode == Mode::FromStarts {
         &[("starts", "read"), ("out", "read_write")]
     } else {
@@ -271,7 +297,7 @@ fn source(
     };
     let mut s = plan.bindings(extra);
     let _ = writeln!(s, "const SB: u32 = {sb}u;");
-    s.push_str(PRELUDE);
+    s.push_str(&plan.prelude(acc == DType::Float64));
     let _ = writeln!(s, "var<private> ZERO: u32;");
     let _ = writeln!(
         s,
@@ -287,7 +313,7 @@ fn source(
         let _ = writeln!(s, "    let bo{j} = i32(prm[{b}u]){};", dot("k", b + 1, rk));
     }
     let init = match mode {
-        Mode::FromStarts => format!("bitcast<{w}>(starts[t])"),
+        Mode::FromStarts => load(acc, "starts", "t"),
         _ => identity(acc, product).to_string(),
     };
     let _ = writeln!(s, "    var acc: {w} = {init};\n    var comp: {w} = {zero};");
@@ -295,8 +321,8 @@ fn source(
     if include_initial && mode != Mode::Totals {
         let _ = writeln!(
             s,
-            "    if (ch == 0u) {{ out[u32(ob)] = {}; }}",
-            store("acc")
+            "    if (ch == 0u) {{\n    let oi = u32(ob);\n{}    }}",
+            store(acc, "out", "oi", "acc")
         );
     }
     let _ = writeln!(
@@ -315,6 +341,8 @@ fn source(
     let v = convert(*vd, acc, v);
     let step = if product {
         format!("    acc = {};\n", acc.wrap(&format!("acc * {v}")))
+    } else if acc == DType::Float64 {
+        compensated_add_f64(&v)
     } else if acc.is_float() {
         compensated_add(&v)
     } else {
@@ -322,12 +350,12 @@ fn source(
     };
     s.push_str(&step);
     if mode == Mode::Totals {
-        let _ = writeln!(s, "    }}\n    out[t] = {};\n}}", store("acc"));
+        let _ = writeln!(s, "    }}\n{}}}", store(acc, "out", "t", "acc"));
     } else {
         let _ = writeln!(
             s,
-            "    out[u32(ob + (i32(q) + {shift}) * os)] = {};\n    }}\n}}",
-            store("acc")
+            "    let oi = u32(ob + (i32(q) + {shift}) * os);\n{}    }}\n}}",
+            store(acc, "out", "oi", "acc")
         );
     }
     Ok((s, meta, plan.buffers))
