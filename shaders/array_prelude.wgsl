@@ -348,7 +348,16 @@ fn divmod_f32(a: f32, b: f32) -> vec2<f32> {
     if (div - q > 0.5) { q = q + 1.0; }
     return vec2<f32>(q, m);
 }
-fn floor_divide_f32(a: f32, b: f32) -> f32 { return divmod_f32(a, b).x; }
+// The array API standard's floor_divide: NumPy's quotient except where one operand is
+// infinite and the other finite, which the standard sends to ±inf (an infinite dividend)
+// or ±0 (an infinite divisor), signed by the operands' signs (NumPy: NaN, and -1 for
+// -5 // inf). `remainder` keeps NumPy's, which the standard's cases agree with.
+fn floor_divide_f32(a: f32, b: f32) -> f32 {
+    let neg = (bitcast<u32>(a) ^ bitcast<u32>(b)) & 0x80000000u;
+    if (is_inf(a) && !is_inf(b) && !is_nan(b)) { return bitcast<f32>(0x7f800000u | neg); }
+    if (is_inf(b) && !is_inf(a) && !is_nan(a)) { return bitcast<f32>(neg); }
+    return divmod_f32(a, b).x;
+}
 fn remainder_f32(a: f32, b: f32) -> f32 { return divmod_f32(a, b).y; }
 fn pow_f32(a: f32, b: f32) -> f32 {
     if (b == 0.0) { return 1.0; }

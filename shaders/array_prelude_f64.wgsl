@@ -122,7 +122,13 @@ fn divmod_f64(a: f64, b: f64) -> array<f64, 2> {
     return array<f64, 2>(q, m);
 }
 fn remainder_f64(a: f64, b: f64) -> f64 { return divmod_f64(a, b)[1]; }
-fn floor_divide_f64(a: f64, b: f64) -> f64 { return divmod_f64(a, b)[0]; }
+// The standard's floor_divide with infinities, as floor_divide_f32 in array_prelude.wgsl.
+fn floor_divide_f64(a: f64, b: f64) -> f64 {
+    let neg = (bitcast<u64>(a) ^ bitcast<u64>(b)) & 0x8000000000000000lu;
+    if (is_inf64(a) && !is_inf64(b) && !is_nan64(b)) { return bitcast<f64>(0x7ff0000000000000lu | neg); }
+    if (is_inf64(b) && !is_inf64(a) && !is_nan64(a)) { return bitcast<f64>(neg); }
+    return divmod_f64(a, b)[0];
+}
 // A cast to int64/uint64: NaN is 0, out-of-range values saturate (2^63, 2^64 exact in f64).
 fn f64_to_i64(x: f64) -> i64 {
     if (is_nan64(x)) { return 0li; }

@@ -1,6 +1,7 @@
 //! Floating floor_divide and remainder against a host reimplementation of NumPy's
 //! npy_divmod (Python's divmod: exact fmod, the remainder on the divisor's sign, the
-//! quotient snapped to an integer, x // 0 = x / 0, x % 0 = NaN), in float32, float64 and
+//! quotient snapped to an integer, x // 0 = x / 0, x % 0 = NaN; the quotient with the array
+//! API standard's infinite cases, `common::arrays::standard_floor_quotient`), in float32, float64 and
 //! float16 (NumPy's half divmod is the float32 one rounded): every pair of signed zeros,
 //! infinities, NaN and finite values, then seeded random pairs, through a transposed view
 //! and into poisoned outputs. Results match bit for bit (the sign of a zero included).
@@ -159,7 +160,8 @@ fn run(dtype: DType, round: fn(f64) -> f64, reference: fn(f64, f64) -> (f64, f64
             .zip(&b_t)
             .map(|(&p, &q)| {
                 let r = reference(p, q);
-                round(if pick == 0 { r.0 } else { r.1 })
+                let quotient = common::arrays::standard_floor_quotient(p, q, r.0);
+                round(if pick == 0 { quotient } else { r.1 })
             })
             .collect();
         check(&format!("{dtype:?} {}", op.name()), &a_t, &b_t, &got, &want);
@@ -167,13 +169,13 @@ fn run(dtype: DType, round: fn(f64) -> f64, reference: fn(f64, f64) -> (f64, f64
     // 0-d and empty.
     let s = Array::from_f64(&dev, &[-5.0], &[], dtype).unwrap();
     let inf = Array::from_f64(&dev, &[f64::INFINITY], &[], dtype).unwrap();
-    assert_eq!(
-        s.binary(Binary::FloorDivide, &inf)
-            .unwrap()
-            .to_f64_vec()
-            .unwrap(),
-        [-1.0]
-    );
+    // -5 // inf: the standard's -0 (NumPy's -1).
+    let q = s
+        .binary(Binary::FloorDivide, &inf)
+        .unwrap()
+        .to_f64_vec()
+        .unwrap();
+    assert_eq!(q[0].to_bits(), (-0.0f64).to_bits());
     assert_eq!(
         s.binary(Binary::Remainder, &inf)
             .unwrap()

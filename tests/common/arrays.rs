@@ -84,7 +84,25 @@ fn floor_div(a: f64, b: f64, int: bool) -> f64 {
             (a / b).floor()
         }
     } else {
-        npy_divmod(a, b).0
+        standard_floor_quotient(a, b, npy_divmod(a, b).0)
+    }
+}
+
+/// The array API standard's floor_divide given NumPy's quotient `q`: where one operand is
+/// infinite and the other finite, ±inf (an infinite dividend) or ±0 (an infinite divisor),
+/// negative when the signs differ (NumPy gives NaN, or -1 for -5 // inf).
+pub fn standard_floor_quotient(a: f64, b: f64, q: f64) -> f64 {
+    let sign = if a.is_sign_negative() != b.is_sign_negative() {
+        -1.0
+    } else {
+        1.0
+    };
+    if a.is_infinite() && b.is_finite() {
+        f64::INFINITY * sign
+    } else if b.is_infinite() && a.is_finite() {
+        0.0 * sign
+    } else {
+        q
     }
 }
 
