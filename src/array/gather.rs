@@ -12,7 +12,7 @@ use crate::array::dtype::{promote, DType, Kind};
 use crate::array::eval::{alloc_words, launch, word};
 use crate::array::layout::{broadcast_shapes, numel, Layout};
 use crate::array::reduce::normalize_axes;
-use crate::array::sort::{two_word_real, wide_key_wgsl};
+use crate::array::sort::{two_word_key, wide_key_wgsl};
 use crate::error::{Error, Result};
 
 /// WGSL reading an index word of `d` as i32.
@@ -261,7 +261,7 @@ impl Array {
             });
         }
         let d = promote(self.dtype(), values.dtype())?;
-        if !two_word_real(d) {
+        if !two_word_key(d) {
             d.refuse_wide("searchsorted")?;
         }
         let a = self.astype(d)?.copy()?.strided()?;
@@ -277,7 +277,7 @@ impl Array {
         let cmp = if right { "<=" } else { "<" };
         // float64, int64, uint64: the key is (high, low) words as the sort makes them
         // (`wide_key_wgsl`), compared high first (`key` of element k reads words 2k, 2k + 1).
-        let (key_fn, kx, kv, before) = if two_word_real(d) {
+        let (key_fn, kx, kv, before) = if two_word_key(d) {
             (
                 format!(
                     "fn key(l0: u32, h0: u32) -> vec2<u32> {{ var l = l0; var h = h0; {} return vec2<u32>(h, l); }}",

@@ -15,7 +15,7 @@ impl Array {
     /// The values sorted along `axis` (ascending, or descending keeping equal values in
     /// their original order).
     pub fn sort(&self, axis: isize, descending: bool) -> Result<Array> {
-        if two_word_real(self.dtype()) {
+        if two_word_key(self.dtype()) {
             let p = argsort_two_words(self, axis, descending)?;
             return self.take_along_axis(&p, axis);
         }
@@ -27,7 +27,7 @@ impl Array {
 
     /// The positions (int32) that sort the values along `axis`, stable.
     pub fn argsort(&self, axis: isize, descending: bool) -> Result<Array> {
-        if two_word_real(self.dtype()) {
+        if two_word_key(self.dtype()) {
             return argsort_two_words(self, axis, descending);
         }
         self.dtype().refuse_wide("argsort")?;
@@ -35,9 +35,10 @@ impl Array {
     }
 }
 
-/// Whether `d` sorts by a two-word key ([`wide_keys`]): float64, int64 and uint64.
-pub(crate) fn two_word_real(d: DType) -> bool {
-    d.words() == 2 && !d.is_complex()
+/// Whether `d` sorts by a two-word key ([`wide_keys`]): float64, int64, uint64 and
+/// complex64.
+pub(crate) fn two_word_key(d: DType) -> bool {
+    d.words() == 2
 }
 
 /// WGSL turning an element's words `l` (low) and `h` (high) in place into its 64-bit order key
@@ -58,11 +59,26 @@ pub(crate) fn wide_key_wgsl(d: DType) -> &'static str {
     }"
         }
         DType::Int64 => "h = h ^ 0x80000000u;",
+        // NumPy's order: values with neither part NaN by real part, then imaginary (the real
+        // part's float32 key in the high word, the imaginary part's in the low one; -0 as
+        // +0), then R+nanj by the real part, nan+Rj by the imaginary part, then nan+nanj.
+        // The three NaN classes take high words above every number's key (+inf's is
+        // 0xff800000).
+        DType::Complex64 => {
+            "let r0 = select(l, 0u, l == 0x80000000u);
+    let i0 = select(h, 0u, h == 0x80000000u);
+    let rn = (r0 & 0x7fffffffu) > 0x7f800000u;
+    let inan = (i0 & 0x7fffffffu) > 0x7f800000u;
+    let rk = select(r0 | 0x80000000u, ~r0, (r0 >> 31u) == 1u);
+    let ik = select(i0 | 0x80000000u, ~i0, (i0 >> 31u) == 1u);
+    h = select(select(select(rk, 0xff800001u, inan), 0xff800002u, rn), 0xff800003u, rn && inan);
+    l = select(select(select(ik, rk, inan), ik, rn), 0u, rn && inan);"
+        }
         _ => "",
     }
 }
 
-/// The 64-bit order keys of a two-word real array as two uint32 arrays (high, low).
+/// The 64-bit order keys of a two-word array as two uint32 arrays (high, low).
 fn wide_keys(x: &Array) -> Result<(Array, Array)> {
     let c = x.copy()?;
     let s = c.strided()?;

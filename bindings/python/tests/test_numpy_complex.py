@@ -186,6 +186,31 @@ def test_var_and_std_as_numpy(shape):
             assert np.allclose(got, want, rtol=1e-4, atol=1e-6), (axis, corr)
 
 
+def test_sort_unique_and_searchsorted_in_numpys_order():
+    # NumPy sorts complex lexicographically, real part first, with NaN classes last:
+    # R + Rj < R + nanj < nan + Rj < nan + nanj, each by its non-NaN part; -0 equals +0.
+    nan, inf = np.nan, np.inf
+    a = np.array([1 + 2j, 1 - 2j, -1 + 0j, complex(1, nan), complex(nan, 1), complex(nan, nan),
+                  1 + 2j, complex(-0.0, 0), 0j, complex(inf, -inf), complex(-inf, 3), 2.5 - 1j,
+                  1 + 2j, complex(1, -0.0), complex(-3, nan), complex(nan, -4)], np.complex64)
+    rng = np.random.default_rng(5)
+    b = (rng.integers(-3, 3, 300) + 1j * rng.integers(-2, 2, 300)).astype(np.complex64)
+    for v in (a, b):
+        x = xp.asarray(v)
+        order = np.asarray(xp.argsort(x)).astype(np.int64)
+        assert np.array_equal(order, np.argsort(v, kind="stable")), v
+        got = np.asarray(xp.sort(x))
+        assert np.array_equal(got, np.sort(v, kind="stable"), equal_nan=True)
+        u = xp.unique_counts(x)
+        # The standard's unique: every NaN distinct (NumPy's equal_nan=False).
+        vals, counts = np.unique(v, return_counts=True, equal_nan=False)
+        assert np.array_equal(np.asarray(u.values), vals, equal_nan=True)
+        assert np.array_equal(np.asarray(u.counts), counts)
+    s = np.sort(b)
+    got = np.asarray(xp.searchsorted(xp.asarray(s), xp.asarray(b), side="right")).astype(np.int64)
+    assert np.array_equal(got, np.searchsorted(s, b, side="right"))
+
+
 def test_still_refused():
     x = xp.asarray(np.ones(3, np.complex64))
     for f in (xp.floor, xp.ceil, xp.trunc, xp.signbit):
