@@ -8,44 +8,9 @@
 
 mod common;
 
+use common::arrays::{npy_divmod, npy_divmod32};
 use half::f16;
 use suanli::array::{Array, Binary, DType};
-
-/// npy_divmod in the float type `$t`: (floor quotient, remainder).
-macro_rules! npy_divmod {
-    ($name:ident, $t:ty) => {
-        fn $name(a: $t, b: $t) -> ($t, $t) {
-            let m0 = a % b; // fmod, exact
-            if b == 0.0 {
-                return (a / b, m0);
-            }
-            let mut m = m0;
-            let mut div = (a - m) / b;
-            // C's `if (mod)` is true for NaN.
-            if m != 0.0 || m.is_nan() {
-                if (b < 0.0) != (m < 0.0) {
-                    m += b;
-                    div -= 1.0;
-                }
-            } else {
-                m = (0.0 as $t).copysign(b);
-            }
-            let q = if div != 0.0 || div.is_nan() {
-                let f = div.floor();
-                if div - f > 0.5 {
-                    f + 1.0
-                } else {
-                    f
-                }
-            } else {
-                (0.0 as $t).copysign(a / b)
-            };
-            (q, m)
-        }
-    };
-}
-npy_divmod!(divmod64, f64);
-npy_divmod!(divmod32, f32);
 
 /// Equal bits, any NaN matching any NaN.
 fn same(g: f64, w: f64) -> bool {
@@ -193,7 +158,7 @@ fn float32_matches_npy_divmod() {
         DType::Float32,
         |x| x as f32 as f64,
         |a, b| {
-            let (q, m) = divmod32(a as f32, b as f32);
+            let (q, m) = npy_divmod32(a as f32, b as f32);
             (q as f64, m as f64)
         },
     );
@@ -201,7 +166,7 @@ fn float32_matches_npy_divmod() {
 
 #[test]
 fn float64_matches_npy_divmod() {
-    run(DType::Float64, |x| x, divmod64);
+    run(DType::Float64, |x| x, npy_divmod);
 }
 
 #[test]
@@ -211,7 +176,7 @@ fn float16_matches_npy_divmod() {
         DType::Float16,
         |x| f16::from_f64(x).to_f64(),
         |a, b| {
-            let (q, m) = divmod32(a as f32, b as f32);
+            let (q, m) = npy_divmod32(a as f32, b as f32);
             (q as f64, m as f64)
         },
     );

@@ -4,43 +4,12 @@
 
 mod common;
 
-use std::cmp::Ordering;
-
-use common::arrays::{upload, values};
+use common::arrays::{numpy_order, stable_argsort_rows, upload, values};
 use suanli::array::{Array, DType};
-
-/// NumPy's order: NaN after everything, -0.0 equal to 0.0.
-fn cmp(a: f64, b: f64) -> Ordering {
-    match (a.is_nan(), b.is_nan()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        _ => a.partial_cmp(&b).unwrap(),
-    }
-}
-
-/// The stable argsort of each row of length `len` of a row-major array (`descending`:
-/// reversed order, equal values keeping theirs).
-fn reference(vals: &[f64], len: usize, descending: bool) -> Vec<usize> {
-    let mut out = Vec::new();
-    for row in vals.chunks(len.max(1)) {
-        let mut idx: Vec<usize> = (0..row.len()).collect();
-        idx.sort_by(|&i, &j| {
-            let o = cmp(row[i], row[j]);
-            if descending {
-                o.reverse()
-            } else {
-                o
-            }
-        });
-        out.extend(idx);
-    }
-    out
-}
 
 fn check(dev: &suanli::Device, d: DType, vals: &[f64], rows: usize, len: usize, descending: bool) {
     let x = upload(dev, d, vals, &[rows, len]);
-    let want = reference(vals, len, descending);
+    let want = stable_argsort_rows(vals, len, descending);
     let pos = x.argsort(1, descending).unwrap();
     assert_eq!(pos.dtype(), DType::Int32);
     let got: Vec<usize> = pos
@@ -162,7 +131,7 @@ fn every_axis_of_a_view() {
                             at(c)
                         })
                         .collect();
-                    line.sort_by(|a, b| cmp(*a, *b));
+                    line.sort_by(|a, b| numpy_order(*a, *b));
                     let c = [i, j, k];
                     let flat = i * 20 + j * 5 + k;
                     assert_eq!(got[flat], line[c[axis]], "axis {axis} at {c:?}");

@@ -8,34 +8,8 @@ mod common;
 
 use std::cmp::Ordering;
 
+use common::arrays::{numpy_order, stable_argsort_rows};
 use suanli::array::{Array, DType};
-
-fn cmp(a: f64, b: f64) -> Ordering {
-    match (a.is_nan(), b.is_nan()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        _ => a.partial_cmp(&b).unwrap(),
-    }
-}
-
-/// The stable argsort of each row (`descending`: reversed order, ties in original order).
-fn reference(vals: &[f64], len: usize, descending: bool) -> Vec<usize> {
-    let mut out = Vec::new();
-    for row in vals.chunks(len.max(1)) {
-        let mut idx: Vec<usize> = (0..row.len()).collect();
-        idx.sort_by(|&i, &j| {
-            let o = cmp(row[i], row[j]);
-            if descending {
-                o.reverse()
-            } else {
-                o
-            }
-        });
-        out.extend(idx);
-    }
-    out
-}
 
 /// Seeded values: full-mantissa magnitudes of both signs, neighbours one ulp apart (only
 /// the low word differs), powers of two far apart (only the high word differs), ties, specials.
@@ -69,7 +43,7 @@ fn values(n: usize, seed: u64) -> Vec<f64> {
 }
 
 fn check(x: &Array, vals: &[f64], len: usize, descending: bool, what: &str) {
-    let want = reference(vals, len, descending);
+    let want = stable_argsort_rows(vals, len, descending);
     let got: Vec<usize> = x
         .argsort(-1, descending)
         .unwrap()
@@ -115,7 +89,7 @@ fn rows_of_every_length_with_ties_and_specials() {
     // Along axis 0 of the original (the same as the transpose's last axis, transposed back).
     let p = a.argsort(0, false).unwrap();
     assert_eq!(p.shape(), &[6, 9]);
-    let want = reference(&tv, 6, false);
+    let want = stable_argsort_rows(&tv, 6, false);
     let got = p.to_f64_vec().unwrap();
     for c in 0..9 {
         for r in 0..6 {
@@ -142,7 +116,7 @@ fn searchsorted_left_and_right() {
         return;
     };
     let mut a = values(300, 9);
-    a.sort_by(|&p, &q| cmp(p, q));
+    a.sort_by(|&p, &q| numpy_order(p, q));
     let mut v = values(200, 10);
     v.extend_from_slice(&a[..50]);
     let xa = Array::from_f64(&dev, &a, &[a.len()], DType::Float64).unwrap();
@@ -152,7 +126,7 @@ fn searchsorted_left_and_right() {
         let want: Vec<f64> = v
             .iter()
             .map(|&q| {
-                a.partition_point(|&p| match cmp(p, q) {
+                a.partition_point(|&p| match numpy_order(p, q) {
                     Ordering::Less => true,
                     Ordering::Equal => right,
                     Ordering::Greater => false,

@@ -117,36 +117,43 @@ fn remainder(a: f64, b: f64, int: bool) -> f64 {
     }
 }
 
-/// NumPy's npy_divmod (Python's divmod) in f64: (floor quotient, remainder). x // 0 is x / 0,
-/// an infinite dividend gives NaN, and 5 // inf is 0 while -5 // inf is -1 (remainder inf).
-pub fn npy_divmod(a: f64, b: f64) -> (f64, f64) {
-    let m0 = a % b;
-    if b == 0.0 {
-        return (a / b, m0);
-    }
-    let mut m = m0;
-    let mut div = (a - m) / b;
-    // C's `if (mod)` and `if (div)` are true for NaN.
-    if m != 0.0 || m.is_nan() {
-        if (b < 0.0) != (m < 0.0) {
-            m += b;
-            div -= 1.0;
+/// NumPy's npy_divmod (Python's divmod) in the float type `$t`: (floor quotient, remainder).
+/// x // 0 is x / 0, an infinite dividend gives NaN, and 5 // inf is 0 while -5 // inf is -1
+/// (remainder inf).
+macro_rules! npy_divmod {
+    ($name:ident, $t:ty) => {
+        pub fn $name(a: $t, b: $t) -> ($t, $t) {
+            let m0 = a % b; // fmod, exact
+            if b == 0.0 {
+                return (a / b, m0);
+            }
+            let mut m = m0;
+            let mut div = (a - m) / b;
+            // C's `if (mod)` and `if (div)` are true for NaN.
+            if m != 0.0 || m.is_nan() {
+                if (b < 0.0) != (m < 0.0) {
+                    m += b;
+                    div -= 1.0;
+                }
+            } else {
+                m = (0.0 as $t).copysign(b);
+            }
+            let q = if div != 0.0 || div.is_nan() {
+                let f = div.floor();
+                if div - f > 0.5 {
+                    f + 1.0
+                } else {
+                    f
+                }
+            } else {
+                (0.0 as $t).copysign(a / b)
+            };
+            (q, m)
         }
-    } else {
-        m = 0f64.copysign(b);
-    }
-    let q = if div != 0.0 || div.is_nan() {
-        let f = div.floor();
-        if div - f > 0.5 {
-            f + 1.0
-        } else {
-            f
-        }
-    } else {
-        0f64.copysign(a / b)
     };
-    (q, m)
 }
+npy_divmod!(npy_divmod, f64);
+npy_divmod!(npy_divmod32, f32);
 
 /// The reference of a unary op on `x` computed in `t`, before fitting to the output.
 pub fn unary_ref(op: Unary, t: DType, x: f64) -> f64 {
@@ -390,4 +397,34 @@ pub fn views<T: Copy>(a: &Array, v: &[T]) -> Vec<(Array, Vec<T>)> {
         (e, vec![v[17]]),
         (z, vec![]),
     ]
+}
+
+/// NumPy's sort order of floats: NaN after everything, -0.0 equal to 0.0.
+pub fn numpy_order(a: f64, b: f64) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ => a.partial_cmp(&b).unwrap(),
+    }
+}
+
+/// The stable argsort of each row of length `len` of a row-major array in NumPy's order
+/// (`descending`: reversed order, equal values keeping theirs).
+pub fn stable_argsort_rows(vals: &[f64], len: usize, descending: bool) -> Vec<usize> {
+    let mut out = Vec::new();
+    for row in vals.chunks(len.max(1)) {
+        let mut idx: Vec<usize> = (0..row.len()).collect();
+        idx.sort_by(|&i, &j| {
+            let o = numpy_order(row[i], row[j]);
+            if descending {
+                o.reverse()
+            } else {
+                o
+            }
+        });
+        out.extend(idx);
+    }
+    out
 }
