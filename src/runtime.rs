@@ -257,4 +257,11 @@ impl Device {
     pub(crate) fn tune(&self) -> &TuneCache {
         &self.inner.tune
     }
+
+    /// The kernel choices the tuner has made (or loaded) on this device so far, as (kernel
+    /// family, shape class, chosen variant), e.g. `("matmul", "large", "rb16x8")`: which
+    /// kernel each class of shapes runs with, for reports such as `--profile`.
+    pub fn tuned_choices(&self) -> Vec<(String, String, String)> {
+        self.inner.tune.choices()
+    }
 }

@@ -283,6 +283,39 @@ fn large_square_with_the_chosen_variant() {
 }
 
 #[test]
+fn the_large_class_is_tuned_apart_from_the_default() {
+    let dev = dev_or_skip!();
+    let default = matmul_tune::prepare(&dev).unwrap();
+    // A large product's pick is its own class's choice, tuned at its first use.
+    let large = matmul_tune::pick_for(&dev, 4096, 4096, 4096).unwrap();
+    assert_eq!(
+        matmul_tune::chosen_class(&dev, matmul_tune::Class::Large),
+        Some(large)
+    );
+    assert!(large.eligible(dev.info()));
+    if dev.config().matmul.is_none() && candidates(dev.info()).len() > 1 {
+        assert_ne!(
+            large,
+            Variant::Naive,
+            "the naive kernel is no large candidate"
+        );
+    }
+    let choices = dev.tuned_choices();
+    for (class, v) in [("default", default), ("large", large)] {
+        assert!(
+            choices.contains(&("matmul".to_string(), class.to_string(), v.name())),
+            "{choices:?} lacks matmul {class} {}",
+            v.name()
+        );
+    }
+    // Small products keep the default class's choice.
+    assert_eq!(
+        matmul_tune::pick_for(&dev, 256, 512, 512).unwrap(),
+        default.for_shape_on(256, 512, 512, dev.info())
+    );
+}
+
+#[test]
 fn random_shapes_property() {
     let dev = dev_or_skip!();
     let v = matmul_tune::prepare(&dev).unwrap();

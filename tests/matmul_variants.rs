@@ -246,3 +246,25 @@ fn kernels_reach_deep_k_under_a_loop_limit() {
     assert_eq!(tall.for_rows(10), Variant::Subgroup { size: 8, rows: 16 });
     assert_eq!(tall.for_rows(33), tall);
 }
+
+#[test]
+fn shape_classes_separate_large_products() {
+    use suanli::internals::kernels::matmul_tune::Class;
+    // The H200's case: one choice for every size ran 4096³ at 40% of the best variant.
+    assert_eq!(Class::of(4096, 4096, 4096), Class::Large);
+    assert_eq!(Class::of(2048, 2048, 1024), Class::Large);
+    assert_eq!(Class::of(8192, 8192, 8192), Class::Large);
+    // Layers' products stay in the default class: small batches, narrow layers, shallow K.
+    for (m, n, k) in [
+        (2047, 4096, 4096),
+        (4096, 2047, 4096),
+        (4096, 4096, 1023),
+        (256, 512, 512),
+        (128, 784, 128),
+        (8192, 768, 3072),
+    ] {
+        assert_eq!(Class::of(m, n, k), Class::Default, "{m}×{n}×{k}");
+    }
+    assert_ne!(Class::Default.name(), Class::Large.name());
+    assert_eq!(Class::ALL.len(), 2);
+}

@@ -31,6 +31,20 @@ pub fn profile(dev: &Device, history: &History, total: f64, root: bool) -> suanl
             100.0 * p.total_ns() / 1e9 / total,
         );
     }
+    let tuned: Vec<String> = dev
+        .tuned_choices()
+        .into_iter()
+        .map(|(family, class, choice)| format!("{family} {class} → {choice}"))
+        .collect();
+    say!(
+        root,
+        "Tuner's choices (kernel family, shape class → variant): {}",
+        if tuned.is_empty() {
+            "none made".to_string()
+        } else {
+            tuned.join(", ")
+        }
+    );
     let m = dev.memory_stats();
     say!(
         root,

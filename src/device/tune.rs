@@ -57,6 +57,21 @@ impl TuneCache {
         v
     }
 
+    /// Every choice made (or loaded) in this process as (family, class, choice), sorted: what
+    /// `--profile` reports, so a user sees which kernel each shape class ran with.
+    pub fn choices(&self) -> Vec<(String, String, String)> {
+        let map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out: Vec<_> = map
+            .iter()
+            .filter_map(|((f, c), e)| {
+                let v = e.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                v.map(|v| (f.clone(), c.clone(), v))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
     /// Sets the choice in memory only (a forced choice from the configuration).
     pub fn set(&self, family: &str, class: &str, value: &str) {
         let e = self.entry(family, class);

@@ -1,12 +1,16 @@
-//! The per-device matmul choice: forced by the configuration (`SUANLI_MATMUL`), else the
-//! device's cached measurement, else measured now.
+//! The per-device matmul choice, one per shape class ([`Class`]): forced by the configuration
+//! (`SUANLI_MATMUL`, every class), else the device's cached measurement, else measured now.
 //!
-//! The first matmul on a device times every eligible candidate
-//! ([`crate::kernels::matmul_variant::candidates`]) on a 256×512×512 product with bias and
-//! ReLU (a few milliseconds each, plus compilation) and keeps the fastest, in the device's
-//! tuning cache (memory and disk, keyed by adapter, driver, crate version and the kernels'
-//! sources). Training plans call [`prepare`] before they capture anything: the tuner submits
-//! work of its own and must never run inside a capture, so [`record`] refuses to tune there.
+//! The first matmul of a class on a device times every eligible candidate
+//! ([`crate::kernels::matmul_variant::candidates`]) on the class's representative product
+//! with bias and ReLU and keeps the fastest, in the device's tuning cache (memory and disk,
+//! keyed by adapter, driver, crate version and the kernels' sources). Classes exist because
+//! one choice does not fit all sizes: on the H200 the default class's pick ran 9.9 TFLOP/s at
+//! 4096³ where `rb16x8` ran 25.0.
+//!
+//! Training plans call [`prepare`] before they capture anything: the tuner submits work of
+//! its own and must never run inside a capture, so [`record`] never tunes there. A class not
+//! yet tuned inside a capture uses the default class's choice (correct, possibly slower).
 
 use std::time::Instant;
 
@@ -23,8 +27,47 @@ use crate::vocab::{Activation, Layout};
 
 /// The tuning cache's family name.
 const FAMILY: &str = "matmul";
-/// The shape class: one choice per device for now.
-const CLASS: &str = "default";
+/// A bucket of shapes with one tuned choice per device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// Layers' products and everything not large: tuned on 256×512×512.
+    Default,
+    /// Large products (M, N ≥ 2048 and K ≥ 1024), where a GPU's best tiles differ: tuned on
+    /// 4096³ on a hardware GPU; on a software adapter on 1024³ (2 GFLOP), so that tuning
+    /// takes seconds there rather than minutes.
+    Large,
+}
+
+impl Class {
+    /// Every class, in the order [`chosen_all`] reports them.
+    pub const ALL: [Class; 2] = [Class::Default, Class::Large];
+
+    /// The class of an M×N×K product.
+    pub fn of(m: u32, n: u32, k: u32) -> Class {
+        if m >= 2048 && n >= 2048 && k >= 1024 {
+            Class::Large
+        } else {
+            Class::Default
+        }
+    }
+
+    /// The tuning cache's key.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Default => "default",
+            Class::Large => "large",
+        }
+    }
+
+    /// The product the tuner times for this class on a GPU or a software adapter.
+    fn tuning_shape(self, gpu: bool) -> (u32, u32, u32) {
+        match (self, gpu) {
+            (Class::Default, _) => (256, 512, 512),
+            (Class::Large, true) => (4096, 4096, 4096),
+            (Class::Large, false) => (1024, 1024, 1024),
+        }
+    }
+}
 
 /// A version string of the matmul kernels: editing a kernel measures again.
 fn version() -> String {
@@ -35,48 +78,77 @@ fn version() -> String {
     format!("{:016x}", h.finish())
 }
 
-/// The choice already made on this device, if any (never tunes).
+/// The default class's choice already made on this device, if any (never tunes).
 pub fn chosen(dev: &Device) -> Option<Variant> {
+    chosen_class(dev, Class::Default)
+}
+
+/// A class's choice already made on this device, if any (never tunes).
+pub fn chosen_class(dev: &Device, class: Class) -> Option<Variant> {
     dev.tune()
-        .get(FAMILY, CLASS)
+        .get(FAMILY, class.name())
         .and_then(|s: String| Variant::parse(&s))
 }
 
-/// Records one matmul with the device's chosen variant, or the narrow/shallow kernels for
-/// such shapes (see [`Variant::for_shape`]). Tunes on first use outside a capture; inside one
-/// the choice must have been made ([`prepare`]).
-pub fn record(rec: &mut dyn Record, args: &MatmulArgs<'_>) -> Result<()> {
+/// Every class with its choice on this device so far (`None`: not tuned yet), for reports
+/// such as `--profile`.
+pub fn chosen_all(dev: &Device) -> Vec<(Class, Option<Variant>)> {
+    Class::ALL
+        .iter()
+        .map(|&c| (c, chosen_class(dev, c)))
+        .collect()
+}
+
+/// The variant an M×N×K product runs with: its class's choice (tuned now outside a capture;
+/// inside one the default class's, if the class was not tuned yet), then narrowed to the
+/// narrow/shallow kernels for such shapes ([`Variant::for_shape_on`]).
+fn pick(rec: &dyn Record, m: u32, n: u32, k: u32) -> Result<Variant> {
+    let dev = rec.device();
+    let class = Class::of(m, n, k);
     let v = if rec.is_capture() {
-        chosen(rec.device()).ok_or_else(|| Error::Internal {
-            op: "matmul",
-            message: "matmul_tune::prepare must run before a capture records a matmul".into(),
-        })?
+        chosen_class(dev, class)
+            .or_else(|| chosen(dev))
+            .ok_or_else(|| Error::Internal {
+                op: "matmul",
+                message: "matmul_tune::prepare must run before a capture records a matmul".into(),
+            })?
     } else {
-        prepare(rec.device())?
+        prepare_class(dev, class)?
     };
-    let v = v.for_shape_on(args.m, args.n, args.k, rec.device().info());
+    Ok(v.for_shape_on(m, n, k, dev.info()))
+}
+
+/// The variant [`record`] would run an M×N×K product with on this device (tunes the
+/// product's class if it was not yet): what the matmul benchmark prints per shape.
+pub fn pick_for(dev: &Device, m: u32, n: u32, k: u32) -> Result<Variant> {
+    Ok(prepare_class(dev, Class::of(m, n, k))?.for_shape_on(m, n, k, dev.info()))
+}
+
+/// Records one matmul with the device's chosen variant for its shape class, or the
+/// narrow/shallow kernels for such shapes (see [`Variant::for_shape`]). Tunes on first use
+/// outside a capture; inside one the default choice must have been made ([`prepare`]).
+pub fn record(rec: &mut dyn Record, args: &MatmulArgs<'_>) -> Result<()> {
+    let v = pick(rec, args.m, args.n, args.k)?;
     record_with(rec, args, v)
 }
 
 /// Records a batch of matmuls ([`Batch`]) with the device's chosen variant for the shape, as
 /// [`record`] does for one.
 pub fn record_batched(rec: &mut dyn Record, args: &MatmulArgs<'_>, batch: &Batch) -> Result<()> {
-    let v = if rec.is_capture() {
-        chosen(rec.device()).ok_or_else(|| Error::Internal {
-            op: "matmul",
-            message: "matmul_tune::prepare must run before a capture records a matmul".into(),
-        })?
-    } else {
-        prepare(rec.device())?
-    };
-    let v = v.for_shape_on(args.m, args.n, args.k, rec.device().info());
+    let v = pick(rec, args.m, args.n, args.k)?;
     record_batched_with(rec, args, batch, v)
 }
 
-/// The device's matmul variant: forced by the configuration (`SUANLI_MATMUL`), else cached,
-/// else measured now. Call it before capturing a program that records matmuls.
+/// The device's matmul variant for the default class: forced by the configuration
+/// (`SUANLI_MATMUL`), else cached, else measured now. Call it before capturing a program that
+/// records matmuls.
 pub fn prepare(dev: &Device) -> Result<Variant> {
-    if let Some(v) = chosen(dev) {
+    prepare_class(dev, Class::Default)
+}
+
+/// The device's matmul variant for a shape class, as [`prepare`] for the default one.
+pub fn prepare_class(dev: &Device, class: Class) -> Result<Variant> {
+    if let Some(v) = chosen_class(dev, class) {
         return Ok(v);
     }
     if let Some(name) = dev.config().matmul.clone() {
@@ -91,15 +163,15 @@ pub fn prepare(dev: &Device) -> Result<Variant> {
         if !v.eligible(dev.info()) {
             return Err(bad(format!("{} cannot run this variant", dev.name())));
         }
-        dev.tune().set(FAMILY, CLASS, &v.name());
+        dev.tune().set(FAMILY, class.name(), &v.name());
         return Ok(v);
     }
     let name = dev.tune().choose(
         FAMILY,
-        CLASS,
+        class.name(),
         &version(),
         |s| Variant::parse(s).is_some_and(|v| v.eligible(dev.info())),
-        || tune(dev).map(|v| v.name()),
+        || tune_class(dev, class).map(|v| v.name()),
     )?;
     Variant::parse(&name).ok_or_else(|| Error::Internal {
         op: "matmul",
@@ -110,11 +182,24 @@ pub fn prepare(dev: &Device) -> Result<Variant> {
 /// Rounds of the tuner: each times every candidate once.
 const TUNE_ROUNDS: usize = 9;
 
-/// Times every candidate on a 256×512×512 NN product with bias and ReLU (after a warm-up, the
-/// median of 9 rounds in which the candidates alternate) and returns the
-/// fastest.
+/// Rounds for the large class: its products take 100× longer, and their timings vary less.
+const TUNE_ROUNDS_LARGE: usize = 5;
+
+/// Times every candidate on the default class's product, as [`tune_class`].
 pub fn tune(dev: &Device) -> Result<Variant> {
-    let (m, n, k) = (256u32, 512u32, 512u32);
+    tune_class(dev, Class::Default)
+}
+
+/// Times every candidate on the class's NN product with bias and ReLU (after a warm-up, the
+/// median of the rounds in which the candidates alternate) and returns the fastest. The
+/// naive kernel is no candidate for the large class: it is the fallback of last resort and
+/// would take seconds per product there.
+pub fn tune_class(dev: &Device, class: Class) -> Result<Variant> {
+    let (m, n, k) = class.tuning_shape(dev.is_gpu());
+    let rounds = match class {
+        Class::Default => TUNE_ROUNDS,
+        Class::Large => TUNE_ROUNDS_LARGE,
+    };
     let a = Tensor::rand_uniform(dev, &[m as usize, k as usize], -1.0, 1.0, 1)?;
     let b = Tensor::rand_uniform(dev, &[k as usize, n as usize], -1.0, 1.0, 2)?;
     let c = Tensor::empty(dev, &[m as usize, n as usize])?;
@@ -135,12 +220,15 @@ pub fn tune(dev: &Device) -> Result<Variant> {
     };
     // Candidates alternate within each round, so a slow spell of a noisy machine (lavapipe
     // varies by ±30% over seconds) lands on all of them instead of deciding the choice.
-    let cands = candidates(dev.info());
+    let mut cands = candidates(dev.info());
+    if class == Class::Large && cands.len() > 1 {
+        cands.retain(|&v| v != Variant::Naive);
+    }
     for &v in &cands {
         time_variant(dev, &args, v, 0)?; // compiles it (first dispatch on lavapipe)
     }
-    let mut times = vec![Vec::with_capacity(TUNE_ROUNDS); cands.len()];
-    for _ in 0..TUNE_ROUNDS {
+    let mut times = vec![Vec::with_capacity(rounds); cands.len()];
+    for _ in 0..rounds {
         for (i, &v) in cands.iter().enumerate() {
             times[i].push(time_once(dev, &args, v)?);
         }
@@ -153,7 +241,7 @@ pub fn tune(dev: &Device) -> Result<Variant> {
         report.push(format!(
             "{} {:.1} GFLOP/s",
             v.name(),
-            2.0 * (m * n * k) as f64 / secs / 1e9
+            2.0 * f64::from(m) * f64::from(n) * f64::from(k) / secs / 1e9
         ));
         if best.is_none_or(|(t, _)| secs < t) {
             best = Some((secs, v));
@@ -161,7 +249,8 @@ pub fn tune(dev: &Device) -> Result<Variant> {
     }
     let v = best.map(|(_, v)| v).unwrap_or(Variant::Naive);
     log::info!(
-        "matmul tuning on {}: {}; chose {}",
+        "matmul tuning ({} class, {m}×{n}×{k}) on {}: {}; chose {}",
+        class.name(),
         dev.name(),
         report.join(", "),
         v.name()
