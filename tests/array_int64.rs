@@ -150,7 +150,7 @@ fn bytes_round_trip_views_and_creation() {
     assert_eq!(read(&r), [0, 3, 6, 9].map(|k| (1i64 << 40) + k));
     let r = Array::arange(&dev, 5.0, 0.0, -2.0, DType::UInt64).unwrap();
     assert_eq!(read(&r), [5, 3, 1]);
-    let s = Array::scalar_int(&dev, i64::MAX - 2, DType::Int64);
+    let s = Array::scalar_int(&dev, (i64::MAX - 2).into(), DType::Int64);
     assert_eq!(read(&s), [i64::MAX - 2]);
 }
 

@@ -43,15 +43,52 @@ fn promotion_and_python_scalars() {
     ));
     // Python ints beside int64 keep every bit (2^53 + 1 is not an f64).
     let big = (1i64 << 53) + 1;
-    let s = a.binary_scalar(Binary::Add, Scalar::Int(big)).unwrap();
+    let s = a
+        .binary_scalar(Binary::Add, Scalar::Int(big.into()))
+        .unwrap();
     let want: Vec<i64> = v.iter().map(|&x| x.wrapping_add(big)).collect();
     assert_eq!(read(&s), want);
     let s = a
-        .scalar_binary(Scalar::Int(i64::MIN), Binary::Subtract)
+        .scalar_binary(Scalar::Int(i64::MIN.into()), Binary::Subtract)
         .unwrap();
     let want: Vec<i64> = v.iter().map(|&x| i64::MIN.wrapping_sub(x)).collect();
     assert_eq!(read(&s), want);
     assert!(u64a.binary_scalar(Binary::Add, Scalar::Int(-1)).is_err());
+    // Python ints past i64::MAX beside uint64 (NumPy 2 takes every uint64 value), exact.
+    for big in [1u64 << 63, u64::MAX, u64::MAX - 2] {
+        let s = u64a.binary_scalar(Binary::Add, Scalar::from(big)).unwrap();
+        assert_eq!(s.dtype(), DType::UInt64);
+        let want: Vec<i64> = v
+            .iter()
+            .map(|&x| (x as u64).wrapping_add(big) as i64)
+            .collect();
+        assert_eq!(read(&s), want, "uint64 + {big}");
+        let s = u64a
+            .scalar_binary(Scalar::from(big), Binary::Subtract)
+            .unwrap();
+        let want: Vec<i64> = v
+            .iter()
+            .map(|&x| big.wrapping_sub(x as u64) as i64)
+            .collect();
+        assert_eq!(read(&s), want, "{big} - uint64");
+    }
+    // One past each end is refused, exactly at the boundary (f64 cannot tell these apart).
+    let past_u64 = i128::from(u64::MAX) + 1;
+    let past_i64 = i128::from(i64::MAX) + 1;
+    assert!(matches!(
+        u64a.binary_scalar(Binary::Add, Scalar::Int(past_u64)),
+        Err(Error::InvalidArgument { name: "scalar", .. })
+    ));
+    assert!(matches!(
+        a.binary_scalar(Binary::Add, Scalar::Int(past_i64)),
+        Err(Error::InvalidArgument { name: "scalar", .. })
+    ));
+    assert!(a
+        .binary_scalar(Binary::Add, Scalar::Int(i128::from(i64::MIN) - 1))
+        .is_err());
+    assert!(a
+        .binary_scalar(Binary::Add, Scalar::Int(i64::MAX.into()))
+        .is_ok());
     // int64 with float32 is float32 (as int32 with float32 here).
     let f = a
         .binary_scalar(Binary::Multiply, Scalar::Float(0.5))

@@ -30,8 +30,9 @@ pub(crate) const MAX_NODES: usize = 64;
 pub enum Scalar {
     /// `True`/`False`.
     Bool(bool),
-    /// An integer literal.
-    Int(i64),
+    /// An integer literal: 128 bits, so that every value of int64 and of uint64 (NumPy takes
+    /// `2**64 - 1` beside a uint64 array) is one.
+    Int(i128),
     /// A float literal.
     Float(f64),
     /// A complex literal (real, imaginary).
@@ -52,13 +53,19 @@ impl From<f32> for Scalar {
 
 impl From<i64> for Scalar {
     fn from(v: i64) -> Scalar {
-        Scalar::Int(v)
+        Scalar::Int(v.into())
+    }
+}
+
+impl From<u64> for Scalar {
+    fn from(v: u64) -> Scalar {
+        Scalar::Int(v.into())
     }
 }
 
 impl From<i32> for Scalar {
     fn from(v: i32) -> Scalar {
-        Scalar::Int(v as i64)
+        Scalar::Int(v.into())
     }
 }
 
@@ -263,8 +270,8 @@ impl Array {
     /// A 0-d array holding the integer `value` exactly as `dtype` (wrapped to an integer
     /// dtype's width, rounded once to a float dtype): int64 values beyond 2^53 survive,
     /// which [`Array::scalar`]'s f64 would round.
-    pub fn scalar_int(device: &Device, value: i64, dtype: DType) -> Array {
-        let (lo, hi) = dtype.words_of_int(value as i128);
+    pub fn scalar_int(device: &Device, value: i128, dtype: DType) -> Array {
+        let (lo, hi) = dtype.words_of_int(value);
         Array::from_state(
             device,
             dtype,

@@ -264,6 +264,24 @@ impl DType {
         }
     }
 
+    /// The integers an integer (or bool) dtype holds, exactly; `None` for the float and
+    /// complex dtypes. [`DType::range`] gives them as f64, which cannot tell `i64::MAX` from
+    /// `i64::MAX + 1`.
+    pub fn int_bounds(self) -> Option<(i128, i128)> {
+        Some(match self {
+            DType::Bool => (0, 1),
+            DType::Int8 => (i8::MIN.into(), i8::MAX.into()),
+            DType::Int16 => (i16::MIN.into(), i16::MAX.into()),
+            DType::Int32 => (i32::MIN.into(), i32::MAX.into()),
+            DType::Int64 => (i64::MIN.into(), i64::MAX.into()),
+            DType::UInt8 => (0, u8::MAX.into()),
+            DType::UInt16 => (0, u16::MAX.into()),
+            DType::UInt32 => (0, u32::MAX.into()),
+            DType::UInt64 => (0, u64::MAX.into()),
+            _ => return None,
+        })
+    }
+
     /// The smallest and largest value it holds, as f64.
     pub fn range(self) -> (f64, f64) {
         match self {

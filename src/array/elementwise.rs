@@ -56,19 +56,18 @@ impl Array {
             Scalar::Complex(re, im) => return Ok(Array::complex_scalar(self.device(), re, im)),
         };
         if let Scalar::Int(i) = value {
-            let (lo, hi) = t.range();
-            if t.is_integer() && ((i as f64) < lo || (i as f64) > hi) {
-                return Err(Error::InvalidArgument {
-                    op,
-                    name: "scalar",
-                    expected: format!("an integer that {t} holds ({lo}..={hi})"),
-                    found: i.to_string(),
-                });
+            if let Some((lo, hi)) = t.int_bounds() {
+                if i < lo || i > hi {
+                    return Err(Error::InvalidArgument {
+                        op,
+                        name: "scalar",
+                        expected: format!("an integer that {t} holds ({lo}..={hi})"),
+                        found: i.to_string(),
+                    });
+                }
+                // Exact: an int64 or uint64 operand beyond 2^53 must not pass through f64.
+                return Ok(Array::scalar_int(self.device(), i, t));
             }
-        }
-        if let Scalar::Int(i) = value {
-            // Exact: an int64 operand beyond 2^53 must not pass through f64.
-            return Ok(Array::scalar_int(self.device(), i, t));
         }
         Ok(Array::scalar(self.device(), v, t))
     }

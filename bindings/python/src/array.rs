@@ -3,7 +3,7 @@
 //! (`python/suanli/numpy/`). Operations that only build an expression hold the GIL (they
 //! cost microseconds and touch no device); those that run or wait release it.
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use suanli::array::fft::Norm;
@@ -27,8 +27,12 @@ fn scalar(v: &Bound<'_, PyAny>) -> PyResult<Scalar> {
         return Ok(Scalar::Bool(v.extract()?));
     }
     if v.is_instance_of::<pyo3::types::PyInt>() {
-        return v.extract::<i64>().map(Scalar::Int).map_err(|_| {
-            PyValueError::new_err(format!("an integer scalar in the int64 range, found {v}"))
+        // 128 bits hold every int64 and uint64 value; whether this one fits the array's
+        // dtype is the operation's check (`int_overflow`).
+        return v.extract::<i128>().map(Scalar::Int).map_err(|_| {
+            PyOverflowError::new_err(format!(
+                "a Python integer of at most 128 bits as a scalar operand, found {v}"
+            ))
         });
     }
     if let Ok(c) = v.cast::<pyo3::types::PyComplex>() {
@@ -41,6 +45,17 @@ fn scalar(v: &Bound<'_, PyAny>) -> PyResult<Scalar> {
         "expected an array or a Python bool, int, float or complex, found {}",
         v.get_type().name()?
     )))
+}
+
+/// NumPy raises `OverflowError` for a Python integer its array's dtype cannot hold
+/// (`int8 + 1000`); the crate reports it as an invalid `scalar` argument.
+fn int_overflow(r: suanli::Result<Array>) -> PyResult<PyArray> {
+    match r {
+        Err(e @ suanli::Error::InvalidArgument { name: "scalar", .. }) => {
+            Err(PyOverflowError::new_err(e.to_string()))
+        }
+        r => r.py().map(PyArray),
+    }
 }
 
 fn reduce_op(name: &str) -> PyResult<Reduce> {
@@ -161,10 +176,7 @@ impl PyArray {
 
     /// A 0-d array of a Python scalar in the dtype it takes beside this array.
     fn scalar_like(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArray> {
-        self.0
-            .scalar_like("asarray", scalar(value)?)
-            .py()
-            .map(PyArray)
+        int_overflow(self.0.scalar_like("asarray", scalar(value)?))
     }
 
     /// A 0-d complex64 array of `re + im·j`.
@@ -286,13 +298,11 @@ impl PyArray {
         let op = Binary::from_name(name)
             .ok_or_else(|| PyValueError::new_err(format!("unknown function {name:?}")))?;
         let s = scalar(value)?;
-        if reflected {
+        int_overflow(if reflected {
             self.0.scalar_binary(s, op)
         } else {
             self.0.binary_scalar(op, s)
-        }
-        .py()
-        .map(PyArray)
+        })
     }
 
     /// The array as `dtype` (itself when it is).

@@ -98,7 +98,7 @@ def test_scalars_promotion_and_in_place_operators():
     assert (a * 0.5).dtype == xp.float32
     assert (2 - a).get().tolist() == [1, 0, -1]
     assert (a + xp.asarray(np.array([1, 1, 1], np.uint8))).dtype == xp.int16
-    with pytest.raises(OverflowError if False else (ValueError, OverflowError)):
+    with pytest.raises(OverflowError):  # NumPy 2's error for an int its dtype cannot hold
         a + 1000
     b = xp.asarray([1.0, 2.0, 3.0])
     alias = b

@@ -141,6 +141,24 @@ def test_unary_where_and_python_scalars():
     u = xp.asarray(a.astype(np.uint64))
     same(u // 7, a.astype(np.uint64) // np.uint64(7))
     same(xp.clip(x, -(2**40), 2**40), np.clip(a, -(2**40), 2**40))
+    # Python ints past int64 beside uint64 (NumPy 2 takes every uint64 value), exact.
+    ua = a.astype(np.uint64)
+    with np.errstate(all="ignore"):
+        for big in (2**63, 2**64 - 1, 2**64 - 3):
+            same(u + big, ua + np.uint64(big))
+            same(big - u, np.uint64(big) - ua)
+            same(xp.where(u > 5, u, big), np.where(ua > 5, ua, np.uint64(big)))
+    # Out of the dtype's range: NumPy's OverflowError, at the exact boundary.
+    for arr, bad in ((u, 2**64), (u, -1), (x, 2**63), (x, -(2**63) - 1),
+                     (xp.asarray(np.int8([1])), 128), (xp.asarray(np.int8([1])), -129)):
+        with pytest.raises(OverflowError):
+            arr + bad
+        np_arr = np.asarray(arr.get())
+        with pytest.raises(OverflowError):
+            np_arr + bad
+    same(x + (2**63 - 1), a + np.int64(2**63 - 1))
+    with pytest.raises(OverflowError):
+        u + 2**200
 
 
 @pytestmark_i64
