@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use suanli::internals::kernels::matmul::{self, MatmulArgs};
 use suanli::internals::kernels::matmul_tune::{self, time_variant};
-use suanli::internals::kernels::matmul_variant::{Block, Tile, Variant, SUBGROUP_SIZES};
+use suanli::internals::kernels::matmul_variant::{Block, Tile, Variant, COOP, SUBGROUP_SIZES};
 use suanli::{Activation, Device, Layout, Tensor};
 
 fn cpu_gemm(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32], layout: Layout) {
@@ -124,6 +124,12 @@ fn main() -> suanli::Result<()> {
     for size in SUBGROUP_SIZES {
         variants.extend([16, 32, 64].map(|rows| Variant::Subgroup { size, rows }));
     }
+    // The tensor-core kernels the adapter reports configurations for (f16 operands only
+    // where SUANLI_MATMUL_PRECISION allows them).
+    variants.extend(
+        COOP.iter()
+            .filter(|v| dev.config().matmul_precision.allows_f16() || !v.is_reduced_precision()),
+    );
     variants.retain(|v| v.eligible(dev.info()));
 
     print!("{:<20}", "shape (M×N×K)");

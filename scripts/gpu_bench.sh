@@ -124,6 +124,14 @@ say "suanli gpu_bench $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
 run "adapters" "$devices"
 run "matmul GFLOP/s (sizes $sizes; MLP shapes; the tuner's pick)" \
     "$matmul" quick --no-cpu --sizes "$sizes" "${peak_arg[@]}"
+# The tensor-core kernel (cooperative matrices, f16 operands, f32 accumulation) forced at the
+# large squares, beside the FP32 rows above (its column appears there too where the adapter
+# reports 16x16x16 f16->f32); f16 products need SUANLI_MATMUL_PRECISION=medium. An adapter
+# without cooperative matrices refuses the forced variant: the section then says so.
+coop_sizes="4096,8192"; [ $small = 1 ] && coop_sizes="$sizes"
+run "matmul GFLOP/s, tensor cores forced (SUANLI_MATMUL=coop16h, sizes $coop_sizes)" \
+    env SUANLI_MATMUL=coop16h SUANLI_MATMUL_PRECISION=medium \
+    "$matmul" quick --no-cpu --sizes "$coop_sizes" "${peak_arg[@]}" || true
 for b in 32 128; do
     # shellcheck disable=SC2086 # $rows is empty or two words
     run "MNIST MLP, batch $b: epochs, first and median epoch, µs per step" \
@@ -161,6 +169,8 @@ fi
 if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
     run "PyTorch on CUDA: torch.matmul FP32, TF32 off (GFLOP/s)" \
         python3 "$root/benches/torch_matmul.py" --sizes "$torch_sizes"
+    run "PyTorch on CUDA: torch.matmul float16, tensor cores (GFLOP/s; beside coop16h)" \
+        python3 "$root/benches/torch_matmul.py" --sizes "$torch_sizes" --half
     for b in 32 128; do
         run "PyTorch on CUDA: the same MLP, batch $b" \
             python3 "$root/benches/torch_mnist.py" --device cuda --epochs "$epochs" --batch-size "$b"

@@ -25,7 +25,13 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "device",
-        &["device", "device::adapter", "device::core", "device::tune"],
+        &[
+            "device",
+            "device::adapter",
+            "device::coop",
+            "device::core",
+            "device::tune",
+        ],
     ),
     ("memory", &["memory"]),
     ("execution services", &["services", "services::*"]),

@@ -4,7 +4,11 @@
 
 mod common;
 
-use suanli::internals::kernels::matmul_variant::{candidates, Block, Tile, Variant};
+use suanli::config::MatmulPrecision;
+use suanli::device::{CoopMatrix, CoopScalar};
+use suanli::internals::kernels::matmul_variant::{
+    candidates, candidates_with, Block, Tile, Variant, COOP,
+};
 use suanli::{BackendKind, DeviceKind};
 
 fn adapter(kind: DeviceKind, subgroups: Option<(u32, u32)>, storage: u32) -> suanli::AdapterDesc {
@@ -267,4 +271,166 @@ fn shape_classes_separate_large_products() {
     }
     assert_ne!(Class::Default.name(), Class::Large.name());
     assert_eq!(Class::ALL.len(), 2);
+}
+
+/// An adapter with tensor cores: NVIDIA's report (16×16×16 f16 into f32 and into f16, as an
+/// H100's Vulkan driver lists them among others), 32-lane subgroups, f16, 48 KiB.
+fn tensor_core_gpu(configs: &[CoopMatrix]) -> suanli::AdapterDesc {
+    let mut a = adapter(DeviceKind::Discrete, Some((32, 32)), 49152);
+    a.features.shader_f16 = true;
+    a.features.cooperative_matrix = true;
+    a.coop_matrices = configs.to_vec();
+    a
+}
+
+fn coop(s: u32, ab: CoopScalar, cr: CoopScalar) -> CoopMatrix {
+    CoopMatrix {
+        m: s,
+        n: s,
+        k: s,
+        ab,
+        cr,
+        saturating: false,
+    }
+}
+
+#[test]
+fn tensor_core_kernels_only_where_reported_and_allowed() {
+    use CoopScalar::{F16, F32};
+    let simt = ["tiled64x64", "tiled128x64", "tiled128x128", "rb8x8"];
+    let with = |pre: &[&str]| -> Vec<String> {
+        pre.iter()
+            .chain(["sg32x16", "sg32x32"].iter())
+            .chain(simt.iter())
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let nvidia = tensor_core_gpu(&[coop(16, F16, F32), coop(16, F16, F16)]);
+    // The adapter table (`examples/devices.rs`) lists what the adapter reports.
+    let table = suanli::device::format_table(std::slice::from_ref(&nvidia), None);
+    assert!(
+        table.contains("coop(16x16x16 f16->f32, 16x16x16 f16->f16)"),
+        "{table}"
+    );
+    // f16 products only when the precision setting allows them.
+    assert_eq!(
+        names(&candidates_with(&nvidia, MatmulPrecision::Medium)),
+        with(&["coop16h"])
+    );
+    for p in [MatmulPrecision::Highest, MatmulPrecision::High] {
+        assert_eq!(names(&candidates_with(&nvidia, p)), with(&[]), "{p:?}");
+    }
+    // The convolutions' tuner never times them (no im2col twin).
+    assert_eq!(names(&candidates(&nvidia)), with(&[]));
+    // A report without f16 operands, or with f16 results only: nothing to run.
+    for configs in [
+        vec![coop(16, CoopScalar::I32, CoopScalar::I32)],
+        vec![coop(16, F16, F16)],
+        vec![coop(16, F32, F16)],
+    ] {
+        let a = tensor_core_gpu(&configs);
+        assert_eq!(
+            names(&candidates_with(&a, MatmulPrecision::Medium)),
+            with(&[]),
+            "{configs:?}"
+        );
+    }
+    // The configurations without the feature (the device was not created with it), without
+    // f16 in shaders, or without subgroups: none.
+    let mut a = nvidia.clone();
+    a.features.cooperative_matrix = false;
+    assert!(!candidates_with(&a, MatmulPrecision::Medium).contains(&COOP[0]));
+    let mut a = nvidia.clone();
+    a.features.shader_f16 = false;
+    assert!(!candidates_with(&a, MatmulPrecision::Medium).contains(&COOP[0]));
+    let mut a = nvidia.clone();
+    a.features.subgroups = false;
+    assert!(!candidates_with(&a, MatmulPrecision::Medium).contains(&COOP[0]));
+    // Too little workgroup memory for the 128×128 tile's stages and scratch.
+    let mut a = nvidia.clone();
+    a.limits.max_workgroup_storage = 16384;
+    assert!(!candidates_with(&a, MatmulPrecision::Medium).contains(&COOP[0]));
+    // Metal's simdgroup matrices: 8×8 f32 keeps f32 precision, a candidate at any setting.
+    let apple = tensor_core_gpu(&[coop(8, F32, F32)]);
+    for p in [MatmulPrecision::Highest, MatmulPrecision::Medium] {
+        assert_eq!(
+            names(&candidates_with(&apple, p)),
+            with(&["coop8f"]),
+            "{p:?}"
+        );
+    }
+    // Both fragment sizes reported: each its own candidate.
+    let both = tensor_core_gpu(&[coop(16, F16, F32), coop(8, F16, F32)]);
+    assert_eq!(
+        names(&candidates_with(&both, MatmulPrecision::Medium)),
+        with(&["coop16h", "coop8h"])
+    );
+    // A software adapter never reports any; lavapipe's candidates are unchanged.
+    let lavapipe = adapter(DeviceKind::Software, Some((8, 8)), 32768);
+    assert_eq!(
+        candidates_with(&lavapipe, MatmulPrecision::Medium),
+        candidates(&lavapipe)
+    );
+}
+
+#[test]
+fn tensor_core_variants_parse_route_and_bound_k() {
+    for v in COOP {
+        assert_eq!(Variant::parse(&v.name()), Some(v));
+        assert!(Variant::names().contains(&v.name()));
+        // Convolutions run the shared-memory tile; narrow products the narrow kernel.
+        assert_eq!(v.conv_fallback(), Variant::Tiled(Tile::T64x64));
+        assert_eq!(v.for_shape(4096, 10, 4096), Variant::BlockedNarrow);
+        assert_eq!(v.for_shape(4096, 4096, 4096), v);
+    }
+    let v = Variant::Coop { s: 16, half: true };
+    assert!(v.is_reduced_precision());
+    assert!(!Variant::Coop { s: 8, half: false }.is_reduced_precision());
+    // 128×128 work-group tiles, K 32 per stage.
+    assert_eq!(v.groups(1000, 300), [3, 8, 1]);
+    let mut a = adapter(DeviceKind::Software, Some((8, 8)), 32768);
+    a.limits.max_loop_iterations = Some(65_535);
+    assert_eq!(v.max_k(&a), Some(65_535 * 32));
+    // On a GPU a narrow product of few rows stays on the wide kernel (as the tiles do).
+    let gpu = tensor_core_gpu(&[]);
+    assert_eq!(v.for_shape_on(128, 10, 512, &gpu), v);
+}
+
+#[test]
+fn matmul_precision_is_one_setting() {
+    use std::collections::HashMap;
+    use suanli::config::{Config, Overrides};
+    let resolve = |env: &[(&str, &str)], file: Option<&str>| {
+        let env: HashMap<String, String> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::resolve(&Overrides::default(), &env, file, "suanli.toml")
+    };
+    assert_eq!(
+        resolve(&[], None).unwrap().matmul_precision,
+        MatmulPrecision::Highest
+    );
+    assert_eq!(
+        resolve(&[("SUANLI_MATMUL_PRECISION", "medium")], None)
+            .unwrap()
+            .matmul_precision,
+        MatmulPrecision::Medium
+    );
+    // The environment beats the file.
+    let c = resolve(
+        &[("SUANLI_MATMUL_PRECISION", "highest")],
+        Some("matmul_precision = \"medium\""),
+    )
+    .unwrap();
+    assert_eq!(c.matmul_precision, MatmulPrecision::Highest);
+    let c = resolve(&[], Some("matmul_precision = \"medium\"")).unwrap();
+    assert!(c.matmul_precision.allows_f16());
+    match resolve(&[("SUANLI_MATMUL_PRECISION", "low")], None) {
+        Err(suanli::Error::Config { key, reason, .. }) => {
+            assert_eq!(key, "SUANLI_MATMUL_PRECISION");
+            assert!(reason.contains("highest, high or medium"), "{reason}");
+        }
+        other => panic!("expected a configuration error, got {other:?}"),
+    }
 }

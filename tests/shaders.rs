@@ -14,6 +14,9 @@ fn all_shaders() -> Vec<Shader> {
 fn all_kernels() -> Vec<KernelSpec> {
     let mut all: Vec<KernelSpec> = KERNELS.iter().flat_map(|k| k.iter().copied()).collect();
     all.extend(matmul_gen::all_specs().into_iter().copied());
+    // The tensor-core kernels (validated with every capability on, as no adapter here runs
+    // them).
+    all.extend(matmul_gen::coop_specs().into_iter().copied());
     all
 }
 

@@ -7,6 +7,7 @@
 //! | memory limit | `SUANLI_MEMORY_LIMIT` | `memory_limit = "2GiB"` | per-device cap on pooled buffer bytes |
 //!
 //! | matmul kernel | `SUANLI_MATMUL` | `matmul = "tiled"` | forces a matmul variant instead of the tuner's choice |
+//! | matmul precision | `SUANLI_MATMUL_PRECISION` | `matmul_precision = "medium"` | `highest` (default) or `high`: f32 products everywhere; `medium`: f32 matmuls may multiply in f16 on tensor cores (cooperative matrices, f32 accumulation), PyTorch's `set_float32_matmul_precision` ([`MatmulPrecision`]) |
 //! | attention path | `SUANLI_ATTENTION` | `attention = "unfused"` | forces the fused or the unfused attention (where the fused kernel applies) instead of the tuner's choice |
 //! | cache folder | `SUANLI_CACHE_DIR` | `cache_dir = "/path"` | where measured choices are kept (default `$XDG_CACHE_HOME/suanli`, else `~/.cache/suanli`) |
 //! | temperature limit | `SUANLI_MAX_TEMPERATURE_C` | `max_temperature_c = 83` | the governor paces a device above it ([`limits`]) |
@@ -236,6 +237,52 @@ pub fn parse_visible(text: &str) -> std::result::Result<Vec<usize>, String> {
     Ok(out)
 }
 
+/// How precisely f32 matmuls must multiply (`SUANLI_MATMUL_PRECISION`), PyTorch's
+/// `torch.set_float32_matmul_precision`: the one setting that lets the tuner consider the
+/// tensor-core kernels, whose products round their operands to f16 (10-bit mantissas) and
+/// accumulate in f32, so a result differs from the f32 kernels' by about `2⁻¹¹·√K` of its
+/// terms' magnitude instead of `2⁻²⁴·√K`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MatmulPrecision {
+    /// f32 products only (the default).
+    #[default]
+    Highest,
+    /// As `Highest`: suanli has no TF32 or split-f16 path for PyTorch's `high` to choose.
+    High,
+    /// f16 products with f32 accumulation allowed (cooperative-matrix kernels, where the
+    /// adapter has them).
+    Medium,
+}
+
+impl MatmulPrecision {
+    /// Whether products may round their operands to f16.
+    pub fn allows_f16(self) -> bool {
+        self == MatmulPrecision::Medium
+    }
+
+    /// The setting's name, as [`FromStr`] reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MatmulPrecision::Highest => "highest",
+            MatmulPrecision::High => "high",
+            MatmulPrecision::Medium => "medium",
+        }
+    }
+}
+
+impl FromStr for MatmulPrecision {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "highest" => Ok(MatmulPrecision::Highest),
+            "high" => Ok(MatmulPrecision::High),
+            "medium" => Ok(MatmulPrecision::Medium),
+            _ => Err("expected highest, high or medium".into()),
+        }
+    }
+}
+
 /// Resolved configuration for opening devices.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Config {
@@ -250,6 +297,8 @@ pub struct Config {
     pub backends: Option<String>,
     /// A matmul variant forced by name (`SUANLI_MATMUL`), checked by the matmul kernels.
     pub matmul: Option<String>,
+    /// Whether f32 matmuls may multiply in f16 (`SUANLI_MATMUL_PRECISION`).
+    pub matmul_precision: MatmulPrecision,
     /// The attention path forced by name (`SUANLI_ATTENTION`: `fused` or `unfused`), checked
     /// by the attention tuner.
     pub attention: Option<String>,
@@ -266,6 +315,7 @@ struct FileConfig {
     visible_devices: Option<toml::Value>,
     memory_limit: Option<toml::Value>,
     matmul: Option<String>,
+    matmul_precision: Option<String>,
     attention: Option<String>,
     cache_dir: Option<String>,
     max_temperature_c: Option<f64>,
@@ -410,6 +460,15 @@ impl Config {
             .cloned()
             .or(file.matmul)
             .filter(|s| !s.trim().is_empty());
+        let matmul_precision = if let Some(v) = env.get("SUANLI_MATMUL_PRECISION") {
+            v.parse()
+                .map_err(|r| cfg_err("SUANLI_MATMUL_PRECISION", v, env_src, r))?
+        } else if let Some(v) = &file.matmul_precision {
+            v.parse()
+                .map_err(|r| cfg_err("matmul_precision", v, file_name, r))?
+        } else {
+            MatmulPrecision::default()
+        };
         let attention = env
             .get("SUANLI_ATTENTION")
             .cloned()
@@ -460,6 +519,7 @@ impl Config {
             memory_limit,
             backends,
             matmul,
+            matmul_precision,
             attention,
             cache_dir,
             limits,

@@ -16,6 +16,7 @@
 use std::fmt;
 
 use crate::config::{BackendKind, DeviceSpec};
+use crate::device::coop::{CoopMatrix, CoopScalar};
 use crate::error::{Error, Result};
 
 /// Who made an adapter, from its PCI vendor id and device type.
@@ -172,6 +173,10 @@ pub struct ComputeFeatures {
     pub timestamp_query: bool,
     /// Timestamp queries inside compute passes (per-dispatch profiling).
     pub timestamp_inside_passes: bool,
+    /// Cooperative matrices (tensor cores: Vulkan's `VK_KHR_cooperative_matrix`, Metal's
+    /// simdgroup matrices), wgpu's `EXPERIMENTAL_COOPERATIVE_MATRIX`; the configurations
+    /// are [`AdapterDesc::coop_matrices`]. Requested whenever offered.
+    pub cooperative_matrix: bool,
 }
 
 /// One adapter as seen by [`crate::devices`].
@@ -207,6 +212,10 @@ pub struct AdapterDesc {
     pub limits: ComputeLimits,
     /// Compute features.
     pub features: ComputeFeatures,
+    /// The cooperative-matrix configurations the adapter reports (empty without
+    /// [`ComputeFeatures::cooperative_matrix`]); the matmul's tensor-core kernels run only
+    /// on these.
+    pub coop_matrices: Vec<CoopMatrix>,
 }
 
 impl AdapterDesc {
@@ -232,6 +241,7 @@ impl AdapterDesc {
         let l = a.limits();
         let f = a.features();
         let kind = DeviceKind::classify(info.device_type, &info.name, info.vendor);
+        let coop = f.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
         let mut vendor = Vendor::classify(info.vendor, kind);
         if backend == BackendKind::Metal && matches!(vendor, Vendor::Other(0)) {
             vendor = Vendor::Apple;
@@ -278,6 +288,22 @@ impl AdapterDesc {
                 shader_int64: f.contains(wgpu::Features::SHADER_INT64),
                 timestamp_query: f.contains(wgpu::Features::TIMESTAMP_QUERY),
                 timestamp_inside_passes: f.contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES),
+                cooperative_matrix: coop,
+            },
+            coop_matrices: if coop {
+                a.cooperative_matrix_properties()
+                    .into_iter()
+                    .map(|c| CoopMatrix {
+                        m: c.m_size,
+                        n: c.n_size,
+                        k: c.k_size,
+                        ab: CoopScalar::from_wgpu(c.ab_type),
+                        cr: CoopScalar::from_wgpu(c.cr_type),
+                        saturating: c.saturating_accumulation,
+                    })
+                    .collect()
+            } else {
+                Vec::new()
             },
         })
     }
@@ -502,6 +528,11 @@ pub fn format_table(adapters: &[AdapterDesc], mark: Option<usize>) -> String {
             feats.push("timestamps(in-pass)");
         } else if d.features.timestamp_query {
             feats.push("timestamps");
+        }
+        let coop: Vec<String> = d.coop_matrices.iter().map(|c| c.to_string()).collect();
+        let coop = format!("coop({})", coop.join(", "));
+        if d.features.cooperative_matrix {
+            feats.push(&coop);
         }
         let mut name = d.name.clone();
         if name.len() > 40 {

@@ -14,6 +14,35 @@ use crate::error::{Error, Result};
 
 static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
 
+/// Adds `EXPERIMENTAL_COOPERATIVE_MATRIX` to `features` where the adapter offers it, with
+/// the opt-in token wgpu requires for it: the one place suanli opts into an experimental
+/// wgpu feature.
+///
+/// Why it is sound to request: wgpu marks the feature experimental because misuse of its
+/// shader operations may reach bugs in wgpu's translation. Asking for it changes nothing for
+/// any other shader; only the generated cooperative-matrix kernels
+/// (`kernels::matmul_gen::coop`) use it, and those are validated by naga, run only on the
+/// shapes and scalar types the adapter itself reports (`AdapterDesc::coop_matrices`), and
+/// are picked only when the user allows f16 products (`SUANLI_MATMUL_PRECISION=medium`).
+fn cooperative_matrix_opt_in(
+    adapter: &wgpu::Adapter,
+    features: wgpu::Features,
+) -> (wgpu::Features, wgpu::ExperimentalFeatures) {
+    if !adapter
+        .features()
+        .contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
+    {
+        return (features, wgpu::ExperimentalFeatures::disabled());
+    }
+    // SAFETY: see above: the feature is used only by the cooperative-matrix kernels, on the
+    // configurations the adapter reports.
+    let token = unsafe { wgpu::ExperimentalFeatures::enabled() };
+    (
+        features | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
+        token,
+    )
+}
+
 /// The wgpu handle of one opened device (see the module docs).
 pub struct DeviceCore {
     id: u64,
@@ -42,12 +71,14 @@ impl DeviceCore {
             | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES
             | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
         let features = adapter.features() & wanted;
+        let (features, experimental) = cooperative_matrix_opt_in(&adapter, features);
         // Without asking for the adapter's limits the device is held to WebGPU's defaults
         // (256 invocations, 16 KiB of workgroup memory, 256 MiB buffers).
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("suanli"),
             required_features: features,
             required_limits: adapter.limits(),
+            experimental_features: experimental,
             ..Default::default()
         }))
         .map_err(|e| Error::DeviceRequest {

@@ -9,12 +9,14 @@
 //! cache and profiler built on it.
 
 pub mod adapter;
+pub mod coop;
 pub(crate) mod core;
 pub(crate) mod tune;
 
 pub use adapter::{
     arrange, format_table, select, AdapterDesc, ComputeFeatures, ComputeLimits, DeviceKind, Vendor,
 };
+pub use coop::{CoopMatrix, CoopScalar};
 
 use crate::config::Config;
 use crate::device::adapter::arrange_with;

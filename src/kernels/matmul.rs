@@ -236,6 +236,12 @@ fn gemm(
             found: variant.name(),
         });
     }
+    // The tensor-core kernels have no implicit-im2col twin.
+    let variant = if conv.is_some() {
+        variant.conv_fallback()
+    } else {
+        variant
+    };
     let narrow = matches!(
         variant,
         Variant::SubgroupNarrow { .. } | Variant::BlockedNarrow
@@ -286,8 +292,9 @@ fn gemm(
     let variant = variant.for_rows(args.m);
     let spec = match conv {
         Some(c) => variant.conv_spec(c.vec4 && args.n.is_multiple_of(4)),
-        None => variant.spec(
+        None => variant.spec_on(
             vec4_ok(args.layout, args.m, args.n, args.k) && batch.is_none_or(|b| b.vec4_ok()),
+            dev.info(),
         ),
     };
     if dev.info().limits.max_storage_buffers < STORAGE_BINDINGS {

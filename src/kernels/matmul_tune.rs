@@ -20,7 +20,7 @@ use crate::exec::recorder::Recorder;
 use crate::kernels::matmul::{record_batched_with, record_with, Epilogue, MatmulArgs};
 use crate::kernels::matmul_batch::Batch;
 use crate::kernels::matmul_gen;
-use crate::kernels::matmul_variant::{candidates, Variant, SHADER};
+use crate::kernels::matmul_variant::{candidates_with, Variant, SHADER};
 use crate::runtime::Device;
 use crate::tensor::Tensor;
 use crate::vocab::{Activation, Layout};
@@ -69,6 +69,22 @@ impl Class {
     }
 }
 
+/// The tuning cache's key of a class: a choice made with f16 products allowed
+/// (`SUANLI_MATMUL_PRECISION=medium`) is not the choice without, so each setting keeps its own.
+fn key(dev: &Device, class: Class) -> String {
+    if dev.config().matmul_precision.allows_f16() {
+        format!("{}-f16-allowed", class.name())
+    } else {
+        class.name().to_string()
+    }
+}
+
+/// Whether the precision setting allows `v` (one source of truth for the tuner, the cache
+/// and `SUANLI_MATMUL`).
+fn allowed(dev: &Device, v: Variant) -> bool {
+    dev.config().matmul_precision.allows_f16() || !v.is_reduced_precision()
+}
+
 /// A version string of the matmul kernels: editing a kernel measures again.
 fn version() -> String {
     use std::hash::{Hash, Hasher};
@@ -86,7 +102,7 @@ pub fn chosen(dev: &Device) -> Option<Variant> {
 /// A class's choice already made on this device, if any (never tunes).
 pub fn chosen_class(dev: &Device, class: Class) -> Option<Variant> {
     dev.tune()
-        .get(FAMILY, class.name())
+        .get(FAMILY, &key(dev, class))
         .and_then(|s: String| Variant::parse(&s))
 }
 
@@ -163,14 +179,21 @@ pub fn prepare_class(dev: &Device, class: Class) -> Result<Variant> {
         if !v.eligible(dev.info()) {
             return Err(bad(format!("{} cannot run this variant", dev.name())));
         }
-        dev.tune().set(FAMILY, class.name(), &v.name());
+        if !allowed(dev, v) {
+            return Err(bad(format!(
+                "{} multiplies in f16: allow it with SUANLI_MATMUL_PRECISION=medium (now {})",
+                v.name(),
+                dev.config().matmul_precision.name()
+            )));
+        }
+        dev.tune().set(FAMILY, &key(dev, class), &v.name());
         return Ok(v);
     }
     let name = dev.tune().choose(
         FAMILY,
-        class.name(),
+        &key(dev, class),
         &version(),
-        |s| Variant::parse(s).is_some_and(|v| v.eligible(dev.info())),
+        |s| Variant::parse(s).is_some_and(|v| v.eligible(dev.info()) && allowed(dev, v)),
         || tune_class(dev, class).map(|v| v.name()),
     )?;
     Variant::parse(&name).ok_or_else(|| Error::Internal {
@@ -220,7 +243,7 @@ pub fn tune_class(dev: &Device, class: Class) -> Result<Variant> {
     };
     // Candidates alternate within each round, so a slow spell of a noisy machine (lavapipe
     // varies by ±30% over seconds) lands on all of them instead of deciding the choice.
-    let mut cands = candidates(dev.info());
+    let mut cands = candidates_with(dev.info(), dev.config().matmul_precision);
     if class == Class::Large && cands.len() > 1 {
         cands.retain(|&v| v != Variant::Naive);
     }

@@ -8,6 +8,7 @@
 //! | shared-memory tiled `tiled64x64`, `tiled128x64`, `tiled128x128` (double-buffered) | `matmul_gen/tiled.rs` | hardware GPUs | 256 invocations and the tile's workgroup memory (16, 24 or 16 KiB) |
 //! | subgroup-broadcast `sg{S}x16`, `sg{S}x32` (and `sg{S}x64` for S ≤ 16), S ∈ {4, 8, 16, 32, 64, 128} | `matmul_gen/subgroup.rs` | adapters whose subgroup size is exactly S | subgroups, `subgroup_min_size == subgroup_max_size == S` |
 //! | narrow (N ≤ 16): `sg{S}narrow`, `rbnarrow`; shallow (K ≤ 16): `sg{S}shallow` | `matmul_gen/subgroup_small.rs`, `matmul_gen/blocked.rs` | a classifier's last layer and its gradients | as their family |
+//! | tensor cores `coop16h`, `coop8h` (f16 operands), `coop16f`, `coop8f` (f32 operands), f32 accumulators | `matmul_gen/coop.rs` | GPUs with cooperative matrices; matmuls only (convolutions run `tiled64x64`) | the adapter reports the S×S×S configuration with f32 accumulators (`AdapterDesc::coop_matrices`), subgroups, f16 for `h`; a candidate only with `SUANLI_MATMUL_PRECISION=medium` (a precision change) |
 //!
 //! Every kernel but the naive one is generated at run time by [`matmul_gen`], the WGSL of one
 //! entry point when [`Variant::spec`] or [`Variant::conv_spec`] first asks for it, so a
@@ -22,8 +23,10 @@
 //! together), so every kernel advances K by at least 4 per iteration and [`Variant::max_k`]
 //! says how deep a K it then reaches there.
 
+use crate::config::MatmulPrecision;
 use crate::device::adapter::AdapterDesc;
-use crate::kernels::matmul_gen::{self, Kernel};
+use crate::device::coop::CoopScalar;
+use crate::kernels::matmul_gen::{self, coop, Kernel};
 use crate::services::pipeline::{KernelSpec, Shader};
 use crate::vocab::Layout;
 
@@ -151,7 +154,25 @@ pub enum Variant {
         /// Lanes per subgroup.
         size: u32,
     },
+    /// Tensor cores: `s`×`s`×`s` cooperative matrices, f16 operands (`half`) or f32, f32
+    /// accumulators ([`matmul_gen::coop`]). With f16 operands the products round their
+    /// operands to f16: a candidate only where [`MatmulPrecision::allows_f16`]; f32 operands
+    /// (Metal's simdgroup matrices) keep f32 precision and are candidates wherever eligible.
+    Coop {
+        /// Fragment size (8 or 16).
+        s: u32,
+        /// f16 operands.
+        half: bool,
+    },
 }
+
+/// The tensor-core variants, in the tuner's order.
+pub const COOP: [Variant; 4] = [
+    Variant::Coop { s: 16, half: true },
+    Variant::Coop { s: 8, half: true },
+    Variant::Coop { s: 16, half: false },
+    Variant::Coop { s: 8, half: false },
+];
 
 /// The most columns the narrow kernels handle, and the deepest K the shallow ones do.
 pub const NARROW: u32 = 16;
@@ -193,6 +214,7 @@ impl Variant {
     /// Every name [`Variant::parse`] accepts, for messages.
     pub fn names() -> Vec<String> {
         let mut v: Vec<String> = ["naive", "tiled"].iter().map(|s| s.to_string()).collect();
+        v.extend(COOP.iter().map(|c| c.name()));
         v.extend(Tile::ALL.iter().map(|t| Variant::Tiled(*t).name()));
         v.extend(Block::ALL.iter().map(|b| Variant::Blocked(*b).name()));
         for s in SUBGROUP_SIZES {
@@ -218,6 +240,7 @@ impl Variant {
         let all = Tile::ALL
             .iter()
             .map(|t| Variant::Tiled(*t))
+            .chain(COOP)
             .chain(Block::ALL.iter().map(|b| Variant::Blocked(*b)))
             .chain(
                 SUBGROUP_SIZES
@@ -244,6 +267,22 @@ impl Variant {
             Variant::Subgroup { size, rows } => format!("sg{size}x{rows}"),
             Variant::SubgroupNarrow { size } => format!("sg{size}narrow"),
             Variant::SubgroupShallow { size } => format!("sg{size}shallow"),
+            Variant::Coop { s, half } => format!("coop{s}{}", if half { "h" } else { "f" }),
+        }
+    }
+
+    /// Whether this variant rounds products' operands to f16 (allowed only by
+    /// [`MatmulPrecision::allows_f16`]).
+    pub fn is_reduced_precision(self) -> bool {
+        matches!(self, Variant::Coop { half: true, .. })
+    }
+
+    /// The variant a convolution's implicit GEMM runs for this one: the tensor-core kernels
+    /// have no im2col twin, so their convolutions run the 64×64 shared-memory tile.
+    pub fn conv_fallback(self) -> Variant {
+        match self {
+            Variant::Coop { .. } => Variant::Tiled(Tile::T64x64),
+            v => v,
         }
     }
 
@@ -265,6 +304,24 @@ impl Variant {
                     && size_index(size).is_some()
                     && l.subgroup_size == (size, size)
                     && l.max_invocations >= size
+            }
+            Variant::Coop { s, half } => {
+                let f = &info.features;
+                let ab = if half {
+                    CoopScalar::F16
+                } else {
+                    CoopScalar::F32
+                };
+                let k = coop::Coop { s, half, j: 1 };
+                matches!(s, 8 | 16)
+                    && f.cooperative_matrix
+                    && f.subgroups
+                    && (f.shader_f16 || !half)
+                    && info.coop_matrices.iter().any(|c| {
+                        (c.m, c.n, c.k) == (s, s, s) && c.ab == ab && c.cr == CoopScalar::F32
+                    })
+                    && l.max_invocations >= coop::invocations(s)
+                    && l.max_workgroup_storage >= k.workgroup_bytes()
             }
         }
     }
@@ -309,7 +366,27 @@ impl Variant {
             Variant::SubgroupShallow { size } => Kernel::SubgroupShallow {
                 size: size_of(size),
             },
+            // The widest subgroups assumed: [`Variant::spec_on`] fits J to the adapter.
+            Variant::Coop { s, half } => Kernel::Coop(coop::Coop {
+                s,
+                half,
+                j: coop::j_for(s, 0),
+            }),
         })
+    }
+
+    /// [`Variant::spec`] on the adapter `info`: a tensor-core kernel with as many warp tiles
+    /// per subgroup as the adapter's widest subgroups need ([`coop::j_for`]).
+    pub fn spec_on(self, vec4: bool, info: &AdapterDesc) -> &'static KernelSpec {
+        match self {
+            Variant::Coop { s, half } => Kernel::Coop(coop::Coop {
+                s,
+                half,
+                j: coop::j_for(s, info.limits.subgroup_size.1),
+            })
+            .spec(false),
+            v => v.spec(vec4),
+        }
     }
 
     /// The entry point this variant runs (`vec4`: the 16-byte-load twin, see [`vec4_ok`];
@@ -324,7 +401,8 @@ impl Variant {
     /// The convolution twin of [`Variant::spec`]: the same kernel with A read through
     /// implicit im2col and K split by work-group z (`shaders/im2col.wgsl`).
     pub fn conv_spec(self, vec4: bool) -> &'static KernelSpec {
-        match self.kernel(vec4 && self.has_vec4()) {
+        let v = self.conv_fallback();
+        match v.kernel(vec4 && v.has_vec4()) {
             None => &CONV_NAIVE,
             Some(k) => k.spec(true),
         }
@@ -357,6 +435,10 @@ impl Variant {
             Variant::Subgroup { size, rows } => [n.div_ceil(4 * size), m.div_ceil(rows), 1],
             Variant::SubgroupNarrow { size } => fold(m.div_ceil(size)),
             Variant::SubgroupShallow { size } => [n.div_ceil(size), m.div_ceil(SHALLOW_ROWS), 1],
+            Variant::Coop { s, .. } => {
+                let (bm, bn, ..) = coop::tile(s);
+                [n.div_ceil(bn), m.div_ceil(bm), 1]
+            }
         }
     }
 
@@ -369,6 +451,7 @@ impl Variant {
             Variant::SubgroupShallow { .. } => u64::MAX,
             Variant::Tiled(t) => t.dims().2 as u64,
             Variant::Subgroup { size, .. } => 4 * size.min(16) as u64,
+            Variant::Coop { s, .. } => coop::tile(s).2 as u64,
         }
     }
 
@@ -397,7 +480,9 @@ impl Variant {
         match self {
             Variant::Subgroup { size, .. } if n <= NARROW => Variant::SubgroupNarrow { size },
             Variant::Subgroup { size, .. } if k <= NARROW => Variant::SubgroupShallow { size },
-            Variant::Tiled(_) | Variant::Blocked(_) | Variant::Naive if n <= NARROW => {
+            Variant::Tiled(_) | Variant::Blocked(_) | Variant::Naive | Variant::Coop { .. }
+                if n <= NARROW =>
+            {
                 Variant::BlockedNarrow
             }
             Variant::Tiled(Tile::T128x64 | Tile::T128x128) if m <= 64 => {
@@ -446,7 +531,28 @@ impl Variant {
 /// - on a software adapter without fixed-size subgroups, the three register blocks (the
 ///   shared-memory tiles are left out: llvmpipe's workgroup memory is as slow as any other
 ///   per-lane load, and they measured 1.7-2.2 GFLOP/s there against 6-20 for the others).
+///
+/// These are the SIMT kernels, which the convolutions' tuner times too;
+/// [`candidates_with`] adds the tensor-core ones (matmuls only).
 pub fn candidates(info: &AdapterDesc) -> Vec<Variant> {
+    simt_candidates(info)
+}
+
+/// [`candidates`] under a matmul precision setting: the tensor-core kernels the adapter
+/// reports configurations for ([`Variant::Coop`]) come first, those with f16 operands only
+/// under [`MatmulPrecision::Medium`] (they round the operands: a precision change the user
+/// opts into).
+pub fn candidates_with(info: &AdapterDesc, precision: MatmulPrecision) -> Vec<Variant> {
+    let mut out: Vec<Variant> = COOP
+        .iter()
+        .copied()
+        .filter(|v| v.eligible(info) && (precision.allows_f16() || !v.is_reduced_precision()))
+        .collect();
+    out.extend(candidates(info));
+    out
+}
+
+fn simt_candidates(info: &AdapterDesc) -> Vec<Variant> {
     let sg: Vec<Variant> = SUBGROUP_SIZES
         .iter()
         .flat_map(|&size| [16, 32, 64].map(|rows| Variant::Subgroup { size, rows }))

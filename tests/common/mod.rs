@@ -173,6 +173,7 @@ pub fn fake_adapter(
             max_loop_iterations: None,
         },
         features: ComputeFeatures::default(),
+        coop_matrices: Vec::new(),
     }
 }
 

@@ -7,6 +7,7 @@
 //! | [`subgroup_small`] | subgroup-broadcast, narrow (N ≤ 16) and shallow (K ≤ 16) |
 //! | [`blocked`] | register-blocked (`rb{TM}x{TN}`, `rb…v4`) and narrow without subgroups |
 //! | [`tiled`] | shared-memory tiled, double-buffered (`t{BM}x{BN}`, `t…v4`) |
+//! | [`coop`] | tensor cores: cooperative matrices, f16 or f32 operands, f32 accumulators (`coop{S}{h,f}_j{J}`; matmul only) |
 //! | [`batched`] | the batched-and-strided rewrite of a matmul (not conv) entry point |
 //! | [`common`] | helper names, grid folding, line joining |
 //!
@@ -19,6 +20,7 @@
 pub mod batched;
 pub mod blocked;
 pub mod common;
+pub mod coop;
 pub mod subgroup;
 pub mod subgroup_small;
 pub mod tiled;
@@ -114,6 +116,8 @@ pub enum Kernel {
         /// Lanes per subgroup.
         size: u32,
     },
+    /// Cooperative matrices (tensor cores); no convolution twin (`conv` is ignored).
+    Coop(coop::Coop),
 }
 
 impl Kernel {
@@ -160,6 +164,7 @@ impl Kernel {
             Kernel::Subgroup { size, rows, .. } => subgroup::scalar_kernel(size, rows, conv),
             Kernel::SubgroupNarrow { size } => subgroup_small::narrow_kernel(size, conv),
             Kernel::SubgroupShallow { size } => subgroup_small::shallow_kernel(size, conv),
+            Kernel::Coop(c) => return batched::batched(&c.text(), "wid.z"),
         };
         if conv {
             return raw;
@@ -185,17 +190,20 @@ impl Kernel {
             }
             Kernel::SubgroupNarrow { size } => format!("{fam}_sg{size}_narrow_forward"),
             Kernel::SubgroupShallow { size } => format!("{fam}_sg{size}_shallow_forward"),
+            Kernel::Coop(c) => c.entry(),
         }
     }
 
     /// The whole WGSL module of this entry point: the preludes and `matmul.wgsl`, the
     /// workgroup buffers a tiled kernel uses, and the kernel.
     pub fn module(self, conv: bool) -> String {
-        let storage = match self {
-            Kernel::Tiled { bm, bn, bk, .. } => tiled::tiled_storage(bm, bn, bk),
-            _ => String::new(),
+        let (enables, storage) = match self {
+            Kernel::Tiled { bm, bn, bk, .. } => ("", tiled::tiled_storage(bm, bn, bk)),
+            // WGSL's enable directives must open the module.
+            Kernel::Coop(c) => (c.enables(), c.storage()),
+            _ => ("", String::new()),
         };
-        format!("{}\n{storage}{}", PRELUDE.source, self.text(conv))
+        format!("{enables}{}\n{storage}{}", PRELUDE.source, self.text(conv))
     }
 
     /// The kernel's declaration, its module generated on first use and kept for the process.
@@ -233,6 +241,33 @@ pub fn all_specs() -> Vec<&'static KernelSpec> {
         .collect()
 }
 
+/// Every tensor-core kernel an adapter may be given: fragments of 8 and 16, f16 and f32
+/// operands, each for one to eight warp tiles per subgroup (for tests and tools: naga
+/// validates them where no adapter runs them).
+pub fn coop_kernels() -> Vec<Kernel> {
+    let mut v = Vec::new();
+    for s in [8, 16] {
+        for half in [true, false] {
+            let mut js: Vec<u32> = [4, 8, 16, 32, 64, 128, 0]
+                .iter()
+                .map(|&lanes| coop::j_for(s, lanes))
+                .collect();
+            js.sort();
+            js.dedup();
+            v.extend(
+                js.into_iter()
+                    .map(|j| Kernel::Coop(coop::Coop { s, half, j })),
+            );
+        }
+    }
+    v
+}
+
+/// Every tensor-core kernel's declaration ([`coop_kernels`]).
+pub fn coop_specs() -> Vec<&'static KernelSpec> {
+    coop_kernels().into_iter().map(|k| k.spec(false)).collect()
+}
+
 /// Hashes what the generated kernels are made of, for the tuning caches' versions: the
 /// prelude and the templates' own source (editing a template measures again; generating
 /// every kernel to hash its text would cost a cold start what the generation saves).
@@ -244,6 +279,7 @@ pub fn hash_version(h: &mut impl std::hash::Hasher) {
         include_str!("batched.rs"),
         include_str!("blocked.rs"),
         include_str!("common.rs"),
+        include_str!("coop.rs"),
         include_str!("subgroup.rs"),
         include_str!("subgroup_small.rs"),
         include_str!("tiled.rs"),

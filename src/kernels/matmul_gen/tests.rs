@@ -40,3 +40,111 @@ fn batched_rewrites_loads_and_strides() {
         "fn matmul_x() {\n    batch_begin(wid.z);\n    let kv4 = p.k / 4u;\n    let lda4 = a_ld() / 4u;\n    let ldb4 = b_ld() / 4u;\n    let v = a[a_off + i] + xa[j] + p.a[0] + b4[b_off4 + k * ldb4] + a4[a_off4 + q * lda4];\n    let s = a_ks();"
     );
 }
+
+/// Every tensor-core module validates with naga with the capabilities on (what wgpu enables
+/// on an adapter with `EXPERIMENTAL_COOPERATIVE_MATRIX` and `SHADER_F16`), and fails
+/// without the cooperative-matrix capability: these kernels are checked where no adapter
+/// runs them. (tests/shaders.rs checks their bindings as a device would compile them.)
+#[test]
+fn coop_modules_validate_with_the_capability() {
+    use naga::valid::{Capabilities, ValidationFlags, Validator};
+    let kernels = coop_kernels();
+    // Fragments of 8 and 16, f16 and f32 operands, and more than one J each.
+    assert!(kernels.len() >= 8, "{}", kernels.len());
+    for k in kernels {
+        let Kernel::Coop(c) = k else {
+            panic!("{k:?} is not a tensor-core kernel")
+        };
+        let spec = k.spec(false);
+        let src = spec.shader.source;
+        assert!(src.starts_with(c.enables()), "{}", spec.entry);
+        let module = naga::front::wgsl::parse_str(src)
+            .unwrap_or_else(|e| panic!("{}: {}", spec.entry, e.emit_to_string(src)));
+        let caps = Capabilities::COOPERATIVE_MATRIX
+            | Capabilities::SHADER_FLOAT16
+            | Capabilities::SUBGROUP
+            | Capabilities::SHADER_FLOAT16_IN_FLOAT32;
+        if let Err(e) = Validator::new(ValidationFlags::all(), caps).validate(&module) {
+            panic!("{}: {}", spec.entry, e.emit_to_string(src));
+        }
+        let without = caps - Capabilities::COOPERATIVE_MATRIX;
+        assert!(
+            Validator::new(ValidationFlags::all(), without)
+                .validate(&module)
+                .is_err(),
+            "{} validated without the cooperative-matrix capability",
+            spec.entry
+        );
+        // One entry point of its own, multiplying the operands' type into f32 accumulators.
+        let e = if c.half { "f16" } else { "f32" };
+        assert!(src.contains(&format!("coop_mat{}x{}<{e}, A>", c.s, c.s)));
+        assert!(src.contains(&format!("coop_mat{}x{}<f32, C>", c.s, c.s)));
+        assert_eq!(
+            src.matches("@compute").count(),
+            PRELUDE.source.matches("@compute").count() + 1
+        );
+    }
+}
+
+/// J covers every warp tile with the fewest subgroups the widest lanes leave.
+#[test]
+fn coop_subgroups_cover_every_warp_tile() {
+    for s in [8, 16] {
+        for lanes in [4, 8, 16, 32, 64, 128, 0] {
+            let j = coop::j_for(s, lanes);
+            let lanes = if lanes == 0 { 128 } else { lanes };
+            let subgroups = (coop::invocations(s) / lanes).max(1);
+            assert!(j * subgroups >= coop::warp_tiles(s), "s={s} lanes={lanes}");
+            assert!(
+                (j - 1) * subgroups < coop::warp_tiles(s),
+                "s={s} lanes={lanes}"
+            );
+        }
+    }
+    // NVIDIA's 32 lanes: one warp tile per subgroup.
+    assert_eq!(coop::j_for(16, 32), 1);
+}
+
+/// The tensor-core modules also translate to SPIR-V (what wgpu's Vulkan backend hands the
+/// driver), with the capabilities such an adapter enables. Linux only: naga's SPIR-V writer
+/// is there through wgpu's Vulkan backend.
+#[cfg(target_os = "linux")]
+#[test]
+fn coop_modules_translate_to_spirv() {
+    use naga::valid::{Capabilities, ValidationFlags, Validator};
+    for k in coop_kernels() {
+        let spec = k.spec(false);
+        let module = naga::front::wgsl::parse_str(spec.shader.source).unwrap();
+        let info = Validator::new(ValidationFlags::all(), Capabilities::all())
+            .validate(&module)
+            .unwrap();
+        // A biased, batched layout's constants, as a dense layer's forward sets them.
+        let constants = [
+            ("EPI", 1.0),
+            ("ACT", 1.0),
+            ("TRANS_B", 1.0),
+            ("BATCHED", 1.0),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let (module, info) = naga::back::pipeline_constants::process_overrides(
+            &module,
+            &info,
+            Some((naga::ShaderStage::Compute, spec.entry)),
+            &constants,
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", spec.entry));
+        let opts = naga::back::spv::Options {
+            lang_version: (1, 6),
+            ..Default::default()
+        };
+        let pipe = naga::back::spv::PipelineOptions {
+            shader_stage: naga::ShaderStage::Compute,
+            entry_point: spec.entry.to_string(),
+        };
+        let words = naga::back::spv::write_vec(&module, &info, &opts, Some(&pipe))
+            .unwrap_or_else(|e| panic!("{}: {e}", spec.entry));
+        assert!(words.len() > 100, "{}", spec.entry);
+    }
+}
