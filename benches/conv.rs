@@ -3,7 +3,9 @@
 //! shape (M, N, K) with the same kernel family on the same adapter, alternating the two
 //! within each round (this machine's speed drifts by ±25%). The ratio is what implicit
 //! im2col costs: the A operand read through the convolution's index arithmetic instead of a
-//! stored matrix. Wall clock per pass (submit and wait), median of the rounds.
+//! stored matrix. Wall clock per pass (submit and wait), median of the rounds. A tiny-K
+//! layer's forward pass also runs on the direct kernel (`conv2d_direct`), in the same rounds:
+//! its row says `direct`, and the device's choice between the two is printed.
 //!
 //! ```text
 //! cargo bench --bench conv                # the table
@@ -15,9 +17,9 @@ use std::time::Instant;
 
 use suanli::exec::Recorder;
 use suanli::internals::kernels::conv2d::{self, Geometry, Op, WeightsOut};
-use suanli::internals::kernels::conv2d_tune;
 use suanli::internals::kernels::matmul::{record_with, Epilogue, MatmulArgs};
 use suanli::internals::kernels::matmul_tune;
+use suanli::internals::kernels::{conv2d_direct, conv2d_tune};
 use suanli::{Activation, Device, Layout, Padding, Tensor};
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -89,6 +91,18 @@ fn main() -> suanli::Result<()> {
                 (1, 1),
                 (1, 1),
                 Padding::Valid,
+            )?,
+        ),
+        (
+            format!("CIFAR conv1 32x32x3->32 3x3 same b{}", bt(64)),
+            Geometry::new(
+                bt(64),
+                (32, 32, 3),
+                32,
+                (3, 3),
+                (1, 1),
+                (1, 1),
+                Padding::Same,
             )?,
         ),
         (
@@ -184,7 +198,24 @@ fn main() -> suanli::Result<()> {
             // implicit im2col exists for.
             let fits = (m as u64 * k as u64).max(k as u64 * n as u64) * 4
                 <= dev.info().limits.max_storage_binding;
-            let (mut tc, mut tm) = (Vec::new(), Vec::new());
+            let (mut tc, mut tm, mut td) = (Vec::new(), Vec::new(), Vec::new());
+            // The direct kernel, where it can run this pass.
+            let with_direct = op == Op::Forward && conv2d_direct::eligible(g);
+            let mut direct = |rec: &mut Recorder<'_>| {
+                conv2d_direct::forward(
+                    rec,
+                    g,
+                    x.buffer(),
+                    w.buffer(),
+                    Some(b.buffer()),
+                    out.buffer(),
+                    Activation::Relu,
+                )
+                .unwrap()
+            };
+            if with_direct {
+                time(&dev, &mut direct); // compiles
+            }
             time(&dev, &mut conv); // compiles
             if fits {
                 let a = Tensor::rand_uniform(&dev, &[(m as usize * k as usize)], -1.0, 1.0, 4)?;
@@ -206,21 +237,27 @@ fn main() -> suanli::Result<()> {
                 time(&dev, &mut mm); // compiles
                 for _ in 0..rounds {
                     tc.push(time(&dev, &mut conv));
+                    if with_direct {
+                        td.push(time(&dev, &mut direct));
+                    }
                     tm.push(time(&dev, &mut mm));
                 }
             } else {
                 for _ in 0..rounds {
                     tc.push(time(&dev, &mut conv));
+                    if with_direct {
+                        td.push(time(&dev, &mut direct));
+                    }
                 }
             }
             let flops = 2.0 * m as f64 * n as f64 * k as f64;
             let gc = flops / median(tc) / 1e9;
-            let (gm, ratio) = if fits {
-                let gm = flops / median(tm) / 1e9;
-                (format!("{gm:.1}"), format!("{:.0}%", 100.0 * gc / gm))
-            } else {
-                ("no fit".to_string(), "-".to_string())
+            let gm = fits.then(|| flops / median(tm.clone()) / 1e9);
+            let cols = |gc: f64| match gm {
+                Some(gm) => (format!("{gm:.1}"), format!("{:.0}%", 100.0 * gc / gm)),
+                None => ("no fit".to_string(), "-".to_string()),
             };
+            let (gm_s, ratio) = cols(gc);
             let pass = match op {
                 Op::Forward => "forward".to_string(),
                 Op::BackwardData => "backward data".to_string(),
@@ -234,9 +271,28 @@ fn main() -> suanli::Result<()> {
                 format!("{m} x {n} x {k}"),
                 v.name(),
                 gc,
-                gm,
+                gm_s,
                 ratio
             );
+            if with_direct {
+                let gd = flops / median(td) / 1e9;
+                let (gm_s, ratio) = cols(gd);
+                let chosen = conv2d_tune::direct(&dev, g, false)?;
+                println!(
+                    "{:<36} {:<17} {:>22} {:>9} {:>9.1} {:>10} {:>7}",
+                    name,
+                    if chosen {
+                        "forward (chosen)"
+                    } else {
+                        "forward"
+                    },
+                    format!("{m} x {n} x {k}"),
+                    "direct",
+                    gd,
+                    gm_s,
+                    ratio
+                );
+            }
         }
     }
     println!("\nGFLOP/s of the GEMM's multiply-adds (the backward data pass of a strided convolution, and the padding taps of every backward data pass, count as done). \"no fit\": the stored im2col matrix of that GEMM exceeds one storage binding, so the plain matmul cannot run.");

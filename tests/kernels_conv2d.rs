@@ -14,9 +14,9 @@ use common::matmul::{narrow_variants, tol, variants};
 use common::{assert_rel_l2, random_vec};
 use suanli::exec::Recorder;
 use suanli::internals::kernels::conv2d::{self, Geometry, Op, WeightsOut, WeightsPlan};
-use suanli::internals::kernels::conv2d_tune;
 use suanli::internals::kernels::matmul::Update;
 use suanli::internals::kernels::matmul_variant::Variant;
+use suanli::internals::kernels::{conv2d_strided, conv2d_tune};
 use suanli::internals::reference::{self, ConvShape};
 use suanli::{Activation, Device, Error, Padding, Rule, Tensor};
 
@@ -337,6 +337,14 @@ fn hard_cases() -> Vec<Case> {
         Case::new(2, (7, 7, 5), 4, 2).same(), // an even window: padding split low-first
         Case::new(2, (9, 8, 3), 6, 3).stride(2),
         Case::new(3, (9, 7, 4), 8, 3).stride(2).same(),
+        // Strided backward data is a gather of the taps that land (conv2d_strided): stride
+        // 3 with a window of 2 (rows no tap reaches), stride 2 with dilation 2, a layer as
+        // issue 35's CNN has (even input, `same`, 64 filters).
+        Case::new(2, (10, 11, 3), 5, 2).stride(3),
+        Case::new(2, (11, 10, 3), 7, 3).stride(2).dilation(2).same(),
+        Case::new(3, (14, 14, 32), 64, 3).stride(2).same(),
+        Case::new(2, (9, 8, 4), 12, 3).stride(2), // four channels at a time, valid
+        Case::new(2, (7, 9, 8), 4, 4).stride(3).dilation(2).same(),
         Case::new(2, (11, 9, 5), 3, 3).dilation(2),
         Case::new(2, (8, 9, 2), 5, 3).dilation(2).same(),
         Case::new(2, (4, 5, 3), 2, 5).same(), // a window larger than the input, padded
@@ -468,6 +476,20 @@ fn a_weight_gradient_deeper_than_the_loop_limit() {
     let plan = conv2d::plan_weights(&g, v, dev.info().limits.max_loop_iterations);
     assert!(plan.splits > 1, "{plan:?}");
     check_backward_weights(&dev, v, &c, Some(plan), 900);
+}
+
+/// A strided layer whose gather would loop past llvmpipe's limit (4 landing taps of 17,000
+/// filters) goes to the naive kernel's dividing loader, and is whole either way.
+#[test]
+fn a_strided_backward_data_past_the_loop_limit() {
+    let dev = dev_or_skip!();
+    let c = Case::new(1, (4, 3, 2), 17_000, 3).stride(2).same();
+    let g = c.geometry();
+    let limit = dev.info().limits.max_loop_iterations;
+    if limit.is_some() {
+        assert!(!conv2d_strided::fits(&g.strided(), limit), "{g:?}");
+    }
+    check_backward_data(&dev, Variant::Naive, &c, Some(Activation::Relu), 950);
 }
 
 #[test]

@@ -2,13 +2,15 @@
 //! device ([`crate::kernels::lu`], [`crate::kernels::qr`]): `solve`, `inv`, `det` and
 //! `slogdet` from an LU factorisation with partial pivoting (NumPy's LAPACK `getrf`
 //! semantics: the largest pivot, the first on ties), `cholesky`, and Householder `qr`.
-//! Integer operands are factored in float32.
+//! Integer operands up to 32 bits are factored in float32; float64, int64 and uint64 ones in
+//! float64 by [`crate::array::decomp_f64`] (`solve`, `inv`, `det`, `slogdet`, `cholesky`).
 //!
 //! A singular matrix (an exactly zero pivot) makes `solve` and `inv` fail with
 //! [`Error::Singular`], as NumPy's `LinAlgError`; `det` is then 0 and `slogdet` (0, -inf),
 //! as in NumPy. A matrix that is not positive definite makes `cholesky` fail the same way.
 
 use crate::array::array::{Array, Strided};
+use crate::array::decomp_f64::{self, which_matrix};
 use crate::array::dtype::DType;
 use crate::array::eval::alloc_words;
 use crate::array::layout::{broadcast_shapes, Index, Layout};
@@ -177,21 +179,6 @@ fn factor(op: &'static str, x: &Array, batch: &[usize], which: Factor) -> Result
     })
 }
 
-/// Where in the batch the flat matrix `i` is.
-/// Names matrix `i` of a batch for an error message: "the matrix" when there is no batch,
-/// "the matrix at [2, 0] of the batch" (its batch position, not its flat index) otherwise.
-fn which_matrix(batch: &[usize], mut i: usize) -> String {
-    if batch.is_empty() {
-        return "the matrix".into();
-    }
-    let mut at = vec![0; batch.len()];
-    for (p, &d) in at.iter_mut().zip(batch).rev() {
-        *p = i % d.max(1);
-        i /= d.max(1);
-    }
-    format!("the matrix at {at:?} of the batch")
-}
-
 impl Array {
     /// X with A·X = B for the square matrices A of `self` (`(..., n, n)`) and `b` of shape
     /// `(..., n, k)` (batch axes broadcast) or `(n,)` (one vector for every matrix; the result
@@ -218,6 +205,14 @@ impl Array {
         };
         let mut out_shape = batch.clone();
         out_shape.extend([n, rhs]);
+        if decomp_f64::wanted(&[self.dtype(), b.dtype()]) {
+            let r = decomp_f64::solve(OP, self, &b2, &batch, n, rhs)?;
+            return if vector {
+                r.squeeze(&[r.ndim() - 1])
+            } else {
+                Ok(r)
+            };
+        }
         let count: usize = batch.iter().product();
         if count > 1 && abatch.iter().product::<usize>() == 1 {
             return self.solve_columns(&b2, &batch, rhs);
@@ -303,6 +298,10 @@ impl Array {
     /// The sign (±1, or 0 for a singular matrix) and the natural logarithm of the absolute
     /// determinant (-inf for a singular matrix) of each square matrix, as NumPy's `slogdet`.
     pub fn slogdet(&self) -> Result<(Array, Array)> {
+        if decomp_f64::wanted(&[self.dtype()]) {
+            let (batch, n) = square("slogdet", self)?;
+            return decomp_f64::slogdet("slogdet", self, &batch, n);
+        }
         let (d, parity) = diagonal_and_parity(self, "slogdet")?;
         let sign = d
             .sign()?
@@ -315,6 +314,10 @@ impl Array {
     /// The determinant of each square matrix: the product of U's diagonal and the sign of
     /// the permutation (0 for a singular matrix; float32 overflows to ±inf as NumPy's does).
     pub fn det(&self) -> Result<Array> {
+        if decomp_f64::wanted(&[self.dtype()]) {
+            let (batch, n) = square("det", self)?;
+            return decomp_f64::det("det", self, &batch, n);
+        }
         let (d, parity) = diagonal_and_parity(self, "det")?;
         d.reduce(Reduce::Prod, Some(&[-1]), false)?
             .mul(&parity)?
@@ -325,7 +328,15 @@ impl Array {
     /// triangle: L (lower) with A = L·Lᵀ, or U = Lᵀ (`upper`) with A = Uᵀ·U.
     pub fn cholesky(&self, upper: bool) -> Result<Array> {
         const OP: &str = "cholesky";
-        let (batch, _) = square(OP, self)?;
+        let (batch, n) = square(OP, self)?;
+        if decomp_f64::wanted(&[self.dtype()]) {
+            let l = decomp_f64::cholesky(OP, self, &batch, n)?;
+            return if upper {
+                l.matrix_transpose()?.copy()
+            } else {
+                Ok(l)
+            };
+        }
         let f = factor(OP, self, &batch, Factor::Cholesky)?;
         if let Some((i, col)) = f.failed()? {
             return Err(Error::Singular {

@@ -3,12 +3,14 @@
 //! is read in place (the TN and NT layouts), batch axes that broadcast have stride 0, and
 //! only what the kernels cannot address (negative strides, more than two batch axes that do
 //! not merge, both operands transposed) is copied first.
+//! float64 and the integer dtypes compute in their own dtype instead (`exact`).
 
 use crate::array::array::{Array, Strided};
 use crate::array::complex_fold;
-use crate::array::dtype::{promote, DType};
+use crate::array::dtype::{promote, DType, Kind};
 use crate::array::eval::alloc_words;
 use crate::array::layout::{broadcast_shapes, coalesce, Layout};
+use crate::array::ops::Binary;
 use crate::error::{Error, Result};
 use crate::exec::recorder::Recorder;
 use crate::kernels::matmul::{Epilogue, MatmulArgs};
@@ -35,16 +37,13 @@ fn stored(rows: usize, cols: usize, sr: isize, sc: isize) -> Option<(bool, u32)>
 impl Array {
     /// The matrix product over the last two axes, batch axes broadcast; a 1-D operand is a
     /// row (first) or a column (second) vector whose axis the result drops, as in NumPy.
-    /// Integer operands are multiplied in float32 and rounded back, exact while every
-    /// product and sum stays below 2^24.
+    /// float32 and float16 run on the tuned matmul kernels (float16 rounded once at the end);
+    /// float64 and every integer dtype compute in the dtype itself ([`exact`]).
     pub fn matmul(&self, other: &Array) -> Result<Array> {
         self.check_device(other, "matmul")?;
         let out_dtype = promote(self.dtype(), other.dtype())?;
         if out_dtype.is_complex() && self.ndim() > 0 && other.ndim() > 0 {
             return complex_fold::matmul(self, other);
-        }
-        if !out_dtype.is_complex() {
-            out_dtype.refuse_wide("matmul")?;
         }
         if out_dtype == DType::Bool || self.ndim() == 0 || other.ndim() == 0 {
             return Err(Error::DType {
@@ -86,6 +85,16 @@ impl Array {
         let batch = broadcast_shapes("matmul", &[&a.shape()[..ra - 2], &b.shape()[..rb - 2]])?;
         let mut out_shape = batch.clone();
         out_shape.extend([m, n]);
+        if out_dtype == DType::Float64 || out_dtype.kind() != Kind::Float {
+            let mut r = exact(&a, &b, out_dtype)?;
+            if a1 {
+                r = r.squeeze(&[r.ndim() - 2])?;
+            }
+            if b1 {
+                r = r.squeeze(&[r.ndim() - 1])?;
+            }
+            return Ok(r);
+        }
         let count: usize = batch.iter().product();
         let device = self.device().clone();
         let f = DType::Float32;
@@ -111,12 +120,29 @@ impl Array {
         }
         if out_dtype == f {
             Ok(r)
-        } else if out_dtype == DType::Float16 {
-            // Products and sums in float32, each result rounded once.
-            r.astype(out_dtype)
         } else {
-            r.round()?.astype(out_dtype)
+            // float16: products and sums in float32, each result rounded once.
+            r.astype(out_dtype)
         }
+    }
+}
+
+/// `a @ b` (`a`: `(..., m, k)`, `b`: `(..., k, n)`, batch axes broadcasting) computed in
+/// `dtype` itself, as NumPy does: float64 in float64, integers wrapping in their width. It is
+/// the reduction `Σ_k a[..., m, k, None] · b[..., None, k, n]` over the fused broadcast
+/// product, so the `m × k × n` products are never stored, and one generated kernel per
+/// dtype does the work: float sums are compensated (Kahan), and integer sums wrap in 32 or
+/// 64 bits, which modulo 2^8 or 2^16 is the narrow dtype's own wrapping product once cast
+/// back. Not tiled: correctness first, the float32 path is the fast one.
+fn exact(a: &Array, b: &Array, dtype: DType) -> Result<Array> {
+    let (ra, rb) = (a.ndim(), b.ndim());
+    let av = a.astype(dtype)?.expand_dims(ra)?;
+    let bv = b.astype(dtype)?.expand_dims(rb - 2)?;
+    let r = av.binary(Binary::Multiply, &bv)?.sum(Some(&[-2]), false)?;
+    if r.dtype() == dtype {
+        Ok(r)
+    } else {
+        r.astype(dtype)
     }
 }
 

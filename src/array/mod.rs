@@ -40,6 +40,7 @@ pub(crate) mod complex_fold;
 pub mod create;
 pub mod custom;
 pub mod decomp;
+pub(crate) mod decomp_f64;
 pub mod dtype;
 pub mod elementwise;
 pub(crate) mod eval;

@@ -92,6 +92,8 @@ struct Params {
 
 /// Rows per chunk of the two-step reductions.
 const CHUNK: usize = 512;
+/// Rows per invocation of the normalising kernels (`ROWS` in batchnorm.wgsl).
+const ROWS: usize = 8;
 
 /// A normalisation's shape and constants: `rows` × `channels`, ε, momentum, and which of γ
 /// and β exist.
@@ -121,6 +123,11 @@ impl BnShape {
     /// reduction.
     pub fn partials(&self) -> usize {
         3 * self.chunks() * self.channels
+    }
+
+    /// Invocations of the normalising kernels: one per channel and [`ROWS`] rows.
+    fn normalise_jobs(&self) -> usize {
+        self.rows.div_ceil(ROWS) * self.channels
     }
 
     fn params(&self, n: usize, alpha: f32) -> Params {
@@ -243,7 +250,7 @@ pub fn train_forward(
         s.channels,
     )?;
     let [g, b] = affine(s, gamma, beta, stats)?;
-    let el = s.rows * s.channels;
+    let el = s.normalise_jobs();
     launch(
         rec,
         &FORWARD,
@@ -267,7 +274,7 @@ pub fn inference(
     s.check()?;
     let (n, c) = ((s.rows * s.channels) as u64 * 4, s.channels as u64 * 4);
     let [g, b] = affine(s, gamma, beta, moving.0)?;
-    let el = s.rows * s.channels;
+    let el = s.normalise_jobs();
     launch(
         rec,
         &INFERENCE,
@@ -326,7 +333,7 @@ pub fn backward(
         s.params(s.channels, 0.0),
         s.channels,
     )?;
-    let el = s.rows * s.channels;
+    let el = s.normalise_jobs();
     let g = gamma.map_or((stats, c), |g| (g, c));
     let gy = gate.map_or((dy, n), |(_, y)| (y, n));
     let alpha = gate.map_or(0.0, |(a, _)| a.alpha());

@@ -10,8 +10,9 @@
 //! | backward weights | `dW = im2col(x)ᵀ·dy` (bias gradient as column sums) | KH·KW·C | OC | N·OH·OW |
 //!
 //! The backward data pass reads dy at `h + pad − kh·dilation` for every tap, which is a
-//! separable address only with stride 1; a strided convolution's runs on the naive kernel,
-//! whose loader divides (`IM2COL` 4). The weight gradient's K is long (86,528 for the MNIST
+//! separable address only with stride 1; a strided convolution's is a gather of the taps
+//! that land (`conv2d_strided`), or the naive kernel, whose loader divides (`IM2COL` 4),
+//! past the adapter's loop limit. The weight gradient's K is long (86,528 for the MNIST
 //! convnet's first layer at batch 128, past llvmpipe's 65,535-iteration loop limit at one
 //! product per iteration): it is split into chunks ([`WeightsPlan`]) whose partial products
 //! `conv2d_reduce_step` sums in a fixed order, applying the optimizer as it goes, as the
@@ -19,6 +20,7 @@
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::Record;
+use crate::kernels::conv2d_strided::{self, Geometry as Strided};
 use crate::kernels::matmul::{record_gemm, Epilogue, Im2col, MatmulArgs, Update};
 use crate::kernels::matmul_variant::Variant;
 use crate::kernels::optim;
@@ -191,7 +193,29 @@ impl Geometry {
         self.c.is_multiple_of(4) && self.oc.is_multiple_of(4)
     }
 
-    /// The backward data pass runs as a GEMM (stride 1), not on the naive kernel.
+    /// What the strided backward data gather reads of it.
+    pub fn strided(&self) -> Strided {
+        let g = *self;
+        Strided {
+            batch: g.batch,
+            h: g.h,
+            w: g.w,
+            c: g.c,
+            oh: g.oh,
+            ow: g.ow,
+            oc: g.oc,
+            kh: g.kh,
+            kw: g.kw,
+            sh: g.sh,
+            sw: g.sw,
+            ph: g.ph,
+            pw: g.pw,
+            dh: g.dh,
+            dw: g.dw,
+        }
+    }
+
+    /// The backward data pass runs as a GEMM (stride 1), not as a gather (`conv2d_strided`).
     pub fn dx_as_gemm(&self) -> bool {
         self.sh == 1 && self.sw == 1
     }
@@ -369,14 +393,17 @@ fn backward_data_into(
         accumulate,
     };
     let conv = g.im2col(Op::BackwardData, g.sizes().1, 1, k, k);
-    // A strided convolution's backward data pass needs the dividing loader of the naive
-    // kernel, whatever the choice.
-    let v = if g.dx_as_gemm() {
-        variant
-    } else {
-        Variant::Naive
-    };
-    record_gemm(rec, &args, v, Some(&conv))
+    if g.dx_as_gemm() {
+        return record_gemm(rec, &args, variant, Some(&conv));
+    }
+    // A strided convolution's: the gather of the taps that land (`conv2d_strided`), or where
+    // its loops would pass the adapter's limit the naive kernel's dividing loader.
+    let max_loops = rec.device().info().limits.max_loop_iterations;
+    let s = g.strided();
+    if conv2d_strided::fits(&s, max_loops) {
+        return conv2d_strided::backward_data(rec, &s, dy, wt, gate, dx, accumulate);
+    }
+    record_gemm(rec, &args, Variant::Naive, Some(&conv))
 }
 
 /// How the weight gradient's long K is cut: `splits` chunks of `chunk` (a multiple of 64,

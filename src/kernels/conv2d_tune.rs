@@ -14,6 +14,7 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::exec::recorder::Recorder;
 use crate::kernels::conv2d::{self, Geometry, Op, WeightsOut};
+use crate::kernels::conv2d_direct;
 use crate::kernels::matmul_gen;
 use crate::kernels::matmul_tune;
 use crate::kernels::matmul_variant::{candidates, Variant, SHADER};
@@ -93,7 +94,130 @@ pub fn prepare(dev: &Device) -> Result<()> {
     for op in Op::ALL {
         prepare_op(dev, op)?;
     }
+    prepare_direct(dev)?;
     Ok(())
+}
+
+/// The tuning cache's class of the direct kernel's choice.
+const DIRECT: &str = "forward_direct";
+
+/// The largest K the direct kernel is chosen for: the timed layer's class (K = 9). On
+/// lavapipe it lost to the GEMM at K = 27 (an RGB 3×3 layer: 1.8 against 2.1 GFLOP/s,
+/// `benches/conv.rs`, 2026-12-07), where the GEMM's K step is no longer mostly padding.
+const DIRECT_MAX_K: usize = 16;
+
+/// Whether `g`'s forward pass runs on the direct kernel on `dev`: `g` is eligible
+/// ([`conv2d_direct::eligible`]), K ≤ 16, and the kernel beat the implicit GEMM here. Inside a capture
+/// the choice must have been made ([`prepare`]).
+pub fn direct(dev: &Device, g: &Geometry, in_capture: bool) -> Result<bool> {
+    if !conv2d_direct::eligible(g) || g.kh * g.kw * g.c > DIRECT_MAX_K {
+        return Ok(false);
+    }
+    if in_capture {
+        return dev
+            .tune()
+            .get(FAMILY, DIRECT)
+            .map(|s: String| s == "direct")
+            .ok_or_else(|| Error::Internal {
+                op: "conv2d",
+                message: "conv2d_tune::prepare must run before a capture records a convolution"
+                    .into(),
+            });
+    }
+    prepare_direct(dev)
+}
+
+/// The direct kernel's choice: forced off by a forced matmul variant (`SUANLI_MATMUL` names
+/// what every convolution runs), cached, or measured now.
+fn prepare_direct(dev: &Device) -> Result<bool> {
+    if let Some(s) = dev.tune().get(FAMILY, DIRECT) {
+        return Ok(s == "direct");
+    }
+    if dev.config().matmul.is_some() {
+        dev.tune().set(FAMILY, DIRECT, "gemm");
+        return Ok(false);
+    }
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    version().hash(&mut h);
+    conv2d_direct::SHADER.source.hash(&mut h);
+    format!("{:?}", direct_geometry()).hash(&mut h);
+    let name = dev.tune().choose(
+        FAMILY,
+        DIRECT,
+        &format!("{:016x}", h.finish()),
+        |s| s == "direct" || s == "gemm",
+        || tune_direct(dev),
+    )?;
+    Ok(name == "direct")
+}
+
+/// The tiny-K convolution the direct kernel is timed on: the MNIST convnet's first layer at
+/// batch 32 (28×28×1 → 32, 3×3, valid: a GEMM of 21632 × 32 × 9).
+pub fn direct_geometry() -> Geometry {
+    Geometry {
+        batch: 32,
+        h: 28,
+        w: 28,
+        c: 1,
+        oh: 26,
+        ow: 26,
+        oc: 32,
+        kh: 3,
+        kw: 3,
+        sh: 1,
+        sw: 1,
+        ph: 0,
+        pw: 0,
+        dh: 1,
+        dw: 1,
+    }
+}
+
+/// Times the direct kernel against the device's GEMM choice on [`direct_geometry`]
+/// (alternating, medians of [`TUNE_ROUNDS`]): "direct" or "gemm".
+fn tune_direct(dev: &Device) -> Result<String> {
+    let g = direct_geometry();
+    let gemm = pick(dev, &g, Op::Forward, false)?;
+    let (xn, yn, wn) = g.sizes();
+    let x = Tensor::rand_uniform(dev, &[xn], -1.0, 1.0, 1)?;
+    let w = Tensor::rand_uniform(dev, &[wn], -0.1, 0.1, 3)?;
+    let b = Tensor::zeros(dev, &[g.oc])?;
+    let y = Tensor::empty(dev, &[yn])?;
+    let time = |direct: bool| -> Result<f64> {
+        let t0 = Instant::now();
+        let mut rec = Recorder::new(dev);
+        let (xb, wb, bb, yb) = (x.buffer(), w.buffer(), Some(b.buffer()), y.buffer());
+        if direct {
+            conv2d_direct::forward(&mut rec, &g, xb, wb, bb, yb, Activation::Relu)?;
+        } else {
+            conv2d::forward(&mut rec, &g, xb, wb, bb, yb, Activation::Relu, gemm)?;
+        }
+        let idx = rec.submit()?;
+        dev.core().wait(Some(idx), "conv2d timing")?;
+        Ok(t0.elapsed().as_secs_f64())
+    };
+    time(true)?; // compiles them
+    time(false)?;
+    let (mut td, mut tg) = (Vec::new(), Vec::new());
+    for _ in 0..TUNE_ROUNDS {
+        td.push(time(true)?);
+        tg.push(time(false)?);
+    }
+    let median = |mut t: Vec<f64>| {
+        t.sort_by(f64::total_cmp);
+        t[t.len() / 2]
+    };
+    let (td, tg) = (median(td), median(tg));
+    let choice = if td < tg { "direct" } else { "gemm" };
+    log::info!(
+        "conv2d tiny-K forward on {}: direct {:.1} GFLOP/s, {} {:.1} GFLOP/s; chose {choice}",
+        dev.name(),
+        g.flops() / td / 1e9,
+        gemm.name(),
+        g.flops() / tg / 1e9,
+    );
+    Ok(choice.to_string())
 }
 
 /// The choice for `op`: forced, cached, or measured now.

@@ -22,6 +22,8 @@ pub mod attention_unfused;
 pub mod batchnorm;
 pub mod clip;
 pub mod conv2d;
+pub mod conv2d_direct;
+pub mod conv2d_strided;
 pub mod conv2d_tune;
 pub mod elementwise;
 pub mod embedding;

@@ -6,9 +6,10 @@ use crate::kernels::prelude::{
     ARRAY_PRELUDE_F64, ARRAY_PRELUDE_I64, ARRAY_REM_PIO2_F64, IM2COL, OPTIM_RULE,
 };
 use crate::kernels::{
-    attention, attention_cache, attention_unfused, batchnorm, clip, conv2d, elementwise, embedding,
-    fft, gather, jacobi, layernorm, loss, lu, matmul_variant, merge, metric, optim, philox, pool2d,
-    qr, reduce, sample, softmax_xent, sort, windows,
+    attention, attention_cache, attention_unfused, batchnorm, clip, conv2d, conv2d_direct,
+    conv2d_strided, elementwise, embedding, fft, gather, jacobi, layernorm, loss, lu,
+    matmul_variant, merge, metric, optim, philox, pool2d, qr, reduce, sample, softmax_xent, sort,
+    windows,
 };
 use crate::services::pipeline::{KernelSpec, Shader};
 
@@ -32,6 +33,8 @@ pub const SHADERS: &[Shader] = &[
     batchnorm::SHADER,
     clip::SHADER,
     conv2d::SHADER,
+    conv2d_direct::SHADER,
+    conv2d_strided::SHADER,
     elementwise::SHADER,
     embedding::SHADER,
     fft::SHADER,
@@ -69,6 +72,8 @@ pub const KERNELS: &[&[KernelSpec]] = &[
     batchnorm::KERNELS,
     clip::KERNELS,
     conv2d::KERNELS,
+    conv2d_direct::KERNELS,
+    conv2d_strided::KERNELS,
     elementwise::KERNELS,
     embedding::KERNELS,
     fft::KERNELS,

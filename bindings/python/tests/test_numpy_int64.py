@@ -291,6 +291,7 @@ def test_reductions(dtype):
 @pytestmark_i64
 def test_what_int64_does_not_take_yet_is_a_type_error():
     x = xp.asarray(values(7, (9,)))
-    for f in (lambda v: v @ v, xp.fft.fft):
+    # matmul computes in int64 (test_numpy_linalg_wide.py).
+    for f in (xp.fft.fft,):
         with pytest.raises(TypeError):
             f(x)

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::kernels::conv2d::{self, Geometry, Op, ReduceParams, WeightsOut};
+use crate::kernels::conv2d_direct;
 use crate::kernels::conv2d_tune;
 use crate::kernels::matmul::Update;
 use crate::nn::layer::{Back, Cx, Dx, Io, Layer, Position, Saved, Slot, Weights};
@@ -303,8 +304,22 @@ impl Layer for Conv2DLayer {
     fn forward(&self, cx: &mut Cx<'_>, pos: Position, x: &Tensor) -> Result<Saved> {
         let g = self.g.with_batch(cx.batch);
         let v = self.pick(cx, &g, Op::Forward)?;
+        let in_capture = cx.rec().is_capture();
+        let direct = conv2d_tune::direct(&cx.device(), &g, in_capture)?;
         let head = head::forward(cx, pos, self.act, &self.io.output, |cx, y, act| {
             let bias = self.bias().map(|b| b.buffer());
+            if direct {
+                // A tiny K (a first layer): the direct kernel, where it was the faster.
+                return conv2d_direct::forward(
+                    cx.rec(),
+                    &g,
+                    x.buffer(),
+                    self.kernel().buffer(),
+                    bias,
+                    y.buffer(),
+                    act,
+                );
+            }
             conv2d::forward(
                 cx.rec(),
                 &g,

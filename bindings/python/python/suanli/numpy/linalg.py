@@ -2,8 +2,9 @@
 place), and what is built from products, views and reductions (``vecdot``, ``tensordot``,
 ``outer``, ``diagonal``, ``trace``, ``cross``, the vector and matrix norms that need no
 decomposition, ``matrix_power``), and the solvers and factorisations on the device:
-``solve``, ``inv``, ``det``, ``slogdet`` (LU with partial pivoting) and ``cholesky``, float32,
-batched over leading axes. A singular matrix (an exactly zero pivot) raises ``LinAlgError``
+``solve``, ``inv``, ``det``, ``slogdet`` (LU with partial pivoting) and ``cholesky``, float32
+(float64 for float64, int64 and uint64 input), batched over leading axes. ``matmul`` of
+float64 and of integers computes in their dtype (integers wrapping, as NumPy's). A singular matrix (an exactly zero pivot) raises ``LinAlgError``
 in ``solve`` and ``inv`` as NumPy's does. ``qr`` by Householder reflections; ``svd``,
 ``svdvals``, ``eigh``, ``eigvalsh`` by one-sided Jacobi on the device, and from them
 ``pinv``, ``matrix_rank`` and ``matrix_norm``'s 2-norms and nuclear norm."""

@@ -1,0 +1,162 @@
+//! A strided convolution's backward data pass as a direct gather (`shaders/conv2d_strided.wgsl`).
+//!
+//! With stride 1 the pass is a GEMM over implicit im2col (`conv2d`); with stride s the
+//! address of dy for a tap divides, and only about 1/s² of the KH·KW taps of an input land
+//! on an output. The naive GEMM's dividing loader walked all KH·KW·OC products per element
+//! at about 1 GFLOP/s on lavapipe: issue 35's BatchNorm CNN spent 86% of its step in the
+//! stride-2 layer's backward data. The gather does the landing taps' products only, an
+//! invocation per element of dx (four channels of it where C and OC are multiples of 4),
+//! and applies the GEMM epilogue's gate and accumulation.
+
+use crate::error::Result;
+use crate::exec::dispatch::Record;
+use crate::kernels::prelude::act_code;
+use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
+use crate::vocab::Activation;
+
+/// conv2d_strided.wgsl, after the activation prelude (the gate's derivative).
+pub const SHADER: Shader = crate::services::pipeline::shader!("conv2d_strided" after "activation");
+
+use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
+
+/// The gather. Bindings: dy, Wᵗ, gate output, dx, params.
+pub const BACKWARD_DATA: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "conv2d_strided_backward_data",
+    bindings: &[RO, RO, RO, RW, U],
+};
+
+/// The gather, four channels per invocation (C and OC multiples of 4). Bindings as
+/// [`BACKWARD_DATA`]'s.
+pub const BACKWARD_DATA4: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "conv2d_strided_backward_data4",
+    bindings: &[RO, RO, RO, RW, U],
+};
+
+/// Every entry point of conv2d_strided.wgsl.
+pub const KERNELS: &[KernelSpec] = &[BACKWARD_DATA, BACKWARD_DATA4];
+
+/// Whether `g` runs on the four-channel kernel.
+pub fn by_four(g: &Geometry) -> bool {
+    g.c.is_multiple_of(4) && g.oc.is_multiple_of(4)
+}
+
+/// What the gather needs of a convolution's geometry (`conv2d::Geometry`, which builds it:
+/// this module stays below `conv2d`, which routes to it). Fields as `Geometry` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)] // named as conv2d::Geometry's
+pub struct Geometry {
+    pub batch: usize,
+    pub h: usize,
+    pub w: usize,
+    pub c: usize,
+    pub oh: usize,
+    pub ow: usize,
+    pub oc: usize,
+    pub kh: usize,
+    pub kw: usize,
+    pub sh: usize,
+    pub sw: usize,
+    pub ph: usize,
+    pub pw: usize,
+    pub dh: usize,
+    pub dw: usize,
+}
+
+impl Geometry {
+    /// Elements of x, y and the kernel.
+    fn sizes(&self) -> (usize, usize, usize) {
+        (
+            self.batch * self.h * self.w * self.c,
+            self.batch * self.oh * self.ow * self.oc,
+            self.kh * self.kw * self.c * self.oc,
+        )
+    }
+}
+
+/// Mirrors `Params` in conv2d_strided.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    n: u32,
+    alpha: f32,
+    _pad: [u32; 2],
+}
+
+/// Loop iterations one invocation runs for `g`: the tap tests plus, at most, the products
+/// of every tap that can land (`ceil(K / S)` per axis).
+pub fn loops(g: &Geometry) -> u64 {
+    let landing = g.kh.div_ceil(g.sh) * g.kw.div_ceil(g.sw);
+    let oc = if by_four(g) { g.oc / 4 } else { g.oc };
+    (g.kh + g.kh * g.kw + landing * oc) as u64
+}
+
+/// Whether the gather runs `g` on an adapter that stops loops after `max_loops` iterations
+/// (none: `None`); the naive GEMM takes what it cannot.
+pub fn fits(g: &Geometry, max_loops: Option<u32>) -> bool {
+    max_loops.is_none_or(|l| loops(g) <= l as u64)
+}
+
+/// Records `dx` from `dy` (batch, oh, ow, oc) and `wt` (the transposed kernel,
+/// `conv2d::transpose`), for a geometry `conv2d::Geometry::check` passed: times `gate`'s derivative (from the previous layer's output) when
+/// given, plus what `dx` holds when `accumulate`.
+pub fn backward_data(
+    rec: &mut dyn Record,
+    g: &Geometry,
+    dy: &wgpu::Buffer,
+    wt: &wgpu::Buffer,
+    gate: Option<(Activation, &wgpu::Buffer)>,
+    dx: &wgpu::Buffer,
+    accumulate: bool,
+) -> Result<()> {
+    let (xn, yn, wn) = g.sizes();
+    let v = |x: usize| x as f64;
+    let act = gate.map(|(a, _)| a);
+    let constants = [
+        ("CH", v(g.h)),
+        ("CW", v(g.w)),
+        ("CC", v(g.c)),
+        ("OH", v(g.oh)),
+        ("OW", v(g.ow)),
+        ("OC", v(g.oc)),
+        ("KH", v(g.kh)),
+        ("KW", v(g.kw)),
+        ("SH", v(g.sh)),
+        ("SW", v(g.sw)),
+        ("PH", v(g.ph)),
+        ("PW", v(g.pw)),
+        ("DH", v(g.dh)),
+        ("DW", v(g.dw)),
+        ("GATE", act.map_or(Ok(0), act_code)? as f64),
+        ("ACCUMULATE", if accumulate { 1.0 } else { 0.0 }),
+    ];
+    let (spec, jobs) = if by_four(g) {
+        (&BACKWARD_DATA4, xn / 4)
+    } else {
+        (&BACKWARD_DATA, xn)
+    };
+    let pipe = rec.pipeline(spec, &constants)?;
+    let p = Params {
+        n: jobs as u32,
+        alpha: act.map_or(0.0, |a| a.alpha()),
+        _pad: [0; 2],
+    };
+    let (xb, yb, wb) = (xn as u64 * 4, yn as u64 * 4, wn as u64 * 4);
+    // Without a gate (GATE 0) the kernel never reads the gate binding: dy stands in.
+    let gy = gate.map_or((dy, yb), |(_, y)| (y, xb));
+    // The products that land: about xn · OC · (KH/SH)·(KW/SW).
+    let taps = (g.kh as f64 / g.sh as f64).max(1.0) * (g.kw as f64 / g.sw as f64).max(1.0);
+    rec.declare_work(2.0 * xn as f64 * g.oc as f64 * taps, (xb + yb + wb) as f64);
+    let groups = grid_1d(
+        jobs as u64,
+        256,
+        rec.device().info().limits.max_workgroups_per_dimension,
+    );
+    rec.dispatch(
+        &pipe,
+        &[(dy, yb), (wt, wb), gy, (dx, xb)],
+        Some(bytemuck::bytes_of(&p)),
+        groups,
+    )
+}
