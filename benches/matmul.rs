@@ -128,7 +128,7 @@ fn main() -> suanli::Result<()> {
     // where SUANLI_MATMUL_PRECISION allows them).
     variants.extend(
         COOP.iter()
-            .filter(|v| dev.config().matmul_precision.allows_f16() || !v.is_reduced_precision()),
+            .filter(|v| v.allowed_under(dev.config().matmul_precision)),
     );
     variants.retain(|v| v.eligible(dev.info()));
 

@@ -125,8 +125,8 @@ run "adapters" "$devices"
 run "matmul GFLOP/s (sizes $sizes; MLP shapes; the tuner's pick)" \
     "$matmul" quick --no-cpu --sizes "$sizes" "${peak_arg[@]}"
 # The tensor-core kernel (cooperative matrices, f16 operands, f32 accumulation) forced at the
-# large squares, beside the FP32 rows above (its column appears there too where the adapter
-# reports 16x16x16 f16->f32); f16 products need SUANLI_MATMUL_PRECISION=medium. An adapter
+# large squares, beside the FP32 rows above (which run without SUANLI_MATMUL_PRECISION, so
+# the tensor-core columns are absent there); tensor cores need SUANLI_MATMUL_PRECISION=medium. An adapter
 # without cooperative matrices refuses the forced variant: the section then says so.
 coop_sizes="4096,8192"; [ $small = 1 ] && coop_sizes="$sizes"
 run "matmul GFLOP/s, tensor cores forced (SUANLI_MATMUL=coop16h, sizes $coop_sizes)" \

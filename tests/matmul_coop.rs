@@ -8,35 +8,21 @@
 
 mod common;
 
-use common::matmul::{check_within, tol, Case, Epi, SHAPES};
+use common::matmul::{check_within, tol, tol_f16, tol_for, Case, Epi, SHAPES, U16};
 use suanli::internals::kernels::matmul_variant::{Variant, COOP};
 use suanli::{Activation, Device, Layout};
 
 const LAYOUTS: [Layout; 3] = [Layout::NN, Layout::TN, Layout::NT];
 
-/// f16's unit roundoff (round to nearest, 10 stored mantissa bits): 2⁻¹¹.
-const U16: f64 = 1.0 / 2048.0;
-
-/// Relative L2 tolerance of a product whose operands are rounded to f16 and whose sum is
-/// accumulated in f32, K deep.
-///
-/// Each product `a·b` becomes `a·b·(1 + δa)(1 + δb)`, |δ| ≤ u = 2⁻¹¹, the δ roughly uniform
-/// and independent: the error of a sum of K products with random signs has variance
-/// `K·E[(ab)²]·2u²/3` against the sum's `K·E[(ab)²]`, a relative L2 error near `0.82·u`
-/// whatever K is. The tolerance is 3u (3.7× that) plus the f32 kernels' own
-/// ([`tol`]) for the accumulation.
-fn tol_f16(k: usize) -> f64 {
-    3.0 * U16 + tol(k)
-}
-
-/// f16 operands or f32 ones.
-fn tol_of(v: Variant, k: usize) -> f64 {
-    if v.is_reduced_precision() {
-        tol_f16(k)
-    } else {
-        tol(k)
-    }
-}
+// The derivation of the f16 tolerance ([`tol_f16`], in tests/common/matmul.rs):
+//
+// Each product `a·b` becomes `a·b·(1 + δa)(1 + δb)`, |δ| ≤ u = 2⁻¹¹; the error of a sum of K
+// products with random signs has variance `K·E[(ab·(δa + δb))²]` against the sum's
+// `K·E[(ab)²]`, a relative L2 error of order u whatever K is. With δ uniform on ±u that is
+// 0.82·u; rounding errors of uniformly drawn values are smaller relative to the value (the
+// relative error shrinks as the mantissa grows), and the simulation below measures 0.53-0.60·u
+// on its shapes (about 3·10⁻⁴). The tolerance, 3u plus the f32 kernels' own ([`tol`]), leaves
+// a margin of about 5×.
 
 /// The tensor-core variants this device can run (none on lavapipe).
 fn coop_variants(dev: &Device) -> Vec<Variant> {
@@ -87,8 +73,8 @@ fn f16_products_with_f32_sums_stay_within_the_derived_tolerance() {
             err > tol(k),
             "{m}x{n}x{k}: {err:e} within the f32 tolerance"
         );
-        // Near the expected 0.82·u.
-        assert!(err > 0.5 * U16 && err < 1.2 * U16, "{m}x{n}x{k}: {err:e}");
+        // Of order u (0.53-0.60·u measured on these shapes; other seeds give 0.49·u).
+        assert!(err > 0.35 * U16 && err < 1.2 * U16, "{m}x{n}x{k}: {err:e}");
     }
 }
 
@@ -107,7 +93,7 @@ fn coop_every_layout_ragged_and_aligned_shapes() {
         for (i, &(m, n, k)) in shapes.iter().enumerate() {
             for layout in LAYOUTS {
                 let case = Case::plain(m, n, k, layout);
-                check_within(&dev, v, &case, 3000 + i as u64, tol_of(v, k));
+                check_within(&dev, v, &case, 3000 + i as u64, tol_for(v, k));
             }
         }
     }
@@ -138,7 +124,7 @@ fn coop_every_epilogue() {
                     epi,
                     accumulate,
                 };
-                check_within(&dev, v, &case, seed, tol_of(v, k));
+                check_within(&dev, v, &case, seed, tol_for(v, k));
             }
         }
     }

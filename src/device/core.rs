@@ -23,7 +23,8 @@ static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
 /// any other shader; only the generated cooperative-matrix kernels
 /// (`kernels::matmul_gen::coop`) use it, and those are validated by naga, run only on the
 /// shapes and scalar types the adapter itself reports (`AdapterDesc::coop_matrices`), and
-/// are picked only when the user allows f16 products (`SUANLI_MATMUL_PRECISION=medium`).
+/// are candidates only when the user opts in (`SUANLI_MATMUL_PRECISION=medium`); the tuner
+/// drops one that fails or disagrees with the f32 kernels.
 fn cooperative_matrix_opt_in(
     adapter: &wgpu::Adapter,
     features: wgpu::Features,

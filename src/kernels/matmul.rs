@@ -228,6 +228,13 @@ fn gemm(
             found: format!("M={}, N={}, K={}", args.m, args.n, args.k),
         });
     }
+    // The tensor-core kernels have no implicit-im2col twin; the kernel that runs is the one
+    // checked.
+    let variant = if conv.is_some() {
+        variant.conv_fallback()
+    } else {
+        variant
+    };
     if !variant.eligible(dev.info()) {
         return Err(Error::InvalidArgument {
             op: "matmul",
@@ -236,12 +243,6 @@ fn gemm(
             found: variant.name(),
         });
     }
-    // The tensor-core kernels have no implicit-im2col twin.
-    let variant = if conv.is_some() {
-        variant.conv_fallback()
-    } else {
-        variant
-    };
     let narrow = matches!(
         variant,
         Variant::SubgroupNarrow { .. } | Variant::BlockedNarrow

@@ -82,7 +82,7 @@ fn key(dev: &Device, class: Class) -> String {
 /// Whether the precision setting allows `v` (one source of truth for the tuner, the cache
 /// and `SUANLI_MATMUL`).
 fn allowed(dev: &Device, v: Variant) -> bool {
-    dev.config().matmul_precision.allows_f16() || !v.is_reduced_precision()
+    v.allowed_under(dev.config().matmul_precision)
 }
 
 /// A version string of the matmul kernels: editing a kernel measures again.
@@ -247,9 +247,39 @@ pub fn tune_class(dev: &Device, class: Class) -> Result<Variant> {
     if class == Class::Large && cands.len() > 1 {
         cands.retain(|&v| v != Variant::Naive);
     }
+    // Warm-up (compiles each; the first dispatch on lavapipe). The tensor-core kernels are
+    // experimental in wgpu and have not yet run on a GPU: one that fails to compile or run,
+    // or whose result is not the f32 kernels' within f16's error, is dropped with a warning
+    // instead of failing every matmul on the device or being picked for its speed.
+    cands.sort_by_key(|v| matches!(v, Variant::Coop { .. }));
+    let mut reference: Option<Vec<f32>> = None;
+    let mut kept = Vec::with_capacity(cands.len());
     for &v in &cands {
-        time_variant(dev, &args, v, 0)?; // compiles it (first dispatch on lavapipe)
+        let coop = matches!(v, Variant::Coop { .. });
+        match time_variant(dev, &args, v, 0) {
+            Ok(_) if !coop => {
+                if reference.is_none() {
+                    reference = Some(c.to_vec()?);
+                }
+                kept.push(v);
+            }
+            Ok(_) => match &reference {
+                Some(r) if close(r, &c.to_vec()?) => kept.push(v),
+                _ => log::warn!(
+                    "matmul tuning on {}: {} differs from the f32 kernels; not used",
+                    dev.name(),
+                    v.name()
+                ),
+            },
+            Err(e) if coop => log::warn!(
+                "matmul tuning on {}: {} failed ({e}); not used",
+                dev.name(),
+                v.name()
+            ),
+            Err(e) => return Err(e),
+        }
     }
+    let cands = kept;
     let mut times = vec![Vec::with_capacity(rounds); cands.len()];
     for _ in 0..rounds {
         for (i, &v) in cands.iter().enumerate() {
@@ -281,6 +311,17 @@ pub fn tune_class(dev: &Device, class: Class) -> Result<Variant> {
     Ok(v)
 }
 
+/// Whether a tensor-core kernel's result agrees with the f32 kernels' on the tuning product:
+/// relative L2 error within 1% (f16 operands give about 3·10⁻⁴; a wrong kernel gives order 1).
+fn close(reference: &[f32], got: &[f32]) -> bool {
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for (&r, &g) in reference.iter().zip(got) {
+        num += (f64::from(g) - f64::from(r)).powi(2);
+        den += f64::from(r).powi(2);
+    }
+    reference.len() == got.len() && num.is_finite() && num <= 1e-4 * den.max(f64::MIN_POSITIVE)
+}
+
 /// Median wall time in seconds of one matmul with `variant` over `runs` runs, after one
 /// warm-up run (with `runs` 0, the warm-up's time).
 pub fn time_variant(
@@ -308,4 +349,33 @@ fn time_once(dev: &Device, args: &MatmulArgs<'_>, variant: Variant) -> Result<f6
     let idx = rec.submit()?;
     dev.core().wait(Some(idx), "matmul timing")?;
     Ok(t0.elapsed().as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::close;
+
+    #[test]
+    fn the_tensor_core_check_takes_f16_error_and_rejects_wrong_results() {
+        let r: Vec<f32> = (0..1000)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0)
+            .collect();
+        assert!(close(&r, &r));
+        // f16 operands: about 3·10⁻⁴ relative, well inside.
+        let f16ish: Vec<f32> = r
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| x * (1.0 + if i % 2 == 0 { 6e-4 } else { -6e-4 }))
+            .collect();
+        assert!(close(&r, &f16ish));
+        // A wrong kernel: zeros, a transposed-looking permutation, NaN, a short result.
+        assert!(!close(&r, &vec![0.0; r.len()]));
+        let mut shuffled = r.clone();
+        shuffled.reverse();
+        assert!(!close(&r, &shuffled));
+        let mut nan = r.clone();
+        nan[3] = f32::NAN;
+        assert!(!close(&r, &nan));
+        assert!(!close(&r, &r[..999]));
+    }
 }

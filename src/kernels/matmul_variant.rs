@@ -155,9 +155,10 @@ pub enum Variant {
         size: u32,
     },
     /// Tensor cores: `s`×`s`×`s` cooperative matrices, f16 operands (`half`) or f32, f32
-    /// accumulators ([`matmul_gen::coop`]). With f16 operands the products round their
-    /// operands to f16: a candidate only where [`MatmulPrecision::allows_f16`]; f32 operands
-    /// (Metal's simdgroup matrices) keep f32 precision and are candidates wherever eligible.
+    /// accumulators ([`matmul_gen::coop`]). A candidate only where
+    /// [`MatmulPrecision::allows_f16`] ([`Variant::allowed_under`]): with f16 operands the
+    /// products round their operands to f16, and the f32-operand kernels (Metal's simdgroup
+    /// matrices) have not yet run on any GPU, so no user meets them without opting in.
     Coop {
         /// Fragment size (8 or 16).
         s: u32,
@@ -271,10 +272,18 @@ impl Variant {
         }
     }
 
-    /// Whether this variant rounds products' operands to f16 (allowed only by
-    /// [`MatmulPrecision::allows_f16`]).
+    /// Whether this variant rounds products' operands to f16.
     pub fn is_reduced_precision(self) -> bool {
         matches!(self, Variant::Coop { half: true, .. })
+    }
+
+    /// Whether the precision setting lets the tuner (or `SUANLI_MATMUL`) use this variant:
+    /// the tensor-core kernels only under [`MatmulPrecision::Medium`], those with f32
+    /// operands too until a GPU run has checked them against the f64 reference (none has:
+    /// no task has drawn a GPU since they were written). One source of truth for the
+    /// candidates, the tuner's cache and the benchmark.
+    pub fn allowed_under(self, precision: MatmulPrecision) -> bool {
+        !matches!(self, Variant::Coop { .. }) || precision.allows_f16()
     }
 
     /// The variant a convolution's implicit GEMM runs for this one: the tensor-core kernels
@@ -539,14 +548,14 @@ pub fn candidates(info: &AdapterDesc) -> Vec<Variant> {
 }
 
 /// [`candidates`] under a matmul precision setting: the tensor-core kernels the adapter
-/// reports configurations for ([`Variant::Coop`]) come first, those with f16 operands only
-/// under [`MatmulPrecision::Medium`] (they round the operands: a precision change the user
-/// opts into).
+/// reports configurations for ([`Variant::Coop`]) come first, and only under
+/// [`MatmulPrecision::Medium`] ([`Variant::allowed_under`]: f16 operands are a precision
+/// change the user opts into).
 pub fn candidates_with(info: &AdapterDesc, precision: MatmulPrecision) -> Vec<Variant> {
     let mut out: Vec<Variant> = COOP
         .iter()
         .copied()
-        .filter(|v| v.eligible(info) && (precision.allows_f16() || !v.is_reduced_precision()))
+        .filter(|v| v.eligible(info) && v.allowed_under(precision))
         .collect();
     out.extend(candidates(info));
     out

@@ -13,6 +13,25 @@ pub fn tol(k: usize) -> f64 {
     1e-5 * (k as f64 / 128.0).sqrt().max(1.0)
 }
 
+/// f16's unit roundoff (round to nearest, 10 stored mantissa bits): 2⁻¹¹.
+pub const U16: f64 = 1.0 / 2048.0;
+
+/// Relative L2 tolerance of a product whose operands are rounded to f16 and whose sum is
+/// accumulated in f32, K deep (the tensor-core kernels; tests/matmul_coop.rs derives it and
+/// checks it by simulation): 3·2⁻¹¹ plus the f32 kernels' own ([`tol`]).
+pub fn tol_f16(k: usize) -> f64 {
+    3.0 * U16 + tol(k)
+}
+
+/// The tolerance of `variant`'s products: [`tol_f16`] for f16 operands, else [`tol`].
+pub fn tol_for(variant: Variant, k: usize) -> f64 {
+    if variant.is_reduced_precision() {
+        tol_f16(k)
+    } else {
+        tol(k)
+    }
+}
+
 /// Ragged shapes (1, tile±1, primes, 783) and aligned ones (the vec4 paths).
 pub const SHAPES: &[(usize, usize, usize)] = &[
     (1, 1, 1),
@@ -96,7 +115,7 @@ impl Case {
 /// Runs `c` with `variant` (outputs poisoned with NaN first) and compares it with the f64
 /// reference.
 pub fn check(dev: &Device, variant: Variant, c: &Case, seed: u64) {
-    check_within(dev, variant, c, seed, tol(c.k));
+    check_within(dev, variant, c, seed, tol_for(variant, c.k));
 }
 
 /// [`check`] with the product's tolerance given (relative L2; the column sums keep the f32

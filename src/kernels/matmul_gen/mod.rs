@@ -242,7 +242,7 @@ pub fn all_specs() -> Vec<&'static KernelSpec> {
 }
 
 /// Every tensor-core kernel an adapter may be given: fragments of 8 and 16, f16 and f32
-/// operands, each for one to eight warp tiles per subgroup (for tests and tools: naga
+/// operands, each for 1, 2 or 4 warp tiles per subgroup (for tests and tools: naga
 /// validates them where no adapter runs them).
 pub fn coop_kernels() -> Vec<Kernel> {
     let mut v = Vec::new();
