@@ -418,3 +418,37 @@ fn cholesky_matches_the_f64_reference() {
         }
     }
 }
+
+/// det = sign·exp(Σ log|uᵢᵢ|), as NumPy: partial products that leave float32's range do not
+/// make the determinant 0 or inf where it is not; a singular matrix's det and sign are +0
+/// (not -0 after an odd number of swaps, not NaN when an ∞ sits above the zero pivot) and
+/// its log|det| -inf.
+#[test]
+fn det_from_logs_and_singular_as_numpy() {
+    let dev = dev_or_skip!();
+    let diag = |d: [f64; 3]| {
+        let mut v = vec![0.0; 9];
+        for (i, x) in d.iter().enumerate() {
+            v[i * 4] = *x;
+        }
+        upload(&dev, DType::Float32, &v, &[3, 3])
+    };
+    for (d, want) in [([1e-20, 1e-20, 1e30], 1e-10), ([1e20, 1e20, 1e-30], 1e10)] {
+        let got = diag(d).det().unwrap().to_f64_vec().unwrap()[0];
+        assert!((got / want - 1.0).abs() < 1e-5, "det(diag{d:?}) = {got}");
+        let (s, l) = diag(d).slogdet().unwrap();
+        assert_eq!(s.to_f64_vec().unwrap(), [1.0]);
+        let l = l.to_f64_vec().unwrap()[0];
+        assert!((l - want.ln()).abs() < 1e-5, "{l}");
+    }
+    // [[1, 2], [2, 4]]: one swap, a zero pivot; [[0, inf], [0, 1]]: a zero column under ∞.
+    for v in [[1.0, 2.0, 2.0, 4.0], [0.0, f64::INFINITY, 0.0, 1.0]] {
+        let x = upload(&dev, DType::Float32, &v, &[2, 2]);
+        let d = x.det().unwrap().to_f64_vec().unwrap()[0];
+        assert!(d == 0.0 && d.is_sign_positive(), "det {v:?} = {d}");
+        let (s, l) = x.slogdet().unwrap();
+        let s = s.to_f64_vec().unwrap()[0];
+        assert!(s == 0.0 && s.is_sign_positive(), "sign {v:?} = {s}");
+        assert_eq!(l.to_f64_vec().unwrap(), [f64::NEG_INFINITY], "{v:?}");
+    }
+}

@@ -146,7 +146,8 @@ fn singular_and_indefinite_are_typed_errors() {
         "{r:?}"
     );
     assert!(matches!(a.inv(), Err(Error::Singular { op: "inv", .. })));
-    assert_eq!(read(&a.det().unwrap()), [5.0, 0.0]);
+    // det = sign·exp(log|det|) as NumPy's: 5.000000000000001 there too.
+    close("det", &read(&a.det().unwrap()), &[5.0, 0.0], &[5e-15, 0.0]);
     let (s, l) = a.slogdet().unwrap();
     assert_eq!(read(&s), [1.0, 0.0]);
     assert_eq!(read(&l)[1], f64::NEG_INFINITY);
@@ -232,4 +233,97 @@ fn cholesky_in_f64() {
             .collect();
         close("U", &u, &ut, &tol(&ut, 1e-12));
     }
+}
+
+/// det = sign·exp(Σ log|uᵢᵢ|), as NumPy's: no under- or overflow of the partial products; a
+/// singular matrix gives +0, (+0, -inf) even after an odd number of swaps or with an ∞ above
+/// its zero pivot.
+#[test]
+fn det_from_logs_and_singular_as_numpy() {
+    let Some(dev) = f64_device() else { return };
+    let diag = |d: [f64; 3]| {
+        let mut v = vec![0.0; 9];
+        for (i, x) in d.iter().enumerate() {
+            v[i * 4] = *x;
+        }
+        up(&dev, &v, &[3, 3])
+    };
+    for (d, want) in [
+        ([1e-200, 1e-200, 1e300], 1e-100),
+        ([1e200, 1e200, 1e-300], 1e100),
+    ] {
+        let got = read(&diag(d).det().unwrap())[0];
+        assert!((got / want - 1.0).abs() < 1e-13, "det(diag{d:?}) = {got}");
+        let (s, l) = diag(d).slogdet().unwrap();
+        assert_eq!(read(&s), [1.0]);
+        close("logabs", &read(&l), &[want.ln()], &[1e-12]);
+    }
+    for v in [[1.0, 2.0, 2.0, 4.0], [0.0, f64::INFINITY, 0.0, 1.0]] {
+        let x = up(&dev, &v, &[2, 2]);
+        let d = read(&x.det().unwrap())[0];
+        assert!(d == 0.0 && d.is_sign_positive(), "det {v:?} = {d}");
+        let (s, l) = x.slogdet().unwrap();
+        let s = read(&s)[0];
+        assert!(s == 0.0 && s.is_sign_positive(), "sign {v:?} = {s}");
+        assert_eq!(read(&l), [f64::NEG_INFINITY], "{v:?}");
+    }
+}
+
+/// int64 and uint64 matrices, and a float32 matrix with a float64 right-hand side, are
+/// solved in float64 (NumPy's result type), checked against the host LU.
+#[test]
+fn wide_integers_and_mixed_float_solve_in_f64() {
+    let Some(dev) = f64_device() else { return };
+    let n = 4;
+    // Diagonally dominant integers: well conditioned, and 2^40 on the diagonal needs more
+    // than float32's 24 bits.
+    let mut av = vec![0.0; n * n];
+    for (k, x) in av.iter_mut().enumerate() {
+        *x = if k % (n + 1) == 0 {
+            (1u64 << 40) as f64 + k as f64
+        } else {
+            ((k * 7) % 5) as f64
+        };
+    }
+    let bv: Vec<f64> = (0..n).map(|i| (i * 3 + 1) as f64).collect();
+    let (want_det, want_x) = host_solve(&av, &bv, n, 1);
+    let b = up(&dev, &bv, &[n]);
+    if dev.info().features.shader_int64 {
+        for d in [DType::Int64, DType::UInt64] {
+            let a = up(&dev, &av, &[n, n]).astype(d).unwrap();
+            let x = a.solve(&b.astype(d).unwrap()).unwrap();
+            assert_eq!(x.dtype(), DType::Float64, "{d}");
+            close(
+                &format!("{d} solve"),
+                &read(&x),
+                &want_x,
+                &tol(&want_x, 1e-12),
+            );
+            let det = a.det().unwrap();
+            assert_eq!(det.dtype(), DType::Float64, "{d}");
+            close(
+                &format!("{d} det"),
+                &read(&det),
+                &[want_det],
+                &[want_det.abs() * 1e-12],
+            );
+        }
+    }
+    // float32 A (small integers, exact in float32) with float64 b: float64 throughout.
+    let small: Vec<f64> = av
+        .iter()
+        .enumerate()
+        .map(|(k, &x)| if k % (n + 1) == 0 { 20.0 + k as f64 } else { x })
+        .collect();
+    let fine: Vec<f64> = bv.iter().map(|x| x + 1e-12).collect();
+    let (_, want) = host_solve(&small, &fine, n, 1);
+    let a32 = up(&dev, &small, &[n, n]).astype(DType::Float32).unwrap();
+    let x = a32.solve(&up(&dev, &fine, &[n])).unwrap();
+    assert_eq!(x.dtype(), DType::Float64);
+    close(
+        "float32 @ float64 solve",
+        &read(&x),
+        &want,
+        &tol(&want, 1e-14),
+    );
 }

@@ -12,7 +12,7 @@ use common::int64::{self, i64_device};
 use suanli::array::{Array, DType, Index};
 
 /// (shape of A, shape of B): plain, broadcast batch axes, empty, k = 0, 1-D operands, a long
-/// contracted axis.
+/// contracted axis, and one over 1024 (the reduction's chunks and its second pass).
 const CASES: &[(&[usize], &[usize])] = &[
     (&[3, 5], &[5, 4]),
     (&[2, 1, 3, 7], &[4, 7, 2]),
@@ -23,6 +23,7 @@ const CASES: &[(&[usize], &[usize])] = &[
     (&[2, 3, 4], &[4]),
     (&[6], &[6]),
     (&[1, 300], &[300, 2]),
+    (&[2, 1500], &[1500, 3]),
 ];
 
 /// NumPy's matmul on the host over values of any type: the 1-D rules, batch broadcasting.
@@ -187,16 +188,18 @@ fn wrap(d: DType, x: i128) -> i128 {
 
 #[test]
 fn integer_matmul_wraps_in_the_dtype() {
-    let Some(dev) = i64_device() else { return };
-    let dtypes = [
-        DType::Int64,
-        DType::UInt64,
+    let Some(dev) = common::device() else { return };
+    // The narrow dtypes on any device; int64/uint64 where the adapter holds them.
+    let mut dtypes = vec![
         DType::Int32,
         DType::UInt32,
         DType::Int16,
         DType::UInt8,
         DType::Int8,
     ];
+    if i64_device().is_some() {
+        dtypes.extend([DType::Int64, DType::UInt64]);
+    }
     for d in dtypes {
         let make = |v: &[i128], s: &[usize]| -> Array {
             if d.bits() == 64 {
@@ -236,6 +239,53 @@ fn integer_matmul_wraps_in_the_dtype() {
                     assert_eq!(got, want, "{what}");
                 }
             }
+        }
+    }
+}
+
+/// Narrow integer products stay on the float32 kernels while every sum is exact there
+/// (k·max|a|·max|b| ≤ 2^24) and take the exact path past it. At k = bound the sums reach
+/// 2^24; at k = bound + 1 they pass it with an odd total that float32 cannot hold, so a bound
+/// one too loose gives a wrong (rounded) result. Checked against the i128 reference wrapped to
+/// the result dtype, the second row and columns seeded values over the whole range.
+#[test]
+fn narrow_integer_matmul_float32_bound() {
+    let Some(dev) = common::device() else { return };
+    // (A's dtype, B's, the largest exact k, A's and B's limit values, the odd last pair).
+    let cases = [
+        (DType::Int8, DType::Int8, 1024, (-128, -128), (127, 127)),
+        (DType::UInt8, DType::UInt8, 258, (255, 255), (255, 255)),
+        (DType::Int8, DType::UInt8, 514, (-128, 255), (-127, 255)),
+    ];
+    for (ci, &(da, db, bound, (la, lb), (oa, ob))) in cases.iter().enumerate() {
+        let out = suanli::array::promote(da, db).unwrap();
+        for k in [bound, bound + 1] {
+            let seeded = |d: DType, n: usize, seed: u64| -> Vec<i128> {
+                int64::noise(n, seed)
+                    .iter()
+                    .map(|&x| wrap(d, x as i128))
+                    .collect()
+            };
+            // A: (2, k), row 0 the limit value and the odd one last; B: (k, 3), column 0 so.
+            let mut av = vec![la as i128; k];
+            av[k - 1] = oa;
+            av.extend(seeded(da, k, 500 + ci as u64));
+            let rand_b = seeded(db, 2 * k, 600 + ci as u64);
+            let mut bv = Vec::with_capacity(3 * k);
+            for r in 0..k {
+                let first = if r + 1 == k { ob } else { lb as i128 };
+                bv.extend([first, rand_b[2 * r], rand_b[2 * r + 1]]);
+            }
+            let up = |v: &[i128], s: &[usize], d: DType| {
+                let f: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+                Array::from_f64(&dev, &f, s, d).unwrap()
+            };
+            let c = up(&av, &[2, k], da).matmul(&up(&bv, &[k, 3], db)).unwrap();
+            let (want, _) = host(&av, &[2, k], &bv, &[k, 3], 0i128, |s, x, y| s + x * y);
+            let want: Vec<i128> = want.iter().map(|&x| wrap(out, x)).collect();
+            let got: Vec<i128> = c.to_f64_vec().unwrap().iter().map(|&x| x as i128).collect();
+            assert_eq!(c.dtype(), out, "{da} @ {db} k {k}");
+            assert_eq!(got, want, "{da} @ {db} k {k}");
         }
     }
 }

@@ -492,6 +492,54 @@ fn a_strided_backward_data_past_the_loop_limit() {
     check_backward_data(&dev, Variant::Naive, &c, Some(Activation::Relu), 950);
 }
 
+/// Stride 2 and dilation 2 on one input channel (the scalar gather): every tap lands on
+/// the inputs whose padded row and column are even, 9 of them for each of 10,000 filters,
+/// 90,012 loop iterations, past llvmpipe's limit; counting ceil(K / S) = 2 taps per axis
+/// (40,012) let the gather run and stop early. The estimate counts them, and dx is whole.
+#[test]
+fn a_strided_dilated_backward_data_at_the_loop_limit() {
+    let dev = dev_or_skip!();
+    let c = Case::new(1, (9, 9, 1), 10_000, 3)
+        .stride(2)
+        .dilation(2)
+        .same();
+    let g = c.geometry();
+    assert_eq!(conv2d_strided::loops(&g.strided()), 90_012);
+    check_backward_data(&dev, Variant::Naive, &c, None, 960);
+}
+
+/// A gate whose derivative does not follow from its output (GELU) is refused on the strided
+/// gather as on the GEMM, not applied as 1.
+#[test]
+fn a_strided_backward_data_with_an_unsupported_gate_is_an_error() {
+    let dev = dev_or_skip!();
+    let g = Case::new(2, (7, 6, 4), 8, 3).stride(2).same().geometry();
+    assert!(!g.dx_as_gemm());
+    let (xn, yn, wn) = g.sizes();
+    let (dy, wt, gy, dx) = (
+        poisoned(&dev, yn),
+        poisoned(&dev, wn),
+        poisoned(&dev, xn),
+        poisoned(&dev, xn),
+    );
+    for act in [Activation::Gelu, Activation::GeluTanh] {
+        let mut rec = Recorder::new(&dev);
+        let gate = Some((act, gy.buffer()));
+        let e = conv2d::backward_data(
+            &mut rec,
+            &g,
+            dy.buffer(),
+            wt.buffer(),
+            gate,
+            dx.buffer(),
+            Variant::Naive,
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
+        assert!(e.to_string().contains(&format!("{act:?}")), "{e}");
+    }
+}
+
 #[test]
 fn bad_geometry_is_a_typed_error() {
     // A window larger than the unpadded input.

@@ -2,9 +2,10 @@
 //! reference (`reference::conv2d`, scatter loops over outputs and taps): seeded random
 //! inputs, outputs poisoned with NaN first, the shapes that break its index arithmetic (odd
 //! sizes, batch 1 and 7, stride 2, same and valid, dilation 2, 1, 2 and 3 channels, K from 1
-//! to the limit 32, filters past one block of 32 and not a multiple of its columns), every
-//! activation with and without a bias; ineligible shapes are a typed error; the device's
-//! choice between it and the implicit GEMM is made and kept.
+//! to the limit 32, filters past one block of 16 (4 vec4 columns) and not a multiple of it),
+//! every activation with and without a bias; ineligible shapes are a typed error; the
+//! device's choice between it and the implicit GEMM is made and kept, and a Conv2D layer
+//! runs on it when the choice is forced.
 
 mod common;
 
@@ -14,6 +15,8 @@ use suanli::exec::Recorder;
 use suanli::internals::kernels::conv2d::Geometry;
 use suanli::internals::kernels::{conv2d_direct, conv2d_tune};
 use suanli::internals::reference::{self, ConvShape};
+use suanli::internals::LayerProbe;
+use suanli::nn::Conv2D;
 use suanli::{Activation, Device, Error, Padding, Tensor};
 
 /// One convolution: batch, input (h, w, c), filters, kernel, stride, dilation, same padding.
@@ -107,9 +110,9 @@ const CASES: &[Case] = &[
     (2, (9, 14, 1), 8, (3, 3), 2, 1, false),
     // Dilation 2.
     (2, (11, 10, 2), 20, (3, 3), 1, 2, true),
-    // K = 32 (the limit), 68 filters: three blocks of 6, 6 and 5 columns.
+    // K = 32 (the limit), 68 filters: blocks of 4, 4, 4, 4 and 1 vec4 columns.
     (2, (7, 9, 2), 68, (4, 4), 1, 1, true),
-    // K = 25, 40 filters (two blocks of 5 columns); K = 1, 4 filters.
+    // K = 25, 40 filters (blocks of 4, 4 and 2 vec4 columns); K = 1, 4 filters.
     (1, (10, 7, 1), 40, (5, 5), 1, 1, true),
     (5, (3, 5, 1), 4, (1, 1), 1, 1, false),
     // A window as large as the input; a 1×3 window.
@@ -178,4 +181,58 @@ fn the_devices_choice_is_made_once_and_kept() {
     let first = conv2d_tune::direct(&dev, &g, false).unwrap();
     // Inside a capture the kept choice is read, not measured.
     assert_eq!(conv2d_tune::direct(&dev, &g, true).unwrap(), first);
+}
+
+/// A Conv2D layer (a first layer: 3 channels, 2×2, same, ReLU) with the direct kernel's
+/// choice forced on, on a device of its own (the choice is per device and the shared one's
+/// is the timed choice's test): its forward pass against the reference, whatever the timing
+/// picks on this machine.
+#[test]
+fn a_conv2d_layer_on_the_forced_direct_path() {
+    let _ = dev_or_skip!();
+    let spec = std::env::var("SUANLI_TEST_DEVICE").unwrap_or_else(|_| "auto".into());
+    let dev = Device::open(&spec).unwrap();
+    let c: Case = (3, (9, 7, 3), 12, (2, 2), 1, 1, true);
+    let g = geometry(&c);
+    assert!(conv2d_tune::direct_candidate(&g), "{c:?}");
+    conv2d_tune::force_direct(&dev, true);
+    assert!(conv2d_tune::direct(&dev, &g, false).unwrap());
+    let layer = Conv2D::new(12, 2).padding("same").activation("relu");
+    let p = LayerProbe::new(&dev, layer, &[9, 7, 3], 7).unwrap();
+    let params = p.params().unwrap();
+    // A random bias (the layer starts with zeros), so a dropped bias fails.
+    let bias = random_vec(12, 41);
+    p.set_params(&[params[0].clone(), bias.clone()]).unwrap();
+    let x = random_vec(3 * 9 * 7 * 3, 42);
+    let y = p.forward(&x, 3).unwrap();
+    let want = reference::conv2d(&x, &params[0], Some(&bias), Activation::Relu, &shape(&c));
+    assert_rel_l2("Conv2D layer, direct", &y, &want, tol(12));
+}
+
+/// The timed choice (on a C = 1, K = 9 layer) decides only first layers like it (C ≤ 4,
+/// K ≤ 16): with it forced on, 1×1 convolutions over 5 and 16 channels and an RGB 3×3 one
+/// (K = 27) still run on the GEMM, though the kernel could run them.
+#[test]
+fn only_first_layers_take_the_timed_choice() {
+    let _ = dev_or_skip!();
+    let spec = std::env::var("SUANLI_TEST_DEVICE").unwrap_or_else(|_| "auto".into());
+    let dev = Device::open(&spec).unwrap();
+    conv2d_tune::force_direct(&dev, true);
+    for (c, first) in [
+        ((2, (9, 7, 1), 32, (3, 3), 1, 1, false), true),
+        ((2, (9, 7, 4), 8, (2, 2), 1, 1, true), true),
+        ((2, (9, 7, 16), 8, (1, 1), 1, 1, true), false),
+        ((2, (8, 8, 5), 8, (1, 1), 1, 1, true), false),
+        ((2, (8, 8, 4), 8, (2, 2), 2, 1, false), true),
+        ((2, (9, 7, 3), 8, (3, 3), 1, 1, true), false),
+    ] {
+        let g = geometry(&c);
+        assert!(conv2d_direct::eligible(&g), "{c:?}");
+        assert_eq!(conv2d_tune::direct_candidate(&g), first, "{c:?}");
+        assert_eq!(
+            conv2d_tune::direct(&dev, &g, false).unwrap(),
+            first,
+            "{c:?}"
+        );
+    }
 }

@@ -10,11 +10,11 @@
 //! as in NumPy. A matrix that is not positive definite makes `cholesky` fail the same way.
 
 use crate::array::array::{Array, Strided};
-use crate::array::decomp_f64::{self, which_matrix};
+use crate::array::decomp_f64;
+use crate::array::decomp_shared::{det_pieces, parity, refuse_bool, which_matrix};
 use crate::array::dtype::DType;
 use crate::array::eval::alloc_words;
 use crate::array::layout::{broadcast_shapes, Index, Layout};
-use crate::array::ops::Binary;
 use crate::array::reduce::Reduce;
 use crate::error::{Error, Result};
 use crate::kernels::lu::{self, Factor, FactorBuffers};
@@ -99,14 +99,7 @@ pub(crate) fn float_copy(op: &'static str, x: &Array, shape: &[usize]) -> Result
 /// and a float64 one rather than silently rounded.
 fn solvable(op: &'static str, x: &Array) -> Result<()> {
     x.dtype().refuse_wide(op)?;
-    if x.dtype() == DType::Bool {
-        return Err(Error::DType {
-            op,
-            expected: "a numeric array".into(),
-            found: "bool".into(),
-        });
-    }
-    Ok(())
+    refuse_bool(op, x)
 }
 
 /// `x` (as float32) with each matrix of the last two axes scaled by a power of two 2^-k
@@ -205,6 +198,11 @@ impl Array {
         };
         let mut out_shape = batch.clone();
         out_shape.extend([n, rhs]);
+        // One matrix against a batch of right-hand sides: factored once, in either dtype.
+        let count: usize = batch.iter().product();
+        if count > 1 && abatch.iter().product::<usize>() == 1 {
+            return self.solve_columns(&b2, &batch, rhs);
+        }
         if decomp_f64::wanted(&[self.dtype(), b.dtype()]) {
             let r = decomp_f64::solve(OP, self, &b2, &batch, n, rhs)?;
             return if vector {
@@ -212,10 +210,6 @@ impl Array {
             } else {
                 Ok(r)
             };
-        }
-        let count: usize = batch.iter().product();
-        if count > 1 && abatch.iter().product::<usize>() == 1 {
-            return self.solve_columns(&b2, &batch, rhs);
         }
         lu::check_size(OP, count, n, rhs)?;
         let f = factor(OP, self, &batch, Factor::Lu)?;
@@ -303,25 +297,21 @@ impl Array {
             return decomp_f64::slogdet("slogdet", self, &batch, n);
         }
         let (d, parity) = diagonal_and_parity(self, "slogdet")?;
-        let sign = d
-            .sign()?
-            .reduce(Reduce::Prod, Some(&[-1]), false)?
-            .mul(&parity)?;
-        let logabs = d.abs()?.log()?.reduce(Reduce::Sum, Some(&[-1]), false)?;
-        Ok((sign.copy()?, logabs))
+        let (sign, logabs, _) = det_pieces(&d, &parity)?;
+        Ok((sign, logabs))
     }
 
-    /// The determinant of each square matrix: the product of U's diagonal and the sign of
-    /// the permutation (0 for a singular matrix; float32 overflows to ±inf as NumPy's does).
+    /// The determinant of each square matrix: the sign of the permutation and of U's
+    /// diagonal times exp(Σ log|U's diagonal|), as NumPy computes it (0 for a singular
+    /// matrix; ±inf only where the determinant itself leaves float32's range).
     pub fn det(&self) -> Result<Array> {
         if decomp_f64::wanted(&[self.dtype()]) {
             let (batch, n) = square("det", self)?;
             return decomp_f64::det("det", self, &batch, n);
         }
         let (d, parity) = diagonal_and_parity(self, "det")?;
-        d.reduce(Reduce::Prod, Some(&[-1]), false)?
-            .mul(&parity)?
-            .copy()
+        let (_, _, det) = det_pieces(&d, &parity)?;
+        Ok(det)
     }
 
     /// The Cholesky factor of each symmetric positive-definite matrix, read from its lower
@@ -402,12 +392,7 @@ fn diagonal_and_parity(x: &Array, op: &'static str) -> Result<(Array, Array)> {
                 },
             },
         );
-        // 1 - 2·(swaps mod 2).
-        swaps
-            .binary_scalar(Binary::BitwiseAnd, 1i64.into())?
-            .astype(DType::Float32)?
-            .binary_scalar(Binary::Multiply, (-2.0).into())?
-            .binary_scalar(Binary::Add, 1.0.into())?
+        parity(&swaps, DType::Float32)?
     };
     Ok((diag, parity))
 }

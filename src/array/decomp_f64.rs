@@ -10,6 +10,7 @@
 //! first: a matrix of order n costs O(n) dispatches, which the float32 kernels avoid.
 
 use crate::array::array::Array;
+use crate::array::decomp_shared::{det_pieces, parity, refuse_bool, which_matrix};
 use crate::array::dtype::DType;
 use crate::array::layout::Index;
 use crate::array::reduce::Reduce;
@@ -41,17 +42,6 @@ fn ix(x: &Array, idx: &[Index]) -> Result<Array> {
     let mut all = vec![Index::Ellipsis];
     all.extend_from_slice(idx);
     x.index(&all)
-}
-
-fn refuse_bool(op: &'static str, x: &Array) -> Result<()> {
-    if x.dtype() == DType::Bool {
-        return Err(Error::DType {
-            op,
-            expected: "a numeric array".into(),
-            found: "bool".into(),
-        });
-    }
-    Ok(())
 }
 
 /// The LU factorisation of `x`'s matrices broadcast to `batch`: the factors (L below the
@@ -151,24 +141,14 @@ impl Lu {
             .to_f64_vec()?;
         Ok(zero.iter().position(|&z| z != 0.0).map(|i| (i / n, i % n)))
     }
-
-    /// ±1 (f64) for an even or odd number of swaps.
-    fn parity(&self) -> Result<Array> {
-        self.swaps
-            .binary_scalar(crate::array::ops::Binary::BitwiseAnd, 1i64.into())?
-            .astype(F)?
-            .mul_scalar(-2.0)?
-            .add_scalar(1.0)
-    }
 }
 
-/// The determinant of each of `x`'s matrices, in f64 (0 for a singular one).
+/// The determinant of each of `x`'s matrices, in f64 (0 for a singular one), as
+/// [`det_pieces`] builds it.
 pub(crate) fn det(op: &'static str, x: &Array, batch: &[usize], n: usize) -> Result<Array> {
     let f = lu(op, x, batch, n)?;
-    let d = diagonal(&f.a, batch, n)?;
-    d.reduce(Reduce::Prod, Some(&[-1]), false)?
-        .mul(&f.parity()?)?
-        .copy()
+    let (_, _, det) = det_pieces(&diagonal(&f.a, batch, n)?, &parity(&f.swaps, F)?)?;
+    Ok(det)
 }
 
 /// `slogdet`'s sign (±1, 0 for a singular matrix) and log|det| (-inf), in f64.
@@ -179,13 +159,8 @@ pub(crate) fn slogdet(
     n: usize,
 ) -> Result<(Array, Array)> {
     let f = lu(op, x, batch, n)?;
-    let d = diagonal(&f.a, batch, n)?;
-    let sign = d
-        .sign()?
-        .reduce(Reduce::Prod, Some(&[-1]), false)?
-        .mul(&f.parity()?)?;
-    let logabs = d.abs()?.log()?.reduce(Reduce::Sum, Some(&[-1]), false)?;
-    Ok((sign.copy()?, logabs))
+    let (sign, logabs, _) = det_pieces(&diagonal(&f.a, batch, n)?, &parity(&f.swaps, F)?)?;
+    Ok((sign, logabs))
 }
 
 /// X with A·X = B, `b` already `(..., n, rhs)`, both broadcast to `batch`.
@@ -293,18 +268,4 @@ pub(crate) fn cholesky(op: &'static str, x: &Array, batch: &[usize], n: usize) -
         });
     }
     Ok(l)
-}
-
-/// Names matrix `i` of a batch for an error message: "the matrix" when there is no batch,
-/// "the matrix at [2, 0] of the batch" (its batch position, not its flat index) otherwise.
-pub(crate) fn which_matrix(batch: &[usize], mut i: usize) -> String {
-    if batch.is_empty() {
-        return "the matrix".into();
-    }
-    let mut at = vec![0; batch.len()];
-    for (p, &d) in at.iter_mut().zip(batch).rev() {
-        *p = i % d.max(1);
-        i /= d.max(1);
-    }
-    format!("the matrix at {at:?} of the batch")
 }

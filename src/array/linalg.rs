@@ -3,7 +3,8 @@
 //! is read in place (the TN and NT layouts), batch axes that broadcast have stride 0, and
 //! only what the kernels cannot address (negative strides, more than two batch axes that do
 //! not merge, both operands transposed) is copied first.
-//! float64 and the integer dtypes compute in their own dtype instead (`exact`).
+//! float64 and the integer dtypes compute in their own dtype instead (`exact`), except the
+//! narrow integer products float32 sums exactly (`exact_in_f32`), which keep the fast kernels.
 
 use crate::array::array::{Array, Strided};
 use crate::array::complex_fold;
@@ -37,8 +38,9 @@ fn stored(rows: usize, cols: usize, sr: isize, sc: isize) -> Option<(bool, u32)>
 impl Array {
     /// The matrix product over the last two axes, batch axes broadcast; a 1-D operand is a
     /// row (first) or a column (second) vector whose axis the result drops, as in NumPy.
-    /// float32 and float16 run on the tuned matmul kernels (float16 rounded once at the end);
-    /// float64 and every integer dtype compute in the dtype itself ([`exact`]).
+    /// float32 and float16 run on the tuned matmul kernels (float16 rounded once at the end),
+    /// and so do the narrow integers where float32 sums them exactly ([`exact_in_f32`]);
+    /// float64 and the other integer products compute in the dtype itself ([`exact`]).
     pub fn matmul(&self, other: &Array) -> Result<Array> {
         self.check_device(other, "matmul")?;
         let out_dtype = promote(self.dtype(), other.dtype())?;
@@ -85,7 +87,8 @@ impl Array {
         let batch = broadcast_shapes("matmul", &[&a.shape()[..ra - 2], &b.shape()[..rb - 2]])?;
         let mut out_shape = batch.clone();
         out_shape.extend([m, n]);
-        if out_dtype == DType::Float64 || out_dtype.kind() != Kind::Float {
+        let fast_int = exact_in_f32(self.dtype(), other.dtype(), k);
+        if !fast_int && (out_dtype == DType::Float64 || out_dtype.kind() != Kind::Float) {
             let mut r = exact(&a, &b, out_dtype)?;
             if a1 {
                 r = r.squeeze(&[r.ndim() - 2])?;
@@ -121,9 +124,31 @@ impl Array {
         if out_dtype == f {
             Ok(r)
         } else {
-            // float16: products and sums in float32, each result rounded once.
+            // float16: products and sums in float32, each result rounded once. Integers
+            // (`exact_in_f32`): every sum is an integer of at most 2^24, exact in float32,
+            // and the cast truncates nothing and wraps to the dtype's width as NumPy's sum
+            // does.
             r.astype(out_dtype)
         }
+    }
+}
+
+/// Whether an integer (or bool) `a @ b` over `k` terms is exact on the float32 kernels:
+/// every product and partial sum is an integer of magnitude at most k·max|a|·max|b|, and
+/// float32 holds every integer up to 2^24. So int8 @ int8 (128·128) stays on the fast
+/// kernels up to k = 1024, uint8 @ uint8 up to k = 258, int8 @ uint8 up to k = 514; wider
+/// dtypes or longer sums take the exact, slower path in the dtype itself.
+fn exact_in_f32(a: DType, b: DType, k: usize) -> bool {
+    let bound = |d: DType| -> Option<f64> {
+        if d.kind() == Kind::Float || d.kind() == Kind::Complex || d.is_wide_int() {
+            return None;
+        }
+        let (lo, hi) = d.range();
+        Some(lo.abs().max(hi))
+    };
+    match (bound(a), bound(b)) {
+        (Some(x), Some(y)) => k as f64 * x * y <= (1u64 << 24) as f64,
+        _ => false,
     }
 }
 

@@ -16,6 +16,7 @@
 //! | `scan` | cumulative sums and products along an axis, fused with their operand |
 //! | `linalg` | `matmul` on the tuned kernels, views read in place |
 //! | `decomp` | `solve`, `inv`, `det`, `slogdet` (LU with partial pivoting), `cholesky` and Householder `qr`, on the device |
+//! | `decomp_shared` | what the float32 and float64 solvers share: `det`/`slogdet` from U's diagonal, error naming |
 //! | `create` | host data in and out, and the creation functions |
 //! | `random` | generators: Philox4x32-10 streams drawn on the device |
 //! | `fft` | discrete Fourier transforms along an axis (Stockham radix-4/2, Bluestein) |
@@ -41,6 +42,7 @@ pub mod create;
 pub mod custom;
 pub mod decomp;
 pub(crate) mod decomp_f64;
+pub(crate) mod decomp_shared;
 pub mod dtype;
 pub mod elementwise;
 pub(crate) mod eval;

@@ -193,7 +193,8 @@ impl Geometry {
         self.c.is_multiple_of(4) && self.oc.is_multiple_of(4)
     }
 
-    /// What the strided backward data gather reads of it.
+    /// Its shape fields as the modules below this one take them: the strided backward data
+    /// gather, and every convolution shader's shape constants ([`Strided::constants`]).
     pub fn strided(&self) -> Strided {
         let g = *self;
         Strided {
@@ -247,25 +248,10 @@ impl Geometry {
             Op::BackwardData => 4,
             Op::BackwardWeights => 3,
         };
-        let v = |x: usize| x as f64;
-        vec![
-            ("IM2COL", mode as f64),
-            ("CH", v(self.h)),
-            ("CW", v(self.w)),
-            ("CC", v(self.c)),
-            ("OH", v(self.oh)),
-            ("OW", v(self.ow)),
-            ("OC", v(self.oc)),
-            ("KH", v(self.kh)),
-            ("KW", v(self.kw)),
-            ("SH", v(self.sh)),
-            ("SW", v(self.sw)),
-            ("PH", v(self.ph)),
-            ("PW", v(self.pw)),
-            ("DH", v(self.dh)),
-            ("DW", v(self.dw)),
-            ("KCHUNK", kchunk as f64),
-        ]
+        let mut c = vec![("IM2COL", mode as f64)];
+        c.extend(self.strided().constants());
+        c.push(("KCHUNK", kchunk as f64));
+        c
     }
 
     fn im2col(&self, op: Op, a_values: usize, splits: u32, chunk: u32, k: u32) -> Im2col {

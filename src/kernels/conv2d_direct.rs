@@ -77,26 +77,12 @@ pub fn forward(
     // As many columns per invocation as fit, split evenly over the blocks.
     let blocks = oc4.div_ceil(MAX_CT4);
     let ct4 = oc4.div_ceil(blocks);
-    let v = |x: usize| x as f64;
-    let constants = [
-        ("CH", v(g.h)),
-        ("CW", v(g.w)),
-        ("CC", v(g.c)),
-        ("OH", v(g.oh)),
-        ("OW", v(g.ow)),
-        ("OC", v(g.oc)),
-        ("KH", v(g.kh)),
-        ("KW", v(g.kw)),
-        ("SH", v(g.sh)),
-        ("SW", v(g.sw)),
-        ("PH", v(g.ph)),
-        ("PW", v(g.pw)),
-        ("DH", v(g.dh)),
-        ("DW", v(g.dw)),
+    let mut constants = g.strided().constants().to_vec();
+    constants.extend([
         ("ACT", act_code(act)? as f64),
         ("HAS_BIAS", bias.is_some() as u32 as f64),
-        ("CT4", v(ct4)),
-    ];
+        ("CT4", ct4 as f64),
+    ]);
     let pipe = rec.pipeline(&FORWARD, &constants)?;
     let max = rec.device().info().limits.max_workgroups_per_dimension as u64;
     let groups = (m as u64).div_ceil(WG * PX);

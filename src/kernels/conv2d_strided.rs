@@ -10,6 +10,7 @@
 
 use crate::error::Result;
 use crate::exec::dispatch::Record;
+use crate::kernels::matmul::check_gate;
 use crate::kernels::prelude::act_code;
 use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::vocab::Activation;
@@ -65,6 +66,28 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// The 14 shape constants every convolution shader reads (CH … DW): the one list that
+    /// conv2d's im2col, conv2d_direct and this gather build their pipelines from.
+    pub fn constants(&self) -> [(&'static str, f64); 14] {
+        let v = |x: usize| x as f64;
+        [
+            ("CH", v(self.h)),
+            ("CW", v(self.w)),
+            ("CC", v(self.c)),
+            ("OH", v(self.oh)),
+            ("OW", v(self.ow)),
+            ("OC", v(self.oc)),
+            ("KH", v(self.kh)),
+            ("KW", v(self.kw)),
+            ("SH", v(self.sh)),
+            ("SW", v(self.sw)),
+            ("PH", v(self.ph)),
+            ("PW", v(self.pw)),
+            ("DH", v(self.dh)),
+            ("DW", v(self.dw)),
+        ]
+    }
+
     /// Elements of x, y and the kernel.
     fn sizes(&self) -> (usize, usize, usize) {
         (
@@ -84,10 +107,27 @@ struct Params {
     _pad: [u32; 2],
 }
 
+/// Taps between two that land on an output along one axis: offsets are `t·d`, and they land
+/// where `pos + pad - t·d` divides by `s`; `t·d mod s` repeats every `s / gcd(s, d)` taps
+/// (every tap lands where `d` is a multiple of `s`).
+fn period(s: usize, d: usize) -> usize {
+    let (mut a, mut b) = (s, d);
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    s / a
+}
+
+/// Taps of a `k`-tap axis that can land on one position: `ceil(k / period)`.
+fn landing(k: usize, s: usize, d: usize) -> usize {
+    k.div_ceil(period(s, d))
+}
+
 /// Loop iterations one invocation runs for `g`: the tap tests plus, at most, the products
-/// of every tap that can land (`ceil(K / S)` per axis).
+/// of every tap that can land ([`landing`] per axis: with a dilation sharing a factor with
+/// the stride more than `ceil(K / S)` do).
 pub fn loops(g: &Geometry) -> u64 {
-    let landing = g.kh.div_ceil(g.sh) * g.kw.div_ceil(g.sw);
+    let landing = landing(g.kh, g.sh, g.dh) * landing(g.kw, g.sw, g.dw);
     let oc = if by_four(g) { g.oc / 4 } else { g.oc };
     (g.kh + g.kh * g.kw + landing * oc) as u64
 }
@@ -110,27 +150,17 @@ pub fn backward_data(
     dx: &wgpu::Buffer,
     accumulate: bool,
 ) -> Result<()> {
-    let (xn, yn, wn) = g.sizes();
-    let v = |x: usize| x as f64;
     let act = gate.map(|(a, _)| a);
-    let constants = [
-        ("CH", v(g.h)),
-        ("CW", v(g.w)),
-        ("CC", v(g.c)),
-        ("OH", v(g.oh)),
-        ("OW", v(g.ow)),
-        ("OC", v(g.oc)),
-        ("KH", v(g.kh)),
-        ("KW", v(g.kw)),
-        ("SH", v(g.sh)),
-        ("SW", v(g.sw)),
-        ("PH", v(g.ph)),
-        ("PW", v(g.pw)),
-        ("DH", v(g.dh)),
-        ("DW", v(g.dw)),
+    if let Some(a) = act {
+        // The GEMM path's refusal: the shader's derivative is 1 for what it cannot gate.
+        check_gate("conv2d backward data", a, Activation::Linear)?;
+    }
+    let (xn, yn, wn) = g.sizes();
+    let mut constants = g.constants().to_vec();
+    constants.extend([
         ("GATE", act.map_or(Ok(0), act_code)? as f64),
         ("ACCUMULATE", if accumulate { 1.0 } else { 0.0 }),
-    ];
+    ]);
     let (spec, jobs) = if by_four(g) {
         (&BACKWARD_DATA4, xn / 4)
     } else {
@@ -145,8 +175,9 @@ pub fn backward_data(
     let (xb, yb, wb) = (xn as u64 * 4, yn as u64 * 4, wn as u64 * 4);
     // Without a gate (GATE 0) the kernel never reads the gate binding: dy stands in.
     let gy = gate.map_or((dy, yb), |(_, y)| (y, xb));
-    // The products that land: about xn · OC · (KH/SH)·(KW/SW).
-    let taps = (g.kh as f64 / g.sh as f64).max(1.0) * (g.kw as f64 / g.sw as f64).max(1.0);
+    // The products that land: about xn · OC · (KH/S'H)·(KW/S'W), S' = S / gcd(S, D).
+    let axis = |k: usize, s: usize, d: usize| (k as f64 / period(s, d) as f64).max(1.0);
+    let taps = axis(g.kh, g.sh, g.dh) * axis(g.kw, g.sw, g.dw);
     rec.declare_work(2.0 * xn as f64 * g.oc as f64 * taps, (xb + yb + wb) as f64);
     let groups = grid_1d(
         jobs as u64,

@@ -87,14 +87,31 @@ pub fn pick(dev: &Device, g: &Geometry, op: Op, in_capture: bool) -> Result<Vari
     Ok(variant(dev, op, in_capture)?.for_shape_on(m, n, k, dev.info()))
 }
 
-/// Makes every pass's choice (and the matmul's). Call it before capturing a program that
-/// records convolutions.
+/// Makes every pass's choice (and the matmul's), the direct kernel's included. Call it (or
+/// [`prepare_for`]) before capturing a program that records convolutions.
 pub fn prepare(dev: &Device) -> Result<()> {
+    prepare_gemm(dev)?;
+    prepare_direct(dev)?;
+    Ok(())
+}
+
+/// [`prepare`] for a program whose convolution is `g`: the direct kernel is timed only when
+/// `g` could run on it ([`direct_candidate`]), so a network without a first layer of the
+/// kind pays no timing.
+pub fn prepare_for(dev: &Device, g: &Geometry) -> Result<()> {
+    prepare_gemm(dev)?;
+    if direct_candidate(g) {
+        prepare_direct(dev)?;
+    }
+    Ok(())
+}
+
+/// Every GEMM pass's choice (and the matmul's).
+fn prepare_gemm(dev: &Device) -> Result<()> {
     matmul_tune::prepare(dev)?;
     for op in Op::ALL {
         prepare_op(dev, op)?;
     }
-    prepare_direct(dev)?;
     Ok(())
 }
 
@@ -106,11 +123,23 @@ const DIRECT: &str = "forward_direct";
 /// `benches/conv.rs`, 2026-12-07), where the GEMM's K step is no longer mostly padding.
 const DIRECT_MAX_K: usize = 16;
 
-/// Whether `g`'s forward pass runs on the direct kernel on `dev`: `g` is eligible
-/// ([`conv2d_direct::eligible`]), K ≤ 16, and the kernel beat the implicit GEMM here. Inside a capture
-/// the choice must have been made ([`prepare`]).
+/// The most input channels the direct kernel is chosen for: a first layer's (grey, RGB,
+/// RGBA). One timing on a C = 1 layer decides for every candidate, so the class stays
+/// close to it: a 1×1 convolution over 5 to 16 channels also has K ≤ 16, but it is an inner
+/// layer whose GEMM (K = C) was never timed against the kernel.
+const DIRECT_MAX_C: usize = 4;
+
+/// Whether the timed choice decides `g`: it can run on the direct kernel
+/// ([`conv2d_direct::eligible`]), and is a first layer like the timed one (K ≤ 16, C ≤ 4).
+pub fn direct_candidate(g: &Geometry) -> bool {
+    conv2d_direct::eligible(g) && g.kh * g.kw * g.c <= DIRECT_MAX_K && g.c <= DIRECT_MAX_C
+}
+
+/// Whether `g`'s forward pass runs on the direct kernel on `dev`: `g` is a
+/// [`direct_candidate`] (eligible, K ≤ 16, C ≤ 4) and the kernel beat the implicit GEMM
+/// here. Inside a capture the choice must have been made ([`prepare`], [`prepare_for`]).
 pub fn direct(dev: &Device, g: &Geometry, in_capture: bool) -> Result<bool> {
-    if !conv2d_direct::eligible(g) || g.kh * g.kw * g.c > DIRECT_MAX_K {
+    if !direct_candidate(g) {
         return Ok(false);
     }
     if in_capture {
@@ -125,6 +154,14 @@ pub fn direct(dev: &Device, g: &Geometry, in_capture: bool) -> Result<bool> {
             });
     }
     prepare_direct(dev)
+}
+
+/// Forces the direct kernel's choice on `dev` for this process (memory only, like a
+/// configured choice): on for every [`direct_candidate`], or off. For tests and benches
+/// that must cover one path whatever the timing picks.
+pub fn force_direct(dev: &Device, on: bool) {
+    dev.tune()
+        .set(FAMILY, DIRECT, if on { "direct" } else { "gemm" });
 }
 
 /// The direct kernel's choice: forced off by a forced matmul variant (`SUANLI_MATMUL` names

@@ -310,14 +310,7 @@ fn gemm(
     }
     let gate = match args.epilogue {
         Epilogue::Gate(_, g) => {
-            if !g.derivative_from_output() || args.act != Activation::Linear {
-                return Err(Error::InvalidArgument {
-                    op: "matmul",
-                    name: "epilogue",
-                    expected: "a gate activation whose derivative follows from its output (linear, relu, leaky relu, sigmoid, tanh), with a linear matmul activation".into(),
-                    found: format!("gate {g:?} with activation {:?}", args.act),
-                });
-            }
+            check_gate("matmul", g, args.act)?;
             Some(g)
         }
         _ => None,
@@ -478,4 +471,20 @@ fn gemm(
         Some(bytemuck::bytes_of(&params)),
         groups,
     )
+}
+
+/// Refuses a gate epilogue (the previous layer's activation derivative, read from its output)
+/// that the kernels cannot apply: one whose derivative does not follow from its output (GELU,
+/// softmax), or one after a non-linear `act`. `op` names the caller (the matmul, or the
+/// strided convolution's gather, which applies the same gate).
+pub fn check_gate(op: &'static str, gate: Activation, act: Activation) -> Result<()> {
+    if !gate.derivative_from_output() || act != Activation::Linear {
+        return Err(Error::InvalidArgument {
+            op,
+            name: "epilogue",
+            expected: "a gate activation whose derivative follows from its output (linear, relu, leaky relu, sigmoid, tanh), with a linear matmul activation".into(),
+            found: format!("gate {gate:?} with activation {act:?}"),
+        });
+    }
+    Ok(())
 }

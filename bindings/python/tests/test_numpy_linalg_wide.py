@@ -82,3 +82,64 @@ def test_float64_singular_is_linalg_error():
     assert float(xp.linalg.det(a)) == 0.0
     with pytest.raises(xp.linalg.LinAlgError):
         xp.linalg.cholesky(xp.asarray(np.array([[1.0, 2.0], [2.0, 1.0]])))
+
+
+INF = np.inf
+# Ties in the pivot column (the first is taken), -0.0 entries, ∞ entries, singular matrices
+# after an odd number of swaps or with ∞ above the zero pivot, and diagonals whose partial
+# products leave the dtype's range while the determinant does not.
+SPECIAL = [
+    [[1.0, 2.0], [1.0, 3.0]],
+    [[-1.0, 2.0], [1.0, 3.0]],
+    [[2.0, 1.0, 0.0], [-2.0, 3.0, 1.0], [2.0, 0.0, 5.0]],
+    [[-0.0, 1.0], [1.0, -0.0]],
+    [[1.0, -0.0], [-0.0, -2.0]],
+    [[INF, 0.0], [0.0, 1.0]],
+    [[-INF, 0.0], [0.0, 2.0]],
+    [[0.0, INF], [0.0, 1.0]],
+    [[1.0, 2.0], [2.0, 4.0]],
+    [[0.0, 0.0], [0.0, 0.0]],
+    [[-0.0, 1.0], [-0.0, 3.0]],
+]
+WIDE = {
+    "float64": SPECIAL + [np.diag([1e-200, 1e-200, 1e300]).tolist(), np.diag([1e200, 1e200, 1e-300]).tolist()],
+    "float32": SPECIAL + [np.diag([1e-20, 1e-20, 1e30]).tolist(), np.diag([1e20, 1e20, 1e-30]).tolist()],
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_det_slogdet_special_values_as_numpy(dtype):
+    rtol = 1e-12 if dtype == "float64" else 2e-5
+    for m in WIDE[dtype]:
+        a = np.array(m, dtype=dtype)
+        x = xp.asarray(a)
+        with np.errstate(invalid="ignore"):
+            want = np.linalg.det(a)
+            ws, wl = np.linalg.slogdet(a)
+        got = np.asarray(xp.linalg.det(x))
+        assert got.dtype == want.dtype, m
+        np.testing.assert_allclose(got, want, rtol=rtol, err_msg=str(m))
+        assert np.signbit(got) == np.signbit(want), (m, got, want)
+        s, l = xp.linalg.slogdet(x)
+        s, l = np.asarray(s), np.asarray(l)
+        np.testing.assert_array_equal(s, ws, err_msg=str(m))
+        assert np.signbit(s) == np.signbit(ws), (m, s, ws)
+        np.testing.assert_allclose(l, wl, rtol=rtol, atol=rtol, err_msg=str(m))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "bool"])
+@pytest.mark.parametrize("k", [1, 258, 259, 1024, 1025])
+def test_narrow_integer_matmul_at_the_limits(dtype, k):
+    info = np.iinfo(dtype) if dtype != "bool" else None
+    rng = np.random.default_rng(k)
+    if info is None:
+        a = rng.integers(0, 2, (3, k)).astype(bool)
+        b = rng.integers(0, 2, (k, 2)).astype(np.int8)
+    else:
+        a = rng.choice(np.array([info.min, info.max, info.min + 1], dtype=dtype), (3, k))
+        b = rng.choice(np.array([info.min, info.max, 1], dtype=dtype), (k, 2))
+    with np.errstate(over="ignore"):
+        want = a @ b
+    got = np.asarray(xp.asarray(a) @ xp.asarray(b))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

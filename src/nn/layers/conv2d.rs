@@ -294,7 +294,8 @@ impl Layer for Conv2DLayer {
     }
 
     fn prepare(&self, dev: &crate::runtime::Device) -> Result<()> {
-        conv2d_tune::prepare(dev)
+        // The direct kernel is timed only where this layer could run on it.
+        conv2d_tune::prepare_for(dev, &self.g)
     }
 
     fn owns_dx(&self) -> bool {
