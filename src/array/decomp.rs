@@ -3,7 +3,7 @@
 //! `slogdet` from an LU factorisation with partial pivoting (NumPy's LAPACK `getrf`
 //! semantics: the largest pivot, the first on ties), `cholesky`, and Householder `qr`.
 //! Integer operands up to 32 bits are factored in float32; float64, int64 and uint64 ones in
-//! float64 by [`crate::array::decomp_f64`] (`solve`, `inv`, `det`, `slogdet`, `cholesky`).
+//! float64 by `decomp_f64` (`solve`, `inv`, `det`, `slogdet`, `cholesky`).
 //!
 //! A singular matrix (an exactly zero pivot) makes `solve` and `inv` fail with
 //! [`Error::Singular`], as NumPy's `LinAlgError`; `det` is then 0 and `slogdet` (0, -inf),

@@ -1,5 +1,5 @@
 //! What the float32 solvers ([`crate::array::decomp`]) and the float64 ones
-//! ([`crate::array::decomp_f64`]) share: the operand check, the naming of a failed matrix in
+//! (`decomp_f64`) share: the operand check, the naming of a failed matrix in
 //! an error, and `det`/`slogdet` from U's diagonal and the row swaps. Its own module so that
 //! `decomp` can call `decomp_f64` without either importing the other's helpers (no cycle).
 

@@ -39,8 +39,8 @@ impl Array {
     /// The matrix product over the last two axes, batch axes broadcast; a 1-D operand is a
     /// row (first) or a column (second) vector whose axis the result drops, as in NumPy.
     /// float32 and float16 run on the tuned matmul kernels (float16 rounded once at the end),
-    /// and so do the narrow integers where float32 sums them exactly ([`exact_in_f32`]);
-    /// float64 and the other integer products compute in the dtype itself ([`exact`]).
+    /// and so do the narrow integers where float32 sums them exactly (`exact_in_f32`);
+    /// float64 and the other integer products compute in the dtype itself (`exact`).
     pub fn matmul(&self, other: &Array) -> Result<Array> {
         self.check_device(other, "matmul")?;
         let out_dtype = promote(self.dtype(), other.dtype())?;

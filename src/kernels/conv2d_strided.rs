@@ -124,7 +124,7 @@ fn landing(k: usize, s: usize, d: usize) -> usize {
 }
 
 /// Loop iterations one invocation runs for `g`: the tap tests plus, at most, the products
-/// of every tap that can land ([`landing`] per axis: with a dilation sharing a factor with
+/// of every tap that can land (`landing` per axis: with a dilation sharing a factor with
 /// the stride more than `ceil(K / S)` do).
 pub fn loops(g: &Geometry) -> u64 {
     let landing = landing(g.kh, g.sh, g.dh) * landing(g.kw, g.sw, g.dw);
