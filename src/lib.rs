@@ -102,4 +102,4 @@ pub use multi::DeviceGroup;
 pub use ops::Labels;
 pub use runtime::Device;
 pub use tensor::Tensor;
-pub use vocab::{Activation, DenseLoss, Layout, Padding, Rule};
+pub use vocab::{Activation, DenseLoss, Layout, Padding, Precision, Rule};

@@ -242,6 +242,56 @@ impl std::str::FromStr for Padding {
     }
 }
 
+/// A model's precision policy (Keras's `mixed_precision` policies): what its layers compute
+/// in. Variables (the master weights) and optimizer state stay float32 under every policy.
+///
+/// ```
+/// use suanli::Precision;
+/// assert_eq!("mixed_float16".parse::<Precision>().unwrap(), Precision::MixedFloat16);
+/// assert_eq!(Precision::Float32.name(), "float32");
+/// assert!("mixed_bfloat16".parse::<Precision>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum Precision {
+    /// Everything in float32 (`"float32"`).
+    #[default]
+    Float32,
+    /// Matmul and convolution operands in float16 with float32 accumulation, float32 master
+    /// weights, and dynamic loss scaling (`"mixed_float16"`).
+    MixedFloat16,
+}
+
+impl Precision {
+    /// The policy's Keras name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Float32 => "float32",
+            Precision::MixedFloat16 => "mixed_float16",
+        }
+    }
+
+    /// Whether layers compute with float16 operands.
+    pub fn is_mixed(self) -> bool {
+        self == Precision::MixedFloat16
+    }
+}
+
+impl FromStr for Precision {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Precision> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "float32" => Ok(Precision::Float32),
+            "mixed_float16" => Ok(Precision::MixedFloat16),
+            other => Err(Error::InvalidArgument {
+                op: "precision policy",
+                name: "policy",
+                expected: "\"float32\" or \"mixed_float16\"".into(),
+                found: format!("{other:?}"),
+            }),
+        }
+    }
+}
+
 /// One spatial axis of a windowed operation (convolution or pooling): the output length and
 /// the padding before the first window, as TensorFlow computes them.
 pub fn window_axis(

@@ -79,6 +79,8 @@ pub struct Model {
     pub(crate) accumulation: usize,
     /// How the optimizer clips gradients ([`Model::set_gradient_clipping`]).
     pub(crate) clip: crate::nn::train::clip::Clip,
+    /// What the layers compute in ([`Model::set_precision_policy`]).
+    pub(crate) precision: crate::vocab::Precision,
 }
 
 /// Keras's `Sequential`: a [`Model`] whose layers form a chain, each reading the one before
@@ -112,6 +114,7 @@ impl Model {
             decay: Default::default(),
             accumulation: 1,
             clip: crate::nn::train::clip::Clip::default(),
+            precision: crate::vocab::Precision::Float32,
         }
     }
 

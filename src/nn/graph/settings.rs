@@ -6,6 +6,7 @@
 use crate::error::{Error, Result};
 use crate::nn::graph::model::Model;
 use crate::nn::train::decay::DecayFilter;
+use crate::vocab::Precision;
 
 impl Model {
     /// Sets which weights weight decay applies to (AdamW's decoupled decay, the optimizer
@@ -63,6 +64,19 @@ impl Model {
     /// Batches whose gradients are averaged per optimizer step.
     pub fn gradient_accumulation(&self) -> usize {
         self.accumulation
+    }
+
+    /// Sets the precision policy (Keras's `mixed_precision.set_global_policy`):
+    /// [`Precision::MixedFloat16`] computes matmuls and convolutions with float16 operands
+    /// and float32 accumulation, keeps float32 master weights and optimizer state, and
+    /// scales the loss dynamically. Set before `fit`.
+    pub fn set_precision_policy(&mut self, policy: Precision) {
+        self.precision = policy;
+    }
+
+    /// The precision policy.
+    pub fn precision_policy(&self) -> Precision {
+        self.precision
     }
 
     /// For each trainable parameter, in optimizer order, whether weight decay applies to it.
