@@ -94,6 +94,19 @@ fn main() -> suanli::Result<()> {
             )?,
         ),
         (
+            // Issue 35's BatchNorm CNN's second layer: its backward data is the strided gather.
+            format!("BN CNN conv2 14x14x32->64 3x3 s2 same b{}", bt(64)),
+            Geometry::new(
+                bt(64),
+                (14, 14, 32),
+                64,
+                (3, 3),
+                (2, 2),
+                (1, 1),
+                Padding::Same,
+            )?,
+        ),
+        (
             format!("CIFAR conv1 32x32x3->32 3x3 same b{}", bt(64)),
             Geometry::new(
                 bt(64),

@@ -345,6 +345,11 @@ fn hard_cases() -> Vec<Case> {
         Case::new(3, (14, 14, 32), 64, 3).stride(2).same(),
         Case::new(2, (9, 8, 4), 12, 3).stride(2), // four channels at a time, valid
         Case::new(2, (7, 9, 8), 4, 4).stride(3).dilation(2).same(),
+        // Four pixels of a phase per invocation: rows whose phases hold 7 and 6 pixels (a
+        // short last block), stride 3 over 10 columns, a row narrower than one block.
+        Case::new(2, (9, 13, 8), 8, 3).stride(2).same(),
+        Case::new(2, (6, 10, 4), 4, 3).stride(3),
+        Case::new(3, (5, 3, 4), 8, 2).stride(2).same(),
         Case::new(2, (11, 9, 5), 3, 3).dilation(2),
         Case::new(2, (8, 9, 2), 5, 3).dilation(2).same(),
         Case::new(2, (4, 5, 3), 2, 5).same(), // a window larger than the input, padded

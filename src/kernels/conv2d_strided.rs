@@ -5,7 +5,8 @@
 //! on an output. The naive GEMM's dividing loader walked all KH·KW·OC products per element
 //! at about 1 GFLOP/s on lavapipe: issue 35's BatchNorm CNN spent 86% of its step in the
 //! stride-2 layer's backward data. The gather does the landing taps' products only, an
-//! invocation per element of dx (four channels of it where C and OC are multiples of 4),
+//! invocation per element of dx (four channels of eight pixels of a row that share a phase
+//! where C and OC are multiples of 4),
 //! and applies the GEMM epilogue's gate and accumulation.
 
 use crate::error::Result;
@@ -27,7 +28,8 @@ pub const BACKWARD_DATA: KernelSpec = KernelSpec {
     bindings: &[RO, RO, RO, RW, U],
 };
 
-/// The gather, four channels per invocation (C and OC multiples of 4). Bindings as
+/// The gather, four channels of eight same-phase pixels per invocation (C and OC multiples
+/// of 4). Bindings as
 /// [`BACKWARD_DATA`]'s.
 pub const BACKWARD_DATA4: KernelSpec = KernelSpec {
     shader: SHADER,
@@ -41,6 +43,17 @@ pub const KERNELS: &[KernelSpec] = &[BACKWARD_DATA, BACKWARD_DATA4];
 /// Whether `g` runs on the four-channel kernel.
 pub fn by_four(g: &Geometry) -> bool {
     g.c.is_multiple_of(4) && g.oc.is_multiple_of(4)
+}
+
+/// Pixels per invocation of the four-channel kernel (`PXB` in the shader): a block of one
+/// row's pixels `sw` apart, which the same taps land on.
+const PXB: usize = 8;
+
+/// Invocations of the four-channel kernel: for every (n, h), phase of w and block of `PXB`
+/// pixels of that phase, `c / 4` of them (blocks past a short phase's row return at once).
+fn blocks4(g: &Geometry) -> usize {
+    let per_phase = g.w.div_ceil(g.sw).div_ceil(PXB);
+    g.batch * g.h * g.sw * per_phase * (g.c / 4)
 }
 
 /// What the gather needs of a convolution's geometry (`conv2d::Geometry`, which builds it:
@@ -162,7 +175,7 @@ pub fn backward_data(
         ("ACCUMULATE", if accumulate { 1.0 } else { 0.0 }),
     ]);
     let (spec, jobs) = if by_four(g) {
-        (&BACKWARD_DATA4, xn / 4)
+        (&BACKWARD_DATA4, blocks4(g))
     } else {
         (&BACKWARD_DATA, xn)
     };
