@@ -17,7 +17,8 @@
 //! N, --block N, --layers N, --heads N, --width N, --dropout X, --lr X, --seed N (1337),
 //! --device SPEC (auto), --sample N (500 characters; 0 for none), --temperature X (0.8),
 //! --top-k N (40), --save PATH, --load PATH (a saved model instead of training), --data PATH
-//! (data/tinyshakespeare/input.txt), --init nanogpt|keras (nanogpt: N(0, 0.02) weights, the
+//! (data/tinyshakespeare/input.txt), --precision float32|mixed_float16 (float16 operands with
+//! loss scaling), --init nanogpt|keras (nanogpt: N(0, 0.02) weights, the
 //! residual projections scaled by 1/√(2·layers), LayerNorm ε 1e-5, as benches/torch_gpt.py;
 //! keras: Keras's initializers and ε 1e-3), --profile (per-kernel GPU time after training;
 //! the pooled memory's peak is printed after every run), --bench-generate (generation's
@@ -316,6 +317,7 @@ fn run(a: Args) -> suanli::Result<()> {
         m.set_gradient_clipping(Clip::global_norm(1.0))?;
         m
     };
+    model.set_precision_policy(a.precision);
     say!(
         w,
         "GPT ({} layers, {} heads, width {}, block {}) on {}: vocabulary {vocab}, {} training and {} validation characters, {} parameters",

@@ -1,5 +1,6 @@
-// Householder QR of a batch of contiguous m×n float32 matrices in place, and the forming
-// of Q (src/kernels/qr.rs), as LAPACK's geqrf/orgqr do it without blocking. One entry point,
+// Householder QR of a batch of contiguous m×n matrices in place, and the forming of Q
+// (src/kernels/qr.rs), as LAPACK's geqrf/orgqr do it without blocking, in the scalar type
+// T: float32 as written, float64 in the twin src/kernels/qr.rs makes from the alias line. One entry point,
 // one workgroup per (matrix, column), three modes (MODE):
 // 0: the reflector of column k (LAPACK's slarfg): beta = -sign(a_kk)·‖a[k:, k]‖ goes to
 //    a_kk, v (with v_0 = 1 implied) below it, tau to tau[b][k]; a column already zero
@@ -20,16 +21,18 @@ struct Params {
     _pad: u32,
 }
 
-@group(0) @binding(0) var<storage, read_write> a: array<f32>;
-@group(0) @binding(1) var<storage, read_write> tau: array<f32>;
-@group(0) @binding(2) var<storage, read_write> q: array<f32>;
+alias T = f32;
+
+@group(0) @binding(0) var<storage, read_write> a: array<T>;
+@group(0) @binding(1) var<storage, read_write> tau: array<T>;
+@group(0) @binding(2) var<storage, read_write> q: array<T>;
 @group(0) @binding(3) var<uniform> p: Params;
 
 override MODE: u32 = 0u;
 
-var<workgroup> red: array<f32, 256>;
+var<workgroup> red: array<T, 256>;
 
-fn reduce_sum(t: u32, x: f32) -> f32 {
+fn reduce_sum(t: u32, x: T) -> T {
     red[t] = x;
     workgroupBarrier();
     for (var h = 128u; h > 0u; h = h >> 1u) {
@@ -54,7 +57,7 @@ fn qr_step(
     let k = p.k;
     let base = b * m * n;
     if (MODE == 0u) {
-        var s = 0.0;
+        var s: T = 0.0;
         for (var r = k + 1u + t; r < m; r += 256u) {
             let x = a[base + r * n + k];
             s += x * x;
@@ -86,10 +89,10 @@ fn qr_step(
     // The target: column j of A (stride n) or of Q (stride qcols).
     let tw = select(n, p.qcols, MODE == 2u);
     let tb = select(base, b * m * p.qcols, MODE == 2u);
-    var s = 0.0;
+    var s: T = 0.0;
     for (var r = k + t; r < m; r += 256u) {
         let v = select(a[base + r * n + k], 1.0, r == k);
-        var x: f32;
+        var x: T;
         if (MODE == 2u) { x = q[tb + r * tw + j]; } else { x = a[tb + r * tw + j]; }
         s += v * x;
     }

@@ -103,3 +103,55 @@ fn rmsprop_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     }
     update1(OPT_RMSPROP, p3, i);
 }
+
+// ---- guarded steps, for dynamic loss scaling ----------------------------------------------
+// The same updates behind a skip word (word 2 of the loss-scale state, loss_scale.wgsl): on
+// a step whose gradients were not finite, neither the parameter nor its state changes. The
+// guard is bound before the uniform: binding 3 (one-state rules) or 4 (two-state rules),
+// declared read_write to keep the bindings' order (read-only inputs, read-write buffers, the
+// uniform; the one read-only input, the gradient, comes first), though it is only read.
+@group(0) @binding(3) var<storage, read_write> guard3: array<u32>;
+@group(0) @binding(4) var<storage, read_write> guard4: array<u32>;
+@group(0) @binding(5) var<uniform> p5: OptParams;
+
+const SKIP_WORD: u32 = 2u;
+
+// Bindings: grad, param, velocity, guard, params(4).
+@compute @workgroup_size(256)
+fn sgd_step_guarded(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = index(gid, nwg);
+    if (i * 4u >= p4.n || guard3[SKIP_WORD] != 0u) {
+        return;
+    }
+    update1(OPT_SGD, p4, i);
+}
+
+// Bindings: grad, param, m, v, guard, params(5).
+@compute @workgroup_size(256)
+fn adam_step_guarded(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = index(gid, nwg);
+    if (i * 4u >= p5.n || guard4[SKIP_WORD] != 0u) {
+        return;
+    }
+    update2(OPT_ADAM, p5, i);
+}
+
+// Bindings: grad, param, m, v, guard, params(5).
+@compute @workgroup_size(256)
+fn adamw_step_guarded(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = index(gid, nwg);
+    if (i * 4u >= p5.n || guard4[SKIP_WORD] != 0u) {
+        return;
+    }
+    update2(OPT_ADAMW, p5, i);
+}
+
+// Bindings: grad, param, v (mean square), guard, params(4).
+@compute @workgroup_size(256)
+fn rmsprop_step_guarded(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = index(gid, nwg);
+    if (i * 4u >= p4.n || guard3[SKIP_WORD] != 0u) {
+        return;
+    }
+    update1(OPT_RMSPROP, p4, i);
+}

@@ -159,6 +159,16 @@ pub enum Error {
         found: String,
     },
 
+    /// An iterative factorisation did not converge in its most iterations (NumPy's
+    /// `LinAlgError: SVD did not converge`).
+    #[error("{op}: did not converge: {found}")]
+    NoConvergence {
+        /// The operation.
+        op: &'static str,
+        /// What did not converge, after how many iterations.
+        found: String,
+    },
+
     /// wgpu reported an error (validation, internal or out of memory) that was caught in an error scope.
     #[error("{op}: GPU error: {message}")]
     Gpu {

@@ -4,7 +4,7 @@
 //! no GPU.
 
 use suanli::exec::{reflect, validate_wgsl, Access, KernelSpec, Shader};
-use suanli::internals::kernels::matmul_gen;
+use suanli::internals::kernels::{jacobi, matmul_gen, qr};
 use suanli::internals::kernels::{KERNELS, SHADERS};
 
 fn all_shaders() -> Vec<Shader> {
@@ -17,6 +17,10 @@ fn all_kernels() -> Vec<KernelSpec> {
     // The tensor-core kernels (validated with every capability on, as no adapter here runs
     // them).
     all.extend(matmul_gen::coop_specs().into_iter().copied());
+    // The float64 twins of the Jacobi and Householder kernels (validated here on any adapter;
+    // only adapters with SHADER_F64 run them).
+    all.push(*jacobi::round_f64().unwrap());
+    all.push(*qr::step_f64().unwrap());
     all
 }
 

@@ -33,6 +33,8 @@ pub struct Args {
     pub keras_init: bool,
     /// One model across the processes of an MPI job (feature `mpi`).
     pub mpi: bool,
+    /// The precision policy (`--precision float32|mixed_float16`).
+    pub precision: suanli::Precision,
 }
 
 /// The settings from the command line.
@@ -67,6 +69,7 @@ pub fn parse() -> Result<Args, String> {
         bench: 0,
         keras_init: false,
         mpi: false,
+        precision: suanli::Precision::Float32,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -139,6 +142,7 @@ pub fn parse() -> Result<Args, String> {
                 _ => return Err(bad("expected nanogpt or keras".into())),
             },
             "--data" => a.data = PathBuf::from(v),
+            "--precision" => a.precision = v.parse().map_err(|e| format!("{e}"))?,
             _ => return Err(format!("unknown flag {flag}")),
         }
     }

@@ -37,6 +37,8 @@ pub struct Args {
     pub train_rows: Option<usize>,
     /// Clip gradients to this global norm (the unfused optimizer path).
     pub global_clipnorm: Option<f64>,
+    /// The precision policy (`float32`, `mixed_float16`).
+    pub precision: suanli::Precision,
     /// Data-parallel over these devices.
     pub devices: Option<String>,
     /// Gradient bucket size for `--devices` and `--mpi`, in KiB.
@@ -69,6 +71,7 @@ usage: {name} [FLAGS]
   --seed N             seed of the weights, the shuffle and dropout (default 0)
   --train-rows N       train on the first N training images only
   --global-clipnorm X  clip gradients to global norm X (the unfused optimizer path)
+  --precision P        float32 (default) or mixed_float16 (float16 operands, loss scaling)
   --quiet              no model summary, no progress bar
   --save PATH          write the trained weights (safetensors)
   --load PATH          start from a model file's weights (Rust or Python)
@@ -115,6 +118,7 @@ pub fn parse(ex: &Example, argv: impl Iterator<Item = String>) -> Result<Args, S
         load: None,
         train_rows: None,
         global_clipnorm: None,
+        precision: suanli::Precision::Float32,
         devices: None,
         bucket_kb: 25 * 1024,
         metrics_addr: None,
@@ -144,6 +148,7 @@ pub fn parse(ex: &Example, argv: impl Iterator<Item = String>) -> Result<Args, S
             "--devices" => a.devices = Some(text()?),
             "--train-rows" => a.train_rows = Some(number(f, text()?)?),
             "--global-clipnorm" => a.global_clipnorm = Some(number(f, text()?)?),
+            "--precision" => a.precision = text()?.parse().map_err(|e| format!("{e}"))?,
             "--bucket-kb" => a.bucket_kb = number(f, text()?)?,
             "--metrics-addr" => a.metrics_addr = Some(text()?),
             "--mpi" => a.mpi = true,

@@ -155,6 +155,7 @@ fn model(
     if args.global_clipnorm.is_some() {
         m.set_gradient_clipping(clip)?;
     }
+    m.set_precision_policy(args.precision);
     Ok((m, ck))
 }
 

@@ -3,7 +3,8 @@
 //! `slogdet` from an LU factorisation with partial pivoting (NumPy's LAPACK `getrf`
 //! semantics: the largest pivot, the first on ties), `cholesky`, and Householder `qr`.
 //! Integer operands up to 32 bits are factored in float32; float64, int64 and uint64 ones in
-//! float64 by `decomp_f64` (`solve`, `inv`, `det`, `slogdet`, `cholesky`).
+//! float64 by `decomp_f64` (`solve`, `inv`, `det`, `slogdet`, `cholesky`) and, for `qr`, by
+//! the float64 twin of the Householder kernels.
 //!
 //! A singular matrix (an exactly zero pivot) makes `solve` and `inv` fail with
 //! [`Error::Singular`], as NumPy's `LinAlgError`; `det` is then 0 and `slogdet` (0, -inf),
@@ -78,14 +79,30 @@ pub(crate) fn square(op: &'static str, x: &Array) -> Result<(Vec<usize>, usize)>
     Ok((x.shape()[..r - 2].to_vec(), x.shape()[r - 1]))
 }
 
-/// `x` as float32 in a new contiguous buffer that starts at word 0, broadcast to `shape`.
-pub(crate) fn float_copy(op: &'static str, x: &Array, shape: &[usize]) -> Result<Strided> {
+/// The dtype `qr`, `svd` and `eigh` compute `x` in: float64 for float64, int64 and uint64
+/// (as NumPy factors them in float64), float32 for the other numeric dtypes; bool and
+/// complex are refused.
+pub(crate) fn work_dtype(op: &'static str, x: &Array) -> Result<DType> {
+    refuse_bool(op, x)?;
+    if decomp_f64::wanted(&[x.dtype()]) {
+        return Ok(DType::Float64);
+    }
     solvable(op, x)?;
-    let s = x
-        .astype(DType::Float32)?
-        .broadcast_to(shape)?
-        .copy()?
-        .strided()?;
+    Ok(DType::Float32)
+}
+
+/// `x` as `dt` (float32, or float64 from [`work_dtype`]) in a new contiguous buffer that
+/// starts at word 0, broadcast to `shape`.
+pub(crate) fn float_copy(
+    op: &'static str,
+    x: &Array,
+    shape: &[usize],
+    dt: DType,
+) -> Result<Strided> {
+    if dt != DType::Float64 {
+        solvable(op, x)?;
+    }
+    let s = x.astype(dt)?.broadcast_to(shape)?.copy()?.strided()?;
     if s.layout.offset != 0 {
         return Err(Error::Internal {
             op,
@@ -102,30 +119,32 @@ fn solvable(op: &'static str, x: &Array) -> Result<()> {
     refuse_bool(op, x)
 }
 
-/// `x` (as float32) with each matrix of the last two axes scaled by a power of two 2^-k
-/// that brings its largest magnitude into [1, 2), and 2^k (shape `(..., 1, 1)`) to scale
-/// the results back.
+/// `x` (in its [`work_dtype`]) with each matrix of the last two axes scaled by a power of
+/// two 2^-k that brings its largest magnitude into [1, 2), and 2^k (shape `(..., 1, 1)`) to
+/// scale the results back.
 ///
 /// Householder norms and Jacobi's column dot products square the entries: without this a
 /// float32 matrix of magnitude 1e-25 underflows to zero columns and one of 1e25 overflows
 /// to infinity, though both are well within float32's range. A power of two scales without
 /// rounding; k is held to [-126, 126] so that neither factor overflows or is subnormal (2^-127
-/// is, and flushed to zero it zeroed a matrix near 3e38), and a matrix that is
-/// zero or holds ∞/NaN keeps k = 0 (its non-finite values pass through as NumPy's do).
+/// is, and flushed to zero it zeroed a matrix near 3e38; ±1022 in float64), and a matrix
+/// that is zero or holds ∞/NaN keeps k = 0 (its non-finite values pass through as NumPy's
+/// do). float64 squares overflow only past 1e154, but the same scaling costs nothing there.
 pub(crate) fn balanced(op: &'static str, x: &Array) -> Result<(Array, Array)> {
-    solvable(op, x)?;
-    let x = x.astype(DType::Float32)?;
+    let dt = work_dtype(op, x)?;
+    let limit = if dt == DType::Float64 { 1022.0 } else { 126.0 };
+    let x = x.astype(dt)?;
     let k = x
         .abs()?
         .reduce(Reduce::Max, Some(&[-2, -1]), true)?
         .log2()?
         .floor()?;
-    let zero = Array::scalar(x.device(), 0.0, DType::Float32);
+    let zero = Array::scalar(x.device(), 0.0, dt);
     let k = Array::where_(&k.isfinite()?, &k, &zero)?
-        .maximum_scalar(-126.0)?
-        .minimum_scalar(126.0)?
+        .maximum_scalar(-limit)?
+        .minimum_scalar(limit)?
         .copy()?;
-    let two = Array::scalar(x.device(), 2.0, DType::Float32);
+    let two = Array::scalar(x.device(), 2.0, dt);
     let down = two.pow(&k.neg()?)?;
     let up = two.pow(&k)?.copy()?;
     Ok((x.mul(&down)?, up))
@@ -138,7 +157,7 @@ fn factor(op: &'static str, x: &Array, batch: &[usize], which: Factor) -> Result
     shape.extend([n, n]);
     let count: usize = batch.iter().product();
     lu::check_size(op, count, n, n)?;
-    let s = float_copy(op, x, &shape)?;
+    let s = float_copy(op, x, &shape, DType::Float32)?;
     let device = x.device();
     let perm = alloc_words(device, count * n)?;
     let info = alloc_words(device, count * 2)?;
@@ -222,7 +241,7 @@ impl Array {
                 ),
             });
         }
-        let src = float_copy(OP, &b2, &out_shape)?;
+        let src = float_copy(OP, &b2, &out_shape, DType::Float32)?;
         let device = self.device();
         let x = alloc_words(device, count * n * rhs)?;
         let scratch = alloc_words(device, count * n * rhs)?;
@@ -419,13 +438,26 @@ impl Array {
         let qcols = if complete { m } else { k };
         lu::check_size(OP, count, m.max(n), m.max(n))?;
         let device = self.device();
-        let (scaled, up) = balanced(OP, self)?;
-        let a = float_copy(OP, &scaled, self.shape())?;
+        let dt = work_dtype(OP, self)?;
         let mut qshape = batch.clone();
         qshape.extend([m, qcols]);
-        let eye = Array::eye(device, m, qcols, 0, DType::Float32)?;
-        let q = float_copy(OP, &eye, &qshape)?;
-        let tau = alloc_words(device, (count * k).max(1))?;
+        let rows = if complete { m } else { k };
+        if count == 0 || k == 0 {
+            // Nothing to factor (and no largest magnitude to balance by): Q is the identity's
+            // first columns, R zero, as NumPy's.
+            let mut rshape = batch.clone();
+            rshape.extend([rows, n]);
+            let eye = Array::eye(device, m, qcols, 0, dt)?;
+            return Ok((
+                eye.broadcast_to(&qshape)?.copy()?,
+                Array::zeros(device, &rshape, dt)?.copy()?,
+            ));
+        }
+        let (scaled, up) = balanced(OP, self)?;
+        let a = float_copy(OP, &scaled, self.shape(), dt)?;
+        let eye = Array::eye(device, m, qcols, 0, dt)?;
+        let q = float_copy(OP, &eye, &qshape, dt)?;
+        let tau = alloc_words(device, (count * k).max(1) * dt.words())?;
         qr::factor(
             device,
             a.data.buffer(),
@@ -435,9 +467,9 @@ impl Array {
             m,
             n,
             qcols,
+            dt == DType::Float64,
         )?;
-        let rows = if complete { m } else { k };
-        let full = Array::from_strided(device, DType::Float32, a).triangle(0, true)?;
+        let full = Array::from_strided(device, dt, a).triangle(0, true)?;
         let r = full
             .index(&[
                 Index::Ellipsis,
@@ -450,6 +482,6 @@ impl Array {
             ])?
             .mul(&up)?
             .copy()?;
-        Ok((Array::from_strided(device, DType::Float32, q), r))
+        Ok((Array::from_strided(device, dt, q), r))
     }
 }

@@ -15,13 +15,13 @@
 //! | `reduce` | reductions over axes, fused with their operand's expression |
 //! | `scan` | cumulative sums and products along an axis, fused with their operand |
 //! | `linalg` | `matmul` on the tuned kernels, views read in place |
-//! | `decomp` | `solve`, `inv`, `det`, `slogdet` (LU with partial pivoting), `cholesky` and Householder `qr`, on the device |
+//! | `decomp` | `solve`, `inv`, `det`, `slogdet` (LU with partial pivoting), `cholesky` and Householder `qr` (float32, or float64 on the f64 twin), on the device |
 //! | `decomp_shared` | what the float32 and float64 solvers share: `det`/`slogdet` from U's diagonal, error naming |
 //! | `create` | host data in and out, and the creation functions |
 //! | `random` | generators: Philox4x32-10 streams drawn on the device |
 //! | `fft` | discrete Fourier transforms along an axis (Stockham radix-4/2, Bluestein) |
 //! | `sort` | stable `sort` and `argsort` along an axis (a bitonic network on the device) |
-//! | `spectral` | `svd`, `svdvals`, `eigh`, `eigvalsh` by one-sided Jacobi on the device |
+//! | `spectral` | `svd`, `svdvals`, `eigh`, `eigvalsh` by one-sided Jacobi on the device, float32 or float64 |
 //! | `gather` | `take`, `take_along_axis`, `searchsorted`; positions out of range caught on the device |
 //! | `compact` | stream compaction on the scan: `nonzero`, flat positions of nonzero elements |
 //! | `indexing` | NumPy's advanced indexing: integer arrays and boolean masks, read and written |

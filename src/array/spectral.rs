@@ -1,6 +1,9 @@
-//! The singular value decomposition and the symmetric eigensolver of float32 matrices,
-//! batched over leading axes, by one-sided Jacobi on the device ([`crate::kernels::jacobi`]):
-//! `svd` (the reduced form), `svdvals`, `eigh`, `eigvalsh`.
+//! The singular value decomposition and the symmetric eigensolver, batched over leading
+//! axes, by one-sided Jacobi on the device ([`crate::kernels::jacobi`]): `svd` (the reduced
+//! form), `svdvals`, `eigh`, `eigvalsh`. float32 for 32-bit operands; float64, int64 and
+//! uint64 operands in float64 (the kernel's f64 twin, tolerance √m·ε₆₄), which fails with
+//! [`Error::NoConvergence`] (NumPy's `LinAlgError`) if [`jacobi::MAX_SWEEPS`] sweeps do not
+//! converge, where float32 uses what it has.
 //!
 //! `eigh` factors B = A + c·I with c = ‖A‖∞ (so B is positive semidefinite, its singular
 //! values its eigenvalues and its right singular vectors its eigenvectors), then subtracts c:
@@ -10,7 +13,7 @@
 
 use crate::array::array::Array;
 use crate::array::array::Strided;
-use crate::array::decomp::{balanced, float_copy, square};
+use crate::array::decomp::{balanced, float_copy, square, work_dtype};
 use crate::array::dtype::DType;
 use crate::array::eval::alloc_words;
 use crate::array::ops::Binary;
@@ -25,13 +28,15 @@ fn orthogonalized(op: &'static str, x: &Array) -> Result<(Array, Array)> {
     let batch = &x.shape()[..r - 2];
     let count: usize = batch.iter().product();
     crate::kernels::lu::check_size(op, count, m.max(n), m.max(n))?;
-    let a = float_copy(op, x, x.shape())?;
+    let dt = work_dtype(op, x)?;
+    let a = float_copy(op, x, x.shape(), dt)?;
     let mut vshape = batch.to_vec();
     vshape.extend([n, n]);
-    let eye = Array::eye(x.device(), n, n, 0, DType::Float32)?;
-    let v = float_copy(op, &eye, &vshape)?;
+    let eye = Array::eye(x.device(), n, n, 0, dt)?;
+    let v = float_copy(op, &eye, &vshape, dt)?;
     let info = alloc_words(x.device(), count.max(1))?;
-    jacobi::orthogonalize(
+    let f64 = dt == DType::Float64;
+    let sweeps = jacobi::orthogonalize(
         x.device(),
         a.data.buffer(),
         v.data.buffer(),
@@ -39,8 +44,18 @@ fn orthogonalized(op: &'static str, x: &Array) -> Result<(Array, Array)> {
         count,
         m,
         n,
+        f64,
     )?;
-    let wrap = |s: Strided| Array::from_strided(x.device(), DType::Float32, s);
+    if sweeps.is_none() && f64 {
+        return Err(Error::NoConvergence {
+            op,
+            found: format!(
+                "the Jacobi rotations of {count} matrices of {m}×{n} did not converge in {} sweeps",
+                jacobi::MAX_SWEEPS
+            ),
+        });
+    }
+    let wrap = |s: Strided| Array::from_strided(x.device(), dt, s);
     Ok((wrap(a), wrap(v)))
 }
 
@@ -51,10 +66,11 @@ fn orthogonalized(op: &'static str, x: &Array) -> Result<(Array, Array)> {
 fn orthonormal(u: &Array) -> Result<Array> {
     let (q, r) = u.qr(false)?;
     let k = r.shape()[r.ndim() - 1];
-    let eye = Array::eye(u.device(), k, k, 0, DType::Float32)?;
+    let dt = u.dtype();
+    let eye = Array::eye(u.device(), k, k, 0, dt)?;
     let d = r.mul(&eye)?.reduce(Reduce::Sum, Some(&[-1]), false)?;
     let negative = d.binary_scalar(Binary::Less, 0.0.into())?;
-    let one = Array::scalar(u.device(), 1.0, DType::Float32);
+    let one = Array::scalar(u.device(), 1.0, dt);
     let sign = Array::where_(&negative, &one.neg()?, &one)?;
     q.mul(&sign.expand_dims(sign.ndim() - 1)?)?.copy()
 }
@@ -97,9 +113,9 @@ impl Array {
             return Ok((vh.matrix_transpose()?, s, u.matrix_transpose()?));
         }
         let batch = self.shape()[..r - 2].to_vec();
+        let f = work_dtype(OP, self)?;
         if n == 0 || batch.contains(&0) {
             let shape = |t: &[usize]| [batch.clone(), t.to_vec()].concat();
-            let f = DType::Float32;
             let d = self.device();
             return Ok((
                 Array::zeros(d, &shape(&[m, n]), f)?.copy()?,
@@ -119,7 +135,7 @@ impl Array {
         let positive = sr.binary_scalar(Binary::Greater, 0.0.into())?;
         let up = up.squeeze(&[up.ndim() - 1])?;
         let cols = columns(&av, &order)?;
-        let zero = Array::scalar(self.device(), 0.0, DType::Float32);
+        let zero = Array::scalar(self.device(), 0.0, f);
         let u = Array::where_(&positive, &cols.div(&sr)?, &zero)?.copy()?;
         let u = if vectors { orthonormal(&u)? } else { u };
         let s = s.mul(&up)?.copy()?;
@@ -137,7 +153,7 @@ impl Array {
     pub fn eigh(&self) -> Result<(Array, Array)> {
         const OP: &str = "eigh";
         let (batch, n) = square(OP, self)?;
-        let f = DType::Float32;
+        let f = work_dtype(OP, self)?;
         if n == 0 || batch.contains(&0) {
             let d = self.device();
             let shape = |t: &[usize]| [batch.clone(), t.to_vec()].concat();
@@ -148,7 +164,7 @@ impl Array {
         }
         // Balanced by the lower triangle alone: the upper one is not read.
         let (scaled, up) = balanced(OP, &self.triangle(0, false)?)?;
-        let x = float_copy(OP, &scaled, self.shape())?;
+        let x = float_copy(OP, &scaled, self.shape(), f)?;
         let x = Array::from_strided(self.device(), f, x);
         let sym = x
             .triangle(0, false)?

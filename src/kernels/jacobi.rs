@@ -1,5 +1,5 @@
-//! One-sided (Hestenes) Jacobi on batches of contiguous m×n float32 matrices
-//! (`shaders/array_jacobi.wgsl`), for the SVD and the symmetric eigensolver of
+//! One-sided (Hestenes) Jacobi on batches of contiguous m×n float32 or float64 matrices
+//! (`shaders/array_jacobi.wgsl`, its f64 twin by [`crate::kernels::prelude::f64_twin`]), for the SVD and the symmetric eigensolver of
 //! `array::spectral`: sweeps of rotations of column pairs until every pair is orthogonal;
 //! A·V then holds U·Σ in its columns and V the right singular vectors.
 //!
@@ -9,11 +9,13 @@
 //! for well-separated values) without a bidiagonalisation, which would be a long chain of
 //! dependent, poorly parallel steps. It costs O(m·n²) per sweep and about ten sweeps in
 //! float32, so it suits small and medium orders; a blocked or two-stage method would serve
-//! large ones better.
+//! large ones better. Convergence is quadratic, so float64 costs a few sweeps more than
+//! float32 (each at double the bytes), not twice as many.
 
 use crate::error::Result;
 use crate::exec::dispatch::Record;
 use crate::exec::recorder::Recorder;
+use crate::kernels::prelude::f64_twin;
 use crate::runtime::Device;
 use crate::services::pipeline::{Access, KernelSpec, Shader};
 use crate::tensor::Tensor;
@@ -32,9 +34,28 @@ pub const ROUND: KernelSpec = KernelSpec {
 /// Every kernel of the family.
 pub const KERNELS: &[KernelSpec] = &[ROUND];
 
-/// The most sweeps: float32 converges in well under this; a batch that has not is used as it
-/// is then (its columns orthogonal to within a few ulps of the tolerance).
+/// [`ROUND`] in float64.
+pub fn round_f64() -> Result<&'static KernelSpec> {
+    static CELL: std::sync::OnceLock<KernelSpec> = std::sync::OnceLock::new();
+    f64_twin(&ROUND, "array_jacobi_f64", &CELL)
+}
+
+/// The most sweeps: both precisions converge in well under this (quadratically, once the
+/// off-diagonal mass is small). A float32 batch that has not is used as it is then (its
+/// columns orthogonal to within a few ulps of the tolerance); the caller decides for float64.
 pub const MAX_SWEEPS: usize = 30;
+
+/// The relative tolerance |a_p·a_q| ≤ tol·‖a_p‖·‖a_q‖ at which a column pair counts as
+/// orthogonal: a few float32 ulps (4e-7) in float32, √m·ε (at least 4ε) in float64, LAPACK
+/// dgesvj's choice (the rounding error of an m-term dot product grows about as √m·ε; a
+/// tolerance below it would keep rotating pairs that are orthogonal to working accuracy).
+pub fn tolerance(m: usize, f64: bool) -> f32 {
+    if f64 {
+        ((m as f64).sqrt().max(4.0) * f64::EPSILON) as f32
+    } else {
+        4.0e-7
+    }
+}
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
@@ -44,12 +65,16 @@ struct Params {
     n: u32,
     round: u32,
     np: u32,
-    _pad: [u32; 3],
+    tol: f32,
+    _pad: [u32; 2],
 }
 
-/// Orthogonalises the columns of `batch` m×n matrices in `a` in place, accumulating the
-/// rotations into `v` (which must hold `batch` n×n identities); `info` is scratch (`batch`
-/// words). Returns the number of sweeps run.
+/// Orthogonalises the columns of `batch` m×n matrices in `a` in place (f32, or f64 when
+/// `f64`; each balanced so that its largest magnitude is about 1, as `array::spectral` does:
+/// columns below tolerance² in norm are left as they are), accumulating the rotations into `v` (which must hold `batch` n×n identities);
+/// `info` is scratch (`batch` words). Returns the number of sweeps run, or `None` when the
+/// last of [`MAX_SWEEPS`] still rotated some pair.
+#[allow(clippy::too_many_arguments)]
 pub fn orthogonalize(
     device: &Device,
     a: &wgpu::Buffer,
@@ -58,10 +83,13 @@ pub fn orthogonalize(
     batch: usize,
     m: usize,
     n: usize,
-) -> Result<usize> {
+    f64: bool,
+) -> Result<Option<usize>> {
     if batch == 0 || n < 2 || m == 0 {
-        return Ok(0);
+        return Ok(Some(0));
     }
+    let spec = if f64 { round_f64()? } else { &ROUND };
+    let size = if f64 { 8 } else { 4 };
     let np = n + n % 2;
     let pairs = np / 2;
     let max = device.info().limits.max_workgroups_per_dimension;
@@ -72,8 +100,8 @@ pub fn orthogonalize(
         [max, groups_n.div_ceil(max as usize) as u32, 1]
     };
     let (aw, vw, iw) = (
-        (batch * m * n) as u64 * 4,
-        (batch * n * n) as u64 * 4,
+        (batch * m * n) as u64 * size,
+        (batch * n * n) as u64 * size,
         batch as u64 * 4,
     );
     let zeros = vec![0u32; batch];
@@ -82,7 +110,7 @@ pub fn orthogonalize(
             .wgpu_queue()
             .write_buffer(info.buffer(), 0, bytemuck::cast_slice(&zeros));
         let mut rec = Recorder::new(device);
-        let pipe = rec.pipeline(&ROUND, &[])?;
+        let pipe = rec.pipeline(spec, &[])?;
         for round in 0..np - 1 {
             let params = Params {
                 batch: batch as u32,
@@ -90,11 +118,12 @@ pub fn orthogonalize(
                 n: n as u32,
                 round: round as u32,
                 np: np as u32,
-                _pad: [0; 3],
+                tol: tolerance(m, f64),
+                _pad: [0; 2],
             };
             rec.declare_work(
                 (batch * pairs * (m + n) * 12) as f64,
-                (batch * pairs * (m + n) * 16) as f64,
+                (batch * pairs * (m + n) * 4 * size as usize) as f64,
             );
             rec.dispatch(
                 &pipe,
@@ -106,8 +135,8 @@ pub fn orthogonalize(
         rec.submit()?;
         let rotated = info.to_vec()?;
         if rotated.iter().take(batch).all(|w| w.to_bits() == 0) {
-            return Ok(sweep + 1);
+            return Ok(Some(sweep + 1));
         }
     }
-    Ok(MAX_SWEEPS)
+    Ok(None)
 }

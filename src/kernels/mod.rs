@@ -32,6 +32,7 @@ pub mod gather;
 pub mod jacobi;
 pub mod layernorm;
 pub mod loss;
+pub mod loss_scale;
 pub mod lu;
 pub mod matmul;
 pub mod matmul_batch;

@@ -40,6 +40,32 @@ pub const RMSPROP: KernelSpec = KernelSpec {
     bindings: &[RO, RW, RW, U],
 };
 
+/// SGD behind the loss-scale skip word. Bindings: grad, param, velocity, guard (read-write
+/// by the binding order's convention, only read), params.
+pub const SGD_GUARDED: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "sgd_step_guarded",
+    bindings: &[RO, RW, RW, RW, U],
+};
+/// Adam behind the skip word. Bindings: grad, param, m, v, guard, params.
+pub const ADAM_GUARDED: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "adam_step_guarded",
+    bindings: &[RO, RW, RW, RW, RW, U],
+};
+/// AdamW behind the skip word. Bindings: grad, param, m, v, guard, params.
+pub const ADAMW_GUARDED: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "adamw_step_guarded",
+    bindings: &[RO, RW, RW, RW, RW, U],
+};
+/// RMSprop behind the skip word. Bindings: grad, param, mean square, guard, params.
+pub const RMSPROP_GUARDED: KernelSpec = KernelSpec {
+    shader: SHADER,
+    entry: "rmsprop_step_guarded",
+    bindings: &[RO, RW, RW, RW, U],
+};
+
 /// Gradient accumulation: `acc = a·acc + b·grad`. Bindings: grad, acc, params.
 pub const ACCUMULATE: KernelSpec = KernelSpec {
     shader: SHADER,
@@ -48,7 +74,17 @@ pub const ACCUMULATE: KernelSpec = KernelSpec {
 };
 
 /// Every entry point of this family.
-pub const KERNELS: &[KernelSpec] = &[SGD, ADAM, ADAMW, RMSPROP, ACCUMULATE];
+pub const KERNELS: &[KernelSpec] = &[
+    SGD,
+    ADAM,
+    ADAMW,
+    RMSPROP,
+    ACCUMULATE,
+    SGD_GUARDED,
+    ADAM_GUARDED,
+    ADAMW_GUARDED,
+    RMSPROP_GUARDED,
+];
 
 /// Mirrors `AccParams` in optim.wgsl.
 #[repr(C)]
@@ -200,7 +236,22 @@ pub fn rule_code(rule: &Rule) -> u32 {
     }
 }
 
-fn spec(rule: &Rule) -> &'static KernelSpec {
+fn spec(rule: &Rule, guarded: bool) -> &'static KernelSpec {
+    match (rule, guarded) {
+        (Rule::Sgd { .. }, true) => &SGD_GUARDED,
+        (
+            Rule::Adam {
+                decoupled: false, ..
+            },
+            true,
+        ) => &ADAM_GUARDED,
+        (Rule::Adam { .. }, true) => &ADAMW_GUARDED,
+        (Rule::RmsProp { .. }, true) => &RMSPROP_GUARDED,
+        (rule, false) => spec_plain(rule),
+    }
+}
+
+fn spec_plain(rule: &Rule) -> &'static KernelSpec {
     match rule {
         Rule::Sgd { .. } => &SGD,
         Rule::Adam {
@@ -225,6 +276,23 @@ pub fn step(
     n: usize,
     t: u64,
 ) -> Result<()> {
+    step_guarded(rec, rule, grad, param, state, n, t, None)
+}
+
+/// [`step`] behind a skip word: with `guard` (the loss-scale state,
+/// [`crate::kernels::loss_scale`]), the update does nothing on a step whose word 2 is set
+/// (its gradients were not finite), leaving the parameter and its state as they were.
+#[allow(clippy::too_many_arguments)] // an update's inputs, spelled out
+pub fn step_guarded(
+    rec: &mut dyn Record,
+    rule: &Rule,
+    grad: &wgpu::Buffer,
+    param: &wgpu::Buffer,
+    state: &[&wgpu::Buffer],
+    n: usize,
+    t: u64,
+    guard: Option<&wgpu::Buffer>,
+) -> Result<()> {
     let dev = rec.device().clone();
     if state.len() != rule.state_count() {
         return Err(Error::InvalidArgument {
@@ -234,7 +302,7 @@ pub fn step(
             found: state.len().to_string(),
         });
     }
-    let pipe = rec.pipeline(spec(rule), &[])?;
+    let pipe = rec.pipeline(spec(rule, guard.is_some()), &[])?;
     let p = params(rule, n, t);
     // Four elements per invocation; bindings rounded up to whole vec4s (pool buffers have
     // room: buckets are multiples of 64 bytes).
@@ -248,7 +316,19 @@ pub fn step(
             found: format!("{} bytes", small.size()),
         });
     }
-    let bufs: Vec<(&wgpu::Buffer, u64)> = all.map(|b| (b, bytes)).collect();
+    let mut bufs: Vec<(&wgpu::Buffer, u64)> = all.map(|b| (b, bytes)).collect();
+    if let Some(g) = guard {
+        let words = 4 * crate::kernels::loss_scale::STATE_WORDS as u64;
+        if g.size() < words {
+            return Err(Error::InvalidArgument {
+                op: "optimizer step",
+                name: "guard",
+                expected: format!("a loss-scale state of at least {words} bytes"),
+                found: format!("{} bytes", g.size()),
+            });
+        }
+        bufs.push((g, words));
+    }
     // Gradient read; parameter and every state read and written.
     rec.declare_work(0.0, (n * 4 * (1 + 2 * (1 + state.len()))) as f64);
     let groups = grid_1d(

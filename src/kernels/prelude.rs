@@ -3,7 +3,7 @@
 //! the uniform of the row-wise families, and the activation codes the shaders use.
 
 use crate::error::{Error, Result};
-use crate::services::pipeline::Shader;
+use crate::services::pipeline::{KernelSpec, Shader};
 use crate::vocab::Activation;
 
 /// The code `shaders/activation.wgsl` uses for a pointwise activation; softmax (a row
@@ -143,4 +143,37 @@ pub fn check_loops(
         }),
         _ => Ok(()),
     }
+}
+
+/// The float64 twin of a kernel whose shader is written over `alias T = f32;` (the Jacobi
+/// and Householder families): the same text with that line saying f64, so one source serves
+/// both precisions, and `inverseSqrt(x)` spelled `1.0 / sqrt(x)` (WGSL defines it for f32
+/// only). Built once per kernel into `cell`; leaked as [`KernelSpec`] needs `&'static str`,
+/// bounded by the number of such kernels. Only valid on adapters with `SHADER_F64`.
+pub fn f64_twin(
+    spec: &KernelSpec,
+    name: &'static str,
+    cell: &'static std::sync::OnceLock<KernelSpec>,
+) -> Result<&'static KernelSpec> {
+    const ALIAS: &str = "alias T = f32;";
+    if !spec.shader.source.contains(ALIAS) {
+        return Err(Error::Internal {
+            op: "f64_twin",
+            message: format!("{} has no `{ALIAS}` line", spec.shader.name),
+        });
+    }
+    Ok(cell.get_or_init(|| {
+        let source = spec
+            .shader
+            .source
+            .replace(ALIAS, "alias T = f64;")
+            .replace("inverseSqrt(", "1.0 / sqrt(");
+        KernelSpec {
+            shader: Shader {
+                name,
+                source: Box::leak(source.into_boxed_str()),
+            },
+            ..*spec
+        }
+    }))
 }

@@ -1,5 +1,5 @@
-//! Householder QR of batches of contiguous m×n float32 matrices on the device
-//! (`shaders/array_qr.wgsl`), for `array::spectral`'s `qr`: LAPACK's unblocked geqr2 and
+//! Householder QR of batches of contiguous m×n float32 or float64 matrices on the device
+//! (`shaders/array_qr.wgsl`, its f64 twin by [`crate::kernels::prelude::f64_twin`]), for `array::spectral`'s `qr`: LAPACK's unblocked geqr2 and
 //! org2r, each column's reflector one workgroup per matrix, its application one workgroup
 //! per (matrix, column). The reflectors stay in A below the diagonal (v_0 = 1 implied) and
 //! their factors in `tau`; R is A's upper triangle.
@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::exec::dispatch::Record;
 use crate::exec::recorder::Recorder;
 use crate::kernels::lu::flush;
+use crate::kernels::prelude::f64_twin;
 use crate::runtime::Device;
 use crate::services::pipeline::{Access, KernelSpec, Shader};
 
@@ -27,6 +28,12 @@ pub const STEP: KernelSpec = KernelSpec {
 };
 /// Every kernel of the family.
 pub const KERNELS: &[KernelSpec] = &[STEP];
+
+/// [`STEP`] in float64.
+pub fn step_f64() -> Result<&'static KernelSpec> {
+    static CELL: std::sync::OnceLock<KernelSpec> = std::sync::OnceLock::new();
+    f64_twin(&STEP, "array_qr_f64", &CELL)
+}
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
@@ -52,7 +59,8 @@ fn groups(device: &Device, count: usize) -> [u32; 3] {
 
 /// Factors `batch` m×n matrices in `a` in place (reflectors below the diagonal, R on and
 /// above it, min(m, n) factors per matrix in `tau`), then forms Q (m × `qcols`, which must
-/// hold the first `qcols` columns of the identity) by applying the reflectors to it.
+/// hold the first `qcols` columns of the identity) by applying the reflectors to it; all in
+/// f32, or f64 when `f64`.
 #[allow(clippy::too_many_arguments)]
 pub fn factor(
     device: &Device,
@@ -63,15 +71,18 @@ pub fn factor(
     m: usize,
     n: usize,
     qcols: usize,
+    f64: bool,
 ) -> Result<()> {
     let k = m.min(n);
     if batch == 0 || k == 0 {
         return Ok(());
     }
+    let spec = if f64 { step_f64()? } else { &STEP };
+    let size = if f64 { 8 } else { 4 };
     let (aw, tw, qw) = (
-        (batch * m * n) as u64 * 4,
-        (batch * k) as u64 * 4,
-        (batch * m * qcols).max(1) as u64 * 4,
+        (batch * m * n) as u64 * size,
+        (batch * k) as u64 * size,
+        (batch * m * qcols).max(1) as u64 * size,
     );
     let params = |step: usize, col0: usize, cols: usize| Params {
         batch: batch as u32,
@@ -84,9 +95,9 @@ pub fn factor(
         _pad: 0,
     };
     let mut rec = Recorder::new(device);
-    let house = rec.pipeline(&STEP, &[("MODE", 0.0)])?;
-    let apply = rec.pipeline(&STEP, &[("MODE", 1.0)])?;
-    let form = rec.pipeline(&STEP, &[("MODE", 2.0)])?;
+    let house = rec.pipeline(spec, &[("MODE", 0.0)])?;
+    let apply = rec.pipeline(spec, &[("MODE", 1.0)])?;
+    let form = rec.pipeline(spec, &[("MODE", 2.0)])?;
     let bufs = [(a, aw), (tau, tw), (q, qw)];
     let mut count = 0;
     for step in 0..k {

@@ -7,7 +7,7 @@ use crate::kernels::prelude::{
 };
 use crate::kernels::{
     attention, attention_cache, attention_unfused, batchnorm, clip, conv2d, conv2d_direct,
-    conv2d_strided, elementwise, embedding, fft, gather, jacobi, layernorm, loss, lu,
+    conv2d_strided, elementwise, embedding, fft, gather, jacobi, layernorm, loss, loss_scale, lu,
     matmul_variant, merge, metric, optim, philox, pool2d, qr, reduce, sample, softmax_xent, sort,
     windows,
 };
@@ -42,6 +42,7 @@ pub const SHADERS: &[Shader] = &[
     jacobi::SHADER,
     layernorm::SHADER,
     loss::SHADER,
+    loss_scale::SHADER,
     lu::SHADER,
     lu::SHADER_UPDATE,
     lu::SHADER_TRAILING,
@@ -81,6 +82,7 @@ pub const KERNELS: &[&[KernelSpec]] = &[
     jacobi::KERNELS,
     layernorm::KERNELS,
     loss::KERNELS,
+    loss_scale::KERNELS,
     lu::KERNELS,
     matmul_variant::KERNELS,
     matmul_variant::CONV_KERNELS,

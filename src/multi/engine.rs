@@ -506,6 +506,7 @@ impl Engine for ParallelEngine<'_> {
             },
             exchange: (self.ex.ranks() > 1)
                 .then_some((report.bytes_sent_per_step, report.seconds_per_step)),
+            loss_scale: None,
         })
     }
 

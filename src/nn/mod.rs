@@ -60,6 +60,7 @@ pub use spec::{Initializer, Padding, Pair};
 pub use train::clip::Clip;
 pub use train::decay::DecayFilter;
 pub use train::loss_fn::loss_value;
+pub use train::loss_scale::{LossScale, LossScaleState, LossScaling};
 pub use train::metric::{auc as metric_auc, Metric};
 pub use train::options::{
     Callback, Checkpoint, EarlyStopping, EpochBegin, EpochCallback, EpochEnd, Evaluation,

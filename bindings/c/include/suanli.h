@@ -511,6 +511,20 @@ suanli_status suanli_model_compile(suanli_model *model,
                                    uint32_t loss);
 
 /**
+ * Sets the precision policy by its Keras name, as `Model::set_precision_policy`:
+ * `"float32"` or `"mixed_float16"` (float16 matmul and convolution operands accumulating in
+ * float32, float32 master weights and optimizer state, dynamic loss scaling). Set it before
+ * `suanli_model_fit`; another name is `SUANLI_ERROR_INVALID_ARGUMENT`.
+ */
+suanli_status suanli_model_set_precision_policy(suanli_model *model, const char *policy);
+
+/**
+ * The model's precision policy's name (`"float32"` or `"mixed_float16"`) into `*policy`: a
+ * static string, never freed.
+ */
+suanli_status suanli_model_precision_policy(const suanli_model *model, const char **policy);
+
+/**
  * Trains on `rows` samples of `x` (`rows × inputs` floats) with class `labels` (sparse
  * cross-entropy) or `targets` (`rows × outputs` floats, MSE; the other pointer NULL), for
  * `epochs` epochs of `batch_size`, shuffled with `seed`; `progress` (or NULL) hears the

@@ -225,6 +225,13 @@ public:
         return *this;
     }
     void compile(suanli_optimizer optimizer, double lr, suanli_loss loss) { check(suanli_model_compile(h_.get(), optimizer, lr, loss)); }
+    /// "float32" or "mixed_float16" (float16 operands, float32 master weights, loss scaling).
+    void set_precision_policy(const std::string &policy) { check(suanli_model_set_precision_policy(h_.get(), policy.c_str())); }
+    std::string precision_policy() const {
+        const char *p = nullptr;
+        check(suanli_model_precision_policy(h_.get(), &p));
+        return p;
+    }
     std::pair<std::size_t, std::size_t> dims() const {
         std::size_t i = 0, o = 0;
         check(suanli_model_dims(h_.get(), &i, &o));

@@ -234,6 +234,40 @@ pub unsafe extern "C" fn suanli_model_compile(
     })
 }
 
+/// Sets the precision policy by its Keras name, as `Model::set_precision_policy`:
+/// `"float32"` or `"mixed_float16"` (float16 matmul and convolution operands accumulating in
+/// float32, float32 master weights and optimizer state, dynamic loss scaling). Set it before
+/// `suanli_model_fit`; another name is `SUANLI_ERROR_INVALID_ARGUMENT`.
+#[no_mangle]
+pub unsafe extern "C" fn suanli_model_set_precision_policy(
+    model: *mut suanli_model,
+    policy: *const c_char,
+) -> suanli_status {
+    guard("suanli_model_set_precision_policy", || {
+        let m = model.as_mut().ok_or_else(|| Fail::null("model"))?;
+        let p: suanli::Precision = text(policy, "policy")?.parse()?;
+        m.0.set_precision_policy(p);
+        Ok(())
+    })
+}
+
+/// The model's precision policy's name (`"float32"` or `"mixed_float16"`) into `*policy`: a
+/// static string, never freed.
+#[no_mangle]
+pub unsafe extern "C" fn suanli_model_precision_policy(
+    model: *const suanli_model,
+    policy: *mut *const c_char,
+) -> suanli_status {
+    guard("suanli_model_precision_policy", || {
+        let m = deref(model, "model")?;
+        let name: &'static std::ffi::CStr = match m.0.precision_policy() {
+            suanli::Precision::Float32 => c"float32",
+            suanli::Precision::MixedFloat16 => c"mixed_float16",
+        };
+        put(policy, name.as_ptr(), "policy")
+    })
+}
+
 /// An optimizer from its `suanli_optimizer` value and learning rate.
 pub(crate) fn optimizer_of(optimizer: u32, lr: f64) -> crate::Result<Optimizer> {
     Ok(match optimizer {

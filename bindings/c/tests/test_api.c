@@ -240,6 +240,15 @@ int main(void) {
     EXPECT(suanli_model_from_config(dev, graph, 7, &m), SUANLI_OK, "");
     size_t in_dim = 0, out_dim = 0;
     EXPECT(suanli_model_dims(m, &in_dim, &out_dim), SUANLI_OK, "");
+    /* The precision policy by its Keras name; another name is refused and changes nothing. */
+    const char *policy = NULL;
+    EXPECT(suanli_model_precision_policy(m, &policy), SUANLI_OK, "");
+    CHECK(policy && strcmp(policy, "float32") == 0, "default policy %s", policy ? policy : "(null)");
+    EXPECT(suanli_model_set_precision_policy(m, "mixed_float16"), SUANLI_OK, "");
+    EXPECT(suanli_model_set_precision_policy(m, "mixed_bfloat16"), SUANLI_ERROR_INVALID_ARGUMENT, "mixed_float16");
+    EXPECT(suanli_model_set_precision_policy(m, NULL), SUANLI_ERROR_NULL_POINTER, "policy");
+    EXPECT(suanli_model_precision_policy(m, &policy), SUANLI_OK, "");
+    CHECK(policy && strcmp(policy, "mixed_float16") == 0, "policy after setting %s", policy ? policy : "(null)");
     CHECK(in_dim == 4 && out_dim == 3, "graph dims %zu -> %zu", in_dim, out_dim);
     suanli_model_release(m);
     m = NULL;

@@ -55,6 +55,22 @@ int main() {
     CHECK(epoch_losses.back() == last && last < epoch_losses.front(), "the loss falls");
     auto [loss, acc] = m.evaluate(x, y);
     CHECK(acc > 0.95 && std::isfinite(loss), "the blobs are learned");
+    // Under mixed_float16 (float16 operands, float32 master weights, loss scaling) too.
+    suanli::Model mixed(dev, {2}, 3);
+    mixed.add(R"({"class_name": "Dense", "config": {"units": 8, "activation": "tanh"}})")
+        .add(R"({"class_name": "Dense", "config": {"units": 2, "activation": "softmax"}})");
+    mixed.set_precision_policy("mixed_float16");
+    CHECK(mixed.precision_policy() == "mixed_float16", "the policy reads back");
+    try {
+        mixed.set_precision_policy("mixed_bfloat16");
+        CHECK(false, "an unknown policy throws");
+    } catch (const suanli::Error &e) {
+        CHECK(e.status() == SUANLI_ERROR_INVALID_ARGUMENT, "status of an unknown policy");
+    }
+    mixed.compile(SUANLI_ADAM, 0.05, SUANLI_SPARSE_CATEGORICAL_CROSSENTROPY);
+    mixed.fit(x, y, 5, 32, 7);
+    auto [mloss, macc] = mixed.evaluate(x, y);
+    CHECK(macc > 0.95 && std::isfinite(mloss), "the blobs are learned in mixed precision");
     auto p = m.predict(x, n);
     CHECK(p.size() == n * 2 && std::fabs(p[0] + p[1] - 1.0f) < 1e-5f, "predict gives probabilities");
     // A callback that stops training: fit throws SUANLI_ERROR_INTERRUPTED.

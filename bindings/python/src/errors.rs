@@ -45,7 +45,7 @@ pub fn to_py(err: suanli::Error) -> PyErr {
         | E::Malformed { .. } => PyValueError::new_err(msg),
         E::IndexOutOfBounds { .. } => PyIndexError::new_err(msg),
         E::DType { .. } => PyTypeError::new_err(msg),
-        E::Singular { .. } => LinAlgError::new_err(msg),
+        E::Singular { .. } | E::NoConvergence { .. } => LinAlgError::new_err(msg),
         E::OutOfMemory { .. } => PyMemoryError::new_err(msg),
         E::Timeout { .. } => PyTimeoutError::new_err(msg),
         E::DeviceLost { .. } => DeviceLostError::new_err(msg),

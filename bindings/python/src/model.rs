@@ -11,8 +11,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use suanli::nn::{
-    Clip, DecayFilter, FitOptions, History, Loss, Metric, MetricsServer, Optimizer, Sequential,
-    Src, ValidationFreq,
+    Clip, DecayFilter, FitOptions, History, Loss, LossScale, LossScaling, Metric, MetricsServer,
+    Optimizer, Sequential, Src, ValidationFreq,
 };
 use suanli::Tensor;
 
@@ -156,7 +156,7 @@ impl PyModel {
 
     /// Sets the optimizer (`sgd`, `adam`, `adamw`, `rmsprop`, with Keras's defaults for what
     /// is not given) and the loss.
-    #[pyo3(signature = (optimizer, loss, from_logits = false, learning_rate = None, beta_1 = None, beta_2 = None, epsilon = None, momentum = None, nesterov = None, weight_decay = None, rho = None, clipnorm = None, clipvalue = None, global_clipnorm = None, more_losses = None, loss_weights = None, decay_exclude = None, gradient_accumulation_steps = None))]
+    #[pyo3(signature = (optimizer, loss, from_logits = false, learning_rate = None, beta_1 = None, beta_2 = None, epsilon = None, momentum = None, nesterov = None, weight_decay = None, rho = None, clipnorm = None, clipvalue = None, global_clipnorm = None, more_losses = None, loss_weights = None, decay_exclude = None, gradient_accumulation_steps = None, precision = None, loss_scale = None))]
     #[allow(clippy::too_many_arguments)] // Keras's optimizer arguments, spelled out
     fn compile(
         &mut self,
@@ -178,6 +178,8 @@ impl PyModel {
         loss_weights: Option<Vec<f32>>,
         decay_exclude: Option<Vec<String>>,
         gradient_accumulation_steps: Option<usize>,
+        precision: Option<String>,
+        loss_scale: Option<(String, f64, u32)>,
     ) -> PyResult<()> {
         let clip = Clip {
             norm: clipnorm,
@@ -262,7 +264,47 @@ impl PyModel {
         self.inner.set_weight_decay_filter(filter).py()?;
         self.inner
             .set_gradient_accumulation(gradient_accumulation_steps.unwrap_or(1))
-            .py()
+            .py()?;
+        // The policy ("float32", "mixed_float16"), and the loss scale: ("auto" | "off" |
+        // "dynamic" | "fixed", initial scale, growth interval).
+        let policy = match precision {
+            Some(p) => p.parse::<suanli::Precision>().py()?,
+            None => suanli::Precision::Float32,
+        };
+        self.inner.set_precision_policy(policy);
+        let scaling = match loss_scale {
+            None => LossScaling::Auto,
+            Some((mode, initial, growth_steps)) => match mode.as_str() {
+                "auto" => LossScaling::Auto,
+                "off" => LossScaling::Off,
+                "dynamic" | "fixed" => LossScaling::On(LossScale {
+                    initial,
+                    dynamic: mode == "dynamic",
+                    growth_steps,
+                }),
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "loss_scale: expected \"auto\", \"off\", \"dynamic\" or \"fixed\"; found {other:?}"
+                    )))
+                }
+            },
+        };
+        self.inner.set_loss_scaling(scaling).py()
+    }
+
+    /// The precision policy's name (`"float32"` or `"mixed_float16"`).
+    fn precision_policy(&self) -> &'static str {
+        self.inner.precision_policy().name()
+    }
+
+    /// The loss scale's state, `(scale, clean steps, skipped steps)`, read from the device;
+    /// `None` without loss scaling.
+    fn loss_scale_state(&self) -> PyResult<Option<(f64, u32, u32)>> {
+        Ok(self
+            .inner
+            .loss_scale_state()
+            .py()?
+            .map(|s| (s.scale, s.clean_steps, s.skipped_steps)))
     }
 
     /// Makes layers `outputs` the model's outputs, in order (Keras's `Model(outputs=[...])`).

@@ -16,6 +16,7 @@ MODULES = {
     "tf.keras.layers": keras.layers,
     "tf.keras.losses": keras.losses,
     "tf.keras.metrics": keras.metrics,
+    "tf.keras.mixed_precision": keras.mixed_precision,
     "tf.keras.callbacks": keras.callbacks,
     "tf.keras.optimizers": keras.optimizers,
     "tf.keras.optimizers.schedules": keras.optimizers.schedules,

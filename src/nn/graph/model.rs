@@ -81,6 +81,11 @@ pub struct Model {
     pub(crate) clip: crate::nn::train::clip::Clip,
     /// What the layers compute in ([`Model::set_precision_policy`]).
     pub(crate) precision: crate::vocab::Precision,
+    /// Whether the loss is scaled ([`Model::set_loss_scaling`]).
+    pub(crate) loss_scaling: crate::nn::train::loss_scale::LossScaling,
+    /// The loss scale's device state, once training with it has begun (or a checkpoint
+    /// restored it).
+    pub(crate) loss_scale_state: Option<crate::tensor::Tensor>,
 }
 
 /// Keras's `Sequential`: a [`Model`] whose layers form a chain, each reading the one before
@@ -115,6 +120,8 @@ impl Model {
             accumulation: 1,
             clip: crate::nn::train::clip::Clip::default(),
             precision: crate::vocab::Precision::Float32,
+            loss_scaling: Default::default(),
+            loss_scale_state: None,
         }
     }
 
@@ -604,6 +611,8 @@ impl Model {
         m.decay = self.decay.clone();
         m.accumulation = self.accumulation;
         m.clip = self.clip;
+        m.precision = self.precision;
+        m.loss_scaling = self.loss_scaling;
         for l in &self.layers {
             let w = Weights {
                 params: l

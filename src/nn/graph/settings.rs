@@ -1,11 +1,14 @@
 //! A model's training settings beyond its optimizer and loss: which weights weight decay
 //! applies to ([`crate::nn::DecayFilter`]) and how many batches' gradients are averaged per
-//! optimizer step. Both make training take the unfused optimizer path where they matter
-//! (see docs/ARCHITECTURE.md, "Which optimizer path runs"); both are kept by checkpoints.
+//! optimizer step, the precision policy and whether the loss is scaled. Decay filters,
+//! accumulation and loss scaling make training take the unfused optimizer path where they
+//! matter (see docs/ARCHITECTURE.md, "Which optimizer path runs"); all are kept by
+//! checkpoints.
 
 use crate::error::{Error, Result};
 use crate::nn::graph::model::Model;
 use crate::nn::train::decay::DecayFilter;
+use crate::nn::train::loss_scale::{self, LossScale, LossScaleState, LossScaling};
 use crate::vocab::Precision;
 
 impl Model {
@@ -71,12 +74,85 @@ impl Model {
     /// and float32 accumulation, keeps float32 master weights and optimizer state, and
     /// scales the loss dynamically. Set before `fit`.
     pub fn set_precision_policy(&mut self, policy: Precision) {
+        let before = self.loss_scale();
         self.precision = policy;
+        if self.loss_scale() != before {
+            self.loss_scale_state = None;
+        }
     }
 
     /// The precision policy.
     pub fn precision_policy(&self) -> Precision {
         self.precision
+    }
+
+    /// Sets whether the loss is scaled (Keras's `LossScaleOptimizer`):
+    /// [`LossScaling::Auto`] (the default) scales dynamically under
+    /// [`Precision::MixedFloat16`] and not under float32. Scaling makes training take the
+    /// unfused optimizer path; it is refused with gradient accumulation and on several
+    /// devices when `fit` starts. A changed setting starts the scale afresh. Kept by
+    /// checkpoints, with the scale's state.
+    pub fn set_loss_scaling(&mut self, scaling: LossScaling) -> Result<()> {
+        if let LossScaling::On(ls) = &scaling {
+            ls.validate()?;
+        }
+        let before = self.loss_scale();
+        self.loss_scaling = scaling;
+        if self.loss_scale() != before {
+            self.loss_scale_state = None;
+        }
+        Ok(())
+    }
+
+    /// The loss-scaling setting.
+    pub fn loss_scaling(&self) -> LossScaling {
+        self.loss_scaling
+    }
+
+    /// The loss scale training uses, if any (the setting resolved against the policy).
+    pub fn loss_scale(&self) -> Option<LossScale> {
+        match self.loss_scaling {
+            LossScaling::Auto if self.precision.is_mixed() => Some(LossScale::dynamic()),
+            LossScaling::Auto | LossScaling::Off => None,
+            LossScaling::On(ls) => Some(ls),
+        }
+    }
+
+    /// Where the loss scale stands: the current scale, clean steps since it last changed
+    /// and steps skipped in all (one read of the device state, which waits for the queued
+    /// work). `None` without loss scaling; the initial scale before training.
+    pub fn loss_scale_state(&self) -> Result<Option<LossScaleState>> {
+        let Some(ls) = self.loss_scale() else {
+            return Ok(None);
+        };
+        match &self.loss_scale_state {
+            Some(t) => Ok(Some(loss_scale::read_state(t)?)),
+            None => Ok(Some(LossScaleState {
+                scale: ls.initial,
+                clean_steps: 0,
+                skipped_steps: 0,
+            })),
+        }
+    }
+
+    /// The loss scale's device state for training (made at the initial scale the first
+    /// time); `None` without loss scaling.
+    pub(crate) fn loss_scale_tensor(&mut self) -> Result<Option<crate::tensor::Tensor>> {
+        let Some(ls) = self.loss_scale() else {
+            return Ok(None);
+        };
+        if self.loss_scale_state.is_none() {
+            self.loss_scale_state = Some(loss_scale::state_tensor(&self.device, &ls, None)?);
+        }
+        Ok(self.loss_scale_state.clone())
+    }
+
+    /// Restores the loss scale's state (a checkpoint's).
+    pub(crate) fn restore_loss_scale(&mut self, at: &LossScaleState) -> Result<()> {
+        if let Some(ls) = self.loss_scale() {
+            self.loss_scale_state = Some(loss_scale::state_tensor(&self.device, &ls, Some(at))?);
+        }
+        Ok(())
     }
 
     /// For each trainable parameter, in optimizer order, whether weight decay applies to it.

@@ -213,6 +213,9 @@ impl Sequential {
             output_losses: self.output_losses.clone(),
             decay: self.decay.clone(),
             accumulation: self.accumulation,
+            precision: self.precision,
+            loss_scaling: self.loss_scaling,
+            loss_scale_state: self.loss_scale_state()?,
         };
         let training = serde_json::to_string(&training).map_err(|e| Error::Serialize {
             op: "save_checkpoint",
@@ -282,6 +285,11 @@ impl Sequential {
         model.set_gradient_clipping(ck.clip)?;
         model.set_weight_decay_filter(ck.decay.clone())?;
         model.set_gradient_accumulation(ck.accumulation)?;
+        model.set_precision_policy(ck.precision);
+        model.set_loss_scaling(ck.loss_scaling)?;
+        if let Some(at) = &ck.loss_scale_state {
+            model.restore_loss_scale(at)?;
+        }
         let st = safetensors::SafeTensors::deserialize(&bytes)
             .map_err(|e| bad("a safetensors file".into(), e.to_string()))?;
         let states = ck.optimizer.rule(ck.optimizer.lr()).state_count();

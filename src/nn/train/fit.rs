@@ -72,6 +72,8 @@ pub(crate) trait Engine {
 pub(crate) struct EpochReport {
     /// Queue utilisation over the epoch's training (NaN where not measured).
     pub(crate) utilisation: f64,
+    /// The loss scale at the epoch's end, when training scales the loss.
+    pub(crate) loss_scale: Option<f64>,
     /// Engine-specific text for the epoch line.
     pub(crate) detail: String,
     /// Several devices: each one's spec and share of the batch.
@@ -135,6 +137,19 @@ impl Setup {
                         " on several devices"
                     }
                 ),
+            ));
+        }
+        if model.loss_scale().is_some() && (model.accumulation > 1 || op != "fit") {
+            return Err(bad(
+                "loss scaling",
+                "loss scaling (mixed_float16's default) without gradient accumulation, on one \
+                 device (not supported yet: turn it off with set_loss_scaling(LossScaling::Off))"
+                    .into(),
+                if op == "fit" {
+                    format!("{} batches accumulated", model.accumulation)
+                } else {
+                    "training on several devices".into()
+                },
             ));
         }
         if o.batch_size == 0 {
@@ -414,6 +429,17 @@ pub(crate) fn run(
                     .push(*x);
             }
         }
+        // The loss scale at the epoch's end: in the history and the epoch's logs (as Keras
+        // users log `optimizer.dynamic_scale`).
+        let mut epoch_metrics = trained.metrics;
+        if let Some(scale) = report.loss_scale {
+            history
+                .metrics
+                .entry("loss_scale".into())
+                .or_default()
+                .push(scale);
+            epoch_metrics.push(("loss_scale".into(), scale));
+        }
         history.epoch_seconds.push(seconds);
         history.utilisation.push(report.utilisation);
         let end = EpochEnd {
@@ -423,7 +449,7 @@ pub(crate) fn run(
             seconds,
             loss,
             accuracy,
-            metrics: trained.metrics,
+            metrics: epoch_metrics,
             sums,
             validation,
             samples_per_second: s.n_train as f64 / seconds.max(1e-9),
@@ -509,7 +535,11 @@ impl<'a> LocalEngine<'a> {
         // Gradient accumulation: the gradients of k batches summed (scaled by 1/k) into an
         // accumulator per parameter, the optimizer stepping on every k-th.
         let accumulating = model.accumulation > 1;
+        // Loss scaling: the gradients checked and unscaled before the optimizer (guarded
+        // by the skip word) applies them.
+        let scaling = model.loss_scale_tensor()?.is_some();
         let unfused = accumulating
+            || scaling
             || model.clip.is_on()
             || model.has_shared_weights()
             || model.decay_mask().contains(&false);
@@ -605,6 +635,7 @@ impl Engine for LocalEngine<'_> {
                 .window
                 .take()
                 .map_or(f64::NAN, |w| w.utilisation().fraction()),
+            loss_scale: self.model.loss_scale_state()?.map(|s| s.scale),
             ..EpochReport::default()
         })
     }

@@ -1,6 +1,6 @@
 //! Training, evaluation and what they report: what users choose (`options`), a step as a
 //! captured program (`step`) ending in the loss and metrics (`loss_end`, `metric`) and, on the
-//! unfused path, gradient clipping (`clip`), which weights decay (`decay`) and the sums of shared layers' gradients
+//! unfused path, gradient clipping (`clip`) and loss scaling for mixed precision (`loss_scale`), which weights decay (`decay`) and the sums of shared layers' gradients
 //! (`grad_sum`); the one epoch loop (`fit`), the loss's gradients without a step
 //! (`gradients`) and evaluation
 //! (`evaluate`) and how their sums read (`scoring`); losses called on data (`loss_fn`); callbacks that print, log and serve
@@ -15,6 +15,7 @@ pub(crate) mod grad_sum;
 pub(crate) mod gradients;
 pub(crate) mod loss_end;
 pub(crate) mod loss_fn;
+pub(crate) mod loss_scale;
 pub(crate) mod metric;
 pub(crate) mod options;
 pub(crate) mod probe;

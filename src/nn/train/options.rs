@@ -257,6 +257,15 @@ pub struct Checkpoint {
     /// Batches per optimizer step (1 in files written before it).
     #[serde(default = "one")]
     pub accumulation: usize,
+    /// The precision policy (float32 in files written before it).
+    #[serde(default)]
+    pub precision: crate::vocab::Precision,
+    /// Whether the loss is scaled (the policy's default in files written before it).
+    #[serde(default)]
+    pub loss_scaling: crate::nn::train::loss_scale::LossScaling,
+    /// Where the loss scale stood, when training scaled the loss.
+    #[serde(default)]
+    pub loss_scale_state: Option<crate::nn::train::loss_scale::LossScaleState>,
 }
 
 fn one() -> usize {

@@ -22,7 +22,7 @@ use crate::nn::layer::{Back, BackMulti, Cx, Mode, Slot, Src, WeightGrad};
 use crate::nn::train::grad_sum::GradSums;
 use crate::nn::train::scoring::Scoring;
 use crate::nn::train::table::{Backward, Chunk, StepInputs, StepLayout};
-use crate::nn::train::{clip, loss_end};
+use crate::nn::train::{clip, loss_end, loss_scale};
 use crate::runtime::Device;
 use crate::tensor::{IndexBuffer, Tensor};
 use crate::vocab::Rule;
@@ -127,6 +127,20 @@ impl StepProgram {
                 message: format!("{} target columns for {} outputs", ys.len(), outs.len()),
             });
         }
+        // Loss scaling (unfused path only): the seed gradients multiplied by the current
+        // scale, the gradients checked and unscaled before the optimizer (below).
+        let scaler = match backward {
+            Backward::Unfused(..) if model.loss_scale().is_some() => Some(
+                model
+                    .loss_scale_state
+                    .clone()
+                    .ok_or_else(|| Error::Internal {
+                        op: "step program",
+                        message: "loss scaling on without its device state".into(),
+                    })?,
+            ),
+            _ => None,
+        };
         let mut seeds = Vec::with_capacity(outs.len());
         for (k, &j) in outs.iter().enumerate() {
             let h = saved[j].output.clone();
@@ -150,6 +164,9 @@ impl StepProgram {
             };
             let metrics = scoring.metrics(k);
             loss_end::metric_end(&mut cx, metrics, acts[k], losses[k], &h, &ys[k], at)?;
+            if let Some(st) = &scaler {
+                loss_scale::record_seed(cx.rec(), st, &dy)?;
+            }
             seeds.push((j, dy, losses[k].takes_logits()));
         }
         let mut segments = Vec::new();
@@ -291,6 +308,11 @@ impl StepProgram {
         if let Backward::Unfused(rule, grads, accs) = backward {
             let norms = cx.scratch(&[grads.len().max(1)])?;
             let live: Vec<bool> = model.frozen_params().iter().map(|f| !f).collect();
+            // Loss scaling: checked, the scale updated, unscaled before clipping sees them
+            // (accumulation with scaling is refused before anything is captured).
+            if let Some(st) = &scaler {
+                loss_scale::record_unscale(cx.rec(), st, grads, &live)?;
+            }
             // Accumulating: each gradient is added to its accumulator, which the optimizer
             // reads (clipping is refused with accumulation before anything is captured).
             let grads = if accs.is_empty() {
@@ -316,8 +338,11 @@ impl StepProgram {
                 let st: Vec<&wgpu::Buffer> =
                     model.opt_state[i].iter().map(|t| t.buffer()).collect();
                 let n = p.numel();
+                // With loss scaling, behind the skip word: an overflowing step leaves the
+                // parameter and its optimizer state untouched.
+                let guard = scaler.as_ref().map(|t| t.buffer());
                 cx.per_step(&[Slot::Optim { param: i, n }], |rec| {
-                    optim::step(rec, &rule, g.buffer(), p.buffer(), &st, n, 1)
+                    optim::step_guarded(rec, &rule, g.buffer(), p.buffer(), &st, n, 1, guard)
                 })?;
             }
         }

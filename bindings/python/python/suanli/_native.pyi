@@ -195,7 +195,15 @@ class Model:
         clipnorm: Optional[float] = None,
         clipvalue: Optional[float] = None,
         global_clipnorm: Optional[float] = None,
+        more_losses: Optional[List[Tuple[str, bool]]] = None,
+        loss_weights: Optional[List[float]] = None,
+        decay_exclude: Optional[List[str]] = None,
+        gradient_accumulation_steps: Optional[int] = None,
+        precision: Optional[str] = None,
+        loss_scale: Optional[Tuple[str, float, int]] = None,
     ) -> None: ...
+    def precision_policy(self) -> str: ...
+    def loss_scale_state(self) -> Optional[Tuple[float, int, int]]: ...
     def fit(
         self,
         x: npt.ArrayLike,

@@ -5,7 +5,7 @@ Programs written for ``tf.keras`` run with ``import suanli as tf``; see the READ
 "Python" section for what is supported and what differs.
 """
 
-from . import callbacks, datasets, functional, layers, losses, metrics, models, optimizers, utils
+from . import callbacks, datasets, functional, layers, losses, metrics, mixed_precision, models, optimizers, utils
 from .models import Sequential, load_model
 from .layers import Input
 from .functional import Model
@@ -20,6 +20,7 @@ __all__ = [
     "load_model",
     "losses",
     "metrics",
+    "mixed_precision",
     "models",
     "optimizers",
     "utils",

@@ -151,19 +151,20 @@ _ABSENT = {
     "beta_constraint": None,
     "gamma_constraint": None,
     "lora_rank": None,
-    "dtype": "float32",
 }
 
 
 def _unsupported(cls: str, config: Dict[str, Any]) -> None:
+    if "dtype" in config:
+        from . import mixed_precision
+
+        mixed_precision._layer_dtype(cls, config.pop("dtype"))
     for key, default in _ABSENT.items():
         if key not in config:
             continue
         value = config.pop(key)
         if value is None or value == default:
             continue
-        if key == "dtype":
-            raise ValueError(f"{cls}: dtype must be float32 (or None); found {value!r}")
         raise NotImplementedError(f"{cls}: {key}={value!r} is not supported by suanli yet: layers have no regularizers, constraints or LoRA (pass None)")
 
 

@@ -19,6 +19,7 @@ from . import losses as losses_module
 from . import _weights
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
+from . import mixed_precision as mixed_precision_module
 from . import utils
 from ._progress import Printer, summary_line
 from . import layers as layers_module
@@ -76,6 +77,9 @@ class Sequential:
         self._native: Optional[_native.Model] = None
         self._device_hint: Optional[Device] = _in_context()
         self._compile_args: Optional[Dict[str, Any]] = None
+        # The global dtype policy when the model was created (Keras's layers take it when
+        # they are created).
+        self.dtype_policy = mixed_precision_module.global_policy()
         self._metrics: List[str] = []
         # The metrics the engine sums beside the loss: (key, engine logs key, (name, param)).
         self._engine_metrics: List[Tuple[str, str, Tuple[str, float]]] = []
@@ -190,6 +194,10 @@ class Sequential:
         if loss is None:
             raise ValueError("compile: a loss is required, e.g. loss='sparse_categorical_crossentropy'")
         opt = optimizers_module.get(optimizer)
+        mixed = self.dtype_policy.name == "mixed_float16"
+        if mixed and not isinstance(opt, mixed_precision_module.LossScaleOptimizer):
+            # As Keras's compile under mixed_float16: dynamic loss scaling.
+            opt = mixed_precision_module.LossScaleOptimizer(opt)
         loss_name, from_logits = losses_module._resolve(loss)
         wanted: List[str] = []
         engine = []
@@ -205,7 +213,9 @@ class Sequential:
                 engine.append(found)
         # Whether from_logits fits the output layer's activation is checked by the engine
         # when the model is built (now, if it can be).
-        self._compile_args = {"loss": loss_name, "from_logits": from_logits, **opt._native_args()}
+        self._compile_args = {"loss": loss_name, "from_logits": from_logits, **opt._native_args(), "precision": self.dtype_policy.name}
+        if isinstance(opt, mixed_precision_module.LossScaleOptimizer):
+            opt._bind(self)
         self.optimizer = opt
         self.loss = loss
         self._metrics = wanted

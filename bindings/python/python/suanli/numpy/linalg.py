@@ -7,7 +7,9 @@ decomposition, ``matrix_power``), and the solvers and factorisations on the devi
 float64 and of integers computes in their dtype (integers wrapping, as NumPy's). A singular matrix (an exactly zero pivot) raises ``LinAlgError``
 in ``solve`` and ``inv`` as NumPy's does. ``qr`` by Householder reflections; ``svd``,
 ``svdvals``, ``eigh``, ``eigvalsh`` by one-sided Jacobi on the device, and from them
-``pinv``, ``matrix_rank`` and ``matrix_norm``'s 2-norms and nuclear norm."""
+``pinv``, ``matrix_rank`` and ``matrix_norm``'s 2-norms and nuclear norm; those too run in
+float64 for float64, int64 and uint64 input (the float64 twins of the Householder and Jacobi
+kernels) and in float32 otherwise."""
 
 from __future__ import annotations
 
@@ -153,9 +155,10 @@ def eigvalsh(x: Any, /) -> ndarray:
     return ndarray(_native.array_eigh(_square(x, "eigvalsh")._a)[0])
 
 
-def _rtol(x: ndarray, rtol: Any) -> Any:
+def _rtol(x: ndarray, rtol: Any, s: ndarray) -> Any:
     if rtol is None:
-        return builtins.max(x.shape[-2], x.shape[-1]) * float(_xp().finfo(_xp().float32).eps)
+        # The standard's default, max(m, n)·ε of the dtype the SVD ran in (s's: float32 or float64).
+        return builtins.max(x.shape[-2], x.shape[-1]) * float(_xp().finfo(s.dtype).eps)
     return rtol if isinstance(rtol, ndarray) else float(rtol)
 
 
@@ -166,9 +169,9 @@ def pinv(x: Any, /, *, rtol: Any = None) -> ndarray:
     x = _float(_matrices(x, "pinv"))
     m, n = x.shape[-2], x.shape[-1]
     if builtins.min(m, n) == 0:
-        return xp.zeros(x.shape[:-2] + (n, m), dtype=xp.float32, device=x.device)
+        return xp.zeros(x.shape[:-2] + (n, m), dtype=x.dtype, device=x.device)
     u, s, vh = svd(x, full_matrices=False)
-    r = _rtol(x, rtol)
+    r = _rtol(x, rtol, s)
     if isinstance(r, ndarray):
         r = r[..., None]
     cutoff = r * xp.max(s, axis=-1, keepdims=True)
@@ -183,7 +186,7 @@ def matrix_rank(x: Any, /, *, rtol: Any = None) -> ndarray:
     if builtins.min(x.shape[-2], x.shape[-1]) == 0:
         return xp.zeros(x.shape[:-2], dtype=xp.int32, device=x.device)
     s = svdvals(x)
-    r = _rtol(x, rtol)
+    r = _rtol(x, rtol, s)
     if isinstance(r, ndarray):
         r = r[..., None]
     cutoff = r * xp.max(s, axis=-1, keepdims=True)
@@ -303,7 +306,9 @@ def _float(x: ndarray) -> ndarray:
         return x
     if x.dtype.kind == "b":
         raise TypeError("norms of bool arrays are not defined")
-    return xp.astype(x, xp.float32)
+    # int64 and uint64 in float64 (as the solvers take them), narrower integers in float32.
+    wide = x.dtype in (xp.int64, xp.uint64)
+    return xp.astype(x, xp.float64 if wide else xp.float32)
 
 
 def vector_norm(
