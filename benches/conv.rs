@@ -245,6 +245,7 @@ fn main() -> suanli::Result<()> {
                     layout,
                     act: Activation::Linear,
                     accumulate: false,
+                    half: false,
                 };
                 let mut mm = |rec: &mut Recorder<'_>| record_with(rec, &args, v).unwrap();
                 time(&dev, &mut mm); // compiles

@@ -7,7 +7,10 @@
 //! cargo bench --bench matmul                                   # full table
 //! cargo bench --bench matmul -- quick                          # fewer runs, no 2048
 //! cargo bench --bench matmul -- --sizes 512,1024,4096 --peak-tflops 67 --no-cpu
+//! cargo bench --bench matmul -- --half 128x512x784,1024x1024x1024   # float16 operands' cost
 //! ```
+//! `--half M×N×K,…` times only the picked kernel on those shapes with and without float16
+//! operands (`MatmulArgs::half`, the `mixed_float16` policy), alternating, medians.
 //! `--sizes` replaces the square sizes; `--peak-tflops` adds the picked kernel's share of the
 //! adapter's FP32 peak; `--no-cpu` skips the CPU comparison (slow at large sizes). The naive
 //! kernel is skipped beyond 2048³, and on a software adapter the shared-memory tiles too.
@@ -83,6 +86,9 @@ fn main() -> suanli::Result<()> {
         dev.info().backend,
         dev.info().limits.subgroup_size
     );
+    if let Some(list) = value("--half") {
+        return half_cost(&dev, &list, runs);
+    }
     let t0 = Instant::now();
     let chosen = matmul_tune::prepare(&dev)?;
     println!(
@@ -155,6 +161,7 @@ fn main() -> suanli::Result<()> {
             layout,
             act: Activation::Linear,
             accumulate: false,
+            half: false,
         };
         let flops = 2.0 * (m * n * k) as f64;
         print!("{name:<20}");
@@ -220,6 +227,58 @@ fn main() -> suanli::Result<()> {
     }
     for (family, class, choice) in dev.tuned_choices() {
         println!("tuner: {family} {class} class → {choice}");
+    }
+    Ok(())
+}
+
+/// `--half`: the picked kernel on each M×N×K with and without float16 operands, one run of
+/// each in turn (alternating, so load drifts hit both), medians of `runs` pairs.
+fn half_cost(dev: &Device, list: &str, runs: usize) -> suanli::Result<()> {
+    println!(
+        "{:<20}{:>14}{:>12}{:>12}{:>9}",
+        "M×N×K", "kernel", "f32 ms", "half ms", "ratio"
+    );
+    for shape in list.split(',') {
+        let d: Vec<usize> = shape
+            .split('x')
+            .filter_map(|x| x.trim().parse().ok())
+            .collect();
+        let [m, n, k] = d[..] else {
+            println!("{shape}: expected MxNxK");
+            continue;
+        };
+        let a = Tensor::rand_uniform(dev, &[m * k], -1.0, 1.0, 1)?;
+        let b = Tensor::rand_uniform(dev, &[k * n], -1.0, 1.0, 2)?;
+        let c = Tensor::empty(dev, &[m * n])?;
+        let args = |half: bool| MatmulArgs {
+            a: a.buffer(),
+            b: b.buffer(),
+            epilogue: matmul::Epilogue::None,
+            c: c.buffer(),
+            m: m as u32,
+            n: n as u32,
+            k: k as u32,
+            layout: Layout::NN,
+            act: Activation::Linear,
+            accumulate: false,
+            half,
+        };
+        let v = matmul_tune::pick_for(dev, m as u32, n as u32, k as u32)?;
+        let (mut off, mut on) = (Vec::new(), Vec::new());
+        for _ in 0..runs.max(5) {
+            off.push(time_variant(dev, &args(false), v, 0)?);
+            on.push(time_variant(dev, &args(true), v, 0)?);
+        }
+        // The first pair compiled the pipelines.
+        let (f, h) = (median(off[1..].to_vec()), median(on[1..].to_vec()));
+        println!(
+            "{:<20}{:>14}{:>12.2}{:>12.2}{:>9.2}",
+            format!("{m}×{n}×{k}"),
+            v.name(),
+            f * 1e3,
+            h * 1e3,
+            h / f
+        );
     }
     Ok(())
 }

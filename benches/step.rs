@@ -72,6 +72,7 @@ impl Mm<'_> {
                 layout: self.layout,
                 act,
                 accumulate: false,
+                half: false,
             },
         )
     }

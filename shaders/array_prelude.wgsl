@@ -456,37 +456,8 @@ fn shr_u32(a: u32, b: u32) -> u32 {
     if (b >= 32u) { return 0u; }
     return a >> b;
 }
-// float16 (held as f32 words): x rounded to the nearest binary16 value, ties to even,
-// subnormals kept (down to 2^-24), |x| >= 65520 to infinity, NaN kept, on the bits alone:
-// WGSL's quantizeToF16 leaves out-of-range values indeterminate and SPIR-V lets it flush
-// subnormals, and float arithmetic here could be flushed by a driver too.
-fn f16_round_(x: f32) -> f32 {
-    let u = bitcast<u32>(x);
-    let s = u & 0x80000000u;
-    let a = u & 0x7fffffffu;
-    if (a >= 0x7f800000u) { return x; }
-    if (a >= 0x477ff000u) { return bitcast<f32>(s | 0x7f800000u); }
-    let e = a >> 23u;
-    // Bits of the f32 significand below binary16's last place: 13 for normal halves (f32
-    // exponent >= 113), 126 - e for subnormal ones (that place is 2^-24); below 2^-25
-    // (exponent < 102) everything rounds to zero.
-    var sh = 13u;
-    if (e < 113u) {
-        if (e < 102u) { return bitcast<f32>(s); }
-        sh = 126u - e;
-    }
-    // Normal f32 here, so the implicit bit is added and the exponent kept apart.
-    let m = (a & 0x7fffffu) | 0x800000u;
-    let hw = 1u << (sh - 1u);
-    let low = m & ((1u << sh) - 1u);
-    var q = m >> sh;
-    if (low > hw || (low == hw && (q & 1u) == 1u)) { q = q + 1u; }
-    if (q == 0u) { return bitcast<f32>(s); }
-    // q · 2^(sh + e - 150), at least 2^23 · 2^(e - 150) (m >= 2^23 and q was not rounded
-    // down to 0): a carry out of the significand is an exact power of two.
-    let r = q << sh;
-    return bitcast<f32>(s | ((e << 23u) + r - 0x800000u));
-}
+// f16_round_ (float16 held as f32 words) is shaders/f16_round.wgsl, prepended to this prelude
+// and shared with the matmul and convolution kernels' float16 operands.
 // The next binary16 value after x (a binary16 value in an f32) toward y: x moved by its
 // binary16 ulp, 2^(exponent - 10) and at least 2^-24, half that below a power of two
 // (down to the smallest normal 2^-14); exact in f32, and past 65504 the caller's rounding

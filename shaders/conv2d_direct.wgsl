@@ -12,6 +12,8 @@
 // not a per-lane gather — and only x is gathered, once per pixel and tap.
 // OC must be a multiple of 4 (y and W are read and written as vec4); the host falls back to
 // the GEMM otherwise. Loops run K ≤ 32 times per invocation, far inside llvmpipe's limit.
+// With HALF (half_operands.wgsl, prepended with f16_round.wgsl) x and W are rounded to
+// binary16 as they are loaded (the mixed_float16 policy); sums stay f32.
 
 override CH: u32 = 1u;
 override CW: u32 = 1u;
@@ -125,32 +127,32 @@ fn conv2d_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
             let o3 = tap(q3, t);
             let k0 = (kh * KW + kw) * CC;
             for (var ci = 0u; ci < CC; ci++) {
-                let v0 = select(0.0, x[u32(max(o0, 0)) + ci], o0 >= 0);
-                let v1 = select(0.0, x[u32(max(o1, 0)) + ci], o1 >= 0);
-                let v2 = select(0.0, x[u32(max(o2, 0)) + ci], o2 >= 0);
-                let v3 = select(0.0, x[u32(max(o3, 0)) + ci], o3 >= 0);
+                let v0 = select(0.0, h16(x[u32(max(o0, 0)) + ci]), o0 >= 0);
+                let v1 = select(0.0, h16(x[u32(max(o1, 0)) + ci]), o1 >= 0);
+                let v2 = select(0.0, h16(x[u32(max(o2, 0)) + ci]), o2 >= 0);
+                let v3 = select(0.0, h16(x[u32(max(o3, 0)) + ci]), o3 >= 0);
                 let row = (k0 + ci) * oc4;
-                let w0 = w[row + j0];
+                let w0 = h16v(w[row + j0]);
                 a00 += v0 * w0;
                 a10 += v1 * w0;
                 a20 += v2 * w0;
                 a30 += v3 * w0;
                 if CT4 > 1u {
-                    let w1 = w[row + j1];
+                    let w1 = h16v(w[row + j1]);
                     a01 += v0 * w1;
                     a11 += v1 * w1;
                     a21 += v2 * w1;
                     a31 += v3 * w1;
                 }
                 if CT4 > 2u {
-                    let w2 = w[row + j2];
+                    let w2 = h16v(w[row + j2]);
                     a02 += v0 * w2;
                     a12 += v1 * w2;
                     a22 += v2 * w2;
                     a32 += v3 * w2;
                 }
                 if CT4 > 3u {
-                    let w3 = w[row + j3];
+                    let w3 = h16v(w[row + j3]);
                     a03 += v0 * w3;
                     a13 += v1 * w3;
                     a23 += v2 * w3;

@@ -10,6 +10,8 @@
 // One invocation per element of dx (a 1-D grid that may spill onto y, guarded by p.n);
 // consecutive invocations are consecutive channels, so Wᵗ's loads are contiguous and dy's
 // are shared. Loops per invocation: KH·KW tap tests plus (taps that land)·OC.
+// With HALF (half_operands.wgsl, prepended with f16_round.wgsl) dy and Wᵗ are rounded to
+// binary16 as they are loaded (the mixed_float16 policy); sums stay f32.
 
 struct Params {
     n: u32,          // elements of dx
@@ -76,7 +78,7 @@ fn conv2d_strided_backward_data(@builtin(global_invocation_id) gid: vec3<u32>, @
             let y0 = ((n * OH + u32(oh)) * OW + u32(ow)) * OC;
             let w0 = (th * KW + tw) * OC * CC + ci;
             for (var co = 0u; co < OC; co++) {
-                acc = fma(sb_dy[y0 + co], sb_wt[w0 + co * CC], acc);
+                acc = fma(h16(sb_dy[y0 + co]), h16(sb_wt[w0 + co * CC]), acc);
             }
         }
     }
@@ -202,42 +204,42 @@ fn conv2d_strided_backward_data4(@builtin(global_invocation_id) gid: vec3<u32>, 
             }
             var k = (th * KW + tw) * OC * c4 + ci4;
             for (var co4 = 0u; co4 < OC / 4u; co4++) {
-                let wa = sv_wt[k];
-                let wb = sv_wt[k + c4];
-                let wc = sv_wt[k + 2u * c4];
-                let wd = sv_wt[k + 3u * c4];
+                let wa = h16v(sv_wt[k]);
+                let wb = h16v(sv_wt[k + c4]);
+                let wc = h16v(sv_wt[k + 2u * c4]);
+                let wd = h16v(sv_wt[k + 3u * c4]);
                 // Only pixels the tap lands on add (0·Wᵗ would turn an infinite weight into
                 // NaN where it does not belong).
                 if (p0.ok) {
-                    let d = sv_dy[p0.at + co4];
+                    let d = h16v(sv_dy[p0.at + co4]);
                     a0 = fma(vec4<f32>(d.w), wd, fma(vec4<f32>(d.z), wc, fma(vec4<f32>(d.y), wb, fma(vec4<f32>(d.x), wa, a0))));
                 }
                 if (p1.ok) {
-                    let d = sv_dy[p1.at + co4];
+                    let d = h16v(sv_dy[p1.at + co4]);
                     a1 = fma(vec4<f32>(d.w), wd, fma(vec4<f32>(d.z), wc, fma(vec4<f32>(d.y), wb, fma(vec4<f32>(d.x), wa, a1))));
                 }
                 if (p2.ok) {
-                    let d = sv_dy[p2.at + co4];
+                    let d = h16v(sv_dy[p2.at + co4]);
                     a2 = fma(vec4<f32>(d.w), wd, fma(vec4<f32>(d.z), wc, fma(vec4<f32>(d.y), wb, fma(vec4<f32>(d.x), wa, a2))));
                 }
                 if (p3.ok) {
-                    let d = sv_dy[p3.at + co4];
+                    let d = h16v(sv_dy[p3.at + co4]);
                     a3 = fma(vec4<f32>(d.w), wd, fma(vec4<f32>(d.z), wc, fma(vec4<f32>(d.y), wb, fma(vec4<f32>(d.x), wa, a3))));
                 }
                 if (p4.ok) {
-                    let d = sv_dy[p4.at + co4];
+                    let d = h16v(sv_dy[p4.at + co4]);
                     a4 = fma(vec4<f32>(d.w), wd, fma(vec4<f32>(d.z), wc, fma(vec4<f32>(d.y), wb, fma(vec4<f32>(d.x), wa, a4))));
                 }
                 if (p5.ok) {
-                    let d = sv_dy[p5.at + co4];
+                    let d = h16v(sv_dy[p5.at + co4]);
                     a5 = fma(vec4<f32>(d.w), wd, fma(vec4<f32>(d.z), wc, fma(vec4<f32>(d.y), wb, fma(vec4<f32>(d.x), wa, a5))));
                 }
                 if (p6.ok) {
-                    let d = sv_dy[p6.at + co4];
+                    let d = h16v(sv_dy[p6.at + co4]);
                     a6 = fma(vec4<f32>(d.w), wd, fma(vec4<f32>(d.z), wc, fma(vec4<f32>(d.y), wb, fma(vec4<f32>(d.x), wa, a6))));
                 }
                 if (p7.ok) {
-                    let d = sv_dy[p7.at + co4];
+                    let d = h16v(sv_dy[p7.at + co4]);
                     a7 = fma(vec4<f32>(d.w), wd, fma(vec4<f32>(d.z), wc, fma(vec4<f32>(d.y), wb, fma(vec4<f32>(d.x), wa, a7))));
                 }
                 k += 4u * c4;

@@ -56,7 +56,8 @@ fn check_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
 // ---- update: one invocation, after every gradient is checked ----------------------------------
 // Records this step's unscale factor and whether to skip it; then a non-finite step halves
 // the scale (dynamic) and resets the clean count, a finite one counts, and the scale doubles
-// after `growth` clean steps in a row (Keras 3's LossScaleOptimizer).
+// after `growth` clean steps in a row (Keras 3's LossScaleOptimizer), kept within [1, 2^64]
+// as TF2 keeps it finite and at least 1.
 @group(0) @binding(0) var<storage, read_write> up_state: array<u32>;
 
 @compute @workgroup_size(1)
@@ -68,8 +69,9 @@ fn update_forward() {
         up_state[2] = 1u;
         up_state[3] = 0u;
         up_state[4] = up_state[4] + 1u;
+        // Never below 1 (TF2's floor): 1 / scale stays finite however many steps overflow.
         if (dynamic) {
-            up_state[0] = bitcast<u32>(scale * 0.5);
+            up_state[0] = bitcast<u32>(max(scale * 0.5, 1.0));
         }
     } else {
         up_state[2] = 0u;
@@ -77,7 +79,12 @@ fn update_forward() {
             let clean = up_state[3] + 1u;
             if (clean >= up_state[6]) {
                 up_state[3] = 0u;
-                up_state[0] = bitcast<u32>(scale * 2.0);
+                // Doubled only while it stays at most 2^64 (TF2 doubles only to a finite
+                // value; an unbounded scale reaches inf after enough clean steps and every
+                // step after would be skipped).
+                if (scale <= 9223372036854775808.0) {
+                    up_state[0] = bitcast<u32>(scale * 2.0);
+                }
             } else {
                 up_state[3] = clean;
             }

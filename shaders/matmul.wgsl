@@ -1,5 +1,8 @@
 // Matrix multiplication C = op(A)·op(B) with a fused epilogue, row-major f32.
-// Needs the activation.wgsl and optim_rule.wgsl preludes (prepended by the crate).
+// Needs the activation.wgsl, optim_rule.wgsl, im2col.wgsl, f16_round.wgsl and
+// half_operands.wgsl preludes (prepended by the crate): with HALF every operand load goes
+// through h16/h16v (float16 operands, f32 accumulation; the generated kernels' direct loads
+// are wrapped by matmul_gen::half).
 //
 // Logical shapes: op(A) is (M, K), op(B) is (K, N), C is (M, N).
 //   NN: A stored (M, K), B stored (K, N)            forward        y = x·W
@@ -136,9 +139,9 @@ fn load_a(row: u32, kk: u32) -> f32 {
         return 0.0;
     }
     if (TRANS_A) {
-        return a[a_off + kk * a_ld() + row];
+        return h16(a[a_off + kk * a_ld() + row]);
     }
-    return a[a_off + row * a_ld() + kk];
+    return h16(a[a_off + row * a_ld() + kk]);
 }
 
 // op(B)[kk, col], zero outside.
@@ -147,9 +150,9 @@ fn load_b(kk: u32, col: u32) -> f32 {
         return 0.0;
     }
     if (TRANS_B) {
-        return b[b_off + col * b_ld() + kk];
+        return h16(b[b_off + col * b_ld() + kk]);
     }
-    return b[b_off + kk * b_ld() + col];
+    return h16(b[b_off + kk * b_ld() + col]);
 }
 
 fn store_c(row: u32, col: u32, acc: f32) {
@@ -317,7 +320,7 @@ fn store_colsum4(col0: u32, s: vec4<f32>) {
 
 fn sg_load_b4(kk: u32, bcol: vec4<u32>, bks: u32) -> vec4<f32> {
     let base = b_off + kk * bks;
-    return vec4<f32>(b[base + bcol.x], b[base + bcol.y], b[base + bcol.z], b[base + bcol.w]);
+    return h16v(vec4<f32>(b[base + bcol.x], b[base + bcol.y], b[base + bcol.z], b[base + bcol.w]));
 }
 
 // Rows of C per work-group of the shallow kernels.
@@ -332,7 +335,7 @@ const SHALLOW_ROWS: u32 = 32u;
 // past the chunk).
 fn conv_a(r: vec3<i32>, k: vec3<i32>, live: bool) -> f32 {
     let ok = live && u32(r.x + k.x) < ix_vh() && u32(r.y + k.y) < ix_vw();
-    return select(0.0, a[u32(select(0, r.z + k.z, ok))], ok);
+    return select(0.0, h16(a[u32(select(0, r.z + k.z, ok))]), ok);
 }
 
 // Four elements of one row at four k.
@@ -340,14 +343,14 @@ fn conv_a4(r: vec3<i32>, k: Ix4, live: vec4<bool>) -> vec4<f32> {
     let ok = live & (vec4<u32>(vec4<i32>(r.x) + k.h) < vec4<u32>(ix_vh()))
         & (vec4<u32>(vec4<i32>(r.y) + k.w) < vec4<u32>(ix_vw()));
     let at = vec4<u32>(select(vec4<i32>(0), vec4<i32>(r.z) + k.off, ok));
-    return select(vec4<f32>(0.0), vec4<f32>(a[at.x], a[at.y], a[at.z], a[at.w]), ok);
+    return select(vec4<f32>(0.0), h16v(vec4<f32>(a[at.x], a[at.y], a[at.z], a[at.w])), ok);
 }
 
 // Four consecutive channels of one tap and pixel in one 16-byte load (the channel count a
 // multiple of 4, the first channel too).
 fn conv_a_v4(r: vec3<i32>, k: vec3<i32>, live: bool) -> vec4<f32> {
     let ok = live && u32(r.x + k.x) < ix_vh() && u32(r.y + k.y) < ix_vw();
-    return select(vec4<f32>(0.0), a4[u32(select(0, r.z + k.z, ok)) / 4u], ok);
+    return select(vec4<f32>(0.0), h16v(a4[u32(select(0, r.z + k.z, ok)) / 4u]), ok);
 }
 
 // IM2COL 4, backward data of a strided convolution (the naive kernel only: the stride makes
@@ -372,7 +375,7 @@ fn dx_strided_a(row: u32, kk: u32, kend: u32) -> f32 {
     if (oh >= OH || ow >= OW) {
         return 0.0;
     }
-    return a[((n * OH + oh) * OW + ow) * OC + co];
+    return h16(a[((n * OH + oh) * OW + ow) * OC + co]);
 }
 
 // load_a of the conv kernels: op(A)[row, kk], zero past M and past the chunk's end.

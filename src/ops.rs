@@ -200,6 +200,7 @@ impl Tensor {
             layout,
             act,
             accumulate: false,
+            half: false,
         };
         self.run(|rec| matmul_tune::record(rec, &args))?;
         Ok(out)

@@ -84,6 +84,7 @@ fn check(
         layout,
         act,
         accumulate: false,
+        half: false,
     };
     let batch = match geo {
         Geometry::Contiguous => Batch::contiguous(count, m, n, k, layout),
@@ -260,6 +261,7 @@ fn bad_batches_are_typed_errors() {
         layout: Layout::NN,
         act: Activation::Linear,
         accumulate: false,
+        half: false,
     };
     let good = Batch::contiguous(2, 8, 8, 8, Layout::NN);
     let mut rec = Recorder::new(&dev);

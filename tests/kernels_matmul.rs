@@ -210,6 +210,7 @@ fn narrow_and_shallow_kernels_every_layout_and_epilogue() {
             layout: Layout::NN,
             act: Activation::Linear,
             accumulate: false,
+            half: false,
         };
         assert!(matches!(
             record_with(&mut Recorder::new(&dev), &args, *v),
@@ -245,6 +246,7 @@ fn a_k_deeper_than_the_loop_limit_is_computed_or_refused() {
         layout: Layout::NN,
         act: Activation::Linear,
         accumulate: false,
+        half: false,
     };
     match record_with(&mut Recorder::new(&dev), &args, Variant::Naive) {
         Err(Error::InvalidArgument { name, expected, .. }) => {
@@ -270,6 +272,7 @@ fn gates_whose_derivative_needs_the_input_are_refused() {
         layout: Layout::NN,
         act: Activation::Linear,
         accumulate: false,
+        half: false,
     };
     assert!(record_with(&mut Recorder::new(&dev), &args, Variant::Naive).is_err());
 }

@@ -142,6 +142,7 @@ fn fused_optimizer_update_every_variant_every_rule() {
                 layout,
                 act: Activation::Linear,
                 accumulate: false,
+                half: false,
             };
             let mut rec = Recorder::new(&dev);
             record_with(&mut rec, &args, v).unwrap();
@@ -222,6 +223,7 @@ fn fused_optimizer_update_every_variant_every_rule() {
             layout: Layout::TN,
             act,
             accumulate,
+            half: false,
         };
         let r = record_with(&mut Recorder::new(&dev), &args, Variant::Naive);
         match (refused, r) {

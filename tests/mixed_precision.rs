@@ -11,6 +11,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use suanli::data::{Dataset, Mnist};
+use suanli::exec::Recorder;
+use suanli::internals::kernels::loss_scale as lsk;
 use suanli::nn::{
     Clip, Dense, FitOptions, Loss, LossScale, LossScaleState, LossScaling, Model, Optimizer,
     Sequential,
@@ -227,14 +229,19 @@ fn clipping_sees_unscaled_gradients() {
 #[test]
 fn checkpoints_keep_the_policy_and_the_scale() {
     let dev = dev_or_skip!();
+    // 2^10: float16 operands hold a seed of order 1 scaled by it (2^20 would pass 65504 and
+    // skip the clean steps too).
     let ls = LossScale {
-        initial: 1048576.0,
+        initial: 1024.0,
         dynamic: true,
         growth_steps: 2,
     };
     let mut m = linear(&dev, LossScaling::On(ls));
-    m.set_precision_policy(Precision::MixedFloat16);
+    // The overflowing batch in float32 (1e18 would already be inf as a float16 operand in
+    // the forward pass, and a non-finite loss stops fit); then the policy, which keeps an
+    // explicit scaling's state.
     one_epoch(&mut m, &regression(&dev, 4, Some(1e18), 2), 4);
+    m.set_precision_policy(Precision::MixedFloat16);
     let ck = scratch("ck.safetensors");
     let o = FitOptions {
         epochs: 1,
@@ -245,10 +252,10 @@ fn checkpoints_keep_the_policy_and_the_scale() {
     };
     m.fit(&regression(&dev, 12, None, 5), o).unwrap();
     let want = m.loss_scale_state().unwrap().unwrap();
-    // 2^20 halved, then 3 clean steps: doubled once, one clean.
+    // 2^10 halved, then 3 clean steps: doubled once, one clean.
     assert_eq!(
         (want.scale, want.clean_steps, want.skipped_steps),
-        (1048576.0, 1, 1)
+        (1024.0, 1, 1)
     );
     let (loaded, _) = Model::load_checkpoint(&dev, &ck).unwrap();
     assert_eq!(loaded.precision_policy(), Precision::MixedFloat16);
@@ -304,6 +311,16 @@ fn unsupported_combinations_and_bad_scales_are_refused() {
         },
         LossScale {
             initial: 1e39,
+            ..LossScale::dynamic()
+        },
+        // 1 / 1e-39 is inf in float32: the first clean step would write NaN weights.
+        LossScale {
+            initial: 1e-39,
+            ..LossScale::dynamic()
+        },
+        LossScale::fixed(0.5),
+        LossScale {
+            initial: 2.0f64.powi(65),
             ..LossScale::dynamic()
         },
         LossScale {
@@ -472,5 +489,101 @@ fn several_devices_refuse_loss_scaling() {
             }
         ),
         "{e}"
+    );
+}
+
+/// Doubling the dynamic scale after every clean step stops at 2^64 (unbounded, it reached inf
+/// and skipped every step after); the weights stay finite. Halving's floor at 1:
+/// `the_check_and_the_update_at_the_edges`.
+#[test]
+fn the_dynamic_scale_stays_between_one_and_two_to_the_64() {
+    let dev = dev_or_skip!();
+    let up = LossScale {
+        initial: 2.0f64.powi(60),
+        dynamic: true,
+        growth_steps: 1,
+    };
+    let mut m = linear(&dev, LossScaling::On(up));
+    one_epoch(&mut m, &regression(&dev, 40, None, 21), 4);
+    let st = m.loss_scale_state().unwrap().unwrap();
+    assert_eq!((st.scale, st.skipped_steps), (2.0f64.powi(64), 0), "{st:?}");
+    assert!(weights(&m).iter().all(|w| w.is_finite()));
+}
+
+/// Runs the check over `values` and then the update on a state of (scale, clean steps,
+/// growth interval), dynamic: the state words after.
+fn check_then_update(
+    dev: &Device,
+    values: &[f32],
+    scale: f32,
+    clean: u32,
+    growth: u32,
+) -> Vec<u32> {
+    let mut w = [0u32; lsk::STATE_WORDS];
+    w[lsk::SCALE_WORD as usize] = scale.to_bits();
+    w[lsk::CLEAN_WORD] = clean;
+    w[lsk::GROWTH_WORD] = growth;
+    w[lsk::DYNAMIC_WORD] = 1;
+    let f: Vec<f32> = w.iter().map(|&b| f32::from_bits(b)).collect();
+    let state = Tensor::from_slice(dev, &f, &[lsk::STATE_WORDS]).unwrap();
+    let x = Tensor::from_slice(dev, values, &[values.len()]).unwrap();
+    let mut rec = Recorder::new(dev);
+    lsk::check(&mut rec, x.buffer(), values.len(), state.buffer()).unwrap();
+    lsk::update(&mut rec, state.buffer()).unwrap();
+    rec.submit().unwrap();
+    state
+        .to_vec()
+        .unwrap()
+        .into_iter()
+        .map(f32::to_bits)
+        .collect()
+}
+
+/// The check and the update on the edges: the largest finite value, subnormals and zeros are
+/// finite, ±inf and NaN are not; a scale of 1 is not halved, 2^64 is not doubled, 2^63 is.
+#[test]
+fn the_check_and_the_update_at_the_edges() {
+    let dev = dev_or_skip!();
+    let scale = |w: &[u32]| f32::from_bits(w[lsk::SCALE_WORD as usize]);
+    let finite = [f32::MAX, -f32::MAX, 1e-45, -1e-45, 0.0, -0.0, 1.0];
+    let w = check_then_update(&dev, &finite, 8.0, 0, 100);
+    assert_eq!(
+        (w[lsk::SKIP_WORD], w[lsk::CLEAN_WORD], scale(&w)),
+        (0, 1, 8.0)
+    );
+    for bad in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+        let mut v = finite.to_vec();
+        v.insert(3, bad);
+        let w = check_then_update(&dev, &v, 8.0, 5, 100);
+        assert_eq!(
+            (
+                w[lsk::SKIP_WORD],
+                w[lsk::SKIPPED_WORD],
+                w[lsk::CLEAN_WORD],
+                scale(&w)
+            ),
+            (1, 1, 0, 4.0),
+            "{bad}"
+        );
+        assert_eq!(
+            w[lsk::OVERFLOW_WORD],
+            0,
+            "the flag is cleared for the next step"
+        );
+        let w = check_then_update(&dev, &v, 1.0, 0, 100);
+        assert_eq!(
+            (w[lsk::SKIP_WORD], scale(&w)),
+            (1, 1.0),
+            "halving stops at 1"
+        );
+    }
+    let top = 2.0f32.powi(63);
+    let w = check_then_update(&dev, &finite, top, 99, 100);
+    assert_eq!(scale(&w), 2.0 * top);
+    let w = check_then_update(&dev, &finite, 2.0 * top, 99, 100);
+    assert_eq!(
+        (scale(&w), w[lsk::CLEAN_WORD]),
+        (2.0 * top, 0),
+        "doubling stops at 2^64"
     );
 }

@@ -267,6 +267,7 @@ fn product(
         layout,
         act: Activation::Linear,
         accumulate: false,
+        half: false,
     };
     let mut rec = Recorder::new(&device);
     record_batched(&mut rec, &args, &geo)?;

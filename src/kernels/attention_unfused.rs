@@ -284,6 +284,7 @@ fn product(
         layout,
         act: Activation::Linear,
         accumulate: false,
+        half: false,
     };
     record_batched(rec, &args, &g.batch_of(sa, sb, sc))
 }

@@ -96,6 +96,10 @@ pub struct Geometry {
     pub pw: usize,
     pub dh: usize,
     pub dw: usize,
+    /// Float16 operands (the `mixed_float16` policy): every pass rounds the values it loads
+    /// from x, W, dy and Wᵀ to binary16 ([`crate::kernels::matmul::MatmulArgs::half`]); sums
+    /// stay f32. Not a shape: [`Geometry::new`] leaves it off, [`Geometry::with_half`] sets it.
+    pub half: bool,
 }
 
 impl Geometry {
@@ -150,6 +154,7 @@ impl Geometry {
             pw,
             dh,
             dw,
+            half: false,
         };
         g.check()?;
         Ok(g)
@@ -158,6 +163,12 @@ impl Geometry {
     /// The same convolution over a batch of `batch`.
     pub fn with_batch(mut self, batch: usize) -> Geometry {
         self.batch = batch;
+        self
+    }
+
+    /// The same convolution with float16 operands or not ([`Geometry::half`]).
+    pub fn with_half(mut self, half: bool) -> Geometry {
+        self.half = half;
         self
     }
 
@@ -213,6 +224,7 @@ impl Geometry {
             pw: g.pw,
             dh: g.dh,
             dw: g.dw,
+            half: g.half,
         }
     }
 
@@ -292,6 +304,7 @@ pub fn forward(
         layout: Layout::NN,
         act,
         accumulate: false,
+        half: g.half,
     };
     let conv = g.im2col(Op::Forward, g.sizes().0, 1, k, k);
     record_gemm(rec, &args, variant, Some(&conv))
@@ -377,6 +390,7 @@ fn backward_data_into(
         layout: Layout::NN,
         act: Activation::Linear,
         accumulate,
+        half: g.half,
     };
     let conv = g.im2col(Op::BackwardData, g.sizes().1, 1, k, k);
     if g.dx_as_gemm() {
@@ -479,6 +493,7 @@ pub fn weights_direct(
         layout: Layout::TN,
         act: Activation::Linear,
         accumulate: false,
+        half: g.half,
     };
     let conv = g.im2col(Op::BackwardWeights, g.sizes().0, 1, k, k);
     record_gemm(rec, &args, variant, Some(&conv))
@@ -510,6 +525,7 @@ pub fn weights_partial(
         layout: Layout::TN,
         act: Activation::Linear,
         accumulate: false,
+        half: g.half,
     };
     let conv = g.im2col(Op::BackwardWeights, g.sizes().0, plan.splits, plan.chunk, k);
     record_gemm(rec, &args, variant, Some(&conv))

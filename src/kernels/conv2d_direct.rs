@@ -12,7 +12,7 @@ use crate::services::pipeline::{Access, KernelSpec, Shader};
 use crate::vocab::Activation;
 
 /// conv2d_direct.wgsl, after the activation prelude.
-pub const SHADER: Shader = crate::services::pipeline::shader!("conv2d_direct" after "activation");
+pub const SHADER: Shader = crate::services::pipeline::shader!("conv2d_direct" after "activation", "f16_round", "half_operands");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 
@@ -83,6 +83,9 @@ pub fn forward(
         ("HAS_BIAS", bias.is_some() as u32 as f64),
         ("CT4", ct4 as f64),
     ]);
+    if g.half {
+        constants.push(("HALF", 1.0));
+    }
     let pipe = rec.pipeline(&FORWARD, &constants)?;
     let max = rec.device().info().limits.max_workgroups_per_dimension as u64;
     let groups = (m as u64).div_ceil(WG * PX);

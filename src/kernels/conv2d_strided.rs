@@ -17,7 +17,7 @@ use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::vocab::Activation;
 
 /// conv2d_strided.wgsl, after the activation prelude (the gate's derivative).
-pub const SHADER: Shader = crate::services::pipeline::shader!("conv2d_strided" after "activation");
+pub const SHADER: Shader = crate::services::pipeline::shader!("conv2d_strided" after "activation", "f16_round", "half_operands");
 
 use Access::{ReadOnly as RO, ReadWrite as RW, Uniform as U};
 
@@ -76,6 +76,9 @@ pub struct Geometry {
     pub pw: usize,
     pub dh: usize,
     pub dw: usize,
+    /// Float16 operands: dy and Wᵀ rounded to binary16 as they are loaded (the `HALF`
+    /// override; see `crate::kernels::conv2d::Geometry::half`).
+    pub half: bool,
 }
 
 impl Geometry {
@@ -174,6 +177,9 @@ pub fn backward_data(
         ("GATE", act.map_or(Ok(0), act_code)? as f64),
         ("ACCUMULATE", if accumulate { 1.0 } else { 0.0 }),
     ]);
+    if g.half {
+        constants.push(("HALF", 1.0));
+    }
     let (spec, jobs) = if by_four(g) {
         (&BACKWARD_DATA4, blocks4(g))
     } else {

@@ -57,6 +57,7 @@ pub fn tuning_geometry() -> Geometry {
         pw: 1,
         dh: 1,
         dw: 1,
+        half: false,
     }
 }
 
@@ -208,6 +209,7 @@ pub fn direct_geometry() -> Geometry {
         pw: 0,
         dh: 1,
         dw: 1,
+        half: false,
     }
 }
 

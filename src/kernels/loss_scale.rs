@@ -47,6 +47,9 @@ pub const SKIP_WORD: usize = 2;
 pub const CLEAN_WORD: usize = 3;
 /// State word: skipped steps in all.
 pub const SKIPPED_WORD: usize = 4;
+/// State word: 1 when a gradient of this step is not finite (the check's atomic OR, cleared
+/// by the update).
+pub const OVERFLOW_WORD: usize = 5;
 /// State word: the growth interval.
 pub const GROWTH_WORD: usize = 6;
 /// State word: 1 when the scale is dynamic.

@@ -400,6 +400,7 @@ fn panel_product(
         layout: MatLayout::NN,
         act: Activation::Linear,
         accumulate: false,
+        half: false,
     };
     record_batched(rec, &args, &geo)
 }
@@ -562,6 +563,7 @@ fn panel_rhs_product(
             layout: MatLayout::NN,
             act: Activation::Linear,
             accumulate: false,
+            half: false,
         };
         record_batched(rec, &args, &geo)?;
     }

@@ -98,6 +98,7 @@ pub enum Epilogue<'a> {
 ///         layout: Layout::TN,
 ///         act: Activation::Linear,
 ///         accumulate: false,
+///         half: false,
 ///     },
 /// )?;
 /// rec.submit()?;
@@ -165,6 +166,13 @@ pub struct MatmulArgs<'a> {
     pub act: Activation,
     /// `C += result` instead of `C = result`.
     pub accumulate: bool,
+    /// Float16 operands (Keras's `mixed_float16` policy, [`crate::vocab::Precision`]): every
+    /// value of A and B the kernel loads is rounded to binary16 (to nearest even, |x| ≥ 65520
+    /// to ±inf, NaN and subnormals kept) before it is multiplied; products and sums stay f32
+    /// and C is written as f32. Why in the kernel: a layer under the policy computes what
+    /// Keras computes in float16 without an extra pass over its operands; storage stays f32
+    /// words. An infinity from an overflowing operand reaches C, where loss scaling sees it.
+    pub half: bool,
 }
 
 /// How a GEMM reads its A operand through implicit im2col (a convolution's GEMM): the
@@ -381,6 +389,9 @@ fn gemm(
     }
     if batch.is_some() {
         constants.push(("BATCHED", 1.0));
+    }
+    if args.half {
+        constants.push(("HALF", 1.0));
     }
     let pipe = rec.pipeline(spec, &constants)?;
     let params = match update {

@@ -240,6 +240,7 @@ pub fn tune_class(dev: &Device, class: Class) -> Result<Variant> {
         layout: Layout::NN,
         act: Activation::Relu,
         accumulate: false,
+        half: false,
     };
     // Candidates alternate within each round, so a slow spell of a noisy machine (lavapipe
     // varies by ±30% over seconds) lands on all of them instead of deciding the choice.

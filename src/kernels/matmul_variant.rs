@@ -286,6 +286,12 @@ impl Variant {
         !matches!(self, Variant::Coop { .. }) || precision.allows_f16()
     }
 
+    /// [`Variant::allowed_under`] for a product with float16 operands anyway
+    /// ([`crate::kernels::matmul::MatmulArgs::half`]): the f16 tensor-core kernels need no opt-in.
+    pub fn allowed_for(self, precision: MatmulPrecision, half: bool) -> bool {
+        self.allowed_under(precision) || (half && self.is_reduced_precision())
+    }
+
     /// The variant a convolution's implicit GEMM runs for this one: the tensor-core kernels
     /// have no im2col twin, so their convolutions run the 64×64 shared-memory tile.
     pub fn conv_fallback(self) -> Variant {
@@ -556,6 +562,18 @@ pub fn candidates_with(info: &AdapterDesc, precision: MatmulPrecision) -> Vec<Va
         .iter()
         .copied()
         .filter(|v| v.eligible(info) && v.allowed_under(precision))
+        .collect();
+    out.extend(candidates(info));
+    out
+}
+
+/// [`candidates_with`] for float16-operand products ([`Variant::allowed_for`]), for tests
+/// and tools: the tuner gives a half product its f32 choice (same variant, the flag on).
+pub fn candidates_half(info: &AdapterDesc, precision: MatmulPrecision) -> Vec<Variant> {
+    let mut out: Vec<Variant> = COOP
+        .iter()
+        .copied()
+        .filter(|v| v.eligible(info) && v.allowed_for(precision, true))
         .collect();
     out.extend(candidates(info));
     out

@@ -89,7 +89,8 @@ pub const ACTIVATION: Shader = crate::services::pipeline::shader!("activation");
 pub const OPTIM_RULE: Shader = crate::services::pipeline::shader!("optim_rule");
 
 /// The prelude of the generated array kernels (`crate::array`), valid WGSL by itself.
-pub const ARRAY_PRELUDE: Shader = crate::services::pipeline::shader!("array_prelude");
+pub const ARRAY_PRELUDE: Shader =
+    crate::services::pipeline::shader!("array_prelude" after "f16_round");
 
 /// The float64 functions of the generated array kernels, appended to [`ARRAY_PRELUDE`] only
 /// in kernels that compute in float64 (valid WGSL by itself, on adapters with f64 and i64).
@@ -114,10 +115,19 @@ pub const ARRAY_PRELUDE_I64: Shader = crate::services::pipeline::shader!("array_
 /// The complex64 functions of the array kernels, after the array prelude they call (the
 /// two together are what every generated array kernel includes).
 pub const ARRAY_COMPLEX: Shader =
-    crate::services::pipeline::shader!("array_complex" after "array_prelude");
+    crate::services::pipeline::shader!("array_complex" after "f16_round", "array_prelude");
 
 /// The implicit-im2col prelude of the matmul family on its own (valid WGSL by itself).
 pub const IM2COL: Shader = crate::services::pipeline::shader!("im2col");
+
+/// `f16_round_`: binary16 rounding on an f32 word's bits, shared by the array dtype float16
+/// ([`ARRAY_PRELUDE`]) and the kernels' float16 operands ([`HALF_OPERANDS`]).
+pub const F16_ROUND: Shader = crate::services::pipeline::shader!("f16_round");
+
+/// The `HALF` override and `h16`/`h16v`: the matmul and convolution kernels' float16 operands
+/// (the `mixed_float16` policy), after [`F16_ROUND`].
+pub const HALF_OPERANDS: Shader =
+    crate::services::pipeline::shader!("half_operands" after "f16_round");
 
 /// Refuses a launch whose invocations would loop more often than the adapter allows.
 ///

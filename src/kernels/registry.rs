@@ -3,7 +3,8 @@
 
 use crate::kernels::prelude::{
     ACTIVATION, ARRAY_COMPLEX, ARRAY_MATH_F64, ARRAY_MATH_F64_MORE, ARRAY_PRELUDE,
-    ARRAY_PRELUDE_F64, ARRAY_PRELUDE_I64, ARRAY_REM_PIO2_F64, IM2COL, OPTIM_RULE,
+    ARRAY_PRELUDE_F64, ARRAY_PRELUDE_I64, ARRAY_REM_PIO2_F64, F16_ROUND, HALF_OPERANDS, IM2COL,
+    OPTIM_RULE,
 };
 use crate::kernels::{
     attention, attention_cache, attention_unfused, batchnorm, clip, conv2d, conv2d_direct,
@@ -18,6 +19,8 @@ pub const SHADERS: &[Shader] = &[
     ACTIVATION,
     OPTIM_RULE,
     IM2COL,
+    F16_ROUND,
+    HALF_OPERANDS,
     ARRAY_PRELUDE,
     ARRAY_PRELUDE_F64,
     ARRAY_MATH_F64,

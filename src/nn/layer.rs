@@ -26,7 +26,7 @@ use crate::kernels::optim;
 use crate::memory::MemoryKind;
 use crate::runtime::Device;
 use crate::tensor::Tensor;
-use crate::vocab::{Activation, Rule};
+use crate::vocab::{Activation, Precision, Rule};
 
 /// How a forward pass is recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +92,12 @@ pub(crate) struct Cx<'r> {
     pub(crate) keep: Vec<Tensor>,
     /// Generation's key/value caches, while a model runs on new tokens only.
     pub(crate) decode: Option<Decode>,
+    /// The model's precision policy (`Model::set_precision_policy`): under
+    /// [`Precision::MixedFloat16`] the Dense and Conv2D products round their operands to
+    /// float16 ([`Cx::half`]). Set from the model by the forward walk
+    /// (`nn::graph::walk::forward`), which every pass over a model (training,
+    /// evaluation, prediction, generation) starts with, so its backward pass sees it too.
+    pub(crate) precision: Precision,
 }
 
 /// Generation's key/value caches ([`crate::nn::graph::generate`]): while a [`Cx`] holds
@@ -132,7 +138,15 @@ impl<'r> Cx<'r> {
             slots: Vec::new(),
             keep: Vec::new(),
             decode: None,
+            precision: Precision::Float32,
         }
+    }
+
+    /// Whether the layers' matmuls and convolutions take float16 operands: the model's policy
+    /// is [`Precision::MixedFloat16`]. Attention, normalisation statistics, softmax and the
+    /// losses stay f32 whatever the policy.
+    pub(crate) fn half(&self) -> bool {
+        self.precision == Precision::MixedFloat16
     }
 
     /// The next attention layer's key/value cache of `width` values per position, made

@@ -163,6 +163,7 @@ pub fn check_within(dev: &Device, variant: Variant, c: &Case, seed: u64, product
         layout: c.layout,
         act: c.act,
         accumulate: c.accumulate,
+        half: false,
     };
     let mut rec = Recorder::new(dev);
     record_with(&mut rec, &args, variant).unwrap();

@@ -171,8 +171,9 @@ def test_promotion():
 @pytestmark_f64
 def test_what_float64_does_not_take_is_a_type_error():
     x = xp.asarray(values(11, (4, 4)))
-    # matmul and solve/inv/det/slogdet/cholesky compute in float64: test_numpy_linalg_wide.py.
-    for f in [xp.fft.fft, xp.linalg.qr, xp.linalg.eigh, xp.linalg.svdvals]:
+    # matmul and solve/inv/det/slogdet/cholesky compute in float64: test_numpy_linalg_wide.py;
+    # qr, svd, svdvals, eigh, eigvalsh: test_numpy_linalg_spectral_f64.py.
+    for f in [xp.fft.fft, xp.fft.rfft]:
         with pytest.raises(TypeError):
             f(x)
 

@@ -9,6 +9,7 @@
 //! | [`tiled`] | shared-memory tiled, double-buffered (`t{BM}x{BN}`, `t…v4`) |
 //! | [`coop`] | tensor cores: cooperative matrices, f16 or f32 operands, f32 accumulators (`coop{S}{h,f}_j{J}`; matmul only) |
 //! | [`batched`] | the batched-and-strided rewrite of a matmul (not conv) entry point |
+//! | [`half`] | the float16-operand rewrite: every operand load through `h16`/`h16v` (the `HALF` override) |
 //! | [`common`] | helper names, grid folding, line joining |
 //!
 //! Why at run time: the unrolled kernels of every family and subgroup size came to 60,000
@@ -21,6 +22,7 @@ pub mod batched;
 pub mod blocked;
 pub mod common;
 pub mod coop;
+pub mod half;
 pub mod subgroup;
 pub mod subgroup_small;
 pub mod tiled;
@@ -33,8 +35,9 @@ use crate::services::pipeline::{Access, KernelSpec, Shader};
 /// matmul.wgsl (the naive kernels, the shared bindings, store helpers and implicit-im2col
 /// loads), after the activation, optimizer-rule and im2col preludes: every generated kernel
 /// is assembled after it.
-pub const PRELUDE: Shader =
-    crate::services::pipeline::shader!("matmul" after "activation", "optim_rule", "im2col");
+pub const PRELUDE: Shader = crate::services::pipeline::shader!(
+    "matmul" after "activation", "optim_rule", "im2col", "f16_round", "half_operands"
+);
 
 /// The bindings every matmul entry point declares.
 pub const BINDINGS: &[Access] = &[
@@ -155,7 +158,14 @@ impl Kernel {
     /// The entry point's WGSL (without the preludes or workgroup buffers). Matmul kernels
     /// come batched ([`batched::batched`]); convolution twins read A through implicit
     /// im2col and use z for K chunks instead.
+    /// Every operand load is wrapped for float16 operands ([`half::wrap_loads`]: rounded
+    /// under the `HALF` override, unchanged without it).
     pub fn text(self, conv: bool) -> String {
+        half::wrap_loads(&self.text_unrounded(conv))
+    }
+
+    /// [`Kernel::text`] before [`half::wrap_loads`] wraps its operand loads.
+    fn text_unrounded(self, conv: bool) -> String {
         let raw = match self {
             Kernel::BlockedNarrow => blocked::narrow(conv),
             Kernel::Blocked { tm, tn, v4 } => blocked::blocked(tm, tn, v4, conv),
@@ -280,6 +290,7 @@ pub fn hash_version(h: &mut impl std::hash::Hasher) {
         include_str!("blocked.rs"),
         include_str!("common.rs"),
         include_str!("coop.rs"),
+        include_str!("half.rs"),
         include_str!("subgroup.rs"),
         include_str!("subgroup_small.rs"),
         include_str!("tiled.rs"),

@@ -148,3 +148,42 @@ fn coop_modules_translate_to_spirv() {
         assert!(words.len() > 100, "{}", spec.entry);
     }
 }
+
+#[test]
+fn half_wraps_every_operand_load() {
+    let text = "let v = a[a_off + i[j]] + xa[j] + p.a[0] + b4[b_off4 + k];\nlet w = select(0.0, b[min(r, q) * bks], ok) + a4[x];";
+    assert_eq!(
+        half::wrap_loads(text),
+        "let v = h16(a[a_off + i[j]]) + xa[j] + p.a[0] + h16v(b4[b_off4 + k]);\nlet w = select(0.0, h16(b[min(r, q) * bks]), ok) + h16v(a4[x]);"
+    );
+    assert_eq!(half::bare_loads(text), 4);
+    // Every generated kernel, matmul and convolution twins and tensor-core ones: no operand
+    // load escapes the rounding (the prelude's helpers call h16 themselves).
+    let kernels = Kernel::all().into_iter().chain(coop_kernels());
+    for k in kernels {
+        for conv in [false, true] {
+            let t = k.text(conv);
+            assert_eq!(half::bare_loads(&t), 0, "{}", k.entry(conv));
+            assert!(
+                t.contains("h16(")
+                    || t.contains("h16v(")
+                    || t.contains("load_a")
+                    || t.contains("conv_"),
+                "{}: no operand loads at all?",
+                k.entry(conv)
+            );
+        }
+    }
+    let prelude = PRELUDE.source;
+    let own = &prelude[prelude.find("// Matrix multiplication C = op(A)").unwrap()..];
+    // Its gathers of four build a vec4 rounded whole: `h16v(vec4<f32>(a[..], ..))`.
+    let own: Vec<&str> = own
+        .lines()
+        .filter(|l| !l.contains("h16v(vec4<f32>("))
+        .collect();
+    assert_eq!(
+        half::bare_loads(&own.join("\n")),
+        0,
+        "matmul.wgsl's own loads"
+    );
+}

@@ -478,6 +478,9 @@ impl Model {
         self.output_losses.clear();
         self.opt_state.clear();
         self.step = 0;
+        // A new optimizer starts from the initial loss scale (Keras builds a new
+        // LossScaleOptimizer at compile).
+        self.loss_scale_state = None;
         Ok(())
     }
 
@@ -648,6 +651,9 @@ impl Model {
             })
             .collect::<Result<_>>()?;
         m.step = self.step;
+        if let Some(at) = self.loss_scale_state()? {
+            m.restore_loss_scale(&at)?;
+        }
         Ok(m)
     }
 }

@@ -288,6 +288,15 @@ impl Sequential {
         model.set_precision_policy(ck.precision);
         model.set_loss_scaling(ck.loss_scaling)?;
         if let Some(at) = &ck.loss_scale_state {
+            // A scale the device would never hold (an edited file): 1 / scale must be finite.
+            if !(at.scale >= 1.0 && at.scale <= crate::nn::train::loss_scale::MAX_SCALE) {
+                return Err(Error::Malformed {
+                    path: path.to_path_buf(),
+                    format: "checkpoint",
+                    expected: "a loss scale in [1, 2^64]".into(),
+                    found: at.scale.to_string(),
+                });
+            }
             model.restore_loss_scale(at)?;
         }
         let st = safetensors::SafeTensors::deserialize(&bytes)

@@ -51,8 +51,12 @@ fn gather_inputs(srcs: &[Src], inputs: &[Tensor], saved: &[Saved]) -> Result<Vec
 }
 
 /// Records every layer's forward pass in order, the model's inputs being `inputs` (batch
-/// first); what each layer saved, the last one's output being the model's.
+/// first); what each layer saved, the last one's output being the model's. Gives `cx` the
+/// model's precision policy first.
 pub(crate) fn forward(model: &Model, cx: &mut Cx<'_>, inputs: &[Tensor]) -> Result<Vec<Saved>> {
+    // Every pass over a model starts here: the layers of this pass and of the backward pass
+    // recorded after it read the model's precision policy from the context.
+    cx.precision = model.precision;
     let positions = model.positions();
     let mut saved: Vec<Saved> = Vec::with_capacity(model.layers.len());
     for (l, pos) in model.layers.iter().zip(positions) {

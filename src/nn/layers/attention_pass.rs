@@ -239,6 +239,7 @@ impl AttentionLayer {
             layout,
             act: Activation::Linear,
             accumulate: false,
+            half: false,
         };
         matmul_tune::record(cx.rec(), &args)
     }

@@ -303,7 +303,7 @@ impl Layer for Conv2DLayer {
     }
 
     fn forward(&self, cx: &mut Cx<'_>, pos: Position, x: &Tensor) -> Result<Saved> {
-        let g = self.g.with_batch(cx.batch);
+        let g = self.g.with_batch(cx.batch).with_half(cx.half());
         let v = self.pick(cx, &g, Op::Forward)?;
         let in_capture = cx.rec().is_capture();
         let direct = conv2d_tune::direct(&cx.device(), &g, in_capture)?;
@@ -351,7 +351,7 @@ impl Layer for Conv2DLayer {
             grad,
             dx_into,
         } = b;
-        let g = self.g.with_batch(cx.batch);
+        let g = self.g.with_batch(cx.batch).with_half(cx.half());
         let dz = match (&saved.head, gated) {
             (Some(h), false) => head::backward(cx, h, dy)?,
             _ => dy.clone(),

@@ -314,6 +314,7 @@ impl Layer for DenseLayer {
                 layout: if self.tied { Layout::NT } else { Layout::NN },
                 act,
                 accumulate: false,
+                half: cx.half(),
             };
             matmul_tune::record(cx.rec(), &args)
         })?;
@@ -363,6 +364,7 @@ impl Layer for DenseLayer {
                 layout: if self.tied { Layout::NN } else { Layout::NT },
                 act: Activation::Linear,
                 accumulate: into.is_some(),
+                half: cx.half(),
             };
             matmul_tune::record(cx.rec(), &args)?;
             Some(Dx {
@@ -388,6 +390,7 @@ impl Layer for DenseLayer {
                 layout: Layout::TN,
                 act: Activation::Linear,
                 accumulate: false,
+                half: cx.half(),
             };
             matmul_tune::record(cx.rec(), &args)?;
             grad.apply(cx, pos, 0, self.kernel(), &gw)?;
@@ -406,6 +409,7 @@ impl Layer for DenseLayer {
             layout: Layout::TN,
             act: Activation::Linear,
             accumulate: false,
+            half: cx.half(),
         };
         match grad.fused(pos, 0) {
             None => {

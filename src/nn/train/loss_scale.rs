@@ -53,13 +53,15 @@ impl LossScale {
         }
     }
 
-    /// Checks the settings: a finite scale > 0 within float32, a growth interval of at least 1.
+    /// Checks the settings: a scale in [1, 2^64] (the range the device keeps a dynamic scale
+    /// in; 1 / scale must be finite in float32, and a scale below 1 shrinks gradients toward
+    /// float16's underflow, the opposite of its purpose), a growth interval of at least 1.
     pub fn validate(&self) -> Result<()> {
-        if !(self.initial > 0.0 && self.initial <= f32::MAX as f64 && self.initial as f32 > 0.0) {
+        if !(self.initial >= 1.0 && self.initial <= MAX_SCALE) {
             return Err(Error::InvalidArgument {
                 op: "loss scaling",
                 name: "initial_scale",
-                expected: "a finite number > 0 within float32's range".into(),
+                expected: "a number in [1, 2^64]".into(),
                 found: self.initial.to_string(),
             });
         }
@@ -74,6 +76,9 @@ impl LossScale {
         Ok(())
     }
 }
+
+/// The largest loss scale: the device doubles a dynamic scale only up to it.
+pub const MAX_SCALE: f64 = 18446744073709551616.0;
 
 /// Whether a model scales its loss ([`crate::nn::Model::set_loss_scaling`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -92,6 +92,7 @@ impl LayerProbe {
         let x = self.input(x, batch)?;
         let mut rec = Recorder::new(dev);
         let mut cx = Cx::new(&mut rec, batch, Mode::Train);
+        cx.precision = self.model.precision;
         let pos = self.model.positions()[0];
         let y = self.model.layers[0].forward(&mut cx, pos, &x)?.output;
         let keep = std::mem::take(&mut cx.keep);
@@ -118,6 +119,7 @@ impl LayerProbe {
             .collect::<Result<_>>()?;
         let mut rec = Recorder::new(dev);
         let mut cx = Cx::new(&mut rec, batch, Mode::Train);
+        cx.precision = self.model.precision;
         let pos = self.model.positions()[0];
         let saved = layer.forward(&mut cx, pos, &x)?;
         let dx = layer
