@@ -21,7 +21,7 @@ use crate::exec::dispatch::Record;
 use crate::exec::recorder::Recorder;
 use crate::kernels::matmul::{Epilogue, MatmulArgs};
 use crate::kernels::matmul_batch::{Batch, Strided as MatStrided};
-use crate::kernels::matmul_tune::record_batched;
+use crate::kernels::matmul_tune::record_batched_f32 as record_batched;
 use crate::runtime::Device;
 use crate::services::pipeline::{grid_1d, Access, KernelSpec, Shader};
 use crate::vocab::{Activation, Layout as MatLayout};

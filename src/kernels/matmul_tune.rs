@@ -155,6 +155,24 @@ pub fn record_batched(rec: &mut dyn Record, args: &MatmulArgs<'_>, batch: &Batch
     record_batched_with(rec, args, batch, v)
 }
 
+/// [`record_batched`] for a product whose accuracy an algorithm depends on (the LU
+/// factorisation's trailing update, the triangular solves): never a reduced-precision
+/// kernel, even where `SUANLI_MATMUL_PRECISION=medium` lets the tuner pick one for the
+/// device's products; such a choice runs its f32 shared-memory counterpart instead.
+pub fn record_batched_f32(
+    rec: &mut dyn Record,
+    args: &MatmulArgs<'_>,
+    batch: &Batch,
+) -> Result<()> {
+    let v = pick(rec, args.m, args.n, args.k)?;
+    let v = if v.is_reduced_precision() {
+        v.conv_fallback()
+    } else {
+        v
+    };
+    record_batched_with(rec, args, batch, v)
+}
+
 /// The device's matmul variant for the default class: forced by the configuration
 /// (`SUANLI_MATMUL`), else cached, else measured now. Call it before capturing a program that
 /// records matmuls.
