@@ -1,7 +1,8 @@
 // One round of one-sided (Hestenes) Jacobi on a batch of contiguous m×n matrices A and
 // their accumulated rotations V (n×n), in place (src/kernels/jacobi.rs), in the scalar type
 // T: float32 as written, float64 in the twin src/kernels/jacobi.rs makes by substituting the
-// alias line (and inverseSqrt, which WGSL defines for f32 only). A round
+// alias line, its only change (so no builtin WGSL defines for f32 alone, like inverseSqrt,
+// may appear here). A round
 // rotates n/2 disjoint column pairs at once, chosen by the round-robin (circle) schedule
 // over the n columns padded to an even count `np`, so one sweep is np-1 rounds and visits
 // every pair once. One workgroup per (matrix, pair): the three dot products of columns p
@@ -18,8 +19,10 @@ struct Params {
     round: u32,
     np: u32,
     tol: f32,
-    _pad1: u32,
-    _pad2: u32,
+    // The eighth root of the smallest squared column norm rotated (see `floor` below): the
+    // float64 floor is far below float32's range, its eighth root is not.
+    floor8: f32,
+    _pad: u32,
 }
 
 alias T = f32;
@@ -71,17 +74,25 @@ fn jacobi_round(
     let alpha = tot.x;
     let beta = tot.y;
     let gamma = tot.z;
-    // A column below tol² in norm is left alone too: the host balances each matrix so its
-    // largest entry is in [1, 2), so such a column is far below tol·‖A‖, and its squares may
-    // have underflowed where its dot product with a large column did not, which breaks
-    // Cauchy-Schwarz and made the same no-op rotation repeat every sweep.
-    let tiny = T(p.tol) * T(p.tol);
-    if (!(min(alpha, beta) >= tiny * tiny)) { return; }
+    // A column whose squared norm is below `floor` = m·MIN_POSITIVE/tol² of T (the host's
+    // value) is left alone: the squares of its entries may have underflowed (each losing
+    // less than MIN_POSITIVE) where its dot product with a larger column did not, which
+    // breaks Cauchy-Schwarz and made the same no-op rotation repeat every sweep. Above the
+    // floor, underflow moves alpha and beta by at most tol² of themselves and gamma by at
+    // most tol² of √(alpha·beta), so it cannot trigger the rotation below. Tied to
+    // underflow, not to ‖A‖ (the host balances each matrix so its largest entry is about
+    // 1), the floor keeps graded matrices' small singular values to full relative accuracy
+    // ([[1, 1e-35], [0, 1e-35]] in float64). Built by squaring three times: multiplications
+    // alone, valid for f64 wherever the twin is.
+    let f2 = T(p.floor8) * T(p.floor8);
+    let f4 = f2 * f2;
+    let floor = f4 * f4;
+    if (!(min(alpha, beta) >= floor)) { return; }
     if (!(abs(gamma) > T(p.tol) * sqrt(alpha) * sqrt(beta))) { return; }
     if (t == 0u) { atomicMax(&info[b], 1u); }
     let zeta = (beta - alpha) / (2.0 * gamma);
     let tn = select(T(-1.0), T(1.0), zeta >= 0.0) / (abs(zeta) + sqrt(1.0 + zeta * zeta));
-    let c = inverseSqrt(1.0 + tn * tn);
+    let c = 1.0 / sqrt(1.0 + tn * tn);
     let sn = c * tn;
     for (var r = t; r < m; r += 256u) {
         let x = a[base + r * n + pc];

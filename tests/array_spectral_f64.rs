@@ -136,7 +136,11 @@ fn svd_in_f64_matches_known_singular_values_and_reconstructs() {
         let mut av = vec![];
         let mut sv = vec![];
         for b in 0..batch {
-            let s: Vec<f64> = spread(k, lo).iter().map(|x| x * (2.0 + b as f64)).collect();
+            // Scaled by π + b: no value of a 1×1 case is a float32.
+            let s: Vec<f64> = spread(k, lo)
+                .iter()
+                .map(|x| x * (std::f64::consts::PI + b as f64))
+                .collect();
             av.extend(build(m, n, &s, 100 * ci as u64 + b as u64));
             sv.extend(s);
         }
@@ -199,7 +203,7 @@ fn eigh_in_f64_matches_known_eigenvalues_with_repeats() {
     // (batch, n, eigenvalues of the first matrix: distinct, repeated or spread to 1e-12).
     type Spectrum = fn(usize) -> Vec<f64>;
     let cases: &[(usize, usize, Spectrum)] = &[
-        (1, 1, |_| vec![-3.5]),
+        (1, 1, |_| vec![-std::f64::consts::PI]), // not a float32
         (1, 2, |_| vec![1.0, 1.0]),
         (1, 3, |_| vec![-2.0, 0.25, 3.0]),
         (1, 17, |n| {
@@ -295,7 +299,8 @@ fn qr_in_f64_is_orthonormal_triangular_and_reconstructs() {
         let k = m.min(n);
         let mut av = vec![];
         for b in 0..batch {
-            let s = spread(k, 1e-10);
+            // A third: the 1×1 case is no float32 (±1 would be).
+            let s: Vec<f64> = spread(k, 1e-10).iter().map(|x| x / 3.0).collect();
             av.extend(build(m, n, &s, 900 + 10 * ci as u64 + b as u64));
         }
         let shape: Vec<usize> = if batch == 1 {
@@ -338,20 +343,38 @@ fn qr_in_f64_is_orthonormal_triangular_and_reconstructs() {
 #[test]
 fn wide_integers_and_empty_shapes_in_f64() {
     let Some(dev) = f64_device() else { return };
-    // int64 above 2^24 (not exact in float32): factored in float64 as NumPy does.
-    let big = (1i64 << 40) as f64;
-    let iv = [big, 3.0, 3.0, big + 1.0];
+    // int64 above 2^24 (not exact in float32): factored in float64 as NumPy does. In
+    // float32 both diagonal entries would be 2^30 and the eigenvalues 2^30 ± 3, off by ≥ 1,
+    // and the gap 6 instead of 2√9.25; float64 errs by about ε·2^31 ≈ 5e-7.
+    let big = (1i64 << 30) as f64;
+    let iv = [big + 1.0, 3.0, 3.0, big + 2.0];
     let a = Array::from_f64(&dev, &iv, &[2, 2], DType::Int64).unwrap();
     let w = a.eigvalsh().unwrap();
     assert_eq!(w.dtype(), DType::Float64);
-    // Eigenvalues of [[b, 3], [3, b+1]]: b + 1/2 ± √(1/4 + 9).
+    // Eigenvalues of [[b+1, 3], [3, b+2]]: b + 3/2 ± √(1/4 + 9), both positive.
     let r = (0.25f64 + 9.0).sqrt();
-    let want = [big + 0.5 - r, big + 0.5 + r];
-    assert_small("int64 eigvalsh", max_diff(&read(&w), &want), big);
+    let want = [big + 1.5 - r, big + 1.5 + r];
+    let wv = read(&w);
+    let err = max_diff(&wv, &want);
+    assert!(err <= 1e-3, "int64 eigvalsh {wv:?}: error {err:e}");
+    let gap = wv[1] - wv[0];
+    assert!((gap - 2.0 * r).abs() <= 1e-5, "int64 eigvalsh gap {gap}");
+    // The singular values of a positive definite matrix are its eigenvalues.
     let s = a.svdvals().unwrap();
     assert_eq!(s.dtype(), DType::Float64);
+    let sv = read(&s);
+    let err = max_diff(&sv, &[want[1], want[0]]);
+    assert!(err <= 1e-3, "int64 svdvals {sv:?}: error {err:e}");
     let (q, r2) = a.qr(false).unwrap();
     assert_eq!((q.dtype(), r2.dtype()), (DType::Float64, DType::Float64));
+    let (qv, rv) = (read(&q), read(&r2));
+    assert_small("int64 QᵀQ", gram_error(&qv, 2, 2), 1.0);
+    assert_eq!(rv[2], 0.0, "int64 R[1][0]");
+    let err = max_diff(&mm(&qv, &rv, 2, 2, 2), &iv);
+    assert!(err <= 1e-3, "int64 Q·R: error {err:e}");
+    // |R[0][0]| is the first column's norm, √((b+1)² + 9).
+    let r00 = ((big + 1.0).powi(2) + 9.0).sqrt();
+    assert!((rv[0].abs() - r00).abs() <= 1e-3, "int64 R[0][0] {}", rv[0]);
     // Entries 2^1000 apart (the array API suite drew such a matrix): after balancing, the
     // small columns' squares underflow where their dot products with the large one do not,
     // and the rotations did not converge in 30 sweeps. The small singular values (√2, 0)
@@ -361,6 +384,20 @@ fn wide_integers_and_empty_shapes_in_f64() {
     assert_small("mixed svdvals", (s[0] - 1e308).abs(), 1e308);
     assert!(s.iter().all(|v| v.is_finite()), "{s:?}");
     assert_small("mixed small svdvals", s[1], 1e308);
+    // A graded matrix and its transpose: the small singular value 1e-35 to about ε relative
+    // (σ₁σ₂ = |det| = 1e-35, σ₁ = 1 to within 1e-70). A column below a floor tied to ‖A‖
+    // (tol²) rather than to underflow was never rotated, giving its norm √2·1e-35.
+    for (m, vals) in [
+        (2, vec![1.0, 1e-35, 0.0, 1e-35]),
+        (2, vec![1.0, 0.0, 1e-35, 1e-35]),
+    ] {
+        let s = read(&up(&dev, &vals, &[m, 2]).svdvals().unwrap());
+        assert!((s[0] - 1.0).abs() <= 1e-15, "graded {vals:?}: {s:?}");
+        assert!(
+            (s[1] - 1e-35).abs() <= 1e-12 * 1e-35,
+            "graded {vals:?}: {s:?}"
+        );
+    }
     // Empty: order 0 and an empty batch keep their shapes and float64.
     for shape in [vec![0, 3], vec![3, 0], vec![0, 2, 2]] {
         let e = Array::zeros(&dev, &shape, DType::Float64).unwrap();

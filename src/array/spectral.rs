@@ -46,6 +46,22 @@ fn orthogonalized(op: &'static str, x: &Array) -> Result<(Array, Array)> {
         n,
         f64,
     )?;
+    converged(op, sweeps, f64, count, m, n)?;
+    let wrap = |s: Strided| Array::from_strided(x.device(), dt, s);
+    Ok((wrap(a), wrap(v)))
+}
+
+/// [`Error::NoConvergence`] where the float64 rotations of `count` m×n matrices had not
+/// converged after [`jacobi::MAX_SWEEPS`] sweeps (`sweeps` is `None`); float32 uses what it
+/// has (its columns orthogonal to within a few ulps of the tolerance).
+fn converged(
+    op: &'static str,
+    sweeps: Option<usize>,
+    f64: bool,
+    count: usize,
+    m: usize,
+    n: usize,
+) -> Result<()> {
     if sweeps.is_none() && f64 {
         return Err(Error::NoConvergence {
             op,
@@ -55,8 +71,7 @@ fn orthogonalized(op: &'static str, x: &Array) -> Result<(Array, Array)> {
             ),
         });
     }
-    let wrap = |s: Strided| Array::from_strided(x.device(), dt, s);
-    Ok((wrap(a), wrap(v)))
+    Ok(())
 }
 
 /// `u` (`(..., m, k)`, m ≥ k) with orthonormal columns: Jacobi's U = A·V/σ is accurate
@@ -198,5 +213,29 @@ impl Array {
     /// The eigenvalues (ascending) of the symmetric matrices in the last two axes.
     pub fn eigvalsh(&self) -> Result<Array> {
         Ok(self.eigh()?.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No matrix is known that one-sided Jacobi fails to converge on in 30 sweeps, so the
+    /// error path is tested where a non-converged batch becomes the error.
+    #[test]
+    fn an_unconverged_float64_batch_is_no_convergence() {
+        match converged("svd", None, true, 3, 5, 4) {
+            Err(Error::NoConvergence { op, found }) => {
+                assert_eq!(op, "svd");
+                assert!(found.contains("3 matrices of 5×4"), "{found}");
+                assert!(found.contains("30 sweeps"), "{found}");
+            }
+            other => panic!("expected NoConvergence, found {other:?}"),
+        }
+        let e = converged("eigh", None, true, 1, 2, 2).unwrap_err();
+        assert!(e.to_string().contains("eigh"), "{e}");
+        // Converged float64, and float32 whatever happened, go on.
+        assert!(converged("svd", Some(7), true, 3, 5, 4).is_ok());
+        assert!(converged("svd", None, false, 3, 5, 4).is_ok());
     }
 }

@@ -46,15 +46,35 @@ pub fn round_f64() -> Result<&'static KernelSpec> {
 pub const MAX_SWEEPS: usize = 30;
 
 /// The relative tolerance |a_p·a_q| ≤ tol·‖a_p‖·‖a_q‖ at which a column pair counts as
-/// orthogonal: a few float32 ulps (4e-7) in float32, √m·ε (at least 4ε) in float64, LAPACK
-/// dgesvj's choice (the rounding error of an m-term dot product grows about as √m·ε; a
-/// tolerance below it would keep rotating pairs that are orthogonal to working accuracy).
+/// orthogonal: a few float32 ulps (4e-7) in float32; in float64 √m·ε with ε = 2^-52, at
+/// least 4ε. LAPACK's dgesvj defaults to √m·2^-53 when it accumulates singular vectors (its
+/// DLAMCH('Epsilon') is the unit roundoff 2^-53) and to m·2^-53 for the values alone, without
+/// a floor; ours is twice its √m one, and the floor spares tiny orders from chasing the last
+/// bit. The reason for √m is dgesvj's: the rounding error of an m-term dot product grows
+/// about as √m·ε, and a tolerance below it would keep rotating pairs that are orthogonal to
+/// working accuracy.
 pub fn tolerance(m: usize, f64: bool) -> f32 {
     if f64 {
         ((m as f64).sqrt().max(4.0) * f64::EPSILON) as f32
     } else {
         4.0e-7
     }
+}
+
+/// The eighth root of the smallest squared column norm the kernel rotates:
+/// m·MIN_POSITIVE/tol² of the scalar type, above which the underflow of the squares of a column's entries (each
+/// losing less than MIN_POSITIVE) moves its squared norm by at most tol² of itself (the
+/// shader's comment says why that matters). Tied to underflow rather than to ‖A‖, so graded
+/// matrices keep their small singular values to full relative accuracy. Passed as an eighth
+/// root because the float64 floor (about 1e-277) is far outside float32's range.
+pub fn floor8(m: usize, f64: bool) -> f32 {
+    let tol = tolerance(m, f64) as f64;
+    let min = if f64 {
+        f64::MIN_POSITIVE
+    } else {
+        f32::MIN_POSITIVE as f64
+    };
+    (m as f64 * min / (tol * tol)).powf(0.125) as f32
 }
 
 #[repr(C)]
@@ -66,12 +86,14 @@ struct Params {
     round: u32,
     np: u32,
     tol: f32,
-    _pad: [u32; 2],
+    floor8: f32,
+    _pad: u32,
 }
 
 /// Orthogonalises the columns of `batch` m×n matrices in `a` in place (f32, or f64 when
-/// `f64`; each balanced so that its largest magnitude is about 1, as `array::spectral` does:
-/// columns below tolerance² in norm are left as they are), accumulating the rotations into `v` (which must hold `batch` n×n identities);
+/// `f64`; each balanced so that its largest magnitude is about 1, as `array::spectral` does;
+/// columns whose squared norm is below the underflow floor of [`floor8`] are left as they
+/// are), accumulating the rotations into `v` (which must hold `batch` n×n identities);
 /// `info` is scratch (`batch` words). Returns the number of sweeps run, or `None` when the
 /// last of [`MAX_SWEEPS`] still rotated some pair.
 #[allow(clippy::too_many_arguments)]
@@ -119,7 +141,8 @@ pub fn orthogonalize(
                 round: round as u32,
                 np: np as u32,
                 tol: tolerance(m, f64),
-                _pad: [0; 2],
+                floor8: floor8(m, f64),
+                _pad: 0,
             };
             rec.declare_work(
                 (batch * pairs * (m + n) * 12) as f64,
@@ -139,4 +162,34 @@ pub fn orthogonalize(
         }
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The floor's eighth root is a normal float32 for every order, and its eighth power in
+    /// the scalar type is m·MIN_POSITIVE/tol² (float64's about 1e-277).
+    #[test]
+    fn the_underflow_floor_survives_its_float32_eighth_root() {
+        for m in [1usize, 2, 15, 16, 17, 1000, 1 << 20] {
+            for f64 in [false, true] {
+                let r = floor8(m, f64);
+                assert!(r.is_normal(), "m {m} f64 {f64}: {r:e}");
+                let tol = tolerance(m, f64) as f64;
+                let min = if f64 {
+                    f64::MIN_POSITIVE
+                } else {
+                    f32::MIN_POSITIVE as f64
+                };
+                let want = m as f64 * min / (tol * tol);
+                let got = (r as f64).powi(8);
+                assert!(
+                    (got / want - 1.0).abs() < 1e-5,
+                    "m {m} f64 {f64}: {got:e} {want:e}"
+                );
+            }
+        }
+        assert!((floor8(64, true) as f64).powi(8) < 1e-276);
+    }
 }

@@ -157,9 +157,10 @@ pub fn check_loops(
 
 /// The float64 twin of a kernel whose shader is written over `alias T = f32;` (the Jacobi
 /// and Householder families): the same text with that line saying f64, so one source serves
-/// both precisions, and `inverseSqrt(x)` spelled `1.0 / sqrt(x)` (WGSL defines it for f32
-/// only). Built once per kernel into `cell`; leaked as [`KernelSpec`] needs `&'static str`,
-/// bounded by the number of such kernels. Only valid on adapters with `SHADER_F64`.
+/// both precisions; that is the only substitution, so such a shader uses no builtin that
+/// WGSL defines for f32 alone (for `inverseSqrt(x)` it writes `1.0 / sqrt(x)`;
+/// `tests/shaders.rs` validates the twins). Built once per kernel into `cell`; leaked as
+/// [`KernelSpec`] needs `&'static str`, bounded by the number of such kernels. Only valid on adapters with `SHADER_F64`.
 pub fn f64_twin(
     spec: &KernelSpec,
     name: &'static str,
@@ -173,11 +174,7 @@ pub fn f64_twin(
         });
     }
     Ok(cell.get_or_init(|| {
-        let source = spec
-            .shader
-            .source
-            .replace(ALIAS, "alias T = f64;")
-            .replace("inverseSqrt(", "1.0 / sqrt(");
+        let source = spec.shader.source.replace(ALIAS, "alias T = f64;");
         KernelSpec {
             shader: Shader {
                 name,

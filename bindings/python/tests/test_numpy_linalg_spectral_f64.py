@@ -2,7 +2,8 @@
 (``pinv``, ``matrix_rank``, ``matrix_norm`` 2/-2/nuc) against NumPy (LAPACK in float64) on
 seeded matrices: orders 1, 2, 3, 17, 64, a batch of three, tall and wide, singular values
 spread over 1e-12..1, repeated eigenvalues (checked by A·V = V·Λ and VᵀV = I, the vectors
-not being unique), int64 input.
+not being unique), int64 input whose low bits float32 loses, a graded matrix. No case is exact
+in float32 (the 1×1 matrices are scaled by π).
 
 Tolerance 1e-10 relative to ‖A‖: both sides are backward stable in float64, so they agree
 to a small multiple of n·ε₆₄·‖A‖ (about 1e-14 at n = 64); a float32 step anywhere (ε₃₂ ≈
@@ -43,14 +44,14 @@ SHAPES = [(1, 1), (2, 2), (3, 3), (17, 17), (64, 64), (3, 5, 4), (20, 7), (6, 19
 def test_float64_svd_as_numpy(shape, lo):
     rng = np.random.default_rng(sum(shape))
     k = min(shape[-2:])
-    a = built(rng, shape, np.geomspace(1.0, lo, k))
+    a = built(rng, shape, np.geomspace(1.0, lo, k) * np.pi)
     x = xp.asarray(a)
     u, s, vh = xp.linalg.svd(x, full_matrices=False)
     ws = np.linalg.svd(a, compute_uv=False)
-    close(s, ws, 1.0, f"S {shape}")
-    close(xp.linalg.svdvals(x), ws, 1.0, f"svdvals {shape}")
+    close(s, ws, np.pi, f"S {shape}")
+    close(xp.linalg.svdvals(x), ws, np.pi, f"svdvals {shape}")
     u, s, vh = np.asarray(u), np.asarray(s), np.asarray(vh)
-    close((u * s[..., None, :]) @ vh, a, 1.0, f"U·S·Vh {shape}")
+    close((u * s[..., None, :]) @ vh, a, np.pi, f"U·S·Vh {shape}")
     eye = np.eye(k)
     close(np.swapaxes(u, -1, -2) @ u, eye, 1.0, f"UᵀU {shape}")
     close(vh @ np.swapaxes(vh, -1, -2), eye, 1.0, f"Vh·Vhᵀ {shape}")
@@ -86,7 +87,7 @@ def test_float64_eigh_as_numpy(n, batch, repeat):
 def test_float64_qr_as_numpy(shape, mode):
     rng = np.random.default_rng(sum(shape) + 7)
     k = min(shape[-2:])
-    a = built(rng, shape, np.geomspace(1.0, 1e-10, k)) if k else np.zeros(shape)
+    a = built(rng, shape, np.geomspace(1.0, 1e-10, k) / 3) if k else np.zeros(shape)
     q, r = xp.linalg.qr(xp.asarray(a), mode=mode)
     wq, wr = np.linalg.qr(a, mode=mode)
     q, r = np.asarray(q), np.asarray(r)
@@ -114,7 +115,36 @@ def test_float64_pinv_rank_and_norms_as_numpy():
     for ord in (2, -2, "nuc"):
         got = np.asarray(xp.linalg.matrix_norm(x, ord=ord))
         close(got, np.linalg.norm(a, ord=ord, axis=(-2, -1)), 1.0, f"matrix_norm {ord}")
-    i = np.array([[1 << 40, 3], [3, (1 << 40) + 1]], dtype=np.int64)
-    w = np.asarray(xp.linalg.eigvalsh(xp.asarray(i)))
-    close(w, np.linalg.eigvalsh(i.astype(np.float64)), 2.0**40, "int64 eigvalsh")
-    close(xp.linalg.svdvals(xp.asarray(i)), np.linalg.svd(i.astype(np.float64), compute_uv=False), 2.0**40, "int64 svdvals")
+
+
+def test_int64_spectral_in_float64():
+    # Entries whose low bits float32 loses: in float32 both diagonal entries are 2^30, the
+    # eigenvalues 2^30 ± 3 (off by ≥ 1, the gap 6 for 2√9.25); float64 errs by about
+    # ε·2^31 ≈ 5e-7.
+    b = 1 << 30
+    i = np.array([[b + 1, 3], [3, b + 2]], dtype=np.int64)
+    f = i.astype(np.float64)
+    x = xp.asarray(i)
+    w = np.asarray(xp.linalg.eigvalsh(x))
+    assert w.dtype == np.float64
+    r = np.sqrt(9.25)
+    np.testing.assert_allclose(w, [b + 1.5 - r, b + 1.5 + r], rtol=0, atol=1e-3)
+    assert abs((w[1] - w[0]) - 2 * r) <= 1e-5, w
+    s = np.asarray(xp.linalg.svdvals(x))
+    assert s.dtype == np.float64
+    np.testing.assert_allclose(s, np.linalg.svd(f, compute_uv=False), rtol=0, atol=1e-3)
+    q, rr = (np.asarray(t) for t in xp.linalg.qr(x))
+    assert q.dtype == rr.dtype == np.float64
+    np.testing.assert_allclose(q @ rr, f, rtol=0, atol=1e-3)
+    np.testing.assert_allclose(np.abs(rr), np.abs(np.linalg.qr(f)[1]), rtol=0, atol=1e-3)
+    # The 2-norm from svdvals: float32 would give 2^30 + 3.
+    n2 = np.asarray(xp.linalg.matrix_norm(x, ord=2))
+    assert abs(float(n2) - (b + 1.5 + r)) <= 1e-3, n2
+
+
+def test_graded_svdvals_keep_relative_accuracy():
+    # The small singular value of [[1, 1e-35], [0, 1e-35]] is 1e-35 (σ₁σ₂ = |det|, σ₁ = 1);
+    # a rotation floor tied to ‖A‖ rather than to underflow gave √2·1e-35.
+    a = np.array([[1.0, 1e-35], [0.0, 1e-35]])
+    s = np.asarray(xp.linalg.svdvals(xp.asarray(a)))
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=1e-12, atol=0)

@@ -9,7 +9,9 @@ in ``solve`` and ``inv`` as NumPy's does. ``qr`` by Householder reflections; ``s
 ``svdvals``, ``eigh``, ``eigvalsh`` by one-sided Jacobi on the device, and from them
 ``pinv``, ``matrix_rank`` and ``matrix_norm``'s 2-norms and nuclear norm; those too run in
 float64 for float64, int64 and uint64 input (the float64 twins of the Householder and Jacobi
-kernels) and in float32 otherwise."""
+kernels) and in float32 otherwise. Every norm of int64 and uint64 (``vector_norm``,
+``matrix_norm``, ``norm``) computes in float64 too, as NumPy's, where the device holds
+float64, and in float32 on one with 64-bit integers but no float64."""
 
 from __future__ import annotations
 
@@ -301,14 +303,23 @@ def cross(x1: ndarray, x2: ndarray, /, *, axis: int = -1) -> ndarray:
 
 
 def _float(x: ndarray) -> ndarray:
+    """``x`` in the float dtype its norms (and ``pinv``, ``matrix_rank``) compute in: floats as
+    they are; int64 and uint64 in float64 where the device holds it (as NumPy, and as the
+    solvers take them: exact to 2^53, where float32 rounds above 2^24), else in float32 as
+    before float64 was held; narrower integers in float32."""
     xp = _xp()
     if x.dtype.kind == "f":
         return x
     if x.dtype.kind == "b":
         raise TypeError("norms of bool arrays are not defined")
-    # int64 and uint64 in float64 (as the solvers take them), narrower integers in float32.
-    wide = x.dtype in (xp.int64, xp.uint64)
+    wide = x.dtype in (xp.int64, xp.uint64) and _has_float64(x)
     return xp.astype(x, xp.float64 if wide else xp.float32)
+
+
+def _has_float64(x: ndarray) -> bool:
+    """Whether ``x``'s device computes in float64 (an adapter may have 64-bit integers
+    without f64)."""
+    return "float64" in _xp().__array_namespace_info__().dtypes(device=x.device)
 
 
 def vector_norm(
