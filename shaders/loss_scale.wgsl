@@ -2,11 +2,16 @@
 // state buffer of u32 words holds the scale and its bookkeeping, so a captured step replays
 // without host writes.
 //
-// State words: 0 scale (f32 bits), 1 this step's unscale factor 1/scale (f32 bits), 2 skip
-// (1: this step's gradients are not finite, the optimizer does nothing), 3 clean steps since
-// the scale last changed, 4 skipped steps in all, 5 overflow flag (set by `check_forward`,
-// cleared by `update_forward`), 6 growth interval (clean steps before the scale doubles),
-// 7 dynamic (0: the scale never changes).
+// State words (the *_WORD constants of src/kernels/loss_scale.rs, which a unit test there
+// checks against these; optim.wgsl's guarded entry points read SKIP_WORD too):
+const SCALE_WORD: u32 = 0u;     // the scale (f32 bits)
+const UNSCALE_WORD: u32 = 1u;   // this step's unscale factor 1/scale (f32 bits)
+const SKIP_WORD: u32 = 2u;      // 1: this step's gradients are not finite, the optimizer does nothing
+const CLEAN_WORD: u32 = 3u;     // clean steps since the scale last changed
+const SKIPPED_WORD: u32 = 4u;   // skipped steps in all
+const OVERFLOW_WORD: u32 = 5u;  // overflow flag (set by `check_forward`, cleared by `update_forward`)
+const GROWTH_WORD: u32 = 6u;    // growth interval (clean steps before the scale doubles)
+const DYNAMIC_WORD: u32 = 7u;   // dynamic (0: the scale never changes)
 
 struct Params {
     n: u32,     // elements of the tensor
@@ -35,7 +40,7 @@ fn scale_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     sc_x[i] = sc_x[i] * bitcast<f32>(sc_state[sc_p.slot]);
 }
 
-// ---- check: state[5] |= 1 if any element of x is inf or NaN ----------------------------------
+// ---- check: state[OVERFLOW_WORD] |= 1 if any element of x is inf or NaN ----------------------
 // A bit test on the exponent (all ones: inf or NaN), not `x != x` or `x - x != 0`, which a
 // compiler may fold away.
 @group(0) @binding(0) var<storage, read> ck_x: array<u32>;
@@ -49,7 +54,7 @@ fn check_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         return;
     }
     if ((ck_x[i] & 0x7f800000u) == 0x7f800000u) {
-        atomicOr(&ck_state[5], 1u);
+        atomicOr(&ck_state[OVERFLOW_WORD], 1u);
     }
 }
 
@@ -62,33 +67,33 @@ fn check_forward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
 
 @compute @workgroup_size(1)
 fn update_forward() {
-    let scale = bitcast<f32>(up_state[0]);
-    let dynamic = up_state[7] != 0u;
-    up_state[1] = bitcast<u32>(1.0 / scale);
-    if (up_state[5] != 0u) {
-        up_state[2] = 1u;
-        up_state[3] = 0u;
-        up_state[4] = up_state[4] + 1u;
+    let scale = bitcast<f32>(up_state[SCALE_WORD]);
+    let dynamic = up_state[DYNAMIC_WORD] != 0u;
+    up_state[UNSCALE_WORD] = bitcast<u32>(1.0 / scale);
+    if (up_state[OVERFLOW_WORD] != 0u) {
+        up_state[SKIP_WORD] = 1u;
+        up_state[CLEAN_WORD] = 0u;
+        up_state[SKIPPED_WORD] = up_state[SKIPPED_WORD] + 1u;
         // Never below 1 (TF2's floor): 1 / scale stays finite however many steps overflow.
         if (dynamic) {
-            up_state[0] = bitcast<u32>(max(scale * 0.5, 1.0));
+            up_state[SCALE_WORD] = bitcast<u32>(max(scale * 0.5, 1.0));
         }
     } else {
-        up_state[2] = 0u;
+        up_state[SKIP_WORD] = 0u;
         if (dynamic) {
-            let clean = up_state[3] + 1u;
-            if (clean >= up_state[6]) {
-                up_state[3] = 0u;
+            let clean = up_state[CLEAN_WORD] + 1u;
+            if (clean >= up_state[GROWTH_WORD]) {
+                up_state[CLEAN_WORD] = 0u;
                 // Doubled only while it stays at most 2^64 (TF2 doubles only to a finite
                 // value; an unbounded scale reaches inf after enough clean steps and every
                 // step after would be skipped).
                 if (scale <= 9223372036854775808.0) {
-                    up_state[0] = bitcast<u32>(scale * 2.0);
+                    up_state[SCALE_WORD] = bitcast<u32>(scale * 2.0);
                 }
             } else {
-                up_state[3] = clean;
+                up_state[CLEAN_WORD] = clean;
             }
         }
     }
-    up_state[5] = 0u;
+    up_state[OVERFLOW_WORD] = 0u;
 }

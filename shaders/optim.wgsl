@@ -114,7 +114,7 @@ fn rmsprop_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
 @group(0) @binding(4) var<storage, read_write> guard4: array<u32>;
 @group(0) @binding(5) var<uniform> p5: OptParams;
 
-const SKIP_WORD: u32 = 2u;
+const SKIP_WORD: u32 = 2u; // = kernels::loss_scale::SKIP_WORD (a unit test there checks it)
 
 // Bindings: grad, param, velocity, guard, params(4).
 @compute @workgroup_size(256)

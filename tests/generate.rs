@@ -14,7 +14,7 @@ use suanli::nn::{
     Add, Call, Dense, Embedding, Flatten, GenerateOptions, Input, LayerNormalization, Model,
     MultiHeadAttention, Share,
 };
-use suanli::{Device, Error, Tensor};
+use suanli::{Device, Error, Precision, Tensor};
 
 fn nan(dev: &Device, n: usize) -> Tensor {
     Tensor::full(dev, &[n], f32::NAN).unwrap()
@@ -436,4 +436,38 @@ fn ids_past_an_embedding_table_are_named_before_a_prediction() {
     // Positions: a sequence longer than the position table.
     assert!(m.check_input_ids(1, &[23.0], 4).is_ok());
     assert_eq!(err(1, &[0.0, 1.0, 24.0]), "24 at sample 0, position 2");
+}
+
+/// The KV cache computes under the model's precision policy as recomputing does: a model
+/// whose greedy choice is decided by a bit below f16's precision (every embedding is
+/// 1 + 2⁻¹², which f16 operands round to 1, tying token 1's logit with token 0's bias of 1)
+/// draws token 1 under float32 and token 0 (the first of tied maxima) under mixed_float16,
+/// with the cache and without.
+#[test]
+fn the_kv_cache_follows_the_precision_policy() {
+    let Some(dev) = common::device() else { return };
+    const V: usize = 4;
+    let ids = Input::named(&[6], "tokens");
+    let e = Embedding::new(V, 2).call(&ids).unwrap();
+    let logits = Dense::new(V, "linear").call(&e).unwrap();
+    let mut m = Model::with_seed(&dev, 1)
+        .build(&[&ids], &[&logits])
+        .unwrap();
+    let table: Vec<f32> = (0..V).flat_map(|_| [1.0 + 2f32.powi(-12), 0.0]).collect();
+    let mut kernel = vec![0.0f32; 2 * V];
+    kernel[1] = 1.0;
+    let mut bias = vec![0.0f32; V];
+    bias[0] = 1.0;
+    m.set_weights(&[&table, &kernel, &bias]).unwrap();
+    for (policy, token) in [(Precision::Float32, 1u32), (Precision::MixedFloat16, 0)] {
+        m.set_precision_policy(policy);
+        for kv_cache in [true, false] {
+            let out = m.generate(&[2], &opts(5, 0.0, None, kv_cache)).unwrap();
+            assert_eq!(
+                out,
+                [2, token, token, token, token, token],
+                "{policy:?} kv_cache {kv_cache}"
+            );
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! Mixed precision's loss scaling (Keras's `LossScaleOptimizer`), all on the device: an
-//! overflowing step halves the scale and is skipped (weights and Adam state bit-identical),
+//! overflowing step halves the scale and is skipped (weights and the state of SGD with
+//! momentum, RMSprop, Adam and AdamW bit-identical),
 //! clean steps double it, scaled training equals unscaled training (a power of two in and
 //! out is exact in f32), clipping sees unscaled gradients, checkpoints keep the scale's
 //! state, a model saved under `mixed_float16` loads and predicts in float32, combinations
@@ -30,10 +31,14 @@ macro_rules! dev_or_skip {
 
 /// A linear regression (12 → 2) trained with Adam and mean squared error.
 fn linear(dev: &Device, scaling: LossScaling) -> Sequential {
+    linear_with(dev, Optimizer::adam().with_lr(0.01), scaling)
+}
+
+/// A linear regression (12 → 2) trained with `opt` and mean squared error.
+fn linear_with(dev: &Device, opt: Optimizer, scaling: LossScaling) -> Sequential {
     let mut m = Sequential::with_seed(dev, 3);
     m.add(Dense::new(2, "linear").input_dim(12)).unwrap();
-    m.compile(Optimizer::adam().with_lr(0.01), Loss::MeanSquaredError)
-        .unwrap();
+    m.compile(opt, Loss::MeanSquaredError).unwrap();
     m.set_loss_scaling(scaling).unwrap();
     m
 }
@@ -73,10 +78,32 @@ fn scratch(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("suanli-mixed-{}-{name}", std::process::id()))
 }
 
+/// Every optimizer with state: SGD with momentum, RMSprop, Adam, AdamW (each guarded entry
+/// point of shaders/optim.wgsl).
+fn stateful_optimizers() -> [Optimizer; 4] {
+    [
+        Optimizer::Sgd {
+            lr: 0.01,
+            momentum: 0.9,
+            nesterov: false,
+        },
+        Optimizer::rmsprop().with_lr(0.01),
+        Optimizer::adam().with_lr(0.01),
+        Optimizer::adamw().with_lr(0.01),
+    ]
+}
+
 #[test]
 fn an_overflowing_step_halves_the_scale_and_changes_nothing() {
     let dev = dev_or_skip!();
-    let mut m = linear(&dev, LossScaling::On(LossScale::dynamic()));
+    for opt in stateful_optimizers() {
+        overflowing_step_with(&dev, opt);
+    }
+}
+
+fn overflowing_step_with(dev: &Device, opt: Optimizer) {
+    let dev = dev.clone();
+    let mut m = linear_with(&dev, opt, LossScaling::On(LossScale::dynamic()));
     let clean = regression(&dev, 4, None, 1);
     // Inputs of 1e18: the loss (~1e35) is finite, its gradient times 2^15 is not.
     let huge = regression(&dev, 4, Some(1e18), 2);
@@ -89,7 +116,10 @@ fn an_overflowing_step_halves_the_scale_and_changes_nothing() {
         names.sort();
         names.into_iter().cloned().collect::<Vec<String>>()
     };
-    assert!(!changed(&t0, &t1).is_empty(), "a clean step updates");
+    assert!(
+        !changed(&t0, &t1).is_empty(),
+        "{opt:?}: a clean step updates"
+    );
     let s1 = m.loss_scale_state().unwrap().unwrap();
     assert_eq!(
         s1,
@@ -104,9 +134,12 @@ fn an_overflowing_step_halves_the_scale_and_changes_nothing() {
     assert_eq!(
         changed(&t1, &t2),
         Vec::<String>::new(),
-        "the overflowing step changed weights or optimizer state"
+        "{opt:?}: the overflowing step changed weights or optimizer state"
     );
-    assert!(t2.keys().any(|k| k.contains(".opt")), "Adam state checked");
+    assert!(
+        t2.keys().any(|k| k.contains(".opt")),
+        "{opt:?}: its state checked"
+    );
     let s2 = m.loss_scale_state().unwrap().unwrap();
     assert_eq!(
         s2,
@@ -122,7 +155,7 @@ fn an_overflowing_step_halves_the_scale_and_changes_nothing() {
     assert_eq!(
         after.len(),
         t3.len(),
-        "the step after updates everything: {after:?}"
+        "{opt:?}: the step after updates everything: {after:?}"
     );
     assert_eq!(m.loss_scale_state().unwrap().unwrap().skipped_steps, 1);
     let _ = std::fs::remove_file(&path);
@@ -162,14 +195,18 @@ fn weights(m: &Sequential) -> Vec<f32> {
         .collect()
 }
 
-/// A 12-16-8-3 MLP on `noisy_classes`, Adam, `k` steps of 8 rows.
+/// A 12-16-8-3 MLP on `noisy_classes`, Adam, 6 steps of 8 rows.
 fn mlp_after(dev: &Device, scaling: LossScaling, clip: Clip) -> Vec<f32> {
+    mlp_after_with(dev, Optimizer::adam(), scaling, clip)
+}
+
+/// A 12-16-8-3 MLP on `noisy_classes`, `opt`, 6 steps of 8 rows.
+fn mlp_after_with(dev: &Device, opt: Optimizer, scaling: LossScaling, clip: Clip) -> Vec<f32> {
     let mut m = Sequential::with_seed(dev, 9);
     m.add(Dense::new(16, "relu").input_dim(12)).unwrap();
     m.add(Dense::new(8, "tanh")).unwrap();
     m.add(Dense::new(3, "softmax")).unwrap();
-    m.compile(Optimizer::adam(), Loss::SparseCategoricalCrossentropy)
-        .unwrap();
+    m.compile(opt, Loss::SparseCategoricalCrossentropy).unwrap();
     m.set_loss_scaling(scaling).unwrap();
     m.set_gradient_clipping(clip).unwrap();
     let data = common::noisy_classes(dev, 48);
@@ -195,14 +232,26 @@ fn scaled_training_equals_unscaled_training() {
         norm: Some(1e30),
         ..Clip::none()
     };
-    let scaled = mlp_after(&dev, on, Clip::none());
-    let unscaled = mlp_after(&dev, LossScaling::Off, never);
-    let ulps = max_ulps(&scaled, &unscaled);
-    assert!(ulps <= 4, "scaled and unscaled weights {ulps} ulps apart");
-    // And the fused default path, to its own rounding.
-    let fused = mlp_after(&dev, LossScaling::Off, Clip::none());
-    let want: Vec<f64> = fused.iter().map(|&v| v as f64).collect();
-    common::assert_rel_l2("scaled against fused", &scaled, &want, 1e-5);
+    // Momentum-free SGD steps by the gradient itself, so a missing or wrong unscale shows
+    // at once (a step 2^15 too large); Adam's normalised step would hide most of it.
+    for opt in [Optimizer::sgd(0.1), Optimizer::adam()] {
+        let scaled = mlp_after_with(&dev, opt, on, Clip::none());
+        let unscaled = mlp_after_with(&dev, opt, LossScaling::Off, never);
+        let ulps = max_ulps(&scaled, &unscaled);
+        assert!(
+            ulps <= 4,
+            "{opt:?}: scaled and unscaled weights {ulps} ulps apart"
+        );
+        // And the fused default path, to its own rounding.
+        let fused = mlp_after_with(&dev, opt, LossScaling::Off, Clip::none());
+        let want: Vec<f64> = fused.iter().map(|&v| v as f64).collect();
+        common::assert_rel_l2(
+            &format!("{opt:?}: scaled against fused"),
+            &scaled,
+            &want,
+            1e-5,
+        );
+    }
 }
 
 #[test]
@@ -520,7 +569,7 @@ fn check_then_update(
     growth: u32,
 ) -> Vec<u32> {
     let mut w = [0u32; lsk::STATE_WORDS];
-    w[lsk::SCALE_WORD as usize] = scale.to_bits();
+    w[lsk::SCALE_WORD] = scale.to_bits();
     w[lsk::CLEAN_WORD] = clean;
     w[lsk::GROWTH_WORD] = growth;
     w[lsk::DYNAMIC_WORD] = 1;
@@ -544,7 +593,7 @@ fn check_then_update(
 #[test]
 fn the_check_and_the_update_at_the_edges() {
     let dev = dev_or_skip!();
-    let scale = |w: &[u32]| f32::from_bits(w[lsk::SCALE_WORD as usize]);
+    let scale = |w: &[u32]| f32::from_bits(w[lsk::SCALE_WORD]);
     let finite = [f32::MAX, -f32::MAX, 1e-45, -1e-45, 0.0, -0.0, 1.0];
     let w = check_then_update(&dev, &finite, 8.0, 0, 100);
     assert_eq!(

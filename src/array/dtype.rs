@@ -20,9 +20,10 @@
 //!
 //! `float16` is held the same way: an `f32` word whose value is always a binary16 value,
 //! rounded (to nearest, ties to even, with subnormals, overflow to infinity) after every
-//! operation by `f16_round_` in `shaders/array_prelude.wgsl`, written on the bits because
-//! WGSL's `quantizeToF16` leaves out-of-range values indeterminate and may flush
-//! subnormals. Computing in f32 and rounding once is what NumPy does for float16, and for
+//! operation by `f16_round_` in `shaders/f16_round.wgsl` (shared with the matmul and
+//! convolution kernels' float16 operands), written on the bits because WGSL's
+//! `quantizeToF16` leaves out-of-range values indeterminate and may flush subnormals.
+//! Computing in f32 and rounding once is what NumPy does for float16, and for
 //! `+ - * / sqrt` it equals binary16 arithmetic exactly (f32 has more than 2·11 + 2 bits), so
 //! it needs no `SHADER_F16` and works on every adapter; memory is twice a packed float16.
 //! The host conversions use the `half` crate (kept up, correctly rounded, and already in

@@ -35,12 +35,14 @@ pub const UPDATE: KernelSpec = KernelSpec {
 /// Every entry point of this family.
 pub const KERNELS: &[KernelSpec] = &[SCALE, CHECK, UPDATE];
 
-/// Words of the state buffer.
+/// Words of the state buffer. The word indices below are the shader's `*_WORD` constants
+/// (loss_scale.wgsl, and `SKIP_WORD` in optim.wgsl); the `words_match_the_shaders` test
+/// checks they agree.
 pub const STATE_WORDS: usize = 8;
 /// State word: the current scale (f32 bits).
-pub const SCALE_WORD: u32 = 0;
+pub const SCALE_WORD: usize = 0;
 /// State word: this step's unscale factor, 1/scale (f32 bits).
-pub const UNSCALE_WORD: u32 = 1;
+pub const UNSCALE_WORD: usize = 1;
 /// State word: 1 when this step is skipped (read by the guarded optimizer entry points).
 pub const SKIP_WORD: usize = 2;
 /// State word: clean steps since the scale last changed.
@@ -86,7 +88,7 @@ pub fn scale(
     state: &wgpu::Buffer,
     x: &wgpu::Buffer,
     n: usize,
-    slot: u32,
+    slot: usize,
 ) -> Result<()> {
     check_state(state)?;
     if n == 0 {
@@ -95,7 +97,7 @@ pub fn scale(
     let pipe = rec.pipeline(&SCALE, &[])?;
     let p = Params {
         n: n as u32,
-        slot,
+        slot: slot as u32,
         ..Default::default()
     };
     let groups = grid_1d(
@@ -143,4 +145,32 @@ pub fn update(rec: &mut dyn Record, state: &wgpu::Buffer) -> Result<()> {
     let pipe = rec.pipeline(&UPDATE, &[])?;
     rec.declare_work(4.0, 64.0);
     rec.dispatch(&pipe, &[(state, 4 * STATE_WORDS as u64)], None, [1, 1, 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each `*_WORD` constant equals the shaders' constant of the same name.
+    #[test]
+    fn words_match_the_shaders() {
+        let words = [
+            ("SCALE_WORD", SCALE_WORD),
+            ("UNSCALE_WORD", UNSCALE_WORD),
+            ("SKIP_WORD", SKIP_WORD),
+            ("CLEAN_WORD", CLEAN_WORD),
+            ("SKIPPED_WORD", SKIPPED_WORD),
+            ("OVERFLOW_WORD", OVERFLOW_WORD),
+            ("GROWTH_WORD", GROWTH_WORD),
+            ("DYNAMIC_WORD", DYNAMIC_WORD),
+        ];
+        let ls = include_str!("../../shaders/loss_scale.wgsl");
+        let optim = include_str!("../../shaders/optim.wgsl");
+        for (name, w) in words {
+            let decl = format!("const {name}: u32 = {w}u;");
+            assert!(ls.contains(&decl), "loss_scale.wgsl lacks {decl:?}");
+            assert!(w < STATE_WORDS, "{name}");
+        }
+        assert!(optim.contains(&format!("const SKIP_WORD: u32 = {SKIP_WORD}u;")));
+    }
 }

@@ -272,7 +272,8 @@ impl Variant {
         }
     }
 
-    /// Whether this variant rounds products' operands to f16.
+    /// Whether this variant rounds products' operands to f16 (whatever
+    /// [`crate::kernels::matmul::MatmulArgs::half`] says: it converts them for its tensor cores).
     pub fn is_reduced_precision(self) -> bool {
         matches!(self, Variant::Coop { half: true, .. })
     }
@@ -281,15 +282,13 @@ impl Variant {
     /// the tensor-core kernels only under [`MatmulPrecision::Medium`], those with f32
     /// operands too until a GPU run has checked them against the f64 reference (none has:
     /// no task has drawn a GPU since they were written). One source of truth for the
-    /// candidates, the tuner's cache and the benchmark.
+    /// candidates, the tuner's cache and the benchmark. Float16-operand products
+    /// ([`crate::kernels::matmul::MatmulArgs::half`], the mixed_float16 policy) included:
+    /// such a product runs the tuner's f32 choice with its operand loads rounded, so the
+    /// f16 tensor-core kernels need the opt-in for it too (the next step: the policy
+    /// choosing the f16 tensor-core kernels, once a GPU run has checked them).
     pub fn allowed_under(self, precision: MatmulPrecision) -> bool {
         !matches!(self, Variant::Coop { .. }) || precision.allows_f16()
-    }
-
-    /// [`Variant::allowed_under`] for a product with float16 operands anyway
-    /// ([`crate::kernels::matmul::MatmulArgs::half`]): the f16 tensor-core kernels need no opt-in.
-    pub fn allowed_for(self, precision: MatmulPrecision, half: bool) -> bool {
-        self.allowed_under(precision) || (half && self.is_reduced_precision())
     }
 
     /// The variant a convolution's implicit GEMM runs for this one: the tensor-core kernels
@@ -562,18 +561,6 @@ pub fn candidates_with(info: &AdapterDesc, precision: MatmulPrecision) -> Vec<Va
         .iter()
         .copied()
         .filter(|v| v.eligible(info) && v.allowed_under(precision))
-        .collect();
-    out.extend(candidates(info));
-    out
-}
-
-/// [`candidates_with`] for float16-operand products ([`Variant::allowed_for`]), for tests
-/// and tools: the tuner gives a half product its f32 choice (same variant, the flag on).
-pub fn candidates_half(info: &AdapterDesc, precision: MatmulPrecision) -> Vec<Variant> {
-    let mut out: Vec<Variant> = COOP
-        .iter()
-        .copied()
-        .filter(|v| v.eligible(info) && v.allowed_for(precision, true))
         .collect();
     out.extend(candidates(info));
     out

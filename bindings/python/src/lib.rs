@@ -15,6 +15,8 @@ mod errors;
 mod events;
 mod layers;
 mod model;
+mod model_args;
+mod model_infer;
 mod random;
 mod sorting;
 mod tensor;

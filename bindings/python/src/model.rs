@@ -11,14 +11,14 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use suanli::nn::{
-    Clip, DecayFilter, FitOptions, History, Loss, LossScale, LossScaling, Metric, MetricsServer,
-    Optimizer, Sequential, Src, ValidationFreq,
+    Clip, DecayFilter, FitOptions, History, Loss, MetricsServer, Sequential, Src, ValidationFreq,
 };
-use suanli::Tensor;
 
 use crate::convert;
 use crate::device::PyDevice;
 use crate::errors::IntoPy;
+use crate::model_args::{loss_scaling_of, metric_of, optimizer_of, srcs};
+use crate::model_infer;
 use crate::tensor::PyTensor;
 use crate::train::{append, history_dict, loss_name, loss_of, weighted, PyCallbacks};
 
@@ -187,54 +187,12 @@ impl PyModel {
             global_norm: global_clipnorm,
         };
         clip.validate().py()?;
-        let name = optimizer.to_ascii_lowercase();
-        let mut opt = match name.as_str() {
-            "sgd" => Optimizer::sgd(0.01),
-            "adam" => Optimizer::adam(),
-            "adamw" => Optimizer::adamw(),
-            "rmsprop" => Optimizer::rmsprop(),
-            other => {
-                return Err(PyValueError::new_err(format!(
-                "optimizer: expected \"sgd\", \"adam\", \"adamw\" or \"rmsprop\"; found {other:?}"
-            )))
-            }
-        };
-        if let Some(lr) = learning_rate {
-            opt = opt.with_lr(lr);
-        }
-        match &mut opt {
-            Optimizer::Sgd {
-                momentum: m,
-                nesterov: n,
-                ..
-            } => {
-                *m = momentum.unwrap_or(*m);
-                *n = nesterov.unwrap_or(*n);
-            }
-            Optimizer::Adam {
-                beta1, beta2, eps, ..
-            } => {
-                *beta1 = beta_1.unwrap_or(*beta1);
-                *beta2 = beta_2.unwrap_or(*beta2);
-                *eps = epsilon.unwrap_or(*eps);
-            }
-            Optimizer::AdamW {
-                weight_decay: w,
-                beta1,
-                beta2,
-                eps,
-                ..
-            } => {
-                *w = weight_decay.unwrap_or(*w);
-                *beta1 = beta_1.unwrap_or(*beta1);
-                *beta2 = beta_2.unwrap_or(*beta2);
-                *eps = epsilon.unwrap_or(*eps);
-            }
-            Optimizer::RmsProp { rho: r, eps, .. } => {
-                *r = rho.unwrap_or(*r);
-                *eps = epsilon.unwrap_or(*eps);
-            }
-        }
+        let opt = optimizer_of(
+            optimizer,
+            learning_rate,
+            [beta_1, beta_2, epsilon, momentum, weight_decay, rho],
+            nesterov,
+        )?;
         // A loss per output (the first, then `more_losses`), each checked against its
         // output's activation.
         let mut losses = vec![(loss_of(loss)?, from_logits)];
@@ -265,30 +223,12 @@ impl PyModel {
         self.inner
             .set_gradient_accumulation(gradient_accumulation_steps.unwrap_or(1))
             .py()?;
-        // The policy ("float32", "mixed_float16"), and the loss scale: ("auto" | "off" |
-        // "dynamic" | "fixed", initial scale, growth interval).
         let policy = match precision {
             Some(p) => p.parse::<suanli::Precision>().py()?,
             None => suanli::Precision::Float32,
         };
         self.inner.set_precision_policy(policy);
-        let scaling = match loss_scale {
-            None => LossScaling::Auto,
-            Some((mode, initial, growth_steps)) => match mode.as_str() {
-                "auto" => LossScaling::Auto,
-                "off" => LossScaling::Off,
-                "dynamic" | "fixed" => LossScaling::On(LossScale {
-                    initial,
-                    dynamic: mode == "dynamic",
-                    growth_steps,
-                }),
-                other => {
-                    return Err(PyValueError::new_err(format!(
-                        "loss_scale: expected \"auto\", \"off\", \"dynamic\" or \"fixed\"; found {other:?}"
-                    )))
-                }
-            },
-        };
+        let scaling = loss_scaling_of(loss_scale)?;
         self.inner.set_loss_scaling(scaling).py()
     }
 
@@ -330,37 +270,7 @@ impl PyModel {
     /// The model on `x` (a Tensor or an array of samples), in inference mode, as a Tensor on
     /// the model's device: Keras's `model(x)`.
     fn call(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        let want = self.inner.expected_input_shape().unwrap_or(&[]).to_vec();
-        let dev = self.inner.device().clone();
-        let t = match x.cast::<PyTensor>() {
-            Ok(t) if t.get().0.device().same_as(&dev) => t.get().0.clone(),
-            _ => {
-                let (m, sample) = convert::samples(x, "model(x)", false)?;
-                let mut shape = vec![m.rows];
-                shape.extend_from_slice(&sample);
-                let per: usize = sample.iter().product();
-                let data = m.into_f32();
-                self.inner.check_input_ids(0, &data, per).py()?;
-                py.detach(|| Tensor::from_slice(&dev, &data, &shape)).py()?
-            }
-        };
-        let sample = &t.shape()[1.min(t.shape().len())..];
-        let squeezed = want.last() == Some(&1) && sample == &want[..want.len() - 1];
-        let t = if squeezed {
-            let mut shape = vec![t.shape()[0]];
-            shape.extend_from_slice(&want);
-            t.reshape(&shape).py()?
-        } else {
-            t
-        };
-        if t.shape().len() < 2 || t.shape()[1..] != want[..] {
-            return Err(PyValueError::new_err(format!(
-                "model(x): expected samples of shape {} (the model's input); found {}",
-                suanli::nn::spec::sample_shape(&want),
-                suanli::nn::spec::sample_shape(&t.shape()[1.min(t.shape().len())..])
-            )));
-        }
-        py.detach(|| self.inner.predict(&t)).py().map(PyTensor)
+        model_infer::call(&self.inner, py, x)
     }
 
     /// Trains; returns the history of this call as a dict of lists.
@@ -550,97 +460,7 @@ impl PyModel {
         x: &Bound<'py, PyAny>,
         batch_size: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let arrays = crate::train::columns(x)?;
-        let wants: Vec<Vec<usize>> = self
-            .inner
-            .input_shapes()
-            .iter()
-            .map(|s| s.to_vec())
-            .collect();
-        if arrays.len() != wants.len() {
-            return Err(PyValueError::new_err(format!(
-                "predict x: expected {} arrays (the model's inputs {:?}); found {}",
-                wants.len(),
-                self.inner.input_names(),
-                arrays.len()
-            )));
-        }
-        // Each input's (values per sample, values), every one of `rows` samples.
-        let mut rows = None;
-        let mut inputs: Vec<(usize, Vec<f32>)> = Vec::with_capacity(arrays.len());
-        for (k, (a, want)) in arrays.iter().zip(&wants).enumerate() {
-            let (m, sample) = convert::samples(a, "predict x", false)?;
-            let squeezed = want.last() == Some(&1) && sample == want[..want.len() - 1];
-            if sample != *want && !squeezed {
-                return Err(PyValueError::new_err(format!(
-                    "predict x: expected samples of shape {} (the model's input {k}); found {}",
-                    suanli::nn::spec::sample_shape(want),
-                    suanli::nn::spec::sample_shape(&sample)
-                )));
-            }
-            if rows.is_some_and(|r| r != m.rows) {
-                return Err(PyValueError::new_err(format!(
-                    "predict x: x[0] has {} samples but x[{k}] has {}",
-                    rows.unwrap_or(0),
-                    m.rows
-                )));
-            }
-            rows = Some(m.rows);
-            let cols = m.cols;
-            let values = m.into_f32();
-            // Ids past an Embedding's table would read zeros: refused, as fit refuses them.
-            self.inner.check_input_ids(k, &values, cols).py()?;
-            inputs.push((cols, values));
-        }
-        let rows = rows.unwrap_or(0);
-        let cols: usize = inputs.iter().map(|(c, _)| *c).sum();
-        let out_shapes: Vec<Vec<usize>> = self
-            .inner
-            .output_shapes()
-            .iter()
-            .map(|s| s.to_vec())
-            .collect();
-        let outs: usize = out_shapes.iter().map(|s| s.iter().product::<usize>()).sum();
-        let dev = self.inner.device();
-        // 16 MiB of inputs or outputs per chunk: far from any binding limit, few submissions.
-        let chunk = ((16usize << 20) / (4 * cols.max(outs).max(1)))
-            .max(batch_size)
-            .max(1);
-        let out = py.detach(|| -> suanli::Result<Vec<Vec<f32>>> {
-            let mut out: Vec<Vec<f32>> = out_shapes
-                .iter()
-                .map(|s| Vec::with_capacity(rows * s.iter().product::<usize>()))
-                .collect();
-            for start in (0..rows).step_by(chunk) {
-                let n = chunk.min(rows - start);
-                let ts = inputs
-                    .iter()
-                    .zip(&wants)
-                    .map(|((c, data), want)| {
-                        let mut shape = vec![n];
-                        shape.extend_from_slice(want);
-                        Tensor::from_slice(dev, &data[start * c..(start + n) * c], &shape)
-                    })
-                    .collect::<suanli::Result<Vec<Tensor>>>()?;
-                let refs: Vec<&Tensor> = ts.iter().collect();
-                for (o, t) in out.iter_mut().zip(self.inner.predict_outputs(&refs)?) {
-                    o.extend(t.to_vec()?);
-                }
-            }
-            Ok(out)
-        });
-        // One array per output: the array itself for one output, a list for several (as
-        // Keras returns them).
-        let mut arrays = Vec::with_capacity(out_shapes.len());
-        for (values, s) in out.py()?.into_iter().zip(&out_shapes) {
-            let mut shape = vec![rows];
-            shape.extend_from_slice(s);
-            arrays.push(PyArray1::from_vec(py, values).reshape(shape)?.into_any());
-        }
-        if arrays.len() == 1 {
-            return Ok(arrays.remove(0));
-        }
-        Ok(pyo3::types::PyList::new(py, arrays)?.into_any())
+        model_infer::predict(&self.inner, py, x, batch_size)
     }
 
     /// Freezes (false) or unfreezes layer `index` (Keras's `layer.trainable`).
@@ -819,38 +639,4 @@ pub fn loss_value(
     py.detach(|| suanli::nn::loss_value(loss, from_logits, &t, &pred))
         .py()
         .map(PyTensor)
-}
-
-/// The sources `reads` names: -1 - k for the model's input k, `j` for layer `j`'s output.
-fn srcs(reads: &[i64]) -> Vec<Src> {
-    reads
-        .iter()
-        .map(|&r| match usize::try_from(r) {
-            Ok(j) => Src::Layer(j),
-            Err(_) => Src::Input((-1 - r) as usize),
-        })
-        .collect()
-}
-
-/// A metric from a `(name, parameter)` pair: the name as `Metric::from_name` knows it, the
-/// parameter a threshold (precision, recall) or a number of thresholds (auc), ignored
-/// otherwise.
-fn metric_of((name, p): &(String, f64)) -> PyResult<Metric> {
-    Ok(match Metric::from_name(name).py()? {
-        Metric::Precision { .. } => Metric::Precision {
-            threshold: *p as f32,
-        },
-        Metric::Recall { .. } => Metric::Recall {
-            threshold: *p as f32,
-        },
-        Metric::Auc { .. } if p.fract() == 0.0 && *p >= 0.0 => Metric::Auc {
-            thresholds: *p as usize,
-        },
-        Metric::Auc { .. } => {
-            return Err(PyValueError::new_err(format!(
-                "AUC: num_thresholds must be a whole number; found {p}"
-            )))
-        }
-        m => m,
-    })
 }

@@ -285,6 +285,22 @@ def _(rng, tmp):
     elementwise(tfmath.sigmoid, lambda x: 1 / (1 + np.exp(-x)), rng)
 
 
+@full("tf.keras.mixed_precision.global_policy")
+def _(rng, tmp):
+    # As TensorFlow's guide: the policy set, read back, and taken by a model created after it.
+    from suanli.keras import mixed_precision
+
+    assert mixed_precision.global_policy().name == "float32"
+    mixed_precision.set_global_policy("mixed_float16")
+    try:
+        policy = mixed_precision.global_policy()
+        assert (policy.name, policy.compute_dtype, policy.variable_dtype) == ("mixed_float16", "float16", "float32")
+        assert keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(2)]).dtype_policy == policy
+    finally:
+        mixed_precision.set_global_policy(None)
+    assert mixed_precision.global_policy().name == "float32"
+
+
 @pytest.mark.parametrize("name", sorted(n for n, fn in TESTS.items() if fn.__module__ == __name__))
 def test_full_row(name, tmp_path):
     TESTS[name](np.random.default_rng(0), tmp_path)

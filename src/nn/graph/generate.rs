@@ -203,6 +203,8 @@ fn per_position(config: &LayerConfig) -> bool {
 /// The model again for `n` positions per sequence, sharing `model`'s weight tensors.
 fn with_positions(model: &Model, n: usize) -> Result<Model> {
     let mut m = Model::with_seed(&model.device, model.seed);
+    // The policy too: the cached steps compute as the whole-window pass does.
+    m.precision = model.precision;
     m.input = Some(vec![n]);
     m.input_name = model.input_name.clone();
     m.more_inputs = model

@@ -44,7 +44,10 @@ impl LossScale {
         }
     }
 
-    /// A fixed scale.
+    /// A fixed scale: it never changes, but a step whose gradients are not finite is still
+    /// skipped (weights and optimizer state untouched), as a dynamic scale's is. TF 2's fixed
+    /// scale applied such a step (inf or NaN into the weights); Keras 3 has no fixed scale
+    /// (`LossScaleOptimizer(dynamic=False)` raises there).
     pub fn fixed(scale: f64) -> LossScale {
         LossScale {
             initial: scale,
@@ -112,8 +115,8 @@ pub(crate) fn state_tensor(
 ) -> Result<Tensor> {
     let mut w = [0u32; STATE_WORDS];
     let scale = at.map_or(ls.initial, |s| s.scale) as f32;
-    w[kernel::SCALE_WORD as usize] = scale.to_bits();
-    w[kernel::UNSCALE_WORD as usize] = (1.0 / scale).to_bits();
+    w[kernel::SCALE_WORD] = scale.to_bits();
+    w[kernel::UNSCALE_WORD] = (1.0 / scale).to_bits();
     w[kernel::CLEAN_WORD] = at.map_or(0, |s| s.clean_steps);
     w[kernel::SKIPPED_WORD] = at.map_or(0, |s| s.skipped_steps);
     w[kernel::GROWTH_WORD] = ls.growth_steps;
@@ -126,7 +129,7 @@ pub(crate) fn state_tensor(
 pub(crate) fn read_state(t: &Tensor) -> Result<LossScaleState> {
     let w: Vec<u32> = t.to_vec()?.into_iter().map(f32::to_bits).collect();
     Ok(LossScaleState {
-        scale: f32::from_bits(w[kernel::SCALE_WORD as usize]) as f64,
+        scale: f32::from_bits(w[kernel::SCALE_WORD]) as f64,
         clean_steps: w[kernel::CLEAN_WORD],
         skipped_steps: w[kernel::SKIPPED_WORD],
     })

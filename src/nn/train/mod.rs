@@ -1,7 +1,7 @@
 //! Training, evaluation and what they report: what users choose (`options`), a step as a
 //! captured program (`step`) ending in the loss and metrics (`loss_end`, `metric`) and, on the
 //! unfused path, gradient clipping (`clip`) and loss scaling for mixed precision (`loss_scale`), which weights decay (`decay`) and the sums of shared layers' gradients
-//! (`grad_sum`); the one epoch loop (`fit`), the loss's gradients without a step
+//! (`grad_sum`); the one epoch loop (`fit`) and the single-device engine with `Sequential::fit` (`local_fit`), the loss's gradients without a step
 //! (`gradients`) and evaluation
 //! (`evaluate`) and how their sums read (`scoring`); losses called on data (`loss_fn`); callbacks that print, log and serve
 //! (`progress`, `tensorboard`, `serve`, feature `serve`); and `probe`, one layer on its own
@@ -13,6 +13,7 @@ pub(crate) mod evaluate;
 pub(crate) mod fit;
 pub(crate) mod grad_sum;
 pub(crate) mod gradients;
+pub(crate) mod local_fit;
 pub(crate) mod loss_end;
 pub(crate) mod loss_fn;
 pub(crate) mod loss_scale;

@@ -65,7 +65,9 @@ class Printer:
         if not self.verbose:
             return
         prefix = "\r" if self.live else ""
-        self.stream.write(prefix + summary_line(self.verbose, steps, seconds, logs) + "\n")
+        # The loss scale goes to History, not to the progress line (Keras prints none).
+        shown = {k: v for k, v in logs.items() if k != "loss_scale"}
+        self.stream.write(prefix + summary_line(self.verbose, steps, seconds, shown) + "\n")
         self.stream.flush()
 
 

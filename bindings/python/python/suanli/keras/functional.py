@@ -15,7 +15,7 @@ from . import losses as losses_module
 from . import metrics as metrics_module
 from . import utils
 from .layers import InputLayer, KerasTensor, Layer
-from .models import Sequential
+from .models import Sequential, _check_policy
 
 _SUBCLASSED = (
     "keras.Model: subclassed models (a class with its own call()) are not supported by suanli yet; "
@@ -122,6 +122,8 @@ class Model(Sequential):
             raise ValueError(f"keras.Model: input {k} ({ins[k]!r}) is not read by any layer the output depends on")
         self._input = ins[0]
         self._set_calls(order)
+        for layer in self.layers:
+            _check_policy(self, layer)
         self._reads = reads
         self.inputs = ins
         self.outputs = outs

@@ -65,7 +65,9 @@ class Layer:
             if key in config:
                 raise TypeError(f"{cls}: got multiple values for argument {key!r}")
             config[key] = value
-        _unsupported(cls, config)
+        # The policy asked by ``dtype=`` (None: the model's), checked against the model's
+        # when the layer joins one.
+        self._dtype_name = _unsupported(cls, config)
         tied = config.get("tied_to")
         if isinstance(tied, Layer):
             # Dense(tied_to=embedding): that layer's matrix, named when the model is built.
@@ -154,11 +156,13 @@ _ABSENT = {
 }
 
 
-def _unsupported(cls: str, config: Dict[str, Any]) -> None:
+def _unsupported(cls: str, config: Dict[str, Any]) -> Optional[str]:
+    """Refuses Keras arguments suanli lacks; returns the policy name ``dtype=`` asked for."""
+    dtype_name = None
     if "dtype" in config:
         from . import mixed_precision
 
-        mixed_precision._layer_dtype(cls, config.pop("dtype"))
+        dtype_name = mixed_precision._layer_dtype(cls, config.pop("dtype"))
     for key, default in _ABSENT.items():
         if key not in config:
             continue
@@ -166,6 +170,7 @@ def _unsupported(cls: str, config: Dict[str, Any]) -> None:
         if value is None or value == default:
             continue
         raise NotImplementedError(f"{cls}: {key}={value!r} is not supported by suanli yet: layers have no regularizers, constraints or LoRA (pass None)")
+    return dtype_name
 
 
 def _tie(layer: Layer, spec: Dict[str, Any], native: Any, index_of: Dict[int, int]) -> None:

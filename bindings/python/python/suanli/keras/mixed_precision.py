@@ -75,27 +75,42 @@ def global_policy() -> Policy:
     return _global
 
 
-def _layer_dtype(cls: str, dtype: Any) -> None:
-    """Checks a layer's ``dtype=`` against what suanli supports: the global policy's own
-    name (or None) anywhere; ``"float32"`` where the layer computes in float32 anyway
-    (everything but the float16 matmuls of Dense and Conv2D); per-layer float32 Dense or
-    Conv2D under a mixed policy is not supported yet."""
+def _layer_dtype(cls: str, dtype: Any) -> Optional[str]:
+    """Checks a layer's ``dtype=`` on its own (a known policy name, a Policy or None) and
+    returns the policy name it asks for (None: the model's). Whether it fits the model's
+    policy is checked when the layer joins a model (``_check_layer_policy``), as a Keras
+    model's layers may differ from the global policy at their creation."""
     if dtype is None:
-        return
+        return None
     name = dtype.name if isinstance(dtype, Policy) else dtype
     if name == "mixed_bfloat16":
         raise ValueError(f"{cls}: dtype 'mixed_bfloat16' is not supported by suanli; use 'mixed_float16' or 'float32'")
     if name not in _NAMES:
         raise ValueError(f"{cls}: dtype must be 'float32', 'mixed_float16', a Policy or None; found {dtype!r}")
-    if name == _global.name:
+    return name
+
+
+# Layers whose products run in float16 under the mixed policy.
+_FLOAT16_PRODUCTS = ("Dense", "Conv2D", "EinsumDense", "MultiHeadAttention", "Embedding")
+
+
+def _check_layer_policy(cls: str, name: Optional[str], model_policy: str) -> None:
+    """A layer's ``dtype=`` (``name``) against the policy of the model it is added to:
+    its own policy's name (or None) anywhere; ``"float32"`` where the layer computes in
+    float32 anyway (everything but the float16 matmuls of Dense and Conv2D); a per-layer
+    float32 Dense or Conv2D under a mixed model is not supported yet."""
+    if name is None or name == model_policy:
         return
-    if cls in ("Dense", "Conv2D", "EinsumDense", "MultiHeadAttention", "Embedding"):
+    if cls in _FLOAT16_PRODUCTS:
         raise NotImplementedError(
-            f"{cls}: dtype={name!r} under the global policy {_global.name!r}: per-layer policies are not supported "
-            "yet for layers with float16 products; the global policy applies to every Dense and Conv2D"
+            f"{cls}: dtype={name!r} in a model under the policy {model_policy!r}: per-layer policies are not supported "
+            "yet for layers with float16 products; the model's policy applies to every Dense and Conv2D"
         )
     if name == "mixed_float16":
-        raise NotImplementedError(f"{cls}: dtype='mixed_float16' under the global policy 'float32': per-layer policies are not supported yet; set_global_policy('mixed_float16') before building the model")
+        raise NotImplementedError(
+            f"{cls}: dtype='mixed_float16' in a model under the policy 'float32': per-layer policies are not supported yet; "
+            "set_global_policy('mixed_float16') before creating the model"
+        )
     # dtype="float32" on a layer that computes in float32 anyway (activations, softmax,
     # pooling, normalisation, dropout, reshaping): as asked.
 
@@ -105,8 +120,10 @@ class LossScaleOptimizer(optimizers_module.Optimizer):
     pass, the gradients divided by it before ``inner_optimizer`` applies them. Dynamic (the
     default): a step whose gradients overflow is skipped and halves the scale; the scale
     doubles after ``dynamic_growth_steps`` clean steps. All of it runs on the device.
-    Differs from Keras in one point: a skipped step still counts in the optimizer's step
-    number (Adam's bias correction, a schedule's step)."""
+    Differs from Keras in two points: a skipped step still counts in the optimizer's step
+    number (Adam's bias correction, a schedule's step), and ``dynamic=False`` (which Keras 3
+    refuses) is a fixed scale that never changes but still skips a step whose gradients are
+    not finite (TF 2's fixed scale applied it)."""
 
     def __init__(self, inner_optimizer: Any, initial_scale: float = 2.0**15, dynamic_growth_steps: int = 2000, dynamic: bool = True, name: Optional[str] = None, **kwargs: Any) -> None:
         if kwargs:
@@ -124,6 +141,9 @@ class LossScaleOptimizer(optimizers_module.Optimizer):
         self._growth = int(dynamic_growth_steps)
         self._dynamic = bool(dynamic)
         self._owner: Any = None
+        # During fit the native model is busy: the scale logged at the last epoch's end (or
+        # read when fit started) stands in for a device read.
+        self._during_fit: Optional[float] = None
         self.name = name or "loss_scale_optimizer"
 
     @property
@@ -153,9 +173,17 @@ class LossScaleOptimizer(optimizers_module.Optimizer):
         native = getattr(model, "_native", None)
         return native.loss_scale_state() if native is not None else None
 
+    def _busy(self) -> bool:
+        model = self._owner() if self._owner is not None else None
+        return bool(getattr(model, "_busy", False))
+
     @property
     def dynamic_scale(self) -> float:
-        """The current scale, read from the device (the initial scale before training)."""
+        """The current scale, read from the device (the initial scale before training).
+        During ``fit`` (from a callback) it is the scale of the last epoch's end
+        (``logs["loss_scale"]``), or the scale when ``fit`` started."""
+        if self._busy() and self._during_fit is not None:
+            return self._during_fit
         state = self._state()
         return float(state[0]) if state is not None else self._initial
 
@@ -164,7 +192,13 @@ class LossScaleOptimizer(optimizers_module.Optimizer):
 
     @property
     def skipped_steps(self) -> int:
-        """Steps skipped so far because their gradients were not finite."""
+        """Steps skipped so far because their gradients were not finite (not readable
+        during ``fit``: the device is busy; ``logs["loss_scale"]`` has the scale)."""
+        if self._busy():
+            raise RuntimeError(
+                "LossScaleOptimizer.skipped_steps: not readable during fit (the model is training); read it after fit, "
+                "or the scale from logs['loss_scale'] / dynamic_scale in a callback"
+            )
         state = self._state()
         return int(state[2]) if state is not None else 0
 
@@ -181,6 +215,15 @@ class LossScaleOptimizer(optimizers_module.Optimizer):
     def _bind(self, model: Any) -> None:
         self._owner = weakref.ref(model)
 
+    def _fit_begins(self) -> None:
+        """Called by ``fit`` before the native model gets busy."""
+        state = self._state()
+        self._during_fit = float(state[0]) if state is not None else self._initial
+
+    def _epoch_logged(self, logs: Dict[str, float]) -> None:
+        if "loss_scale" in logs:
+            self._during_fit = float(logs["loss_scale"])
+
     def get_config(self) -> Dict[str, Any]:
         return {
             "name": self.name,
@@ -195,6 +238,31 @@ class LossScaleOptimizer(optimizers_module.Optimizer):
         if name.startswith("__") or name == "inner_optimizer":
             raise AttributeError(name)
         return getattr(self.inner_optimizer, name)
+
+
+def _from_checkpoint(inner: Any, path: str) -> LossScaleOptimizer:
+    """The LossScaleOptimizer a checkpoint was trained with, around ``inner`` (its settings
+    from the file's training metadata; Keras's defaults where the policy chose them)."""
+    import json
+    import struct
+
+    settings: Any = None
+    try:
+        with open(path, "rb") as f:
+            n = struct.unpack("<Q", f.read(8))[0]
+            meta = json.loads(f.read(n)).get("__metadata__", {})
+        scaling = json.loads(meta["training"]).get("loss_scaling")
+        settings = scaling.get("On") if isinstance(scaling, dict) else None
+    except (OSError, KeyError, ValueError, TypeError, AttributeError, struct.error):
+        settings = None
+    if not isinstance(settings, dict):
+        return LossScaleOptimizer(inner)
+    return LossScaleOptimizer(
+        inner,
+        initial_scale=float(settings.get("initial", 2.0**15)),
+        dynamic_growth_steps=int(settings.get("growth_steps", 2000)),
+        dynamic=bool(settings.get("dynamic", True)),
+    )
 
 
 __all__ = ["DTypePolicy", "LossScaleOptimizer", "Policy", "global_policy", "set_global_policy"]

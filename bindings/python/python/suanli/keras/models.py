@@ -58,6 +58,13 @@ def _sample_shape_of(x: Any) -> Tuple[int, ...]:
     return tuple(int(d) for d in shape[1:])
 
 
+def _check_policy(model: "Sequential", layer: Any) -> None:
+    """A layer's ``dtype=`` against the policy of the model it joins (the model's is the
+    global policy when the model was created)."""
+    if isinstance(layer, Layer):
+        mixed_precision_module._check_layer_policy(type(layer).__name__, layer.__dict__.get("_dtype_name"), model.dtype_policy.name)
+
+
 class Sequential:
     """A stack of layers trained on one device, as ``keras.Sequential``.
 
@@ -103,6 +110,7 @@ class Sequential:
         if isinstance(layer, InputLayer):
             self._input = layer
             return
+        _check_policy(self, layer)
         self.layers.append(layer)
 
     def _input_shape(self) -> Optional[Tuple[int, ...]]:
@@ -188,14 +196,18 @@ class Sequential:
         """Sets the optimizer (a name or an object from ``keras.optimizers``), the loss (a
         name or an object from ``keras.losses``) and the metrics (``["accuracy"]`` or none)."""
         self._check_busy("compile")
-        unsupported = {k for k in kwargs if k not in ("jit_compile", "run_eagerly", "steps_per_execution")}
+        unsupported = {k for k in kwargs if k not in ("jit_compile", "run_eagerly", "steps_per_execution", "auto_scale_loss")}
         if unsupported:
             raise TypeError(f"compile: unsupported arguments {sorted(unsupported)}")
         if loss is None:
             raise ValueError("compile: a loss is required, e.g. loss='sparse_categorical_crossentropy'")
         opt = optimizers_module.get(optimizer)
         mixed = self.dtype_policy.name == "mixed_float16"
-        if mixed and not isinstance(opt, mixed_precision_module.LossScaleOptimizer):
+        # Keras 3's auto_scale_loss: False turns off the loss scaling compile adds under
+        # mixed_float16 (an explicit LossScaleOptimizer still scales).
+        auto_scale = _args.flag("compile", "auto_scale_loss", kwargs.get("auto_scale_loss", True))
+        explicit = isinstance(opt, mixed_precision_module.LossScaleOptimizer)
+        if mixed and auto_scale and not explicit:
             # As Keras's compile under mixed_float16: dynamic loss scaling.
             opt = mixed_precision_module.LossScaleOptimizer(opt)
         loss_name, from_logits = losses_module._resolve(loss)
@@ -214,6 +226,8 @@ class Sequential:
         # Whether from_logits fits the output layer's activation is checked by the engine
         # when the model is built (now, if it can be).
         self._compile_args = {"loss": loss_name, "from_logits": from_logits, **opt._native_args(), "precision": self.dtype_policy.name}
+        if not auto_scale and not explicit:
+            self._compile_args["loss_scale"] = ("off", 0.0, 0)
         if isinstance(opt, mixed_precision_module.LossScaleOptimizer):
             opt._bind(self)
         self.optimizer = opt
@@ -381,6 +395,8 @@ class Sequential:
                 callbacks_module.run_test_hooks(test_cbs, -(-val_rows // batch_size), val)
             printer.epoch_end(info["steps"], info["seconds"], logs)
             logs = dict(logs)
+            if isinstance(getattr(self, "optimizer", None), mixed_precision_module.LossScaleOptimizer):
+                self.optimizer._epoch_logged(logs)
             for cb in cbs:
                 cb.on_epoch_end(info["epoch"], logs)
             return not self.stop_training
@@ -397,9 +413,11 @@ class Sequential:
             history.epoch_seconds = []
             self.history = history
             return history
+        opt = getattr(self, "optimizer", None)
+        if isinstance(opt, mixed_precision_module.LossScaleOptimizer):
+            opt._fit_begins()
         self._busy = True
         try:
-            opt = getattr(self, "optimizer", None)
             native_history = native.fit(
                 x,
                 y,
@@ -700,6 +718,13 @@ def load_model(filepath: Union[str, os.PathLike], compile: bool = True, **kwargs
         m._metrics = [] if native.loss in ("mean_squared_error", "mean_absolute_error", "huber") else ["accuracy"]
         m._compile_args, m.optimizer = None, optimizers_module._from_file(os.fspath(filepath))
         m.loss = native.loss
+        if native.loss_scale_state() is not None and m.optimizer is not None:
+            # As Keras 3 keeps a mixed model's LossScaleOptimizer: the scale goes on from
+            # the checkpoint's (the native model holds it).
+            m.optimizer = mixed_precision_module._from_checkpoint(m.optimizer, os.fspath(filepath))
+            m.optimizer._bind(m)
+    # The policy the file was saved under (a checkpoint keeps it; plain weights are float32).
+    m.dtype_policy = mixed_precision_module.Policy(native.precision_policy())
     return m
 
 

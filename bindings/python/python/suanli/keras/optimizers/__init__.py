@@ -186,6 +186,18 @@ def get(identifier: Union[str, Dict[str, Any], Optimizer]) -> Optimizer:
     optimizer object (returned as it is)."""
     if isinstance(identifier, Optimizer):
         return identifier
+    if isinstance(identifier, dict) and identifier.get("class_name") == "LossScaleOptimizer":
+        # Keras 3's serialised LossScaleOptimizer: its inner optimizer a name, a dict as
+        # above, or the inner optimizer's own get_config() (named by "name").
+        from ..mixed_precision import LossScaleOptimizer
+
+        config = dict(identifier.get("config") or {})
+        config.pop("name", None)
+        inner = config.pop("inner_optimizer", None)
+        if isinstance(inner, dict) and "class_name" not in inner and str(inner.get("name", "")).lower() in _BY_NAME:
+            rest = {k: v for k, v in inner.items() if k != "name"}
+            inner = {"class_name": inner["name"], "config": rest}
+        return LossScaleOptimizer(get(inner), **config)
     if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
         return _BY_NAME[identifier.lower()]()
     if isinstance(identifier, dict) and isinstance(identifier.get("class_name"), str) and identifier["class_name"].lower() in _BY_NAME:
@@ -226,4 +238,14 @@ def _from_file(path: str) -> Any:
     return None
 
 
-__all__ = ["Adam", "AdamW", "Optimizer", "RMSprop", "SGD", "get", "schedules"]
+def __getattr__(name: str) -> Any:
+    # Keras 3's keras.optimizers.LossScaleOptimizer (defined in mixed_precision, which
+    # imports this module: resolved on first use).
+    if name == "LossScaleOptimizer":
+        from ..mixed_precision import LossScaleOptimizer
+
+        return LossScaleOptimizer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Adam", "AdamW", "LossScaleOptimizer", "Optimizer", "RMSprop", "SGD", "get", "schedules"]
