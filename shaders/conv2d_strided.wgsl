@@ -186,11 +186,14 @@ fn conv2d_strided_backward_data4(@builtin(global_invocation_id) gid: vec3<u32>, 
         }
         let row = (n * OH + u32(oh)) * OW;
         for (var tw = 0u; tw < KW; tw++) {
+            // The phase test on the magnitude, in unsigned arithmetic: `%` and `/` of a
+            // negative i32 are undefined in GLSL, which the GL backend translates to.
             let t0 = i32(w0 + PW) - i32(tw * DW);
-            if (t0 % i32(SW) != 0) {
+            let mag = u32(abs(t0));
+            if (mag % SW != 0u) {
                 continue;
             }
-            let o0 = t0 / i32(SW);
+            let o0 = select(i32(mag / SW), -i32(mag / SW), t0 < 0);
             let p0 = tap4(row, o0, 0u, w0);
             let p1 = tap4(row, o0, 1u, w1);
             let p2 = tap4(row, o0, 2u, w2);
